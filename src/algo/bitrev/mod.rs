@@ -1,0 +1,208 @@
+//! Bit-reversal permutation (seed 000): `naive` (one kernel, Demo A's loop per element) and
+//! `staged` (Demo B: per stage kernel1 splits every block into evens and odds, kernel2 copies back).
+
+pub mod model;
+
+use super::{
+    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, first_mismatch,
+    pass_infos, require_pow2,
+};
+use crate::data::{DType, Data, example_data};
+use crate::error::Result;
+use crate::gpu::{Gpu, Plan, Region, execute, grid};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "naive",
+        summary: "one kernel: each thread computes its target by Demo A's loop and writes there",
+    },
+    Variant {
+        name: "staged",
+        summary: "Demo B: log2(N) stages of kernel1 (split blocks into evens | odds) + kernel2 (copy back)",
+    },
+];
+
+static INFO: AlgoInfo = AlgoInfo {
+    name: "bitrev",
+    title: "Bit-reversal permutation",
+    summary: "Element i moves to the index whose bits are i's bits reversed; N is a power of two.",
+    variants: VARIANTS,
+    dtypes: &[DType::U32, DType::I32, DType::F32],
+    seed: "000",
+};
+
+/// The seed's 16-value example and its result.
+pub const EXAMPLE: [i64; 16] = [41, 67, 34, 0, 69, 24, 78, 58, 62, 64, 5, 45, 81, 27, 61, 91];
+pub const EXAMPLE_RESULT: [i64; 16] =
+    [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91];
+
+const SHADER: &str = include_str!("../../../shaders/bitrev/bitrev.wgsl");
+const POISON: u32 = 0xDEAD_BEEF;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+pub struct Options {}
+
+fn params(gpu: &Gpu, n: usize, log_n: u32, k: usize) -> Result<wgpu::Buffer> {
+    gpu.uniform("bitrev params", &[n as u32, log_n, k as u32])
+}
+
+/// The GPU plan. `a` holds the input; the result ends in the returned region. Staged stages are
+/// captured (after kernel2) when `capture` is set.
+fn plan(
+    gpu: &Gpu,
+    variant: &str,
+    a: &wgpu::Buffer,
+    b: &wgpu::Buffer,
+    n: usize,
+    capture: bool,
+) -> Result<(Plan, Region)> {
+    let log_n = require_pow2("bitrev", n)?;
+    let groups = grid((n as u32).div_ceil(256));
+    let mut plan = Plan::default();
+    if variant == "naive" {
+        let p = gpu.pipeline("bitrev naive", SHADER, "naive")?;
+        let u = params(gpu, n, log_n, 0)?;
+        let bg = gpu.bind(&p, &[a, b, &u])?;
+        plan.push("naive: out[rev(i)] = in[i]", &p, bg, groups)
+            .capture = if capture {
+            vec![Region::words(b, n)]
+        } else {
+            vec![]
+        };
+        plan.keep.push(u);
+        return Ok((plan, Region::words(b, n)));
+    }
+    let split = gpu.pipeline("bitrev stage_split", SHADER, "stage_split")?;
+    let copy = gpu.pipeline("bitrev copy_back", SHADER, "copy_back")?;
+    for s in 1..=log_n {
+        let k = n >> s;
+        let u = params(gpu, n, log_n, k)?;
+        let bg1 = gpu.bind(&split, &[a, b, &u])?;
+        let bg2 = gpu.bind(&copy, &[b, a, &u])?;
+        plan.push(
+            format!("stage {s}: kernel1 (split blocks of {})", 2 * k),
+            &split,
+            bg1,
+            groups,
+        );
+        plan.push(
+            format!("stage {s}: kernel2 (copy back)"),
+            &copy,
+            bg2,
+            groups,
+        )
+        .capture = if capture {
+            vec![Region::words(a, n)]
+        } else {
+            vec![]
+        };
+        plan.keep.push(u);
+    }
+    Ok((plan, Region::words(a, n)))
+}
+
+impl Algorithm for Options {
+    fn info(&self) -> &'static AlgoInfo {
+        &INFO
+    }
+
+    fn example(&self, dtype: DType) -> Option<Data> {
+        Some(example_data(&EXAMPLE, dtype))
+    }
+
+    fn check_len(&self, n: usize) -> Result<()> {
+        require_pow2("bitrev", n).map(|_| ())
+    }
+
+    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+        let input = &req.input;
+        let n = input.len();
+        let log_n = require_pow2("bitrev", n)?;
+        let a = gpu.storage_init("bitrev a", &input.bits)?;
+        let b = gpu.storage_poisoned("bitrev b", n, POISON)?;
+        let (mut plan, out) = plan(gpu, req.variant.name, &a, &b, n, req.trace)?;
+        plan.output = Some(out);
+        let ex = execute(gpu, &plan, req.trace)?;
+
+        let want = model::naive(&input.bits);
+        let mut mismatch = first_mismatch(req.dtype, &ex.output, &want);
+        let mut stages = vec![
+            Stage::new("stage 0 (input)", input.clone())
+                .note("stage", 0)
+                .note("block_size", n)
+                .note("blocks", 1),
+        ];
+        if req.trace {
+            let cpu_stages: Vec<Vec<u32>> = if req.variant.name == "naive" {
+                vec![want.clone()]
+            } else {
+                model::staged(&input.bits)
+            };
+            let gpu_stages: Vec<&Vec<u32>> = ex.captures.iter().filter_map(|c| c.first()).collect();
+            for (s, (g, c)) in gpu_stages.iter().zip(&cpu_stages).enumerate() {
+                let s = s + 1;
+                if mismatch.is_none()
+                    && let Some(m) = first_mismatch(req.dtype, g, c)
+                {
+                    mismatch = Some(format!("stage {s}: {m}"));
+                }
+                let (label, block) = if req.variant.name == "naive" {
+                    ("after naive kernel".to_string(), 1)
+                } else {
+                    (format!("stage {s}"), n >> s)
+                };
+                stages.push(
+                    Stage::new(label, Data::new(req.dtype, (*g).clone()))
+                        .note("stage", s)
+                        .note("block_size", block)
+                        .note("blocks", n / block),
+                );
+            }
+        } else {
+            stages.clear();
+        }
+        Ok(RunResult {
+            algorithm: "bitrev".into(),
+            variant: req.variant.name.into(),
+            dtype: req.dtype,
+            n,
+            adapter: gpu.adapter_name(),
+            input: input.clone(),
+            output: Data::new(req.dtype, ex.output.clone()),
+            output_json: None,
+            passes: pass_infos(&plan, &ex.pass_ms),
+            verified: mismatch.is_none(),
+            mismatch,
+            stages,
+            extra: json!({"log_n": log_n})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        })
+    }
+
+    fn bench_case(
+        &self,
+        gpu: &Gpu,
+        variant: &Variant,
+        n: usize,
+        _dtype: DType,
+    ) -> Result<BenchCase> {
+        let a = gpu.storage_zeroed("bitrev a", n)?;
+        let b = gpu.storage_zeroed("bitrev b", n)?;
+        let (mut plan, _) = plan(gpu, variant.name, &a, &b, n, false)?;
+        plan.keep.extend([a, b]);
+        // The floor is one read and one write of every element, whatever the variant does.
+        Ok(BenchCase {
+            plan,
+            bytes: 8 * n as u64,
+            items: n as u64,
+        })
+    }
+
+    fn bench_log_n(&self) -> (u32, u32) {
+        (20, 28)
+    }
+}

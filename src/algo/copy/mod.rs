@@ -1,0 +1,175 @@
+//! The copy roofline: the fastest way this GPU can read N words and write them elsewhere. Every
+//! benchmark row is reported as a fraction of this kernel measured in the same run.
+
+use super::{
+    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Variant, first_mismatch, pass_infos,
+};
+use crate::data::{DType, Data};
+use crate::error::Result;
+use crate::gpu::{Gpu, Plan, Region, execute, grid, specialize};
+use serde::{Deserialize, Serialize};
+
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "vec4",
+        summary: "tuned: 16-byte loads, several per thread, loads before stores",
+    },
+    Variant {
+        name: "scalar",
+        summary: "one u32 per thread, for contrast",
+    },
+];
+
+static INFO: AlgoInfo = AlgoInfo {
+    name: "copy",
+    title: "Copy (roofline)",
+    summary: "Reads N words and writes them to another buffer: the bandwidth every other kernel is measured against.",
+    variants: VARIANTS,
+    dtypes: &[DType::U32, DType::I32, DType::F32],
+    seed: "-",
+};
+
+#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
+pub struct Options {
+    /// Threads per workgroup of the vec4 kernel.
+    #[arg(long, default_value_t = 256)]
+    pub workgroup_size: u32,
+    /// vec4 (16-byte) elements each thread copies.
+    #[arg(long, default_value_t = 4)]
+    pub per_thread: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            workgroup_size: 256,
+            per_thread: 4,
+        }
+    }
+}
+
+impl Options {
+    fn validate(&self, gpu: &Gpu) -> Result<()> {
+        let max = gpu.limits.max_compute_invocations_per_workgroup;
+        if !self.workgroup_size.is_power_of_two() || self.workgroup_size > max {
+            return Err(crate::input_err!(
+                "--workgroup-size must be a power of two up to {max} (this adapter's limit); got {}",
+                self.workgroup_size
+            ));
+        }
+        if !(1..=16).contains(&self.per_thread) {
+            return Err(crate::input_err!(
+                "--per-thread must be 1..=16; got {}",
+                self.per_thread
+            ));
+        }
+        Ok(())
+    }
+
+    /// Build the copy plan from `src` to `dst` of `n` words (buffers padded to whole vec4s).
+    fn plan(
+        &self,
+        gpu: &Gpu,
+        variant: &str,
+        src: &wgpu::Buffer,
+        dst: &wgpu::Buffer,
+        n: usize,
+    ) -> Result<Plan> {
+        self.validate(gpu)?;
+        let mut plan = Plan::default();
+        if variant == "scalar" {
+            let p = gpu.pipeline(
+                "copy_scalar",
+                include_str!("../../../shaders/copy/copy_scalar.wgsl"),
+                "copy_scalar",
+            )?;
+            let u = gpu.uniform("copy params", &[n as u32])?;
+            let bg = gpu.bind(&p, &[src, dst, &u])?;
+            plan.push("copy (scalar)", &p, bg, grid((n as u32).div_ceil(256)));
+            plan.keep.push(u);
+        } else {
+            let src_wgsl = specialize(
+                include_str!("../../../shaders/copy/copy.wgsl"),
+                &[
+                    ("WG", self.workgroup_size.to_string()),
+                    ("PER", self.per_thread.to_string()),
+                ],
+            );
+            let p = gpu.pipeline("copy_vec4", &src_wgsl, "copy_vec4")?;
+            let n_vec4 = n.div_ceil(4) as u32;
+            let u = gpu.uniform("copy params", &[n_vec4])?;
+            let bg = gpu.bind(&p, &[src, dst, &u])?;
+            let groups = n_vec4.div_ceil(self.workgroup_size * self.per_thread);
+            plan.push("copy (vec4)", &p, bg, grid(groups));
+            plan.keep.push(u);
+        }
+        Ok(plan)
+    }
+}
+
+fn padded(n: usize) -> usize {
+    n.div_ceil(4) * 4
+}
+
+impl Algorithm for Options {
+    fn info(&self) -> &'static AlgoInfo {
+        &INFO
+    }
+
+    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+        let n = req.input.len();
+        let mut words = req.input.bits.clone();
+        words.resize(padded(n), 0);
+        let src = gpu.storage_init("copy src", &words)?;
+        let dst = gpu.storage_poisoned("copy dst", padded(n), 0xDEAD_BEEF)?;
+        let mut plan = self.plan(gpu, req.variant.name, &src, &dst, n)?;
+        plan.output = Some(Region::words(&dst, n));
+        if req.trace {
+            plan.passes[0].capture.push(Region::words(&dst, n));
+        }
+        let ex = execute(gpu, &plan, req.trace)?;
+        let output = Data::new(req.dtype, ex.output.clone());
+        let mismatch = first_mismatch(req.dtype, &ex.output, &req.input.bits);
+        let mut stages = Vec::new();
+        if req.trace {
+            stages.push(super::Stage::new("input", req.input.clone()));
+            stages.push(super::Stage::new(
+                "after copy",
+                Data::new(req.dtype, ex.captures[0][0].clone()),
+            ));
+        }
+        Ok(RunResult {
+            algorithm: "copy".into(),
+            variant: req.variant.name.into(),
+            dtype: req.dtype,
+            n,
+            adapter: gpu.adapter_name(),
+            input: req.input.clone(),
+            output,
+            output_json: None,
+            passes: pass_infos(&plan, &ex.pass_ms),
+            verified: mismatch.is_none(),
+            mismatch,
+            stages,
+            extra: Default::default(),
+        })
+    }
+
+    fn bench_case(
+        &self,
+        gpu: &Gpu,
+        variant: &Variant,
+        n: usize,
+        _dtype: DType,
+    ) -> Result<BenchCase> {
+        let src = gpu.storage_zeroed("copy src", padded(n))?;
+        let dst = gpu.storage_zeroed("copy dst", padded(n))?;
+        let mut plan = self.plan(gpu, variant.name, &src, &dst, n)?;
+        plan.keep.extend([src, dst]);
+        Ok(BenchCase {
+            plan,
+            bytes: 8 * n as u64,
+            items: n as u64,
+        })
+    }
+}

@@ -1,0 +1,312 @@
+//! One room per algorithm. Each room has its CPU model (the reference, stage by stage), its GPU
+//! runner and its parameters; the small [`Algorithm`] trait connects it to the engine, the CLI and
+//! the UI. An algorithm's options struct *is* the algorithm instance: clap parses it for the CLI,
+//! the UI edits it, serde saves it in sessions.
+
+pub mod bitrev;
+pub mod copy;
+
+use crate::data::{DType, Data};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Plan};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+/// A variant of an algorithm (a different kernel or plan).
+#[derive(Clone, Copy, Debug)]
+pub struct Variant {
+    pub name: &'static str,
+    pub summary: &'static str,
+}
+
+/// What `stagewise list` prints about an algorithm.
+#[derive(Debug)]
+pub struct AlgoInfo {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub summary: &'static str,
+    /// The first variant is the default.
+    pub variants: &'static [Variant],
+    pub dtypes: &'static [DType],
+    /// Which design note in `shared/seeds` it comes from.
+    pub seed: &'static str,
+}
+
+impl AlgoInfo {
+    pub fn variant(&self, name: Option<&str>) -> Result<&'static Variant> {
+        match name {
+            None => Ok(&self.variants[0]),
+            Some(v) => self.variants.iter().find(|x| x.name == v).ok_or_else(|| {
+                let names: Vec<&str> = self.variants.iter().map(|x| x.name).collect();
+                Error::Input(format!(
+                    "unknown variant '{v}' for {}; variants: {}",
+                    self.name,
+                    names.join(", ")
+                ))
+            }),
+        }
+    }
+
+    pub fn check_dtype(&self, dtype: DType) -> Result<()> {
+        if self.dtypes.contains(&dtype) {
+            Ok(())
+        } else {
+            Err(Error::Input(format!(
+                "{} does not take dtype {dtype}",
+                self.name
+            )))
+        }
+    }
+}
+
+/// One run, as the CLI and the UI ask for it.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    pub variant: &'static Variant,
+    pub dtype: DType,
+    pub input: Data,
+    pub trace: bool,
+}
+
+/// One stage of a trace: the array after a pass (or a step inside a pass), plus annotations that
+/// the views draw (block sizes, pairs compared, who reads what, thread ownership…).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Stage {
+    pub label: String,
+    pub data: Data,
+    /// Extra JSON fields of this stage; a "data" entry here replaces the default formatting.
+    pub notes: Map<String, Value>,
+}
+
+impl Stage {
+    pub fn new(label: impl Into<String>, data: Data) -> Self {
+        Stage {
+            label: label.into(),
+            data,
+            notes: Map::new(),
+        }
+    }
+
+    pub fn note(mut self, key: &str, v: impl Into<Value>) -> Self {
+        self.notes.insert(key.to_string(), v.into());
+        self
+    }
+
+    pub fn note_u64(&self, key: &str) -> Option<u64> {
+        self.notes.get(key).and_then(Value::as_u64)
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("label".into(), Value::String(self.label.clone()));
+        m.insert("data".into(), self.data.to_json());
+        for (k, v) in &self.notes {
+            m.insert(k.clone(), v.clone());
+        }
+        Value::Object(m)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PassInfo {
+    pub label: String,
+    /// None when the adapter has no timestamps.
+    pub gpu_ms: Option<f64>,
+}
+
+/// The result of a run: output, per-pass GPU times, the check against the CPU model, the trace.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    pub algorithm: String,
+    pub variant: String,
+    pub dtype: DType,
+    pub n: usize,
+    pub adapter: String,
+    pub input: Data,
+    pub output: Data,
+    /// Replaces the default `output` formatting (e.g. complex pairs).
+    pub output_json: Option<Value>,
+    pub passes: Vec<PassInfo>,
+    pub verified: bool,
+    /// Where the GPU and the CPU model first disagree.
+    pub mismatch: Option<String>,
+    pub stages: Vec<Stage>,
+    /// Algorithm-specific top-level JSON fields (plans, counters…).
+    pub extra: Map<String, Value>,
+}
+
+impl RunResult {
+    pub fn to_json(&self, with_stages: bool) -> Value {
+        let mut m = Map::new();
+        m.insert("algorithm".into(), json!(self.algorithm));
+        m.insert("variant".into(), json!(self.variant));
+        m.insert("dtype".into(), json!(self.dtype.name()));
+        m.insert("n".into(), json!(self.n));
+        m.insert("adapter".into(), json!(self.adapter));
+        m.insert(
+            "output".into(),
+            self.output_json
+                .clone()
+                .unwrap_or_else(|| self.output.to_json()),
+        );
+        m.insert(
+            "passes".into(),
+            Value::Array(
+                self.passes
+                    .iter()
+                    .map(|p| json!({"label": p.label, "gpu_ms": p.gpu_ms}))
+                    .collect(),
+            ),
+        );
+        if self.passes.iter().any(|p| p.gpu_ms.is_none()) {
+            m.insert("timing".into(), json!("unavailable"));
+        }
+        m.insert("verified".into(), json!(self.verified));
+        if let Some(mm) = &self.mismatch {
+            m.insert("mismatch".into(), json!(mm));
+        }
+        for (k, v) in &self.extra {
+            m.insert(k.clone(), v.clone());
+        }
+        if with_stages {
+            m.insert(
+                "stages".into(),
+                Value::Array(self.stages.iter().map(Stage::to_json).collect()),
+            );
+        }
+        Value::Object(m)
+    }
+
+    pub fn total_gpu_ms(&self) -> Option<f64> {
+        self.passes.iter().map(|p| p.gpu_ms).sum()
+    }
+}
+
+/// Compare GPU output with the CPU model bit for bit; `None` when equal, else the first difference.
+pub fn first_mismatch(dtype: DType, gpu: &[u32], cpu: &[u32]) -> Option<String> {
+    if gpu.len() != cpu.len() {
+        return Some(format!(
+            "length {} on the GPU, {} in the CPU model",
+            gpu.len(),
+            cpu.len()
+        ));
+    }
+    let bad = gpu.iter().zip(cpu).position(|(a, b)| a != b)?;
+    let count = gpu.iter().zip(cpu).filter(|(a, b)| a != b).count();
+    Some(format!(
+        "{count} element(s) differ; first at index {bad}: GPU {} vs CPU {}",
+        crate::data::fmt_bits(dtype, gpu[bad]),
+        crate::data::fmt_bits(dtype, cpu[bad])
+    ))
+}
+
+/// Pair the runner's per-pass times with the plan's labels.
+pub fn pass_infos(plan: &Plan, pass_ms: &Option<Vec<f64>>) -> Vec<PassInfo> {
+    plan.passes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| PassInfo {
+            label: p.label.clone(),
+            gpu_ms: pass_ms.as_ref().map(|t| t[i]),
+        })
+        .collect()
+}
+
+/// A benchmark case: a plan to time, and what one run moves.
+pub struct BenchCase {
+    pub plan: Plan,
+    /// Bytes one run must read and write at least (the floor's numerator).
+    pub bytes: u64,
+    /// Elements (keys, values) one run processes.
+    pub items: u64,
+}
+
+/// The link between an algorithm room and the engine, CLI and UI.
+pub trait Algorithm {
+    fn info(&self) -> &'static AlgoInfo;
+    /// The seed example, if the design note has one.
+    fn example(&self, _dtype: DType) -> Option<Data> {
+        None
+    }
+    /// Check a length before any GPU work (e.g. powers of two only).
+    fn check_len(&self, _n: usize) -> Result<()> {
+        Ok(())
+    }
+    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult>;
+    /// A plan for timed mode at size `n` (inputs filled, no read-back).
+    fn bench_case(&self, gpu: &Gpu, variant: &Variant, n: usize, dtype: DType)
+    -> Result<BenchCase>;
+    /// The sizes `bench` sweeps by default, as log2(n).
+    fn bench_log_n(&self) -> (u32, u32) {
+        (10, 24)
+    }
+}
+
+/// Every algorithm with its options: the registry. Adding a room means one variant here.
+#[derive(Clone, Debug, Serialize, Deserialize, clap::Subcommand)]
+#[serde(tag = "algorithm", rename_all = "lowercase")]
+pub enum AlgoOptions {
+    /// Tuned copy kernel: the bandwidth roofline every other kernel is measured against.
+    Copy(copy::Options),
+    /// Bit-reversal permutation (seed 000): naive one kernel, staged Demo B.
+    Bitrev(bitrev::Options),
+}
+
+impl AlgoOptions {
+    pub fn algo(&self) -> &dyn Algorithm {
+        match self {
+            AlgoOptions::Copy(o) => o,
+            AlgoOptions::Bitrev(o) => o,
+        }
+    }
+
+    /// One default instance of every algorithm, in display order.
+    pub fn all_defaults() -> Vec<AlgoOptions> {
+        vec![
+            AlgoOptions::Bitrev(Default::default()),
+            AlgoOptions::Copy(Default::default()),
+        ]
+    }
+
+    pub fn by_name(name: &str) -> Option<AlgoOptions> {
+        Self::all_defaults()
+            .into_iter()
+            .find(|a| a.algo().info().name == name)
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.algo().info().name
+    }
+}
+
+/// Resolve a request's input against the algorithm's rules; shared by CLI and UI.
+pub fn check_request(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Result<()> {
+    algo.info().check_dtype(req.dtype)?;
+    if req.input.is_empty() {
+        return Err(Error::input("input is empty"));
+    }
+    algo.check_len(req.input.len())?;
+    gpu.check_elements(req.input.len(), algo.info().name)
+}
+
+/// Run with the request checked first.
+pub fn run(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+    check_request(algo, gpu, req)?;
+    algo.run(gpu, req)
+}
+
+/// `n` must be a power of two (the error says which powers are near).
+pub fn require_pow2(name: &str, n: usize) -> Result<u32> {
+    if n == 0 || !n.is_power_of_two() {
+        let lo = if n == 0 {
+            1
+        } else {
+            1usize << (usize::BITS - 1 - n.leading_zeros())
+        };
+        return Err(Error::Input(format!(
+            "{name} needs N to be a power of two; got N = {n} (nearest: {lo} or {})",
+            lo * 2
+        )));
+    }
+    Ok(n.trailing_zeros())
+}

@@ -1,0 +1,425 @@
+//! The headless CLI: `list`, `adapters`, `run`, `bench`. Its output is a contract (docs/CLI.md):
+//! tests and outside checkers parse it. Errors are one line on stderr and a non-zero exit.
+
+use crate::algo::{self, AlgoOptions, RunRequest};
+use crate::bench::{self, BenchSpec, CSV_HEADER, Event};
+use crate::data::{self, DType, Data, Fill};
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use clap::{Args, Parser, Subcommand};
+use serde_json::{Value, json};
+use std::io::Write;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "stagewise",
+    version,
+    about = "Run parallel GPU algorithms stage by stage on the real GPU, and time them against the copy roofline."
+)]
+pub struct Cli {
+    /// Use the first adapter whose name contains this (case-insensitive); also env STAGEWISE_ADAPTER.
+    #[arg(long, global = true)]
+    pub adapter: Option<String>,
+    /// Open the app on a saved session (JSON).
+    #[arg(long)]
+    pub session: Option<std::path::PathBuf>,
+    #[command(subcommand)]
+    pub cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// List algorithms, variants and their parameters.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// List GPU adapters.
+    Adapters {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one algorithm on the GPU, check it against the CPU model, optionally trace every pass.
+    Run(RunArgs),
+    /// Time algorithms in timed mode against the copy roofline.
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Variant (see `stagewise list`); default: the algorithm's first.
+    #[arg(long, global = true)]
+    pub variant: Option<String>,
+    /// Element type.
+    #[arg(long, global = true, value_enum, default_value_t = DType::U32)]
+    pub dtype: DType,
+    /// Input file: numbers separated by whitespace, commas or newlines, a JSON array, or .npy; `-` = stdin.
+    #[arg(long, global = true)]
+    pub input: Option<String>,
+    /// Number of elements to generate (instead of --input).
+    #[arg(long, global = true)]
+    pub n: Option<usize>,
+    /// How to generate the input (default: the seed example when there is one and no --n, else random).
+    #[arg(long, global = true, value_enum)]
+    pub fill: Option<Fill>,
+    /// Seed for random fills.
+    #[arg(long, global = true, default_value_t = 1)]
+    pub seed: u64,
+    /// Read back every pass and report the stages.
+    #[arg(long, global = true)]
+    pub trace: bool,
+    /// Print one JSON object.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub algo: AlgoOptions,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Every algorithm and variant.
+    #[arg(long)]
+    pub all: bool,
+    /// Only this variant.
+    #[arg(long, global = true)]
+    pub variant: Option<String>,
+    /// Sizes as log2 range A..B (inclusive), e.g. 20..28.
+    #[arg(long = "log-n", global = true)]
+    pub log_n: Option<String>,
+    /// One size.
+    #[arg(long, global = true, conflicts_with = "log_n")]
+    pub n: Option<usize>,
+    /// Timed repetitions per case (median reported).
+    #[arg(long, global = true, default_value_t = 50)]
+    pub reps: usize,
+    /// Untimed warm-up runs per case.
+    #[arg(long, global = true, default_value_t = 5)]
+    pub warmup: usize,
+    #[arg(long, global = true, value_enum, default_value_t = DType::U32)]
+    pub dtype: DType,
+    /// Print one JSON object.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Write the rows as CSV to FILE.
+    #[arg(long, global = true)]
+    pub csv: Option<std::path::PathBuf>,
+    #[command(subcommand)]
+    pub algo: Option<AlgoOptions>,
+}
+
+/// Print to stdout; a closed pipe (e.g. `| head`) is not an error worth a panic.
+fn out(s: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{s}");
+}
+
+fn gpu(cli_adapter: Option<&str>) -> Result<Gpu> {
+    Gpu::headless(cli_adapter)
+}
+
+/// Run a parsed CLI command (not the app); returns the exit code.
+pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
+    match cmd {
+        Cmd::List { json } => list(*json),
+        Cmd::Adapters { json } => adapters(*json),
+        Cmd::Run(args) => run(cli, args),
+        Cmd::Bench(args) => bench_cmd(cli, args),
+    }
+}
+
+fn options_of(cmd: clap::Command) -> Vec<Value> {
+    cmd.get_arguments()
+        .filter(|a| a.get_long().is_some())
+        .map(|a| {
+            let default: Vec<String> = a
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            json!({
+                "name": format!("--{}", a.get_long().unwrap_or_default()),
+                "help": a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+                "default": default.first(),
+            })
+        })
+        .collect()
+}
+
+fn list(as_json: bool) -> Result<i32> {
+    let root = <Cli as clap::CommandFactory>::command();
+    let run_cmd = root.find_subcommand("run").cloned();
+    let mut algos = Vec::new();
+    for a in AlgoOptions::all_defaults() {
+        let info = a.algo().info();
+        let opts = run_cmd
+            .as_ref()
+            .and_then(|r| r.find_subcommand(info.name).cloned())
+            .map(options_of)
+            .unwrap_or_default();
+        algos.push(json!({
+            "name": info.name,
+            "title": info.title,
+            "summary": info.summary,
+            "seed": info.seed,
+            "variants": info.variants.iter().map(|v| json!({"name": v.name, "summary": v.summary})).collect::<Vec<_>>(),
+            "default_variant": info.variants[0].name,
+            "dtypes": info.dtypes.iter().map(|d| d.name()).collect::<Vec<_>>(),
+            "options": opts,
+        }));
+    }
+    if as_json {
+        out(&json!({ "algorithms": algos }).to_string());
+    } else {
+        for a in &algos {
+            out(&format!(
+                "{}  — {}",
+                a["name"].as_str().unwrap_or(""),
+                a["title"].as_str().unwrap_or("")
+            ));
+            out(&format!("    {}", a["summary"].as_str().unwrap_or("")));
+            for v in a["variants"].as_array().into_iter().flatten() {
+                out(&format!(
+                    "    --variant {:<16} {}",
+                    v["name"].as_str().unwrap_or(""),
+                    v["summary"].as_str().unwrap_or("")
+                ));
+            }
+            for o in a["options"].as_array().into_iter().flatten() {
+                out(&format!(
+                    "    {:<26} {}",
+                    o["name"].as_str().unwrap_or(""),
+                    o["help"].as_str().unwrap_or("")
+                ));
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn adapters(as_json: bool) -> Result<i32> {
+    let inst = crate::gpu::context::instance();
+    let list: Vec<_> = crate::gpu::context::enumerate(&inst)
+        .iter()
+        .enumerate()
+        .map(|(i, a)| crate::gpu::context::AdapterSummary::of(i, a))
+        .collect();
+    if as_json {
+        out(&json!({ "adapters": list }).to_string());
+    } else if list.is_empty() {
+        out("no adapters (on a headless Linux machine: apt-get install mesa-vulkan-drivers)");
+    } else {
+        for a in &list {
+            out(&format!(
+                "[{}] {} ({}, {}, driver {} {}) timestamps={} subgroups={} size {}..{} storage-binding {} MiB workgroup-memory {} KiB",
+                a.index,
+                a.name,
+                a.backend,
+                a.device_type,
+                a.driver,
+                a.driver_info,
+                a.timestamps,
+                a.subgroups,
+                a.subgroup_size[0],
+                a.subgroup_size[1],
+                a.max_storage_binding_mib,
+                a.max_workgroup_storage_kib
+            ));
+        }
+    }
+    Ok(0)
+}
+
+/// Resolve `--input/--n/--fill/--seed` into data for `algo`.
+pub fn resolve_input(algo: &dyn algo::Algorithm, args: &RunArgs) -> Result<Data> {
+    if args.input.is_some() && (args.n.is_some() || args.fill.is_some()) {
+        return Err(Error::input(
+            "--input cannot be combined with --n or --fill",
+        ));
+    }
+    if let Some(path) = &args.input {
+        return data::read_input(path, args.dtype);
+    }
+    let fill = args
+        .fill
+        .unwrap_or(if args.n.is_none() && algo.example(args.dtype).is_some() {
+            Fill::Example
+        } else {
+            Fill::Random
+        });
+    if fill == Fill::Example {
+        let ex = algo.example(args.dtype).ok_or_else(|| {
+            Error::Input(format!(
+                "{} has no seed example; use --n with another --fill",
+                algo.info().name
+            ))
+        })?;
+        if let Some(n) = args.n
+            && n != ex.len()
+        {
+            return Err(Error::Input(format!(
+                "--fill example has {} elements; --n {n} does not match",
+                ex.len()
+            )));
+        }
+        return Ok(ex);
+    }
+    let n = args.n.unwrap_or(16);
+    if n == 0 {
+        return Err(Error::input("--n must be at least 1"));
+    }
+    Ok(data::generate(fill, n, args.dtype, args.seed))
+}
+
+fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
+    let algo = args.algo.algo();
+    let info = algo.info();
+    let variant = info.variant(args.variant.as_deref())?;
+    info.check_dtype(args.dtype)?;
+    let input = resolve_input(algo, args)?;
+    algo.check_len(input.len())?;
+    let gpu = gpu(cli.adapter.as_deref())?;
+    let req = RunRequest {
+        variant,
+        dtype: args.dtype,
+        input,
+        trace: args.trace,
+    };
+    let res = algo::run(algo, &gpu, &req)?;
+    if args.json {
+        out(&res.to_json(args.trace).to_string());
+    } else {
+        out(&format!(
+            "{} / {} on {}  n = {}  dtype {}",
+            res.algorithm, res.variant, res.adapter, res.n, res.dtype
+        ));
+        if args.trace {
+            for s in &res.stages {
+                out(&format!("{:<28} {}", s.label, fmt_values(&s.data, 64)));
+            }
+        }
+        out(&format!("output: {}", fmt_values(&res.output, 64)));
+        for p in &res.passes {
+            out(&format!(
+                "  {:<44} {}",
+                p.label,
+                p.gpu_ms
+                    .map_or("unavailable".to_string(), |t| format!("{t:.4} ms"))
+            ));
+        }
+        out(&format!("verified against the CPU model: {}", res.verified));
+    }
+    if let Some(m) = &res.mismatch {
+        eprintln!("stagewise: GPU result differs from the CPU model: {m}");
+        return Ok(3);
+    }
+    Ok(0)
+}
+
+fn fmt_values(d: &Data, max: usize) -> String {
+    let mut s: Vec<String> = (0..d.len().min(max)).map(|i| d.fmt_elem(i)).collect();
+    if d.len() > max {
+        s.push(format!("… ({} more)", d.len() - max));
+    }
+    s.join(" ")
+}
+
+fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
+    let cases: Vec<(AlgoOptions, Vec<&'static algo::Variant>)> = match (&args.algo, args.all) {
+        (Some(_), true) => return Err(Error::input("give an algorithm or --all, not both")),
+        (None, false) => {
+            return Err(Error::input(
+                "bench needs an algorithm (see `stagewise list`) or --all",
+            ));
+        }
+        (None, true) => {
+            if args.variant.is_some() {
+                return Err(Error::input("--variant needs one algorithm, not --all"));
+            }
+            AlgoOptions::all_defaults()
+                .into_iter()
+                .map(|a| (a, vec![]))
+                .collect()
+        }
+        (Some(a), false) => {
+            let vs = match &args.variant {
+                Some(v) => vec![a.algo().info().variant(Some(v))?],
+                None => vec![],
+            };
+            vec![(a.clone(), vs)]
+        }
+    };
+    if args.reps == 0 {
+        return Err(Error::input("--reps must be at least 1"));
+    }
+    let gpu = gpu(cli.adapter.as_deref())?;
+    if !gpu.has_timestamps() {
+        return Err(Error::TimestampsUnavailable);
+    }
+    let sizes: Vec<usize> = if let Some(n) = args.n {
+        vec![n]
+    } else {
+        let (a, b) = match &args.log_n {
+            Some(s) => bench::parse_log_range(s)?,
+            None => {
+                // Defaults: the algorithm's range, clipped to what this adapter can bind.
+                let max_log = (gpu.max_binding_bytes() / 4).ilog2();
+                let (a, b) = if args.all {
+                    (16, 24)
+                } else {
+                    cases[0].0.algo().bench_log_n()
+                };
+                (a.min(max_log), b.min(max_log))
+            }
+        };
+        (a..=b).map(|k| 1usize << k).collect()
+    };
+    let spec = BenchSpec {
+        cases,
+        sizes,
+        reps: args.reps,
+        warmup: args.warmup,
+        dtype: args.dtype,
+        skip_refused: args.all,
+    };
+    let quiet = args.json;
+    if !quiet {
+        out(&format!("adapter: {}", gpu.adapter_name()));
+        out(&format!(
+            "{:<8} {:<14} {:>11} {:>11} {:>9} {:>9} {:>7}",
+            "algo", "variant", "n", "median ms", "GB/s", "copy GB/s", "×copy"
+        ));
+    }
+    let rows = bench::run(
+        &gpu,
+        &spec,
+        &mut |e| match e {
+            Event::Row(r) if !quiet => out(&format!(
+                "{:<8} {:<14} {:>11} {:>11.4} {:>9.1} {:>9.1} {:>7.3}",
+                r.algorithm, r.variant, r.n, r.median_ms, r.gbps, r.copy_gbps, r.fraction_of_copy
+            )),
+            Event::Skipped(m) => eprintln!("stagewise: skipped {m}"),
+            _ => {}
+        },
+        &|| false,
+    )?;
+    if let Some(path) = &args.csv {
+        let mut s = String::from(CSV_HEADER);
+        s.push('\n');
+        for r in &rows {
+            s.push_str(&r.csv());
+            s.push('\n');
+        }
+        std::fs::write(path, s)
+            .map_err(|e| Error::Io(format!("cannot write '{}': {e}", path.display())))?;
+    }
+    if args.json {
+        out(&json!({
+            "adapter": gpu.adapter_name(),
+            "driver": format!("{} {}", gpu.info.driver, gpu.info.driver_info),
+            "reps": args.reps,
+            "rows": rows,
+        })
+        .to_string());
+    }
+    Ok(0)
+}

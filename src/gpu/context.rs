@@ -1,0 +1,387 @@
+//! The one GPU context: created headless (CLI, tests) or taken from eframe's render state, so the app
+//! and its compute pipelines share one device. Both paths request the same features and limits
+//! through [`device_descriptor`].
+
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+/// Features Stagewise uses when the adapter has them.
+pub fn wanted_features() -> wgpu::Features {
+    wgpu::Features::TIMESTAMP_QUERY
+        | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+        | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
+        | wgpu::Features::SUBGROUP
+        | wgpu::Features::SUBGROUP_BARRIER
+}
+
+/// The device request for an adapter: every wanted feature it has, and all of its limits.
+pub fn device_descriptor(adapter: &wgpu::Adapter) -> wgpu::DeviceDescriptor<'static> {
+    wgpu::DeviceDescriptor {
+        label: Some("stagewise device"),
+        required_features: adapter.features() & wanted_features(),
+        // Everything the adapter offers: storage-binding, buffer, workgroup-memory and invocation
+        // limits well above wgpu's defaults, and textures as large as eframe's window needs.
+        required_limits: adapter.limits(),
+        ..Default::default()
+    }
+}
+
+/// A short, stable description of an adapter for lists and JSON.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AdapterSummary {
+    pub index: usize,
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub driver_info: String,
+    pub timestamps: bool,
+    pub subgroups: bool,
+    pub subgroup_size: [u32; 2],
+    pub max_storage_binding_mib: u64,
+    pub max_workgroup_storage_kib: u32,
+    pub max_invocations_per_workgroup: u32,
+}
+
+impl AdapterSummary {
+    pub fn of(index: usize, adapter: &wgpu::Adapter) -> Self {
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        let f = adapter.features();
+        AdapterSummary {
+            index,
+            name: info.name.clone(),
+            backend: format!("{:?}", info.backend).to_lowercase(),
+            device_type: format!("{:?}", info.device_type),
+            driver: info.driver.clone(),
+            driver_info: info.driver_info.clone(),
+            timestamps: f.contains(wgpu::Features::TIMESTAMP_QUERY),
+            subgroups: f.contains(wgpu::Features::SUBGROUP),
+            subgroup_size: [info.subgroup_min_size, info.subgroup_max_size],
+            max_storage_binding_mib: limits.max_storage_buffer_binding_size as u64 >> 20,
+            max_workgroup_storage_kib: limits.max_compute_workgroup_storage_size / 1024,
+            max_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+        }
+    }
+}
+
+pub fn instance() -> wgpu::Instance {
+    // Respects WGPU_BACKEND, WGPU_VALIDATION, etc.
+    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+}
+
+pub fn enumerate(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
+    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+}
+
+/// The adapter selector from `--adapter` or `STAGEWISE_ADAPTER`.
+pub fn selector_from_env(cli: Option<&str>) -> Option<String> {
+    cli.map(str::to_string)
+        .or_else(|| std::env::var("STAGEWISE_ADAPTER").ok())
+        .filter(|s| !s.trim().is_empty())
+}
+
+/// Pick an adapter: the first whose name contains `selector` (case-insensitive), else the best one:
+/// discrete before integrated before virtual before CPU, and a native API before GL.
+pub fn select_adapter(adapters: &[wgpu::Adapter], selector: Option<&str>) -> Result<wgpu::Adapter> {
+    if adapters.is_empty() {
+        return Err(Error::NoAdapter(
+            "no GPU adapter found (on a headless Linux machine: apt-get install mesa-vulkan-drivers)"
+                .into(),
+        ));
+    }
+    if let Some(sel) = selector {
+        let want = sel.to_lowercase();
+        return adapters
+            .iter()
+            .find(|a| a.get_info().name.to_lowercase().contains(&want))
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+                Error::NoAdapter(format!(
+                    "no adapter name contains '{sel}'; adapters: {}",
+                    names.join(", ")
+                ))
+            });
+    }
+    let rank = |a: &wgpu::Adapter| {
+        let info = a.get_info();
+        let t = match info.device_type {
+            wgpu::DeviceType::DiscreteGpu => 0,
+            wgpu::DeviceType::IntegratedGpu => 1,
+            wgpu::DeviceType::VirtualGpu => 2,
+            wgpu::DeviceType::Other => 3,
+            wgpu::DeviceType::Cpu => 4,
+        };
+        let b = if info.backend == wgpu::Backend::Gl {
+            1
+        } else {
+            0
+        };
+        (t, b)
+    };
+    Ok(adapters
+        .iter()
+        .min_by_key(|a| rank(a))
+        .cloned()
+        .expect("non-empty"))
+}
+
+/// The shared GPU: device, queue, what the device was granted, and a pipeline cache.
+#[derive(Clone)]
+pub struct Gpu {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+    pub features: wgpu::Features,
+    pub limits: wgpu::Limits,
+    pipelines: Arc<Mutex<HashMap<u64, wgpu::ComputePipeline>>>,
+    lost: Arc<Mutex<Option<String>>>,
+}
+
+impl Gpu {
+    /// A headless device on the selected adapter (`--adapter`, then `STAGEWISE_ADAPTER`).
+    pub fn headless(selector: Option<&str>) -> Result<Gpu> {
+        let instance = instance();
+        let adapters = enumerate(&instance);
+        let sel = selector_from_env(selector);
+        let adapter = select_adapter(&adapters, sel.as_deref())?;
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&device_descriptor(&adapter)))
+                .map_err(|e| Error::Gpu(format!("cannot open {}: {e}", adapter.get_info().name)))?;
+        // Errors outside our error scopes must not panic the process (wgpu's default handler does).
+        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
+            eprintln!("stagewise: uncaptured GPU error: {e}");
+        }));
+        Ok(Gpu::wrap(device, queue, adapter.get_info()))
+    }
+
+    /// Share eframe's device (configured through [`device_descriptor`] by the app's setup).
+    pub fn from_render_state(rs: &eframe::egui_wgpu::RenderState) -> Gpu {
+        Gpu::wrap(rs.device.clone(), rs.queue.clone(), rs.adapter.get_info())
+    }
+
+    fn wrap(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Gpu {
+        let lost = Arc::new(Mutex::new(None));
+        let l = lost.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            if let Ok(mut slot) = l.lock() {
+                *slot = Some(format!("{reason:?}: {msg}"));
+            }
+        });
+        Gpu {
+            features: device.features(),
+            limits: device.limits(),
+            device,
+            queue,
+            info,
+            pipelines: Arc::default(),
+            lost,
+        }
+    }
+
+    pub fn adapter_name(&self) -> String {
+        format!("{} ({:?})", self.info.name, self.info.backend)
+    }
+
+    pub fn has_timestamps(&self) -> bool {
+        self.features.contains(wgpu::Features::TIMESTAMP_QUERY)
+    }
+
+    pub fn has_subgroups(&self) -> bool {
+        self.features.contains(wgpu::Features::SUBGROUP)
+    }
+
+    /// Why the device was lost, if it was.
+    pub fn lost(&self) -> Option<String> {
+        self.lost.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// The largest buffer one storage binding may hold, in bytes.
+    pub fn max_binding_bytes(&self) -> u64 {
+        (self.limits.max_storage_buffer_binding_size as u64).min(self.limits.max_buffer_size)
+    }
+
+    /// Check that `n` 32-bit elements fit one storage binding; the error names the limit.
+    pub fn check_elements(&self, n: usize, what: &str) -> Result<()> {
+        let bytes = n as u64 * 4;
+        let max = self.max_binding_bytes();
+        if bytes > max {
+            return Err(Error::Limit(format!(
+                "{what}: N = {n} needs a {} MiB storage buffer, above this adapter's binding limit of {} MiB \
+                 (max_storage_buffer_binding_size), i.e. at most {} 32-bit elements",
+                bytes >> 20,
+                max >> 20,
+                max / 4
+            )));
+        }
+        Ok(())
+    }
+
+    /// A compute pipeline from WGSL, compiled once per (source, entry point) and cached.
+    pub fn pipeline(
+        &self,
+        label: &str,
+        source: &str,
+        entry: &str,
+    ) -> Result<wgpu::ComputePipeline> {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        source.hash(&mut h);
+        entry.hash(&mut h);
+        let key = h.finish();
+        if let Some(p) = self
+            .pipelines
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Ok(p);
+        }
+        let p = self.scoped(|| {
+            let module = self
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(label),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
+                });
+            self.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(label),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+        })?;
+        if let Ok(mut m) = self.pipelines.lock() {
+            m.insert(key, p.clone());
+        }
+        Ok(p)
+    }
+
+    /// Run `f` inside validation and out-of-memory error scopes and turn captured errors into
+    /// `Err`. Scopes are thread-local, so this never catches egui's own rendering errors.
+    pub fn scoped<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
+        if let Some(why) = self.lost() {
+            return Err(Error::DeviceLost(why));
+        }
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let val = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out = f();
+        let v = pollster::block_on(val.pop());
+        let o = pollster::block_on(oom.pop());
+        if let Some(e) = o {
+            return Err(Error::OutOfMemory(e.to_string()));
+        }
+        if let Some(e) = v {
+            return Err(Error::Validation(first_lines(&e.to_string(), 12)));
+        }
+        if let Some(why) = self.lost() {
+            return Err(Error::DeviceLost(why));
+        }
+        Ok(out)
+    }
+
+    /// A storage buffer of `n` u32 words initialised from `data`.
+    pub fn storage_init(&self, label: &str, data: &[u32]) -> Result<wgpu::Buffer> {
+        use wgpu::util::DeviceExt;
+        self.check_elements(data.len(), label)?;
+        self.scoped(|| {
+            self.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: bytemuck::cast_slice(data),
+                    usage: wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::COPY_SRC
+                        | wgpu::BufferUsages::COPY_DST,
+                })
+        })
+    }
+
+    /// A storage buffer of `words` u32 words filled with `poison`, so unwritten elements show.
+    pub fn storage_poisoned(&self, label: &str, words: usize, poison: u32) -> Result<wgpu::Buffer> {
+        self.storage_init(label, &vec![poison; words.max(1)])
+    }
+
+    /// An uninitialised (zeroed) storage buffer, for large benchmarks where filling costs time.
+    pub fn storage_zeroed(&self, label: &str, words: usize) -> Result<wgpu::Buffer> {
+        self.check_elements(words, label)?;
+        self.scoped(|| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: (words.max(1) * 4) as u64,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })
+    }
+
+    /// A small uniform buffer of u32 parameters.
+    pub fn uniform(&self, label: &str, words: &[u32]) -> Result<wgpu::Buffer> {
+        use wgpu::util::DeviceExt;
+        // Uniform buffers need 16-byte sized structs; pad to a multiple of 4 words.
+        let mut padded = words.to_vec();
+        padded.resize(words.len().div_ceil(4).max(1) * 4, 0);
+        self.scoped(|| {
+            self.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: bytemuck::cast_slice(&padded),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                })
+        })
+    }
+
+    /// A bind group binding `buffers[i]` (whole) at binding i of group 0.
+    pub fn bind(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[&wgpu::Buffer],
+    ) -> Result<wgpu::BindGroup> {
+        self.scoped(|| {
+            let layout = pipeline.get_bind_group_layout(0);
+            let entries: Vec<wgpu::BindGroupEntry> = buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: b.as_entire_binding(),
+                })
+                .collect();
+            self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &layout,
+                entries: &entries,
+            })
+        })
+    }
+}
+
+fn first_lines(s: &str, n: usize) -> String {
+    s.lines().take(n).collect::<Vec<_>>().join("\n")
+}
+
+/// Replace `{{NAME}}` placeholders in a WGSL template: how kernels get their workgroup size, element
+/// type and tile shape at pipeline-creation time.
+pub fn specialize(template: &str, params: &[(&str, String)]) -> String {
+    let mut s = template.to_string();
+    for (k, v) in params {
+        s = s.replace(&format!("{{{{{k}}}}}"), v);
+    }
+    s
+}
+
+/// Workgroup grid for `groups` workgroups: 1D while it fits the 65535 per-dimension limit, else 2D
+/// with x = 32768 (kernels compute the linear id as `wid.x + wid.y * nwg.x` and skip ids past the end).
+pub fn grid(groups: u32) -> [u32; 3] {
+    if groups <= 65535 {
+        [groups.max(1), 1, 1]
+    } else {
+        [32768, groups.div_ceil(32768), 1]
+    }
+}

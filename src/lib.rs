@@ -1,0 +1,12 @@
+//! Stagewise: parallel GPU algorithms run stage by stage on the real GPU, read back after every
+//! pass and drawn, and timed at large N against the copy roofline.
+
+pub mod algo;
+pub mod bench;
+pub mod cli;
+pub mod data;
+pub mod error;
+pub mod gpu;
+pub mod ui;
+
+pub use error::{Error, Result};

@@ -1,0 +1,42 @@
+use clap::Parser;
+use stagewise::cli::{Cli, dispatch};
+
+fn main() {
+    // Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid" on every device when it is unset
+    // (headless machines, CI); give them a harmless value so stderr keeps to our one-line errors.
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        // SAFETY: at the top of main, before any thread exists.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
+    }
+    // No backtraces for users: a panic is a bug, reported in one line.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("stagewise: internal error: {info}");
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind::*;
+            match e.kind() {
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+                _ => {
+                    let text = e.render().to_string();
+                    let line = text.lines().next().unwrap_or("invalid arguments");
+                    let line = line.strip_prefix("error: ").unwrap_or(line);
+                    eprintln!("stagewise: error: {line}");
+                    std::process::exit(2);
+                }
+            }
+        }
+    };
+    let code = match &cli.cmd {
+        Some(cmd) => dispatch(&cli, cmd),
+        None => stagewise::ui::run_app(cli.adapter.as_deref(), cli.session.as_deref()),
+    };
+    match code {
+        Ok(c) => std::process::exit(c),
+        Err(e) => {
+            eprintln!("stagewise: error: {e}");
+            std::process::exit(1);
+        }
+    }
+}

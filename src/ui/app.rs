@@ -1,0 +1,447 @@
+//! The app shell: the controls on the left, the current algorithm's view in the centre, the
+//! timeline under it, the adapter and GPU times in the status bar.
+
+use super::timeline::Timeline;
+use super::views::{self, ViewState};
+use crate::algo::{self, AlgoOptions, RunRequest, RunResult};
+use crate::data::{self, DType, Data, Fill};
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use eframe::egui;
+use serde::{Deserialize, Serialize};
+use std::sync::mpsc::{Receiver, channel};
+
+/// Everything needed to reproduce a run: saved in sessions and restored on start.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Session {
+    pub algo: AlgoOptions,
+    pub variant: String,
+    pub dtype: DType,
+    pub fill: Fill,
+    pub log_n: u32,
+    pub seed: u64,
+    /// Used when `typed` is true.
+    pub text: String,
+    pub typed: bool,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            algo: AlgoOptions::Bitrev(Default::default()),
+            variant: "staged".into(),
+            dtype: DType::U32,
+            fill: Fill::Example,
+            log_n: 4,
+            seed: 1,
+            text: String::new(),
+            typed: false,
+        }
+    }
+}
+
+impl Session {
+    pub fn load(path: &std::path::Path) -> Result<Session> {
+        let s = std::fs::read_to_string(path)
+            .map_err(|e| Error::Io(format!("cannot read session '{}': {e}", path.display())))?;
+        serde_json::from_str(&s).map_err(|e| {
+            Error::Input(format!(
+                "session '{}': line {}: {e}",
+                path.display(),
+                e.line()
+            ))
+        })
+    }
+
+    /// The input this session describes.
+    pub fn input(&self) -> Result<Data> {
+        let algo = self.algo.algo();
+        if self.typed {
+            return data::parse_text(&self.text, self.dtype);
+        }
+        if self.fill == Fill::Example {
+            return algo.example(self.dtype).ok_or_else(|| {
+                Error::Input(format!(
+                    "{} has no seed example: pick another input",
+                    algo.info().name
+                ))
+            });
+        }
+        Ok(data::generate(
+            self.fill,
+            1usize << self.log_n,
+            self.dtype,
+            self.seed,
+        ))
+    }
+}
+
+const STORAGE_KEY: &str = "stagewise-session";
+
+pub struct StagewiseApp {
+    pub session: Session,
+    gpu: Option<Gpu>,
+    gpu_error: Option<String>,
+    pub result: Option<RunResult>,
+    /// Bumped per result, so cached textures are rebuilt.
+    result_key: u64,
+    pending: Option<Receiver<Result<RunResult>>>,
+    pub message: Option<String>,
+    pub timeline: Timeline,
+    view: ViewState,
+}
+
+impl StagewiseApp {
+    pub fn new(cc: &eframe::CreationContext<'_>, session: Option<Session>) -> Self {
+        let restored = cc
+            .storage
+            .and_then(|s| eframe::get_value::<Session>(s, STORAGE_KEY));
+        let session = session.or(restored).unwrap_or_default();
+        let (gpu, gpu_error) = match &cc.wgpu_render_state {
+            Some(rs) => (Some(Gpu::from_render_state(rs)), None),
+            None => (
+                None,
+                Some("no wgpu render state: Stagewise needs eframe's wgpu renderer".to_string()),
+            ),
+        };
+        let mut app = StagewiseApp {
+            session,
+            gpu,
+            gpu_error,
+            result: None,
+            result_key: 0,
+            pending: None,
+            message: None,
+            timeline: Timeline::default(),
+            view: ViewState::default(),
+        };
+        app.start_run(&cc.egui_ctx);
+        app
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Start a GPU run on a worker thread; the result arrives through a channel.
+    pub fn start_run(&mut self, ctx: &egui::Context) {
+        let Some(gpu) = self.gpu.clone() else {
+            self.message = self.gpu_error.clone();
+            return;
+        };
+        let s = self.session.clone();
+        let input = match s.input() {
+            Ok(d) => d,
+            Err(e) => {
+                self.message = Some(e.to_string());
+                return;
+            }
+        };
+        let (tx, rx) = channel();
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            let algo = s.algo.algo();
+            let r = algo.info().variant(Some(&s.variant)).and_then(|variant| {
+                algo::run(
+                    algo,
+                    &gpu,
+                    &RunRequest {
+                        variant,
+                        dtype: s.dtype,
+                        input,
+                        trace: true,
+                    },
+                )
+            });
+            let _ = tx.send(r);
+            ctx.request_repaint();
+        });
+        self.pending = Some(rx);
+        self.message = None;
+    }
+
+    fn poll(&mut self) {
+        let Some(rx) = &self.pending else { return };
+        match rx.try_recv() {
+            Ok(Ok(r)) => {
+                let last = r.stages.len().saturating_sub(1);
+                // Open on the first pass's result: the input row and stage 1 side by side.
+                self.timeline.stage = 1.min(last);
+                self.timeline.playing = false;
+                if let Some(m) = &r.mismatch {
+                    self.message = Some(format!("GPU differs from the CPU model: {m}"));
+                }
+                self.result = Some(r);
+                self.result_key += 1;
+                self.pending = None;
+            }
+            Ok(Err(e)) => {
+                self.message = Some(e.to_string());
+                self.pending = None;
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                self.message = Some("the GPU worker stopped unexpectedly".into());
+                self.pending = None;
+            }
+        }
+    }
+
+    fn controls(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        let mut rerun = false;
+        ui.heading("Stagewise");
+        ui.label("Algorithm");
+        let current = self.session.algo.name();
+        egui::ComboBox::from_id_salt("algorithm")
+            .selected_text(self.session.algo.algo().info().title)
+            .show_ui(ui, |ui| {
+                for a in AlgoOptions::all_defaults() {
+                    let name = a.name();
+                    let title = a.algo().info().title;
+                    if ui.selectable_label(name == current, title).clicked() && name != current {
+                        self.session.variant = a.algo().info().variants[0].name.to_string();
+                        if a.algo().example(self.session.dtype).is_none()
+                            && self.session.fill == Fill::Example
+                        {
+                            self.session.fill = Fill::Small;
+                        }
+                        self.session.algo = a;
+                        rerun = true;
+                    }
+                }
+            })
+            .response
+            .on_hover_text("Which algorithm to run on the GPU");
+        let info = self.session.algo.algo().info();
+        ui.label(info.summary);
+        ui.add_space(6.0);
+        ui.label("Variant");
+        egui::ComboBox::from_id_salt("variant")
+            .selected_text(self.session.variant.clone())
+            .show_ui(ui, |ui| {
+                for v in info.variants {
+                    if ui
+                        .selectable_label(self.session.variant == v.name, v.name)
+                        .on_hover_text(v.summary)
+                        .clicked()
+                    {
+                        self.session.variant = v.name.to_string();
+                        rerun = true;
+                    }
+                }
+            })
+            .response
+            .on_hover_text("The kernel or plan that runs");
+        if let Ok(v) = info.variant(Some(&self.session.variant)) {
+            ui.small(v.summary);
+        }
+        ui.add_space(6.0);
+        ui.horizontal(|ui| {
+            ui.label("Type");
+            for d in info.dtypes {
+                if ui
+                    .selectable_label(self.session.dtype == *d, d.name())
+                    .on_hover_text("Element type")
+                    .clicked()
+                {
+                    self.session.dtype = *d;
+                    rerun = true;
+                }
+            }
+        });
+        ui.add_space(6.0);
+        ui.label("Input");
+        let has_example = self
+            .session
+            .algo
+            .algo()
+            .example(self.session.dtype)
+            .is_some();
+        ui.horizontal_wrapped(|ui| {
+            let mut choice = |ui: &mut egui::Ui, fill: Fill, label: &str, tip: &str| {
+                let on = !self.session.typed && self.session.fill == fill;
+                if ui.selectable_label(on, label).on_hover_text(tip).clicked() {
+                    self.session.fill = fill;
+                    self.session.typed = false;
+                    rerun = true;
+                }
+            };
+            if has_example {
+                choice(
+                    ui,
+                    Fill::Example,
+                    "seed example",
+                    "The design note's example",
+                );
+            }
+            choice(ui, Fill::Iota, "iota", "0, 1, 2, …");
+            choice(
+                ui,
+                Fill::Small,
+                "random",
+                "Random values 0..100 from the seed",
+            );
+            choice(
+                ui,
+                Fill::Random,
+                "random (full range)",
+                "Random over the whole type's range",
+            );
+            choice(ui, Fill::Reverse, "reversed", "N−1, …, 1, 0");
+            if ui
+                .selectable_label(self.session.typed, "typed")
+                .on_hover_text("Type or paste numbers below")
+                .clicked()
+            {
+                self.session.typed = true;
+                if self.session.text.is_empty() {
+                    self.session.text = self
+                        .result
+                        .as_ref()
+                        .map(|r| {
+                            (0..r.input.len().min(64))
+                                .map(|i| r.input.fmt_elem(i))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        })
+                        .unwrap_or_default();
+                }
+            }
+        });
+        if !self.session.typed && self.session.fill != Fill::Example {
+            let max_log = self
+                .gpu
+                .as_ref()
+                .map_or(20, |g| (g.max_binding_bytes() / 4).ilog2().min(20));
+            ui.add(
+                egui::Slider::new(&mut self.session.log_n, 0..=max_log)
+                    .text("log2 N")
+                    .custom_formatter(|v, _| format!("{v} (N = {})", 1u64 << v as u32)),
+            )
+            .on_hover_text("Number of elements, as a power of two");
+            if matches!(self.session.fill, Fill::Small | Fill::Random) {
+                ui.add(egui::DragValue::new(&mut self.session.seed).prefix("seed "))
+                    .on_hover_text("Random seed: the same seed gives the same input");
+            }
+        }
+        if self.session.typed {
+            ui.add(
+                egui::TextEdit::multiline(&mut self.session.text)
+                    .desired_rows(3)
+                    .hint_text("numbers, e.g. 3 1 2"),
+            )
+            .on_hover_text("Numbers separated by spaces, commas or newlines, or a JSON array");
+        }
+        ui.add_space(8.0);
+        ui.horizontal(|ui| {
+            let run = ui
+                .add_enabled(!self.is_running(), egui::Button::new("▶ Run on GPU"))
+                .on_hover_text(
+                    "Run every pass on the GPU and read the buffers back after each (Ctrl+R)",
+                );
+            if run.clicked() || ctx.input(|i| i.modifiers.command && i.key_pressed(egui::Key::R)) {
+                rerun = true;
+            }
+            if self.is_running() {
+                ui.spinner();
+            }
+        });
+        if rerun && !self.is_running() {
+            self.start_run(&ctx);
+        }
+        if let Some(r) = &self.result {
+            ui.separator();
+            ui.strong("Last run");
+            ui.label(format!(
+                "{} / {} · N = {} · {}",
+                r.algorithm, r.variant, r.n, r.dtype
+            ));
+            let (txt, col) = if r.verified {
+                (
+                    "✔ GPU output equals the CPU model",
+                    egui::Color32::from_rgb(80, 180, 80),
+                )
+            } else {
+                (
+                    "✘ GPU output differs from the CPU model",
+                    egui::Color32::from_rgb(220, 80, 80),
+                )
+            };
+            ui.colored_label(col, txt);
+            ui.label("GPU time per pass:");
+            egui::ScrollArea::vertical()
+                .id_salt("passes")
+                .max_height(220.0)
+                .show(ui, |ui| {
+                    egui::Grid::new("pass-times").striped(true).show(ui, |ui| {
+                        for p in &r.passes {
+                            ui.small(&p.label);
+                            ui.small(
+                                p.gpu_ms.map_or("unavailable".into(), |t| {
+                                    format!("{:.3} µs", t * 1000.0)
+                                }),
+                            );
+                            ui.end_row();
+                        }
+                    });
+                });
+        }
+    }
+
+    fn status_bar(&self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            match &self.gpu {
+                Some(g) => {
+                    ui.label(format!("GPU: {}", g.adapter_name()));
+                    if !g.has_timestamps() {
+                        ui.label("· timestamps unavailable");
+                    }
+                }
+                None => {
+                    ui.label("GPU: none");
+                }
+            }
+            if let Some(total) = self.result.as_ref().and_then(|r| r.total_gpu_ms()) {
+                ui.separator();
+                ui.label(format!("last run: {:.3} ms on the GPU", total));
+            }
+            if let Some(m) = &self.message {
+                ui.separator();
+                ui.colored_label(egui::Color32::from_rgb(230, 90, 90), m);
+            }
+        });
+    }
+}
+
+impl eframe::App for StagewiseApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.poll();
+        egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
+        egui::Panel::left("controls")
+            .resizable(true)
+            .default_size(300.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| self.controls(ui));
+            });
+        egui::CentralPanel::default().show(ui, |ui| {
+            if let Some(r) = &self.result {
+                let last = r.stages.len().saturating_sub(1);
+                self.timeline.ui(ui, last);
+                ui.separator();
+                views::show(ui, r, self.timeline.stage, self.result_key, &mut self.view);
+            } else if self.is_running() {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("Running on the GPU…");
+                });
+            } else {
+                ui.label("Press Run to execute the algorithm on the GPU.");
+            }
+        });
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, STORAGE_KEY, &self.session);
+    }
+}

@@ -1,0 +1,53 @@
+//! The app: panels and views. Views draw [`crate::algo::Stage`] data and never touch WGSL; GPU work
+//! runs on a worker thread that shares eframe's device, so no frame waits on the GPU.
+
+pub mod app;
+pub mod colors;
+pub mod strip;
+pub mod timeline;
+pub mod views;
+
+pub use app::StagewiseApp;
+
+use crate::error::{Error, Result};
+use eframe::egui_wgpu::{WgpuConfiguration, WgpuSetup, WgpuSetupCreateNew};
+use std::sync::Arc;
+
+/// eframe's wgpu setup that requests Stagewise's features and limits on eframe's own device (one
+/// device for rendering and compute) and honours `--adapter` / `STAGEWISE_ADAPTER`.
+pub fn wgpu_options(adapter: Option<&str>) -> WgpuConfiguration {
+    let mut setup = WgpuSetupCreateNew::without_display_handle();
+    setup.device_descriptor = Arc::new(crate::gpu::context::device_descriptor);
+    if let Some(sel) = crate::gpu::context::selector_from_env(adapter) {
+        setup.native_adapter_selector = Some(Arc::new(move |adapters, _surface| {
+            crate::gpu::context::select_adapter(adapters, Some(&sel)).map_err(|e| e.to_string())
+        }));
+    }
+    WgpuConfiguration {
+        wgpu_setup: WgpuSetup::CreateNew(setup),
+        ..Default::default()
+    }
+}
+
+/// Open the app window (`stagewise` with no subcommand, `cargo run --release`).
+pub fn run_app(adapter: Option<&str>, session: Option<&std::path::Path>) -> Result<i32> {
+    let session = match session {
+        Some(p) => Some(app::Session::load(p)?),
+        None => None,
+    };
+    let options = eframe::NativeOptions {
+        viewport: eframe::egui::ViewportBuilder::default()
+            .with_title("Stagewise")
+            .with_inner_size([1280.0, 800.0]),
+        renderer: eframe::Renderer::Wgpu,
+        wgpu_options: wgpu_options(adapter),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "Stagewise",
+        options,
+        Box::new(move |cc| Ok(Box::new(StagewiseApp::new(cc, session)))),
+    )
+    .map_err(|e| Error::Gpu(format!("cannot open the window: {e}")))?;
+    Ok(0)
+}

@@ -1,0 +1,78 @@
+//! Shared test helpers. GPU tests fail (never skip) when no adapter exists.
+#![allow(dead_code)]
+
+use stagewise::algo::{self, AlgoOptions, RunRequest, RunResult};
+use stagewise::data::{DType, Data};
+use stagewise::gpu::Gpu;
+use std::sync::OnceLock;
+
+/// One headless device for the whole test binary. Panics (fails the test) without an adapter.
+pub fn gpu() -> &'static Gpu {
+    static GPU: OnceLock<Gpu> = OnceLock::new();
+    GPU.get_or_init(|| {
+        if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+            // SAFETY: set once, before the device (and its driver threads) exist.
+            unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
+        }
+        Gpu::headless(None)
+            .expect("GPU tests need an adapter (apt-get install mesa-vulkan-drivers)")
+    })
+}
+
+/// Run `algo` / `variant` on `input` and return the result (panics on error).
+pub fn run(algo: &AlgoOptions, variant: &str, input: Data, trace: bool) -> RunResult {
+    try_run(algo, variant, input, trace)
+        .unwrap_or_else(|e| panic!("{} {variant}: {e}", algo.name()))
+}
+
+pub fn try_run(
+    algo: &AlgoOptions,
+    variant: &str,
+    input: Data,
+    trace: bool,
+) -> stagewise::Result<RunResult> {
+    let a = algo.algo();
+    let variant = a.info().variant(Some(variant))?;
+    let dtype = input.dtype;
+    algo::run(
+        a,
+        gpu(),
+        &RunRequest {
+            variant,
+            dtype,
+            input,
+            trace,
+        },
+    )
+}
+
+/// Random bits of `n` elements for `dtype` (f32: finite values plus some NaN/inf/-0 when `specials`).
+pub fn random_data(n: usize, dtype: DType, seed: u64, specials: bool) -> Data {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let bits = (0..n)
+        .map(|_| match dtype {
+            DType::F32 if specials && rng.random_range(0..16) == 0 => [
+                0x7fc0_0000,
+                0xffc0_0000,
+                0x7f80_0000,
+                0xff80_0000,
+                0x8000_0000,
+                0,
+            ][rng.random_range(0..6)],
+            DType::F32 => rng.random_range(-1.0e6f32..1.0e6).to_bits(),
+            _ => rng.random::<u32>(),
+        })
+        .collect();
+    Data::new(dtype, bits)
+}
+
+/// The stagewise binary built for integration tests.
+pub fn bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_stagewise"));
+    c.env(
+        "WGPU_BACKEND",
+        std::env::var("WGPU_BACKEND").unwrap_or_else(|_| "vulkan".into()),
+    );
+    c
+}
