@@ -336,7 +336,7 @@ impl StagewiseApp {
         ui.add_space(8.0);
         ui.horizontal(|ui| {
             let run = ui
-                .add_enabled(!self.is_running(), egui::Button::new("▶ Run on GPU"))
+                .add_enabled(!self.is_running(), egui::Button::new("Run on GPU"))
                 .on_hover_text(
                     "Run every pass on the GPU and read the buffers back after each (Ctrl+R)",
                 );
@@ -359,12 +359,12 @@ impl StagewiseApp {
             ));
             let (txt, col) = if r.verified {
                 (
-                    "✔ GPU output equals the CPU model",
+                    "OK: GPU output equals the CPU model",
                     egui::Color32::from_rgb(80, 180, 80),
                 )
             } else {
                 (
-                    "✘ GPU output differs from the CPU model",
+                    "MISMATCH: GPU output differs from the CPU model",
                     egui::Color32::from_rgb(220, 80, 80),
                 )
             };

@@ -49,23 +49,23 @@ impl Timeline {
         }
         ui.horizontal(|ui| {
             if ui
-                .button("⏮ First")
+                .button("|< First")
                 .on_hover_text("First stage (Home)")
                 .clicked()
             {
                 self.stage = 0;
             }
             if ui
-                .button("◀ Previous")
+                .button("< Previous")
                 .on_hover_text("Previous stage (←)")
                 .clicked()
             {
                 self.stage = self.stage.saturating_sub(1);
             }
             let play = if self.playing {
-                "⏸ Pause"
+                "Pause"
             } else {
-                "▶ Play"
+                "Play"
             };
             if ui
                 .button(play)
@@ -78,14 +78,14 @@ impl Timeline {
                 }
             }
             if ui
-                .button("Next ▶")
+                .button("Next >")
                 .on_hover_text("Next stage (→)")
                 .clicked()
             {
                 self.stage = (self.stage + 1).min(last);
             }
             if ui
-                .button("Last ⏭")
+                .button("Last >|")
                 .on_hover_text("Last stage (End)")
                 .clicked()
             {

@@ -46,7 +46,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                     );
                 }
                 if r == stage {
-                    ui.label("◀");
+                    ui.label("<- current");
                 }
             });
         }

@@ -1,0 +1,137 @@
+//! The CLI contract (docs/CLI.md): exact JSON shapes, exit codes, one-line errors.
+mod common;
+
+use common::bin;
+use serde_json::Value;
+
+fn run_ok(args: &[&str]) -> Value {
+    let out = bin().args(args).output().expect("run stagewise");
+    assert!(
+        out.status.success(),
+        "{args:?}: exit {:?}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{args:?}: stdout is not one JSON object ({e}): {}", String::from_utf8_lossy(&out.stdout))
+    })
+}
+
+/// Runs a command that must fail; returns (exit code, stderr).
+fn run_err(args: &[&str], stdin: Option<&str>) -> (i32, String) {
+    use std::io::Write;
+    let mut cmd = bin();
+    cmd.args(args).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn stagewise");
+    if let Some(s) = stdin {
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let code = out.status.code().unwrap_or(-1);
+    assert_ne!(code, 0, "{args:?} should fail");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line on stderr, got: {err}");
+    (code, err)
+}
+
+#[test]
+fn staged_example_prints_demo_b_and_the_seed_result() {
+    let v = run_ok(&["run", "bitrev", "--variant", "staged", "--n", "16", "--fill", "example", "--trace", "--json"]);
+    assert_eq!(v["algorithm"], "bitrev");
+    assert_eq!(v["variant"], "staged");
+    assert_eq!(v["dtype"], "u32");
+    assert_eq!(v["n"], 16);
+    assert!(v["adapter"].as_str().is_some_and(|s| !s.is_empty()));
+    assert_eq!(v["verified"], true);
+    let want = [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91];
+    assert_eq!(v["output"], serde_json::json!(want));
+    let stages = v["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 5);
+    assert_eq!(stages[0]["data"], serde_json::json!([41, 67, 34, 0, 69, 24, 78, 58, 62, 64, 5, 45, 81, 27, 61, 91]));
+    assert_eq!(stages[3]["data"], serde_json::json!(want));
+    for (s, block) in stages.iter().zip([16, 8, 4, 2, 1]) {
+        assert!(s["label"].is_string());
+        assert_eq!(s["block_size"], block);
+    }
+    let passes = v["passes"].as_array().unwrap();
+    assert_eq!(passes.len(), 8);
+    for p in passes {
+        assert!(p["label"].is_string());
+        assert!(p["gpu_ms"].as_f64().is_some_and(|t| t >= 0.0), "lavapipe has timestamps: {p}");
+    }
+}
+
+#[test]
+fn json_has_no_stages_without_trace_and_reads_files() {
+    let dir = std::env::temp_dir().join(format!("stagewise-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("in.json");
+    std::fs::write(&f, "[1.5, \"-NaN\", \"inf\", -0.0]").unwrap();
+    let v = run_ok(&["run", "bitrev", "--dtype", "f32", "--input", f.to_str().unwrap(), "--json"]);
+    assert!(v.get("stages").is_none());
+    assert_eq!(v["output"], serde_json::json!([1.5, "inf", "-NaN", -0.0]));
+    assert_eq!(v["verified"], true);
+    let f = dir.join("in.csv");
+    std::fs::write(&f, "-1,2\n-3,4\n").unwrap();
+    let v = run_ok(&["run", "bitrev", "--variant", "naive", "--dtype", "i32", "--input", f.to_str().unwrap(), "--json"]);
+    assert_eq!(v["output"], serde_json::json!([-1, -3, 2, 4]));
+}
+
+#[test]
+fn errors_are_one_clear_line() {
+    let (_, e) = run_err(&["run", "bitrev", "--n", "12"], None);
+    assert!(e.contains("power of two") && e.contains("12"), "{e}");
+    let (_, e) = run_err(&["run", "bitrev", "--input", "-"], Some("1 2\n3 x3\n"));
+    assert!(e.contains("input line 2: 'x3' is not a u32"), "{e}");
+    let (_, e) = run_err(&["run", "bitrev", "--input", "-"], Some("  \n"));
+    assert!(e.contains("empty"), "{e}");
+    let (_, e) = run_err(&["run", "nosuch"], None);
+    assert!(e.contains("nosuch"), "{e}");
+    let (_, e) = run_err(&["run", "bitrev", "--variant", "nope"], None);
+    assert!(e.contains("unknown variant 'nope'"), "{e}");
+    let (_, e) = run_err(&["run", "bitrev", "--input", "/no/such/file.txt"], None);
+    assert!(e.contains("/no/such/file.txt"), "{e}");
+    let (_, e) = run_err(&["run", "bitrev", "--n", "1073741824"], None);
+    assert!(e.contains("max_storage_buffer_binding_size"), "{e}");
+    let (_, e) = run_err(&["run", "bitrev", "--dtype", "f64"], None);
+    assert!(e.contains("f64"), "{e}");
+}
+
+#[test]
+fn list_and_adapters() {
+    let v = run_ok(&["list", "--json"]);
+    let algos = v["algorithms"].as_array().unwrap();
+    let bitrev = algos.iter().find(|a| a["name"] == "bitrev").expect("bitrev listed");
+    let variants: Vec<&str> = bitrev["variants"].as_array().unwrap().iter().map(|x| x["name"].as_str().unwrap()).collect();
+    assert!(variants.contains(&"naive") && variants.contains(&"staged"));
+    assert!(algos.iter().any(|a| a["name"] == "copy"));
+    let v = run_ok(&["adapters", "--json"]);
+    assert!(!v["adapters"].as_array().unwrap().is_empty(), "CI has lavapipe");
+}
+
+#[test]
+fn bench_rows_are_sane() {
+    let v = run_ok(&["bench", "bitrev", "--log-n", "10..12", "--reps", "3", "--warmup", "1", "--json"]);
+    assert!(v["adapter"].is_string());
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "2 variants x 3 sizes");
+    for r in rows {
+        let n = r["n"].as_u64().unwrap();
+        assert_eq!(r["algorithm"], "bitrev");
+        assert_eq!(r["bytes"].as_u64().unwrap(), 8 * n);
+        for k in ["median_ms", "gbps", "copy_gbps"] {
+            assert!(r[k].as_f64().unwrap() > 0.0, "{k}: {r}");
+        }
+        let f = r["fraction_of_copy"].as_f64().unwrap();
+        assert!(f > 0.0 && f <= 1.5, "{r}");
+        let g = r["gbps"].as_f64().unwrap();
+        let t = r["median_ms"].as_f64().unwrap();
+        assert!((g - r["bytes"].as_f64().unwrap() / (t * 1e6)).abs() / g < 1e-6);
+    }
+    let v = run_ok(&["bench", "copy", "--n", "4096", "--reps", "3", "--json"]);
+    let f = v["rows"][0]["fraction_of_copy"].as_f64().unwrap();
+    assert!((0.3..=1.5).contains(&f), "copy vs itself: {f}");
+}

@@ -1,0 +1,100 @@
+//! UI tests: the real app under egui_kittest, on a wgpu device (lavapipe in CI) that the app's
+//! compute pipelines share.
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use stagewise::ui::StagewiseApp;
+use std::time::{Duration, Instant};
+
+fn harness<'a>() -> Harness<'a, StagewiseApp> {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        // SAFETY: set before any device exists in this test binary.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
+    }
+    Harness::builder()
+        .with_size([1280.0, 800.0])
+        .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
+        .build_eframe(|cc| StagewiseApp::new(cc, None))
+}
+
+/// Step frames until the GPU run started by the app has delivered its result.
+fn wait_for_run(h: &mut Harness<'_, StagewiseApp>) {
+    let start = Instant::now();
+    while h.state().is_running() {
+        assert!(start.elapsed() < Duration::from_secs(60), "the GPU run never finished");
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+}
+
+#[test]
+fn opens_on_the_seed_example_and_steps_through_stages() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    let r = h.state().result.as_ref().expect("the opening run produced a result");
+    assert_eq!(r.algorithm, "bitrev");
+    assert_eq!(r.variant, "staged");
+    assert!(r.verified, "{:?}", r.mismatch);
+    assert_eq!(r.output.bits, [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91]);
+    // The Demo-B diagram is on screen: its title and the stage rows.
+    h.get_by_label("Stage 1 / 4");
+    h.get_by_label_contains("Stage 1: 2 blocks of 8");
+    h.get_by_label("Next >").click();
+    h.run();
+    h.get_by_label("Stage 2 / 4");
+    h.get_by_label_contains("Stage 2: 4 blocks of 4");
+    h.get_by_label("Last >|").click();
+    h.run();
+    h.get_by_label("Stage 4 / 4");
+    h.get_by_label("|< First").click();
+    h.run();
+    h.get_by_label("Stage 0 / 4");
+    assert!(h.state().message.is_none(), "{:?}", h.state().message);
+}
+
+#[test]
+fn naive_variant_shows_demo_a() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    h.state_mut().session.variant = "naive".into();
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    let r = h.state().result.as_ref().unwrap();
+    assert_eq!(r.variant, "naive");
+    assert!(r.verified);
+    h.get_by_label("Stage 1 / 1");
+    h.get_by_label("Demo A — the new position of index");
+    h.get_by_label_contains("irev &= N − 1");
+}
+
+#[test]
+fn bad_typed_input_is_a_message_not_a_panic() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    {
+        let s = &mut h.state_mut().session;
+        s.typed = true;
+        s.text = "1 2 x3".into();
+    }
+    h.run(); // lay out the text box before clicking
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    let msg = h.state().message.clone().expect("an error message");
+    assert!(msg.contains("'x3' is not a u32"), "{msg}");
+    // A non-power-of-two length is refused by the algorithm with a clear message, on the worker.
+    h.state_mut().session.text = "1 2 3".into();
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    let msg = h.state().message.clone();
+    let msg = msg.unwrap_or_else(|| panic!("an error message; result {:?}", h.state().result.as_ref().map(|r| &r.input)));
+    assert!(msg.contains("power of two"), "{msg}");
+    // The app keeps working: the next good run succeeds.
+    h.state_mut().session.text = "4 3 2 1".into();
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    assert_eq!(h.state().result.as_ref().unwrap().output.bits, [4, 2, 3, 1]);
+}
