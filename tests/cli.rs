@@ -13,7 +13,10 @@ fn run_ok(args: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{args:?}: stdout is not one JSON object ({e}): {}", String::from_utf8_lossy(&out.stdout))
+        panic!(
+            "{args:?}: stdout is not one JSON object ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
     })
 }
 
@@ -21,7 +24,10 @@ fn run_ok(args: &[&str]) -> Value {
 fn run_err(args: &[&str], stdin: Option<&str>) -> (i32, String) {
     use std::io::Write;
     let mut cmd = bin();
-    cmd.args(args).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    cmd.args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().expect("spawn stagewise");
     if let Some(s) = stdin {
         child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
@@ -32,14 +38,32 @@ fn run_err(args: &[&str], stdin: Option<&str>) -> (i32, String) {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     let code = out.status.code().unwrap_or(-1);
     assert_ne!(code, 0, "{args:?} should fail");
-    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line on stderr, got: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{args:?}: {err}"
+    );
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line on stderr, got: {err}"
+    );
     (code, err)
 }
 
 #[test]
 fn staged_example_prints_demo_b_and_the_seed_result() {
-    let v = run_ok(&["run", "bitrev", "--variant", "staged", "--n", "16", "--fill", "example", "--trace", "--json"]);
+    let v = run_ok(&[
+        "run",
+        "bitrev",
+        "--variant",
+        "staged",
+        "--n",
+        "16",
+        "--fill",
+        "example",
+        "--trace",
+        "--json",
+    ]);
     assert_eq!(v["algorithm"], "bitrev");
     assert_eq!(v["variant"], "staged");
     assert_eq!(v["dtype"], "u32");
@@ -50,7 +74,10 @@ fn staged_example_prints_demo_b_and_the_seed_result() {
     assert_eq!(v["output"], serde_json::json!(want));
     let stages = v["stages"].as_array().unwrap();
     assert_eq!(stages.len(), 5);
-    assert_eq!(stages[0]["data"], serde_json::json!([41, 67, 34, 0, 69, 24, 78, 58, 62, 64, 5, 45, 81, 27, 61, 91]));
+    assert_eq!(
+        stages[0]["data"],
+        serde_json::json!([41, 67, 34, 0, 69, 24, 78, 58, 62, 64, 5, 45, 81, 27, 61, 91])
+    );
     assert_eq!(stages[3]["data"], serde_json::json!(want));
     for (s, block) in stages.iter().zip([16, 8, 4, 2, 1]) {
         assert!(s["label"].is_string());
@@ -60,7 +87,10 @@ fn staged_example_prints_demo_b_and_the_seed_result() {
     assert_eq!(passes.len(), 8);
     for p in passes {
         assert!(p["label"].is_string());
-        assert!(p["gpu_ms"].as_f64().is_some_and(|t| t >= 0.0), "lavapipe has timestamps: {p}");
+        assert!(
+            p["gpu_ms"].as_f64().is_some_and(|t| t >= 0.0),
+            "lavapipe has timestamps: {p}"
+        );
     }
 }
 
@@ -70,13 +100,31 @@ fn json_has_no_stages_without_trace_and_reads_files() {
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("in.json");
     std::fs::write(&f, "[1.5, \"-NaN\", \"inf\", -0.0]").unwrap();
-    let v = run_ok(&["run", "bitrev", "--dtype", "f32", "--input", f.to_str().unwrap(), "--json"]);
+    let v = run_ok(&[
+        "run",
+        "bitrev",
+        "--dtype",
+        "f32",
+        "--input",
+        f.to_str().unwrap(),
+        "--json",
+    ]);
     assert!(v.get("stages").is_none());
     assert_eq!(v["output"], serde_json::json!([1.5, "inf", "-NaN", -0.0]));
     assert_eq!(v["verified"], true);
     let f = dir.join("in.csv");
     std::fs::write(&f, "-1,2\n-3,4\n").unwrap();
-    let v = run_ok(&["run", "bitrev", "--variant", "naive", "--dtype", "i32", "--input", f.to_str().unwrap(), "--json"]);
+    let v = run_ok(&[
+        "run",
+        "bitrev",
+        "--variant",
+        "naive",
+        "--dtype",
+        "i32",
+        "--input",
+        f.to_str().unwrap(),
+        "--json",
+    ]);
     assert_eq!(v["output"], serde_json::json!([-1, -3, 2, 4]));
 }
 
@@ -104,17 +152,30 @@ fn errors_are_one_clear_line() {
 fn list_and_adapters() {
     let v = run_ok(&["list", "--json"]);
     let algos = v["algorithms"].as_array().unwrap();
-    let bitrev = algos.iter().find(|a| a["name"] == "bitrev").expect("bitrev listed");
-    let variants: Vec<&str> = bitrev["variants"].as_array().unwrap().iter().map(|x| x["name"].as_str().unwrap()).collect();
+    let bitrev = algos
+        .iter()
+        .find(|a| a["name"] == "bitrev")
+        .expect("bitrev listed");
+    let variants: Vec<&str> = bitrev["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
     assert!(variants.contains(&"naive") && variants.contains(&"staged"));
     assert!(algos.iter().any(|a| a["name"] == "copy"));
     let v = run_ok(&["adapters", "--json"]);
-    assert!(!v["adapters"].as_array().unwrap().is_empty(), "CI has lavapipe");
+    assert!(
+        !v["adapters"].as_array().unwrap().is_empty(),
+        "CI has lavapipe"
+    );
 }
 
 #[test]
 fn bench_rows_are_sane() {
-    let v = run_ok(&["bench", "bitrev", "--log-n", "10..12", "--reps", "3", "--warmup", "1", "--json"]);
+    let v = run_ok(&[
+        "bench", "bitrev", "--log-n", "10..12", "--reps", "3", "--warmup", "1", "--json",
+    ]);
     assert!(v["adapter"].is_string());
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 6, "2 variants x 3 sizes");

@@ -20,7 +20,10 @@ fn harness<'a>() -> Harness<'a, StagewiseApp> {
 fn wait_for_run(h: &mut Harness<'_, StagewiseApp>) {
     let start = Instant::now();
     while h.state().is_running() {
-        assert!(start.elapsed() < Duration::from_secs(60), "the GPU run never finished");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the GPU run never finished"
+        );
         h.step();
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -31,11 +34,18 @@ fn wait_for_run(h: &mut Harness<'_, StagewiseApp>) {
 fn opens_on_the_seed_example_and_steps_through_stages() {
     let mut h = harness();
     wait_for_run(&mut h);
-    let r = h.state().result.as_ref().expect("the opening run produced a result");
+    let r = h
+        .state()
+        .result
+        .as_ref()
+        .expect("the opening run produced a result");
     assert_eq!(r.algorithm, "bitrev");
     assert_eq!(r.variant, "staged");
     assert!(r.verified, "{:?}", r.mismatch);
-    assert_eq!(r.output.bits, [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91]);
+    assert_eq!(
+        r.output.bits,
+        [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91]
+    );
     // The Demo-B diagram is on screen: its title and the stage rows.
     h.get_by_label("Stage 1 / 4");
     h.get_by_label_contains("Stage 1: 2 blocks of 8");
@@ -89,7 +99,12 @@ fn bad_typed_input_is_a_message_not_a_panic() {
     h.step();
     wait_for_run(&mut h);
     let msg = h.state().message.clone();
-    let msg = msg.unwrap_or_else(|| panic!("an error message; result {:?}", h.state().result.as_ref().map(|r| &r.input)));
+    let msg = msg.unwrap_or_else(|| {
+        panic!(
+            "an error message; result {:?}",
+            h.state().result.as_ref().map(|r| &r.input)
+        )
+    });
     assert!(msg.contains("power of two"), "{msg}");
     // The app keeps working: the next good run succeeds.
     h.state_mut().session.text = "4 3 2 1".into();
@@ -97,4 +112,45 @@ fn bad_typed_input_is_a_message_not_a_panic() {
     h.step();
     wait_for_run(&mut h);
     assert_eq!(h.state().result.as_ref().unwrap().output.bits, [4, 2, 3, 1]);
+}
+
+#[test]
+fn performance_lab_runs_a_sweep_and_plots_it() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    h.get_by_label("Performance").click();
+    h.run();
+    {
+        let lab = &mut h.state_mut().perf;
+        lab.log_lo = 10;
+        lab.log_hi = 11;
+        lab.reps = 3;
+    }
+    h.run();
+    h.get_by_label("Run sweep").click();
+    h.step();
+    let start = Instant::now();
+    while h.state().perf.is_running() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "sweep never finished"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+    let rows = &h.state().perf.rows;
+    assert_eq!(
+        rows.len(),
+        4,
+        "2 variants x 2 sizes: {:?}",
+        h.state().perf.status
+    );
+    for r in rows {
+        assert!(r.gbps > 0.0 && r.copy_gbps > 0.0 && r.fraction_of_copy > 0.0);
+    }
+    h.get_by_label("Export CSV");
+    h.get_by_label("Stages").click();
+    h.run();
+    h.get_by_label("Stage 1 / 4");
 }

@@ -89,6 +89,14 @@ pub struct StagewiseApp {
     pub message: Option<String>,
     pub timeline: Timeline,
     view: ViewState,
+    pub tab: Tab,
+    pub perf: super::perf::PerfLab,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Stages,
+    Performance,
 }
 
 impl StagewiseApp {
@@ -114,6 +122,8 @@ impl StagewiseApp {
             message: None,
             timeline: Timeline::default(),
             view: ViewState::default(),
+            tab: Tab::Stages,
+            perf: Default::default(),
         };
         app.start_run(&cc.egui_ctx);
         app
@@ -236,6 +246,7 @@ impl StagewiseApp {
         if let Ok(v) = info.variant(Some(&self.session.variant)) {
             ui.small(v.summary);
         }
+        rerun |= super::params::edit(ui, &mut self.session.algo, "controls");
         ui.add_space(6.0);
         ui.horizontal(|ui| {
             ui.label("Type");
@@ -418,6 +429,18 @@ impl eframe::App for StagewiseApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.poll();
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
+        egui::Panel::top("tabs").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut self.tab, Tab::Stages, "Stages")
+                    .on_hover_text("Run stage by stage and see every pass");
+                ui.selectable_value(&mut self.tab, Tab::Performance, "Performance")
+                    .on_hover_text("Time kernels against the copy roofline");
+            });
+        });
+        if self.tab == Tab::Performance {
+            egui::CentralPanel::default().show(ui, |ui| self.perf.ui(ui, self.gpu.as_ref()));
+            return;
+        }
         egui::Panel::left("controls")
             .resizable(true)
             .default_size(300.0)

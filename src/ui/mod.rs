@@ -3,6 +3,8 @@
 
 pub mod app;
 pub mod colors;
+pub mod params;
+pub mod perf;
 pub mod strip;
 pub mod timeline;
 pub mod views;

@@ -62,11 +62,7 @@ impl Timeline {
             {
                 self.stage = self.stage.saturating_sub(1);
             }
-            let play = if self.playing {
-                "Pause"
-            } else {
-                "Play"
-            };
+            let play = if self.playing { "Pause" } else { "Play" };
             if ui
                 .button(play)
                 .on_hover_text("Play or pause (Space)")
