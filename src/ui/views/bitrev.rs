@@ -87,7 +87,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                             p.rect_filled(
                                 c.shrink(1.0),
                                 3.0,
-                                if current { bg } else { bg.gamma_multiply(0.55) },
+                                if current { bg } else { bg.gamma_multiply(0.8) },
                             );
                             p.text(
                                 c.center(),
