@@ -6,6 +6,7 @@ pub mod bench;
 pub mod cli;
 pub mod data;
 pub mod error;
+pub mod export;
 pub mod gpu;
 pub mod ui;
 

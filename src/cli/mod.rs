@@ -71,6 +71,13 @@ pub struct RunArgs {
     /// Print one JSON object.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Write the trace (implies --trace) to FILE.json (the `stages` array) or FILE.csv
+    /// (stage,label,index,value rows).
+    #[arg(long, global = true)]
+    pub save_trace: Option<std::path::PathBuf>,
+    /// Write the output values to FILE: .npy, .json, or text (one value per line).
+    #[arg(long, global = true)]
+    pub save_output: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub algo: AlgoOptions,
 }

@@ -91,7 +91,26 @@ pub struct StagewiseApp {
     view: ViewState,
     pub tab: Tab,
     pub perf: super::perf::PerfLab,
+    io: (std::sync::mpsc::Sender<IoMsg>, Receiver<IoMsg>),
+    pub show_help: bool,
 }
+
+/// Results of file dialogs, which run off the UI thread.
+enum IoMsg {
+    Input(Result<Data>),
+    Session(Result<Session>),
+    Note(String),
+}
+
+const HELP: &[(&str, &str)] = &[
+    ("→ / ←", "next / previous stage"),
+    ("Home / End", "first / last stage"),
+    ("Space", "play / pause"),
+    ("Ctrl+R", "run on the GPU"),
+    ("Ctrl+O", "open input data (text, CSV, JSON, .npy)"),
+    ("Ctrl+S", "save the session"),
+    ("F1", "this help"),
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tab {
@@ -124,6 +143,8 @@ impl StagewiseApp {
             view: ViewState::default(),
             tab: Tab::Stages,
             perf: Default::default(),
+            io: channel(),
+            show_help: false,
         };
         app.start_run(&cc.egui_ctx);
         app
@@ -425,18 +446,152 @@ impl StagewiseApp {
     }
 }
 
+impl StagewiseApp {
+    /// Run a file dialog on its own thread; `then` turns the chosen path into a message.
+    fn dialog(
+        &self,
+        ctx: &egui::Context,
+        save: bool,
+        name: &str,
+        filters: &'static [(&'static str, &'static [&'static str])],
+        then: impl FnOnce(std::path::PathBuf) -> IoMsg + Send + 'static,
+    ) {
+        let tx = self.io.0.clone();
+        let ctx = ctx.clone();
+        let name = name.to_string();
+        std::thread::spawn(move || {
+            let mut d = rfd::FileDialog::new().set_file_name(&name);
+            for (label, exts) in filters {
+                d = d.add_filter(*label, exts);
+            }
+            let picked = if save { d.save_file() } else { d.pick_file() };
+            if let Some(p) = picked {
+                let _ = tx.send(then(p));
+                ctx.request_repaint();
+            }
+        });
+    }
+
+    fn open_input(&self, ctx: &egui::Context) {
+        let dtype = self.session.dtype;
+        self.dialog(ctx, false, "", &[("data", &["txt", "csv", "json", "npy"])], move |p| {
+            IoMsg::Input(data::read_input(&p.to_string_lossy(), dtype))
+        });
+    }
+
+    fn save_session(&self, ctx: &egui::Context) {
+        let s = self.session.clone();
+        self.dialog(ctx, true, "session.json", &[("session", &["json"])], move |p| {
+            IoMsg::Note(match serde_json::to_string_pretty(&s).map_err(|e| e.to_string()).and_then(|t| std::fs::write(&p, t).map_err(|e| e.to_string())) {
+                Ok(()) => format!("saved session {}", p.display()),
+                Err(e) => format!("cannot save session {}: {e}", p.display()),
+            })
+        });
+    }
+
+    fn menu(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("Open input…").on_hover_text("Text, CSV, JSON or .npy (Ctrl+O)").clicked() {
+                    self.open_input(&ctx);
+                }
+                ui.add_enabled_ui(self.result.is_some(), |ui| {
+                    if ui.button("Save output…").on_hover_text("The output as .npy, .json or text").clicked()
+                        && let Some(r) = &self.result
+                    {
+                        let d = r.output.clone();
+                        self.dialog(&ctx, true, "output.npy", &[("data", &["npy", "json", "txt"])], move |p| {
+                            IoMsg::Note(crate::export::save_data(&d, &p).map_or_else(|e| e.to_string(), |_| format!("saved {}", p.display())))
+                        });
+                    }
+                    if ui.button("Export trace…").on_hover_text("Every stage as JSON or CSV").clicked()
+                        && let Some(r) = &self.result
+                    {
+                        let r = r.clone();
+                        self.dialog(&ctx, true, "trace.json", &[("trace", &["json", "csv"])], move |p| {
+                            IoMsg::Note(crate::export::save_trace(&r, &p).map_or_else(|e| e.to_string(), |_| format!("saved {}", p.display())))
+                        });
+                    }
+                });
+                ui.separator();
+                if ui.button("Save session…").on_hover_text("Algorithm, variant, parameters and input (Ctrl+S)").clicked() {
+                    self.save_session(&ctx);
+                }
+                if ui.button("Open session…").on_hover_text("Restore a saved session").clicked() {
+                    self.dialog(&ctx, false, "", &[("session", &["json"])], |p| IoMsg::Session(Session::load(&p)));
+                }
+            });
+            ui.menu_button("View", |ui| {
+                if ui.button("Dark / light theme").on_hover_text("Switch the colour theme").clicked() {
+                    let dark = ui.visuals().dark_mode;
+                    ctx.set_visuals(if dark { egui::Visuals::light() } else { egui::Visuals::dark() });
+                }
+                if ui.button("Keyboard shortcuts (F1)").on_hover_text("Show the shortcuts").clicked() {
+                    self.show_help = true;
+                }
+            });
+            ui.separator();
+            ui.selectable_value(&mut self.tab, Tab::Stages, "Stages").on_hover_text("Run stage by stage and see every pass");
+            ui.selectable_value(&mut self.tab, Tab::Performance, "Performance").on_hover_text("Time kernels against the copy roofline");
+        });
+        if !ctx.egui_wants_keyboard_input() {
+            let (open, save, help) = ctx.input(|i| {
+                (i.modifiers.command && i.key_pressed(egui::Key::O), i.modifiers.command && i.key_pressed(egui::Key::S), i.key_pressed(egui::Key::F1))
+            });
+            if open {
+                self.open_input(&ctx);
+            }
+            if save {
+                self.save_session(&ctx);
+            }
+            if help {
+                self.show_help = !self.show_help;
+            }
+        }
+        if self.show_help {
+            let mut open = true;
+            egui::Window::new("Keyboard shortcuts").open(&mut open).collapsible(false).show(&ctx, |ui| {
+                egui::Grid::new("help").show(ui, |ui| {
+                    for (k, what) in HELP {
+                        ui.strong(*k);
+                        ui.label(*what);
+                        ui.end_row();
+                    }
+                });
+            });
+            self.show_help = open;
+        }
+    }
+
+    fn poll_io(&mut self, ctx: &egui::Context) {
+        let msgs: Vec<IoMsg> = self.io.1.try_iter().collect();
+        for m in msgs {
+            match m {
+                IoMsg::Input(Ok(d)) => {
+                    self.session.typed = true;
+                    self.session.dtype = d.dtype;
+                    self.session.text = (0..d.len()).map(|i| d.fmt_elem(i)).collect::<Vec<_>>().join(" ");
+                    self.start_run(ctx);
+                }
+                IoMsg::Session(Ok(s)) => {
+                    self.session = s;
+                    self.start_run(ctx);
+                }
+                IoMsg::Input(Err(e)) | IoMsg::Session(Err(e)) => self.message = Some(e.to_string()),
+                IoMsg::Note(n) => self.message = Some(n),
+            }
+        }
+    }
+}
+
 impl eframe::App for StagewiseApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.poll();
+        let ctx = ui.ctx().clone();
+        self.poll_io(&ctx);
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
-        egui::Panel::top("tabs").show(ui, |ui| {
-            ui.horizontal(|ui| {
-                ui.selectable_value(&mut self.tab, Tab::Stages, "Stages")
-                    .on_hover_text("Run stage by stage and see every pass");
-                ui.selectable_value(&mut self.tab, Tab::Performance, "Performance")
-                    .on_hover_text("Time kernels against the copy roofline");
-            });
-        });
+        egui::Panel::top("menu").show(ui, |ui| self.menu(ui));
         if self.tab == Tab::Performance {
             egui::CentralPanel::default().show(ui, |ui| self.perf.ui(ui, self.gpu.as_ref()));
             return;

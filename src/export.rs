@@ -1,0 +1,94 @@
+//! Saving results: traces as JSON or CSV, arrays as .npy, JSON or text. Shared by CLI and app.
+
+use crate::algo::RunResult;
+use crate::data::{DType, Data};
+use crate::error::{Error, Result};
+use std::path::Path;
+
+fn ext(path: &Path) -> String {
+    path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default()
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes).map_err(|e| Error::Io(format!("cannot write '{}': {e}", path.display())))
+}
+
+/// The trace as CSV text: one row per element of every stage.
+pub fn trace_csv(res: &RunResult) -> String {
+    let mut s = String::from("stage,label,index,value\n");
+    for (k, st) in res.stages.iter().enumerate() {
+        let label = st.label.replace('"', "\"\"");
+        for i in 0..st.data.len() {
+            s.push_str(&format!("{k},\"{label}\",{i},{}\n", st.data.fmt_elem(i)));
+        }
+    }
+    s
+}
+
+/// `.csv` → [`trace_csv`]; anything else → the JSON `stages` array with the run's header fields.
+pub fn save_trace(res: &RunResult, path: &Path) -> Result<()> {
+    if ext(path) == "csv" {
+        write(path, trace_csv(res).as_bytes())
+    } else {
+        let v = res.to_json(true);
+        write(path, serde_json::to_string_pretty(&v).unwrap_or_default().as_bytes())
+    }
+}
+
+/// Save an array by extension: `.npy` (little-endian u4/i4/f4), `.json`, else text.
+pub fn save_data(d: &Data, path: &Path) -> Result<()> {
+    match ext(path).as_str() {
+        "npy" => {
+            let buf = match d.dtype {
+                DType::U32 => npy_bytes(d.bits.iter().copied()),
+                DType::I32 => npy_bytes(d.bits.iter().map(|&b| b as i32)),
+                DType::F32 => npy_bytes(d.bits.iter().map(|&b| f32::from_bits(b))),
+            }
+            .map_err(|e| Error::Io(format!("cannot encode .npy: {e}")))?;
+            write(path, &buf)
+        }
+        "json" => write(path, d.to_json().to_string().as_bytes()),
+        _ => {
+            let mut s = String::new();
+            for i in 0..d.len() {
+                s.push_str(&d.fmt_elem(i));
+                s.push('\n');
+            }
+            write(path, s.as_bytes())
+        }
+    }
+}
+
+fn npy_bytes<T: npyz::AutoSerialize>(
+    vals: impl ExactSizeIterator<Item = T>,
+) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let n = vals.len() as u64;
+    use npyz::WriterBuilder;
+    let mut w = npyz::WriteOptions::<T>::new().default_dtype().shape(&[n]).writer(&mut buf).begin_nd()?;
+    w.extend(vals)?;
+    w.finish()?;
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npy_and_text_round_trip() {
+        let dir = std::env::temp_dir().join(format!("stagewise-export-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for d in [Data::from_u32(&[1, 2, 4_000_000_000]), Data::from_i32(&[-5, 7]), Data::from_f32(&[1.5, f32::NAN, -0.0])] {
+            for name in ["a.npy", "a.json", "a.txt"] {
+                let p = dir.join(name);
+                save_data(&d, &p).unwrap();
+                let back = crate::data::read_input(p.to_str().unwrap(), d.dtype).unwrap();
+                assert_eq!(back.len(), d.len(), "{name}");
+                for i in 0..d.len() {
+                    assert_eq!(back.fmt_elem(i), d.fmt_elem(i), "{name} {i}");
+                }
+            }
+        }
+    }
+}
