@@ -306,7 +306,12 @@ pub fn parse_npy(bytes: &[u8], dtype: DType) -> Result<Data> {
         npyz::NpyFile::new(bytes).map_err(|e| Error::Input(format!("not a .npy file ({e})")))?;
     let descr = npy.dtype().descr();
     let bad = |e: std::io::Error| Error::Input(format!("cannot read .npy data ({e})"));
-    let values: Vec<f64> = match (descr.trim_start_matches(['<', '>', '|', '=']), dtype) {
+    let values: Vec<f64> = match (
+        descr
+            .trim_matches(['\'', '"'])
+            .trim_start_matches(['<', '>', '|', '=']),
+        dtype,
+    ) {
         ("u4", DType::U32) => return Ok(Data::new(dtype, npy.into_vec::<u32>().map_err(bad)?)),
         ("i4", DType::I32) => {
             let v = npy.into_vec::<i32>().map_err(bad)?;
@@ -497,17 +502,7 @@ mod tests {
 
     #[test]
     fn npy_round_trip() {
-        let mut buf = Vec::new();
-        {
-            let mut w = npyz::WriteOptions::new()
-                .default_dtype()
-                .shape(&[3])
-                .writer(&mut buf)
-                .begin_nd()
-                .unwrap();
-            w.extend([7i32, -1, 3]).unwrap();
-            w.finish().unwrap();
-        }
+        let buf = crate::export::npy_bytes([7i32, -1, 3].into_iter()).unwrap();
         assert_eq!(
             parse_npy(&buf, DType::I32).unwrap(),
             Data::from_i32(&[7, -1, 3])

@@ -6,11 +6,14 @@ use crate::error::{Error, Result};
 use std::path::Path;
 
 fn ext(path: &Path) -> String {
-    path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default()
+    path.extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<()> {
-    std::fs::write(path, bytes).map_err(|e| Error::Io(format!("cannot write '{}': {e}", path.display())))
+    std::fs::write(path, bytes)
+        .map_err(|e| Error::Io(format!("cannot write '{}': {e}", path.display())))
 }
 
 /// The trace as CSV text: one row per element of every stage.
@@ -31,7 +34,12 @@ pub fn save_trace(res: &RunResult, path: &Path) -> Result<()> {
         write(path, trace_csv(res).as_bytes())
     } else {
         let v = res.to_json(true);
-        write(path, serde_json::to_string_pretty(&v).unwrap_or_default().as_bytes())
+        write(
+            path,
+            serde_json::to_string_pretty(&v)
+                .unwrap_or_default()
+                .as_bytes(),
+        )
     }
 }
 
@@ -59,13 +67,17 @@ pub fn save_data(d: &Data, path: &Path) -> Result<()> {
     }
 }
 
-fn npy_bytes<T: npyz::AutoSerialize>(
+pub fn npy_bytes<T: npyz::AutoSerialize>(
     vals: impl ExactSizeIterator<Item = T>,
 ) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
     let n = vals.len() as u64;
     use npyz::WriterBuilder;
-    let mut w = npyz::WriteOptions::<T>::new().default_dtype().shape(&[n]).writer(&mut buf).begin_nd()?;
+    let mut w = npyz::WriteOptions::<T>::new()
+        .default_dtype()
+        .shape(&[n])
+        .writer(&mut buf)
+        .begin_nd()?;
     w.extend(vals)?;
     w.finish()?;
     Ok(buf)
@@ -79,7 +91,11 @@ mod tests {
     fn npy_and_text_round_trip() {
         let dir = std::env::temp_dir().join(format!("stagewise-export-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        for d in [Data::from_u32(&[1, 2, 4_000_000_000]), Data::from_i32(&[-5, 7]), Data::from_f32(&[1.5, f32::NAN, -0.0])] {
+        for d in [
+            Data::from_u32(&[1, 2, 4_000_000_000]),
+            Data::from_i32(&[-5, 7]),
+            Data::from_f32(&[1.5, f32::NAN, -0.0]),
+        ] {
             for name in ["a.npy", "a.json", "a.txt"] {
                 let p = dir.join(name);
                 save_data(&d, &p).unwrap();

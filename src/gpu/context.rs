@@ -60,7 +60,7 @@ impl AdapterSummary {
             timestamps: f.contains(wgpu::Features::TIMESTAMP_QUERY),
             subgroups: f.contains(wgpu::Features::SUBGROUP),
             subgroup_size: [info.subgroup_min_size, info.subgroup_max_size],
-            max_storage_binding_mib: limits.max_storage_buffer_binding_size as u64 >> 20,
+            max_storage_binding_mib: limits.max_storage_buffer_binding_size >> 20,
             max_workgroup_storage_kib: limits.max_compute_workgroup_storage_size / 1024,
             max_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
         }
@@ -201,7 +201,9 @@ impl Gpu {
 
     /// The largest buffer one storage binding may hold, in bytes.
     pub fn max_binding_bytes(&self) -> u64 {
-        (self.limits.max_storage_buffer_binding_size as u64).min(self.limits.max_buffer_size)
+        self.limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size)
     }
 
     /// Check that `n` 32-bit elements fit one storage binding; the error names the limit.

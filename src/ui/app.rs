@@ -474,70 +474,141 @@ impl StagewiseApp {
 
     fn open_input(&self, ctx: &egui::Context) {
         let dtype = self.session.dtype;
-        self.dialog(ctx, false, "", &[("data", &["txt", "csv", "json", "npy"])], move |p| {
-            IoMsg::Input(data::read_input(&p.to_string_lossy(), dtype))
-        });
+        self.dialog(
+            ctx,
+            false,
+            "",
+            &[("data", &["txt", "csv", "json", "npy"])],
+            move |p| IoMsg::Input(data::read_input(&p.to_string_lossy(), dtype)),
+        );
     }
 
     fn save_session(&self, ctx: &egui::Context) {
         let s = self.session.clone();
-        self.dialog(ctx, true, "session.json", &[("session", &["json"])], move |p| {
-            IoMsg::Note(match serde_json::to_string_pretty(&s).map_err(|e| e.to_string()).and_then(|t| std::fs::write(&p, t).map_err(|e| e.to_string())) {
-                Ok(()) => format!("saved session {}", p.display()),
-                Err(e) => format!("cannot save session {}: {e}", p.display()),
-            })
-        });
+        self.dialog(
+            ctx,
+            true,
+            "session.json",
+            &[("session", &["json"])],
+            move |p| {
+                IoMsg::Note(
+                    match serde_json::to_string_pretty(&s)
+                        .map_err(|e| e.to_string())
+                        .and_then(|t| std::fs::write(&p, t).map_err(|e| e.to_string()))
+                    {
+                        Ok(()) => format!("saved session {}", p.display()),
+                        Err(e) => format!("cannot save session {}: {e}", p.display()),
+                    },
+                )
+            },
+        );
     }
 
     fn menu(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         egui::MenuBar::new().ui(ui, |ui| {
             ui.menu_button("File", |ui| {
-                if ui.button("Open input…").on_hover_text("Text, CSV, JSON or .npy (Ctrl+O)").clicked() {
+                if ui
+                    .button("Open input…")
+                    .on_hover_text("Text, CSV, JSON or .npy (Ctrl+O)")
+                    .clicked()
+                {
                     self.open_input(&ctx);
                 }
                 ui.add_enabled_ui(self.result.is_some(), |ui| {
-                    if ui.button("Save output…").on_hover_text("The output as .npy, .json or text").clicked()
+                    if ui
+                        .button("Save output…")
+                        .on_hover_text("The output as .npy, .json or text")
+                        .clicked()
                         && let Some(r) = &self.result
                     {
                         let d = r.output.clone();
-                        self.dialog(&ctx, true, "output.npy", &[("data", &["npy", "json", "txt"])], move |p| {
-                            IoMsg::Note(crate::export::save_data(&d, &p).map_or_else(|e| e.to_string(), |_| format!("saved {}", p.display())))
-                        });
+                        self.dialog(
+                            &ctx,
+                            true,
+                            "output.npy",
+                            &[("data", &["npy", "json", "txt"])],
+                            move |p| {
+                                IoMsg::Note(crate::export::save_data(&d, &p).map_or_else(
+                                    |e| e.to_string(),
+                                    |_| format!("saved {}", p.display()),
+                                ))
+                            },
+                        );
                     }
-                    if ui.button("Export trace…").on_hover_text("Every stage as JSON or CSV").clicked()
+                    if ui
+                        .button("Export trace…")
+                        .on_hover_text("Every stage as JSON or CSV")
+                        .clicked()
                         && let Some(r) = &self.result
                     {
                         let r = r.clone();
-                        self.dialog(&ctx, true, "trace.json", &[("trace", &["json", "csv"])], move |p| {
-                            IoMsg::Note(crate::export::save_trace(&r, &p).map_or_else(|e| e.to_string(), |_| format!("saved {}", p.display())))
-                        });
+                        self.dialog(
+                            &ctx,
+                            true,
+                            "trace.json",
+                            &[("trace", &["json", "csv"])],
+                            move |p| {
+                                IoMsg::Note(crate::export::save_trace(&r, &p).map_or_else(
+                                    |e| e.to_string(),
+                                    |_| format!("saved {}", p.display()),
+                                ))
+                            },
+                        );
                     }
                 });
                 ui.separator();
-                if ui.button("Save session…").on_hover_text("Algorithm, variant, parameters and input (Ctrl+S)").clicked() {
+                if ui
+                    .button("Save session…")
+                    .on_hover_text("Algorithm, variant, parameters and input (Ctrl+S)")
+                    .clicked()
+                {
                     self.save_session(&ctx);
                 }
-                if ui.button("Open session…").on_hover_text("Restore a saved session").clicked() {
-                    self.dialog(&ctx, false, "", &[("session", &["json"])], |p| IoMsg::Session(Session::load(&p)));
+                if ui
+                    .button("Open session…")
+                    .on_hover_text("Restore a saved session")
+                    .clicked()
+                {
+                    self.dialog(&ctx, false, "", &[("session", &["json"])], |p| {
+                        IoMsg::Session(Session::load(&p))
+                    });
                 }
             });
             ui.menu_button("View", |ui| {
-                if ui.button("Dark / light theme").on_hover_text("Switch the colour theme").clicked() {
+                if ui
+                    .button("Dark / light theme")
+                    .on_hover_text("Switch the colour theme")
+                    .clicked()
+                {
                     let dark = ui.visuals().dark_mode;
-                    ctx.set_visuals(if dark { egui::Visuals::light() } else { egui::Visuals::dark() });
+                    ctx.set_visuals(if dark {
+                        egui::Visuals::light()
+                    } else {
+                        egui::Visuals::dark()
+                    });
                 }
-                if ui.button("Keyboard shortcuts (F1)").on_hover_text("Show the shortcuts").clicked() {
+                if ui
+                    .button("Keyboard shortcuts (F1)")
+                    .on_hover_text("Show the shortcuts")
+                    .clicked()
+                {
                     self.show_help = true;
                 }
             });
             ui.separator();
-            ui.selectable_value(&mut self.tab, Tab::Stages, "Stages").on_hover_text("Run stage by stage and see every pass");
-            ui.selectable_value(&mut self.tab, Tab::Performance, "Performance").on_hover_text("Time kernels against the copy roofline");
+            ui.selectable_value(&mut self.tab, Tab::Stages, "Stages")
+                .on_hover_text("Run stage by stage and see every pass");
+            ui.selectable_value(&mut self.tab, Tab::Performance, "Performance")
+                .on_hover_text("Time kernels against the copy roofline");
         });
         if !ctx.egui_wants_keyboard_input() {
             let (open, save, help) = ctx.input(|i| {
-                (i.modifiers.command && i.key_pressed(egui::Key::O), i.modifiers.command && i.key_pressed(egui::Key::S), i.key_pressed(egui::Key::F1))
+                (
+                    i.modifiers.command && i.key_pressed(egui::Key::O),
+                    i.modifiers.command && i.key_pressed(egui::Key::S),
+                    i.key_pressed(egui::Key::F1),
+                )
             });
             if open {
                 self.open_input(&ctx);
@@ -551,15 +622,18 @@ impl StagewiseApp {
         }
         if self.show_help {
             let mut open = true;
-            egui::Window::new("Keyboard shortcuts").open(&mut open).collapsible(false).show(&ctx, |ui| {
-                egui::Grid::new("help").show(ui, |ui| {
-                    for (k, what) in HELP {
-                        ui.strong(*k);
-                        ui.label(*what);
-                        ui.end_row();
-                    }
+            egui::Window::new("Keyboard shortcuts")
+                .open(&mut open)
+                .collapsible(false)
+                .show(&ctx, |ui| {
+                    egui::Grid::new("help").show(ui, |ui| {
+                        for (k, what) in HELP {
+                            ui.strong(*k);
+                            ui.label(*what);
+                            ui.end_row();
+                        }
+                    });
                 });
-            });
             self.show_help = open;
         }
     }
@@ -571,7 +645,10 @@ impl StagewiseApp {
                 IoMsg::Input(Ok(d)) => {
                     self.session.typed = true;
                     self.session.dtype = d.dtype;
-                    self.session.text = (0..d.len()).map(|i| d.fmt_elem(i)).collect::<Vec<_>>().join(" ");
+                    self.session.text = (0..d.len())
+                        .map(|i| d.fmt_elem(i))
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     self.start_run(ctx);
                 }
                 IoMsg::Session(Ok(s)) => {

@@ -19,6 +19,8 @@ pub struct StripCache {
 
 impl StripCache {
     /// Draw `rows` (built by `colors` only when `key` changes). `current` is highlighted.
+    // Every view calls this with its own closures; a parameter struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub fn show(
         &mut self,
         ui: &mut egui::Ui,
