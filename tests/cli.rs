@@ -174,7 +174,7 @@ fn list_and_adapters() {
 #[test]
 fn bench_rows_are_sane() {
     let v = run_ok(&[
-        "bench", "bitrev", "--log-n", "10..12", "--reps", "3", "--warmup", "1", "--json",
+        "bench", "bitrev", "--log-n", "10..12", "--reps", "10", "--warmup", "2", "--json",
     ]);
     assert!(v["adapter"].is_string());
     let rows = v["rows"].as_array().unwrap();
@@ -192,7 +192,7 @@ fn bench_rows_are_sane() {
         let t = r["median_ms"].as_f64().unwrap();
         assert!((g - r["bytes"].as_f64().unwrap() / (t * 1e6)).abs() / g < 1e-6);
     }
-    let v = run_ok(&["bench", "copy", "--n", "4096", "--reps", "3", "--json"]);
+    let v = run_ok(&["bench", "copy", "--variant", "vec4", "--n", "262144", "--reps", "25", "--json"]);
     let f = v["rows"][0]["fraction_of_copy"].as_f64().unwrap();
     assert!((0.3..=1.5).contains(&f), "copy vs itself: {f}");
 }
