@@ -129,3 +129,19 @@ fn errors_are_clear() {
         "{e}"
     );
 }
+
+#[test]
+fn more_than_65535_workgroups_use_a_2d_grid() {
+    // 2^24 elements at 256 threads per workgroup is 65536 workgroups: one more than a dimension holds.
+    let input = random_data(1 << 24, DType::U32, 99, false);
+    let want = model::naive(&input.bits);
+    let r = run(&bitrev(), "naive", input.clone(), false);
+    assert!(r.output.bits == want, "naive at 2^24");
+    let r = run(
+        &AlgoOptions::Copy(Default::default()),
+        "scalar",
+        input.clone(),
+        false,
+    );
+    assert!(r.output.bits == input.bits, "scalar copy at 2^24");
+}

@@ -144,6 +144,8 @@ fn errors_are_one_clear_line() {
     assert!(e.contains("/no/such/file.txt"), "{e}");
     let (_, e) = run_err(&["run", "bitrev", "--n", "1073741824"], None);
     assert!(e.contains("max_storage_buffer_binding_size"), "{e}");
+    let (_, e) = run_err(&["run", "bitrev", "--adapter", "no-such-gpu"], None);
+    assert!(e.contains("no-such-gpu"), "{e}");
     let (_, e) = run_err(&["run", "bitrev", "--dtype", "f64"], None);
     assert!(e.contains("f64"), "{e}");
 }
@@ -192,7 +194,17 @@ fn bench_rows_are_sane() {
         let t = r["median_ms"].as_f64().unwrap();
         assert!((g - r["bytes"].as_f64().unwrap() / (t * 1e6)).abs() / g < 1e-6);
     }
-    let v = run_ok(&["bench", "copy", "--variant", "vec4", "--n", "262144", "--reps", "25", "--json"]);
+    let v = run_ok(&[
+        "bench",
+        "copy",
+        "--variant",
+        "vec4",
+        "--n",
+        "262144",
+        "--reps",
+        "25",
+        "--json",
+    ]);
     let f = v["rows"][0]["fraction_of_copy"].as_f64().unwrap();
     assert!((0.3..=1.5).contains(&f), "copy vs itself: {f}");
 }

@@ -13,7 +13,7 @@ use crate::gpu::{Gpu, Plan, Region, execute, grid};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-const VARIANTS: &[Variant] = &[
+pub const VARIANTS: &[Variant] = &[
     Variant {
         name: "naive",
         summary: "one kernel: each thread computes its target by Demo A's loop and writes there",

@@ -1,0 +1,178 @@
+//! Bad input and GPU faults: every failure is an error value with a clear message, never a panic,
+//! and the engine keeps working afterwards. The parsers are fuzzed (proptest) and run over the corpus
+//! in tests/corpus.
+mod common;
+
+use common::{gpu, run};
+use proptest::prelude::*;
+use stagewise::algo::AlgoOptions;
+use stagewise::data::{self, DType, Data};
+use stagewise::error::Error;
+use stagewise::gpu::Gpu;
+
+#[test]
+fn corpus_inputs_parse_or_fail_cleanly() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        for dtype in DType::ALL {
+            match data::read_input(path.to_str().unwrap(), dtype) {
+                Ok(d) => assert!(!d.is_empty(), "{path:?}: an Ok input is never empty"),
+                Err(e) => {
+                    let msg = e.to_string();
+                    assert!(
+                        !msg.is_empty() && !msg.contains('\n'),
+                        "{path:?}: one-line message: {msg}"
+                    );
+                }
+            }
+        }
+        seen += 1;
+    }
+    assert!(seen >= 10, "the corpus is in the repo");
+    // Specific verdicts.
+    let p = |f: &str| format!("{dir}/{f}");
+    assert!(
+        data::read_input(&p("truncated.json"), DType::U32)
+            .unwrap_err()
+            .to_string()
+            .contains("invalid JSON")
+    );
+    assert!(
+        data::read_input(&p("huge_int.txt"), DType::U32)
+            .unwrap_err()
+            .to_string()
+            .contains("out of range")
+    );
+    assert!(
+        data::read_input(&p("nulls.json"), DType::U32)
+            .unwrap_err()
+            .to_string()
+            .contains("input[0]")
+    );
+    assert!(
+        data::read_input(&p("empty.txt"), DType::U32)
+            .unwrap_err()
+            .to_string()
+            .contains("empty")
+    );
+    assert!(
+        data::read_input(&p("comment.txt"), DType::U32)
+            .unwrap_err()
+            .to_string()
+            .contains("empty")
+    );
+    assert_eq!(
+        data::read_input(&p("hex.txt"), DType::I32).unwrap(),
+        Data::from_i32(&[i32::MIN, i32::MAX])
+    );
+    let f = data::read_input(&p("floats.txt"), DType::F32)
+        .unwrap()
+        .f32s();
+    assert!(f[0].is_nan() && f[1].is_nan() && f[1].is_sign_negative() && f[2] == f32::INFINITY);
+    assert_eq!(f[4], f32::INFINITY, "1e39 rounds to inf in f32");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    #[test]
+    fn text_parser_never_panics(s in "\\PC{0,64}") {
+        for dtype in DType::ALL {
+            let _ = data::parse_text(&s, dtype);
+        }
+    }
+
+    #[test]
+    fn numbers_round_trip(v in proptest::collection::vec(any::<u32>(), 1..50)) {
+        for dtype in DType::ALL {
+            let d = Data::new(dtype, v.clone());
+            let text: Vec<String> = (0..d.len()).map(|i| d.fmt_elem(i)).collect();
+            let back = data::parse_text(&text.join(","), dtype).unwrap();
+            if dtype == DType::F32 {
+                // NaN payloads are not spelled out; everything else is exact.
+                for (a, b) in back.bits.iter().zip(&v) {
+                    let (fa, fb) = (f32::from_bits(*a), f32::from_bits(*b));
+                    prop_assert!(a == b || (fa.is_nan() && fb.is_nan() && fa.is_sign_negative() == fb.is_sign_negative()));
+                }
+            } else {
+                prop_assert_eq!(&back.bits, &v);
+            }
+        }
+    }
+
+    #[test]
+    fn npy_parser_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend(bytes);
+        let _ = data::parse_npy(&b, DType::U32);
+    }
+
+    #[test]
+    fn session_parser_never_panics(s in "\\PC{0,80}") {
+        let _ = serde_json::from_str::<stagewise::ui::app::Session>(&s);
+    }
+}
+
+#[test]
+fn a_validation_error_is_an_error_and_the_next_run_works() {
+    let g = gpu();
+    let e = g
+        .pipeline(
+            "broken",
+            "@compute @workgroup_size(64) fn main() { let x: u32 = 1.5; }",
+            "main",
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::Validation(_)), "{e:?}");
+    // A binding that does not match the shader: caught by the error scope too.
+    let p = g.pipeline("ok", "@group(0) @binding(0) var<storage, read_write> a: array<u32>; @compute @workgroup_size(1) fn main() { a[0] = 1u; }", "main").unwrap();
+    let u = g.uniform("wrong kind of buffer", &[1]).unwrap();
+    let e = g.bind(&p, &[&u]).unwrap_err();
+    assert!(matches!(e, Error::Validation(_)), "{e:?}");
+    let r = run(
+        &AlgoOptions::Bitrev(Default::default()),
+        "naive",
+        Data::from_u32(&[1, 2, 3, 4]),
+        false,
+    );
+    assert_eq!(r.output.bits, [1, 3, 2, 4]);
+}
+
+#[test]
+fn a_lost_device_is_reported_and_a_new_one_works() {
+    let g = Gpu::headless(None).unwrap();
+    g.device.destroy();
+    let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+    let e = stagewise::algo::run(
+        AlgoOptions::Bitrev(Default::default()).algo(),
+        &g,
+        &stagewise::algo::RunRequest {
+            variant: &stagewise::algo::bitrev::VARIANTS[0],
+            dtype: DType::U32,
+            input: Data::from_u32(&[1, 2]),
+            trace: false,
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::DeviceLost(_) | Error::Validation(_) | Error::Gpu(_)
+        ),
+        "{e:?}"
+    );
+    let fresh = Gpu::headless(None).unwrap();
+    let r = stagewise::algo::run(
+        AlgoOptions::Bitrev(Default::default()).algo(),
+        &fresh,
+        &stagewise::algo::RunRequest {
+            variant: &stagewise::algo::bitrev::VARIANTS[1],
+            dtype: DType::U32,
+            input: Data::from_u32(&[1, 2, 3, 4]),
+            trace: true,
+        },
+    )
+    .unwrap();
+    assert!(r.verified);
+}
