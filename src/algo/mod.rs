@@ -112,6 +112,9 @@ pub struct PassInfo {
     pub label: String,
     /// None when the adapter has no timestamps.
     pub gpu_ms: Option<f64>,
+    /// The kernel that ran (for the app's code view; not part of the JSON contract).
+    #[serde(skip)]
+    pub kernel: Option<crate::gpu::context::KernelInfo>,
 }
 
 /// The result of a run: output, per-pass GPU times, the check against the CPU model, the trace.
@@ -208,6 +211,7 @@ pub fn pass_infos(plan: &Plan, pass_ms: &Option<Vec<f64>>) -> Vec<PassInfo> {
         .map(|(i, p)| PassInfo {
             label: p.label.clone(),
             gpu_ms: pass_ms.as_ref().map(|t| t[i]),
+            kernel: crate::gpu::context::kernel_info(&p.pipeline),
         })
         .collect()
 }

@@ -129,6 +129,29 @@ pub fn select_adapter(adapters: &[wgpu::Adapter], selector: Option<&str>) -> Res
         .expect("non-empty"))
 }
 
+/// Where a pipeline's code came from: shown by the app next to the stage that ran it.
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    pub label: String,
+    pub entry: String,
+    pub source: Arc<str>,
+}
+
+/// Pipelines → their WGSL, for every pipeline made through [`Gpu::pipeline`].
+fn kernel_registry() -> &'static Mutex<HashMap<wgpu::ComputePipeline, KernelInfo>> {
+    static REG: std::sync::OnceLock<Mutex<HashMap<wgpu::ComputePipeline, KernelInfo>>> =
+        std::sync::OnceLock::new();
+    REG.get_or_init(Default::default)
+}
+
+/// The WGSL and entry point a pipeline was built from.
+pub fn kernel_info(p: &wgpu::ComputePipeline) -> Option<KernelInfo> {
+    kernel_registry()
+        .lock()
+        .ok()
+        .and_then(|m| m.get(p).cloned())
+}
+
 /// The shared GPU: device, queue, what the device was granted, and a pipeline cache.
 #[derive(Clone)]
 pub struct Gpu {
@@ -260,6 +283,16 @@ impl Gpu {
         })?;
         if let Ok(mut m) = self.pipelines.lock() {
             m.insert(key, p.clone());
+        }
+        if let Ok(mut m) = kernel_registry().lock() {
+            m.insert(
+                p.clone(),
+                KernelInfo {
+                    label: label.to_string(),
+                    entry: entry.to_string(),
+                    source: source.into(),
+                },
+            );
         }
         Ok(p)
     }

@@ -679,6 +679,13 @@ impl eframe::App for StagewiseApp {
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| self.controls(ui));
             });
+        if let Some(r) = &self.result {
+            let stage = self.timeline.stage;
+            egui::Panel::right("code")
+                .resizable(true)
+                .default_size(380.0)
+                .show(ui, |ui| super::code::show(ui, r, stage));
+        }
         egui::CentralPanel::default().show(ui, |ui| {
             if let Some(r) = &self.result {
                 let last = r.stages.len().saturating_sub(1);

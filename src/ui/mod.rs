@@ -2,6 +2,7 @@
 //! runs on a worker thread that shares eframe's device, so no frame waits on the GPU.
 
 pub mod app;
+pub mod code;
 pub mod colors;
 pub mod params;
 pub mod perf;

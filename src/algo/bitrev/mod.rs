@@ -153,11 +153,39 @@ impl Algorithm for Options {
                 } else {
                     (format!("stage {s}"), n >> s)
                 };
+                let (passes, narration) = if req.variant.name == "naive" {
+                    (
+                        vec![0],
+                        format!(
+                            "One pass: each of the {n} threads computes its index reversed over {log_n} bits with Demo A's loop \
+                         and writes its element there. Reads are coalesced; neighbouring threads write far apart."
+                        ),
+                    )
+                } else {
+                    (
+                        vec![2 * s - 2, 2 * s - 1],
+                        format!(
+                            "Stage {s}: kernel1 splits each of the {} block(s) of {} into its even positions (left half) and \
+                         odd positions (right half), into the second buffer; kernel2 copies it back as the next stage's \
+                         input. Now {} blocks of {block}.{}",
+                            n / (2 * block),
+                            2 * block,
+                            n / block,
+                            if s + 1 == log_n as usize {
+                                " Every element is already in its final place: the last stage changes nothing."
+                            } else {
+                                ""
+                            }
+                        ),
+                    )
+                };
                 stages.push(
                     Stage::new(label, Data::new(req.dtype, (*g).clone()))
                         .note("stage", s)
                         .note("block_size", block)
-                        .note("blocks", n / block),
+                        .note("blocks", n / block)
+                        .note("passes", passes)
+                        .note("narration", narration),
                 );
             }
         } else {

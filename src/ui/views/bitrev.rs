@@ -52,7 +52,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     };
     ui.heading(title);
     let origin = origins(result);
-    let cell = ((ui.available_width() - 110.0) / n as f32).min(48.0);
+    let cell = ((ui.available_width() - 130.0) / n as f32).min(48.0);
     egui::ScrollArea::vertical()
         .id_salt("bitrev-rows")
         .max_height(ui.available_height() * 0.62)
