@@ -24,7 +24,7 @@ pub fn passes_of(result: &RunResult, stage: usize) -> Vec<usize> {
     if stage == 0 || ns == 0 || np == 0 {
         return Vec::new();
     }
-    if np % ns == 0 {
+    if np.is_multiple_of(ns) {
         let k = np / ns;
         return ((stage - 1) * k..stage * k).collect();
     }
