@@ -15,6 +15,8 @@ pub struct StripCache {
     columns: usize,
     rows: usize,
     n: usize,
+    /// Pixels per column; 0 = fit the whole array in the panel.
+    zoom: f32,
 }
 
 impl StripCache {
@@ -34,20 +36,42 @@ impl StripCache {
         if self.key != key || self.tiles.is_empty() || self.rows != row_count || self.n != n {
             self.build(ui.ctx(), key, n, row_count, colors);
         }
-        let row_h = 14.0f32;
+        let row_h = 22.0f32;
         let label_w = 90.0;
-        ui.label(if n > MAX_COLUMNS {
-            format!(
-                "{n} elements: one column per {} elements (sampled); scroll sideways",
-                n / MAX_COLUMNS
-            )
-        } else {
-            format!("{n} elements: one pixel column per element; scroll sideways")
+        ui.horizontal(|ui| {
+            ui.label(if n > MAX_COLUMNS {
+                format!(
+                    "{n} elements: one column per {} elements (sampled)",
+                    n / MAX_COLUMNS
+                )
+            } else {
+                format!("{n} elements, one column each")
+            });
+            ui.label("zoom:");
+            for (z, name) in [
+                (0.0, "fit"),
+                (1.0, "1 px"),
+                (2.0, "2 px"),
+                (4.0, "4 px"),
+                (8.0, "8 px"),
+            ] {
+                if ui
+                    .selectable_label(self.zoom == z, name)
+                    .on_hover_text("Pixels per column; scroll sideways to pan")
+                    .clicked()
+                {
+                    self.zoom = z;
+                }
+            }
         });
+        // Rows 0 ..= current, like the cell views: the history up to the stage being shown.
+        let shown = (current + 1).min(self.rows);
+        let zoom = self.zoom;
+        let columns = self.columns.max(1);
         ui.horizontal_top(|ui| {
             ui.vertical(|ui| {
                 ui.set_width(label_w);
-                for r in 0..self.rows {
+                for r in 0..shown {
                     let text = egui::RichText::new(labels(r)).size(10.0);
                     let text = if r == current {
                         text.strong().color(ui.visuals().strong_text_color())
@@ -60,32 +84,38 @@ impl StripCache {
             egui::ScrollArea::horizontal()
                 .id_salt(("strip", key))
                 .show(ui, |ui| {
-                    ui.horizontal_top(|ui| {
-                        ui.spacing_mut().item_spacing.x = 0.0;
-                        for t in &self.tiles {
-                            let size = egui::vec2(t.size()[0] as f32, row_h * self.rows as f32);
-                            let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
-                            ui.painter().image(
-                                t.id(),
-                                rect,
-                                egui::Rect::from_min_max(
-                                    egui::pos2(0.0, 0.0),
-                                    egui::pos2(1.0, 1.0),
-                                ),
-                                Color32::WHITE,
-                            );
-                            let y = rect.top() + row_h * current as f32;
-                            ui.painter().rect_stroke(
-                                egui::Rect::from_min_size(
-                                    egui::pos2(rect.left(), y),
-                                    egui::vec2(rect.width(), row_h),
-                                ),
-                                0.0,
-                                egui::Stroke::new(1.5, ui.visuals().strong_text_color()),
-                                egui::StrokeKind::Inside,
-                            );
-                        }
-                    });
+                    let fit = (ui.available_width() / columns as f32).max(0.01);
+                    let scale = if zoom == 0.0 { fit } else { zoom };
+                    let (rect, _) = ui.allocate_exact_size(
+                        egui::vec2(columns as f32 * scale, row_h * shown as f32),
+                        egui::Sense::hover(),
+                    );
+                    let mut x = rect.left();
+                    let v = shown as f32 / self.rows.max(1) as f32;
+                    for t in &self.tiles {
+                        let w = t.size()[0] as f32 * scale;
+                        let tile = egui::Rect::from_min_size(
+                            egui::pos2(x, rect.top()),
+                            egui::vec2(w, rect.height()),
+                        );
+                        ui.painter().image(
+                            t.id(),
+                            tile,
+                            egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, v)),
+                            Color32::WHITE,
+                        );
+                        x += w;
+                    }
+                    let y = rect.top() + row_h * current as f32;
+                    ui.painter().rect_stroke(
+                        egui::Rect::from_min_size(
+                            egui::pos2(rect.left(), y),
+                            egui::vec2(rect.width(), row_h),
+                        ),
+                        0.0,
+                        egui::Stroke::new(1.5, ui.visuals().strong_text_color()),
+                        egui::StrokeKind::Inside,
+                    );
                 });
         });
     }
@@ -113,7 +143,11 @@ impl StripCache {
             self.tiles.push(ctx.load_texture(
                 format!("strip-{key}-{start}"),
                 img,
-                TextureOptions::NEAREST,
+                TextureOptions {
+                    magnification: egui::TextureFilter::Nearest,
+                    minification: egui::TextureFilter::Linear,
+                    ..Default::default()
+                },
             ));
             start += w;
         }

@@ -128,6 +128,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                     }
                 }
             } else {
+                super::summary(ui, &result.stages[stage].data);
                 let stages = &result.stages;
                 let origin = &origin;
                 state.strip.show(

@@ -51,6 +51,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
             });
         }
     } else {
+        super::summary(ui, &st.data);
         let stages = &result.stages;
         state.strip.show(
             ui,

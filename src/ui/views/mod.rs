@@ -24,3 +24,27 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
 
 /// Cells no narrower than this are drawn with their values; below it, the colour strip.
 pub const MIN_CELL: f32 = 26.0;
+
+/// Summary statistics of a stage for arrays too large to inspect element by element.
+pub fn summary(ui: &mut egui::Ui, data: &crate::data::Data) {
+    let n = data.len();
+    let (mut lo, mut hi, mut sum, mut nonfinite) = (f64::INFINITY, f64::NEG_INFINITY, 0.0, 0usize);
+    for i in 0..n {
+        let v = data.as_f64(i);
+        if v.is_finite() {
+            lo = lo.min(v);
+            hi = hi.max(v);
+            sum += v;
+        } else {
+            nonfinite += 1;
+        }
+    }
+    let ascending = (1..n)
+        .filter(|&i| data.as_f64(i - 1) <= data.as_f64(i))
+        .count();
+    ui.label(format!(
+        "N = {n} · min {lo} · max {hi} · mean {:.4} · non-finite {nonfinite} · {:.1}% of neighbours ascending",
+        sum / (n - nonfinite).max(1) as f64,
+        100.0 * ascending as f64 / (n.max(2) - 1) as f64
+    ));
+}
