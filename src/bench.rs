@@ -59,6 +59,10 @@ impl BenchRow {
     }
 }
 
+/// In sweeps over every algorithm, plans with more passes than this are skipped (they are timed
+/// when benchmarked on their own).
+pub const MAX_SWEEP_PASSES: usize = 4096;
+
 /// Messages a running benchmark sends (the UI streams them; the CLI prints rows).
 pub enum Event {
     Row(BenchRow),
@@ -135,6 +139,17 @@ pub fn run(
                     }
                     Err(e) => return Err(e),
                 };
+                if spec.skip_refused && case.plan.passes.len() > MAX_SWEEP_PASSES {
+                    // e.g. one dispatch per phase at large N: minutes per point, not a sweep.
+                    on_event(Event::Skipped(format!(
+                        "{} {} n={n}: {} passes per run (over {MAX_SWEEP_PASSES}); bench it alone",
+                        info.name,
+                        v.name,
+                        case.plan.passes.len()
+                    )));
+                    done += 1;
+                    continue;
+                }
                 let t = time_with(gpu, &case.plan, spec.warmup, spec.reps, cancelled)?;
                 let gbps = case.bytes as f64 / (t.total_ms * 1e6);
                 let row = BenchRow {
