@@ -43,6 +43,20 @@ pub enum Cmd {
     Run(RunArgs),
     /// Time algorithms in timed mode against the copy roofline.
     Bench(BenchArgs),
+    /// BMMC (seed 001): distributions of rank_m, rank_b and pass counts over random bit permutations.
+    BmmcStats {
+        /// Index bits (N = 2^n).
+        #[arg(long)]
+        n: usize,
+        /// Random permutations to sample when n > 10 (n ≤ 10 enumerates all n!).
+        #[arg(long, default_value_t = 100_000)]
+        samples: usize,
+        /// Seed for sampling.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -124,6 +138,16 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
         Cmd::Adapters { json } => adapters(*json),
         Cmd::Run(args) => run(cli, args),
         Cmd::Bench(args) => bench_cmd(cli, args),
+        Cmd::BmmcStats {
+            n,
+            samples,
+            seed,
+            json,
+        } => {
+            let v = algo::bmmc::stats::stats(*n, *samples, *seed)?;
+            out(&if *json { v.to_string() } else { algo::bmmc::stats::text(&v) });
+            Ok(0)
+        }
     }
 }
 
