@@ -385,3 +385,19 @@ pub fn plan_summary(target: &Affine, params: &Params) -> Vec<(String, Result<usi
         .map(|v| (v.to_string(), plan::build(v, target, params).map(|p| p.passes.len())))
         .collect()
 }
+
+/// For other rooms (bitrev's `tiled` variant): one tiled pass performing the bit permutation
+/// `a` on 2^n words, reading `src` and writing `dst` (captured when `capture`).
+pub fn tiled_bpc_plan(
+    gpu: &Gpu,
+    a: &BitMatrix,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+    capture: bool,
+) -> Result<(Plan, Region)> {
+    let n = a.n;
+    let params = Options::default().params(gpu);
+    let spec = plan::tiled(&Affine { a: a.clone(), c: 0 }, &params);
+    spec.check(&Affine { a: a.clone(), c: 0 }, &params)?;
+    gpu_plan(gpu, &spec, n, src, dst, dst, capture)
+}
