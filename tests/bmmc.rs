@@ -64,7 +64,7 @@ fn matrix_model_factorisations_and_parsing() {
     let s = BitMatrix::parse("110;011;101").unwrap();
     assert_eq!(s.rank(), 2);
     let e = s.inverse().unwrap_err().to_string();
-    assert!(e.contains("row 2 = row 0 ⊕ row 1"), "{e}");
+    assert!(e.contains("row 2 = row 0 + row 1"), "{e}");
     let e = BitMatrix::parse("10;00").unwrap().inverse().unwrap_err().to_string();
     assert!(e.contains("row 1") && e.contains("all zeros"), "{e}");
 }
@@ -251,7 +251,7 @@ fn bad_matrices_are_clear_errors() {
         })
     };
     let e = err(m("110;011;101"), input.clone());
-    assert!(e.contains("singular") && e.contains("row 2 = row 0 ⊕ row 1"), "{e}");
+    assert!(e.contains("singular") && e.contains("row 2 = row 0 + row 1"), "{e}");
     let e = err(m("1000;0100;0010;0001"), input.clone());
     assert!(e.contains("4 rows") && e.contains("log2 N = 3"), "{e}");
     let e = err(m("100;01;001"), input.clone());
@@ -347,4 +347,34 @@ fn cli_contract() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["permutations"], 720);
     assert_eq!(v["method"], "enumeration");
+}
+
+#[test]
+fn view_draws_every_tab() {
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+    use eframe::egui;
+    use stagewise::ui::views::{self, ViewState};
+    // 2^11: the strip's textures stay within the test renderer's 2048-pixel limit.
+    let input = Data::from_u32(&(0..1u32 << 11).collect::<Vec<_>>());
+    let result = run(&with_preset("random:3"), "seed-ulp", input, true);
+    let last = result.stages.len() - 1;
+    let mut state = ViewState::default();
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1200.0, 800.0))
+        .wgpu()
+        .build_ui(move |ui| views::show(ui, &result, last, 7, &mut state));
+    harness.run();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    for tab in ["Plan", "Permuted image", "Matrix editor", "rank statistics"] {
+        harness.get_by_label(tab).click();
+        harness.run();
+        let img = harness.render().expect("render");
+        assert!(img.width() > 0);
+        let _ = img.save(dir.join(format!("bmmc-{}.png", tab.replace(' ', "-"))));
+    }
+    // The editor's status for the loaded matrix.
+    harness.get_by_label("Matrix editor").click();
+    harness.run();
+    assert!(harness.query_by_label("invertible").is_some());
 }

@@ -182,8 +182,8 @@ impl BitMatrix {
                     .map(|k| format!("row {k}"))
                     .collect();
                 return Some(format!(
-                    "the matrix is singular: row {i} = {} (XOR over GF(2)); rank {} < {}",
-                    others.join(" ⊕ "),
+                    "the matrix is singular: row {i} = {} (sum over GF(2), i.e. XOR); rank {} < {}",
+                    others.join(" + "),
                     self.rank(),
                     self.n
                 ));
@@ -289,7 +289,7 @@ impl BitMatrix {
         let n = rows.len();
         if n > 32 {
             return Err(Error::Input(format!(
-                "the matrix has {n} rows; at most 32 (N ≤ 2^32) are supported"
+                "the matrix has {n} rows; at most 32 (N <= 2^32) are supported"
             )));
         }
         let mut m = BitMatrix::zero(n);

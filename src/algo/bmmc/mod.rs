@@ -27,15 +27,15 @@ const VARIANTS: &[Variant] = &[
     },
     Variant {
         name: "naive",
-        summary: "one thread per element computes y = A·x ⊕ c and writes there (scattered writes)",
+        summary: "one thread per element computes y = A·x + c and writes there (scattered writes)",
     },
     Variant {
         name: "seed-plu",
-        summary: "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by Cormen's alternation (≤ 7 passes)",
+        summary: "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by Cormen's alternation (<= 7 passes)",
     },
     Variant {
         name: "seed-ulp",
-        summary: "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U in one tiled pass (≤ 6 passes)",
+        summary: "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U in one tiled pass (<= 6 passes)",
     },
     Variant {
         name: "tiled",
@@ -46,7 +46,7 @@ const VARIANTS: &[Variant] = &[
 static INFO: AlgoInfo = AlgoInfo {
     name: "bmmc",
     title: "BMMC / BPC permutation",
-    summary: "Element x moves to y = A·x ⊕ c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.",
+    summary: "Element x moves to y = A·x + c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.",
     variants: VARIANTS,
     dtypes: &[DType::U32, DType::I32, DType::F32],
     seed: "001",

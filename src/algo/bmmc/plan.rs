@@ -192,7 +192,7 @@ pub fn rotl(n: usize, k: usize) -> BitMatrix {
 pub fn naive(target: &Affine) -> PlanSpec {
     PlanSpec {
         passes: vec![PassSpec {
-            label: "naive: out[A·x ⊕ c] = in[x]".into(),
+            label: "naive: out[A·x + c] = in[x]".into(),
             kernel: Kernel::Naive,
             map: target.clone(),
         }],
@@ -362,7 +362,7 @@ fn cormen_specs(pm: &BitMatrix, p: &Params, what: &str) -> Vec<PassSpec> {
                 i + 1,
                 match kernel {
                     Kernel::Block { .. } => "sort the m first bits (kernel 1)",
-                    _ => "sort the n−b last bits (kernel 2)",
+                    _ => "sort the n-b last bits (kernel 2)",
                 }
             ),
             kernel,
@@ -402,7 +402,7 @@ pub fn seed_plu(target: &Affine, p: &Params) -> Result<PlanSpec> {
         // n ≤ m: one kernel-1 pass covers the whole array (one workgroup).
         return Ok(finish(
             vec![PassSpec {
-                label: "kernel 1 over the whole array (n ≤ m)".into(),
+                label: "kernel 1 over the whole array (n <= m)".into(),
                 kernel: Kernel::Block { k: n },
                 map: Affine { a: target.a.clone(), c: 0 },
             }],
@@ -455,7 +455,7 @@ pub fn seed_ulp(target: &Affine, p: &Params) -> Result<PlanSpec> {
     {
         return Ok(plain.clone());
     }
-    let rotated = seed_ulp_with(target, p, &rotl(n, p.m))?.expect("R ≠ I always applies");
+    let rotated = seed_ulp_with(target, p, &rotl(n, p.m))?.expect("R != I always applies");
     Ok(match plain {
         Some(pl) if pl.passes.len() < rotated.passes.len() => pl,
         _ => rotated,
@@ -483,12 +483,12 @@ fn seed_ulp_with(target: &Affine, p: &Params, r: &BitMatrix) -> Result<Option<Pl
         let u2 = r.mul(&l).mul(&rinv);
         let last = passes.last_mut().expect("at least one pass");
         last.map.a = u2.mul(&last.map.a);
-        last.label = format!("{} fused with U' = R·L·R⁻¹", last.label);
+        last.label = format!("{} fused with U' = R·L·R^-1", last.label);
     }
     let ur = u.mul(&rinv);
     if !ur.is_identity() {
         passes.push(
-            tiled_pass("U·R⁻¹ (one tiled pass: the seed's U·T1)".into(), Affine { a: ur, c: 0 }, p)
+            tiled_pass("U·R^-1 (one tiled pass: the seed's U·T1)".into(), Affine { a: ur, c: 0 }, p)
                 .ok_or_else(|| Error::Limit("the adapter's tile is too small for the seed-ulp plan".into()))?,
         );
     }

@@ -166,7 +166,7 @@ pub fn text(v: &Value) -> String {
         hist(&mut s, &format!("passes {k}"), h, None);
     }
     s.push_str(&format!(
-        "P(rank_m ≤ m − b = {}) = {:.6} here, {:.6} exact: one Cormen iteration (3 BPC passes)\n",
+        "P(rank_m <= m - b = {}) = {:.6} here, {:.6} exact: one Cormen iteration (3 BPC passes)\n",
         v["window"],
         v["p_rank_m_le_window"].as_f64().unwrap_or(0.0),
         v["p_rank_m_le_window_exact"].as_f64().unwrap_or(0.0)

@@ -150,7 +150,7 @@ fn plan_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, stat
                         draw_matrix(ui, &rows, mcell, current);
                         let c = s.notes.get("complement").and_then(|v| v.as_u64()).unwrap_or(0);
                         if c != 0 {
-                            ui.small(format!("⊕ {c:#b}"));
+                            ui.small(format!("xor {c:#b}"));
                         }
                     });
                     ui.vertical(|ui| {
@@ -300,8 +300,7 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
             ed.m = BitMatrix::identity(n);
             ed.c &= ((1u64 << n) - 1) as u32;
         }
-        ui.label("preset");
-        egui::ComboBox::from_id_salt("bmmc-preset")
+        egui::ComboBox::from_label("preset")
             .selected_text(ed.preset.clone())
             .show_ui(ui, |ui| {
                 for p in PRESETS {
@@ -329,7 +328,7 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
                 for j in 0..n {
                     ui.small(format!("x{j}"));
                 }
-                ui.small("⊕c");
+                ui.small("xorc");
                 ui.end_row();
                 for i in 0..n {
                     ui.small(format!("y{i}"));
@@ -338,7 +337,7 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
                         let b = egui::Button::new(if on { "1" } else { "0" })
                             .min_size(egui::vec2(cell, cell))
                             .selected(on);
-                        if ui.add(b).on_hover_text(format!("output bit {i} ← input bit {j}")).clicked() {
+                        if ui.add(b).on_hover_text(format!("output bit {i} <- input bit {j}")).clicked() {
                             ed.m.set(i, j, !on);
                         }
                     }
@@ -398,7 +397,7 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
 
 fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
     if st.stats_n == 0 {
-        st.stats_n = (result.extra.get("log_n").and_then(|v| v.as_u64()).unwrap_or(20) as usize).clamp(11, 30);
+        st.stats_n = (result.extra.get("log_n").and_then(|v| v.as_u64()).unwrap_or(20) as usize).clamp(20, 30);
     }
     ui.horizontal(|ui| {
         ui.label("n");
@@ -419,7 +418,7 @@ fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
         return;
     };
     ui.label(format!(
-        "{} over {} permutations: P(rank_m ≤ 5) = {:.4} (exact {:.4})",
+        "{} over {} permutations: P(rank_m <= 5) = {:.4} (exact {:.4})",
         v["method"].as_str().unwrap_or(""),
         v["permutations"],
         v["p_rank_m_le_window"].as_f64().unwrap_or(0.0),
