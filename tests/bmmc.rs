@@ -59,13 +59,24 @@ fn matrix_model_factorisations_and_parsing() {
         }
     }
     let m = BitMatrix::parse("001;010;100").unwrap();
-    assert_eq!(m.apply(0b001), 0b100, "row i = output bit i, column j = input bit j");
-    assert_eq!(BitMatrix::parse("10\n01\n").unwrap(), BitMatrix::identity(2));
+    assert_eq!(
+        m.apply(0b001),
+        0b100,
+        "row i = output bit i, column j = input bit j"
+    );
+    assert_eq!(
+        BitMatrix::parse("10\n01\n").unwrap(),
+        BitMatrix::identity(2)
+    );
     let s = BitMatrix::parse("110;011;101").unwrap();
     assert_eq!(s.rank(), 2);
     let e = s.inverse().unwrap_err().to_string();
     assert!(e.contains("row 2 = row 0 + row 1"), "{e}");
-    let e = BitMatrix::parse("10;00").unwrap().inverse().unwrap_err().to_string();
+    let e = BitMatrix::parse("10;00")
+        .unwrap()
+        .inverse()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("row 1") && e.contains("all zeros"), "{e}");
 }
 
@@ -124,7 +135,11 @@ fn traces_are_checked_pass_by_pass() {
             let r = run(&bmmc(&a, 3), v, input.clone(), true);
             assert!(r.verified, "{v} n={n}: {:?}", r.mismatch);
             let plan = r.extra["plan"].as_array().unwrap();
-            assert_eq!(r.stages.len(), plan.len() + 1, "{v}: input + one stage per pass");
+            assert_eq!(
+                r.stages.len(),
+                plan.len() + 1,
+                "{v}: input + one stage per pass"
+            );
             // Replay the plan's factor matrices on the CPU: every stage must match.
             let mut cur = input.bits.clone();
             for (i, p) in plan.iter().enumerate() {
@@ -145,6 +160,8 @@ fn traces_are_checked_pass_by_pass() {
     }
 }
 
+type IndexMap<'a> = Box<dyn Fn(u32) -> u32 + 'a>;
+
 #[test]
 fn presets_have_their_known_mappings() {
     let n = 6usize;
@@ -153,14 +170,17 @@ fn presets_have_their_known_mappings() {
     let rev = |x: u32| x.reverse_bits() >> (32 - n);
     let gray = |x: u32| x ^ (x >> 1);
     // (preset, y(x))
-    let cases: Vec<(&str, Box<dyn Fn(u32) -> u32>)> = vec![
+    let cases: Vec<(&str, IndexMap)> = vec![
         ("identity", Box::new(|x| x)),
         ("bit-reverse", Box::new(rev)),
         // a 2^2 × 2^4 row-major matrix → its 2^4 × 2^2 transpose
         ("transpose:2,4", Box::new(|x| (x % 16) * 4 + x / 16)),
         ("transpose:4,2", Box::new(|x| (x % 4) * 16 + x / 4)),
         ("shuffle", Box::new(rotl)),
-        ("unshuffle", Box::new(move |x| (x >> 1) | ((x & 1) << (n - 1)))),
+        (
+            "unshuffle",
+            Box::new(move |x| (x >> 1) | ((x & 1) << (n - 1))),
+        ),
         ("gray", Box::new(gray)),
         (
             "gray-inverse",
@@ -182,13 +202,27 @@ fn presets_have_their_known_mappings() {
         }
     }
     // The shuffle interleaves the halves: [0, N/2, 1, N/2+1, …].
-    let r = run(&with_preset("shuffle"), "tiled", Data::from_u32(&(0..16).collect::<Vec<_>>()), false);
-    assert_eq!(r.output.bits, [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15]);
+    let r = run(
+        &with_preset("shuffle"),
+        "tiled",
+        Data::from_u32(&(0..16).collect::<Vec<_>>()),
+        false,
+    );
+    assert_eq!(
+        r.output.bits,
+        [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15]
+    );
     // random-bpc is a permutation matrix, random is invertible and not (usually) a BPC; both seeded.
     assert!(preset("random-bpc:5", 12).unwrap().is_permutation());
-    assert_eq!(preset("random:5", 12).unwrap(), preset("random:5", 12).unwrap());
+    assert_eq!(
+        preset("random:5", 12).unwrap(),
+        preset("random:5", 12).unwrap()
+    );
     assert!(preset("random:5", 12).unwrap().is_invertible());
-    assert_ne!(preset("random:5", 12).unwrap(), preset("random:6", 12).unwrap());
+    assert_ne!(
+        preset("random:5", 12).unwrap(),
+        preset("random:6", 12).unwrap()
+    );
     // Transpose 2^7 × 2^7 on the GPU, as a matrix transposition of the data.
     let input = random_data(1 << 14, DType::F32, 4, true);
     let r = run(&with_preset("transpose:7,7"), "tiled", input.clone(), false);
@@ -223,9 +257,7 @@ fn pass_counts_stay_within_the_bounds() {
                     // The BPC part follows Cormen: 1 + 2·ceil(rank_m / (m − b)) passes, within the bound.
                     let rm = plu.facts["rank_m"].as_u64().unwrap() as usize;
                     assert_eq!(plu.passes.len(), 1 + 2 * rm.div_ceil(p.m - p.b));
-                    assert!(
-                        plu.passes.len() as u64 <= plu.facts["bound_passes"].as_u64().unwrap()
-                    );
+                    assert!(plu.passes.len() as u64 <= plu.facts["bound_passes"].as_u64().unwrap());
                 } else {
                     *ulp_counts.entry(ulp.passes.len()).or_insert(0) += 1;
                 }
@@ -237,13 +269,17 @@ fn pass_counts_stay_within_the_bounds() {
     }
     // "4 typical" for U·L·P on random matrices.
     let typical = ulp_counts.get(&4).copied().unwrap_or(0);
-    assert!(typical * 2 > ulp_counts.values().sum::<i32>(), "{ulp_counts:?}");
+    assert!(
+        typical * 2 > ulp_counts.values().sum::<i32>(),
+        "{ulp_counts:?}"
+    );
 }
 
 #[test]
 fn bad_matrices_are_clear_errors() {
     let input = Data::from_u32(&(0..8).collect::<Vec<_>>());
-    let err = |o: AlgoOptions, input: Data| try_run(&o, "tiled", input, false).unwrap_err().to_string();
+    let err =
+        |o: AlgoOptions, input: Data| try_run(&o, "tiled", input, false).unwrap_err().to_string();
     let m = |s: &str| {
         AlgoOptions::Bmmc(Options {
             matrix: Some(s.into()),
@@ -251,7 +287,10 @@ fn bad_matrices_are_clear_errors() {
         })
     };
     let e = err(m("110;011;101"), input.clone());
-    assert!(e.contains("singular") && e.contains("row 2 = row 0 + row 1"), "{e}");
+    assert!(
+        e.contains("singular") && e.contains("row 2 = row 0 + row 1"),
+        "{e}"
+    );
     let e = err(m("1000;0100;0010;0001"), input.clone());
     assert!(e.contains("4 rows") && e.contains("log2 N = 3"), "{e}");
     let e = err(m("100;01;001"), input.clone());
@@ -314,12 +353,28 @@ fn stats_answer_the_seeds_question() {
 #[test]
 fn cli_contract() {
     let out = bin()
-        .args(["run", "bmmc", "--preset", "transpose:2,3", "--variant", "seed-ulp", "--json", "--trace"])
+        .args([
+            "run",
+            "bmmc",
+            "--preset",
+            "transpose:2,3",
+            "--variant",
+            "seed-ulp",
+            "--json",
+            "--trace",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["n"], 32, "the length comes from the matrix (iota example)");
+    assert_eq!(
+        v["n"], 32,
+        "the length comes from the matrix (iota example)"
+    );
     assert_eq!(v["verified"], true);
     let pc = v["pass_count"].as_u64().unwrap();
     assert_eq!(v["plan"].as_array().unwrap().len() as u64, pc);
@@ -329,7 +384,15 @@ fn cli_contract() {
         assert_eq!(p["matrix"].as_array().unwrap().len(), 5);
     }
     let out = bin()
-        .args(["run", "bmmc", "--matrix", "01;10", "--complement", "1", "--json"])
+        .args([
+            "run",
+            "bmmc",
+            "--matrix",
+            "01;10",
+            "--complement",
+            "1",
+            "--json",
+        ])
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -342,7 +405,10 @@ fn cli_contract() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("row 1 = row 0"), "{err}");
-    let out = bin().args(["bmmc-stats", "--n", "6", "--json"]).output().unwrap();
+    let out = bin()
+        .args(["bmmc-stats", "--n", "6", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["permutations"], 720);
@@ -351,9 +417,9 @@ fn cli_contract() {
 
 #[test]
 fn view_draws_every_tab() {
+    use eframe::egui;
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
-    use eframe::egui;
     use stagewise::ui::views::{self, ViewState};
     // 2^11: the strip's textures stay within the test renderer's 2048-pixel limit.
     let input = Data::from_u32(&(0..1u32 << 11).collect::<Vec<_>>());

@@ -145,7 +145,11 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
             json,
         } => {
             let v = algo::bmmc::stats::stats(*n, *samples, *seed)?;
-            out(&if *json { v.to_string() } else { algo::bmmc::stats::text(&v) });
+            out(&if *json {
+                v.to_string()
+            } else {
+                algo::bmmc::stats::text(&v)
+            });
             Ok(0)
         }
     }

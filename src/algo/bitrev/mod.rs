@@ -67,7 +67,9 @@ fn plan(
     let groups = grid((n as u32).div_ceil(256));
     // --- bmmc room: the tiled variant is the bit-reversal matrix on the tiled BPC kernel ---
     if variant == "tiled" {
-        let perm: Vec<usize> = (0..log_n as usize).map(|j| log_n as usize - 1 - j).collect();
+        let perm: Vec<usize> = (0..log_n as usize)
+            .map(|j| log_n as usize - 1 - j)
+            .collect();
         let m = crate::algo::bmmc::matrix::BitMatrix::from_bit_perm(&perm);
         return crate::algo::bmmc::tiled_bpc_plan(gpu, &m, a, b, capture);
     }

@@ -166,13 +166,10 @@ impl BitMatrix {
                 ));
             }
             let (mut v, mut comb) = (r, 1u64 << i);
-            loop {
-                let Some(&(b, c)) = basis
-                    .iter()
-                    .find(|(b, _)| v != 0 && 31 - b.leading_zeros() == 31 - v.leading_zeros())
-                else {
-                    break;
-                };
+            while let Some(&(b, c)) = basis
+                .iter()
+                .find(|(b, _)| v != 0 && 31 - b.leading_zeros() == 31 - v.leading_zeros())
+            {
                 v ^= b;
                 comb ^= c;
             }
@@ -232,7 +229,9 @@ impl BitMatrix {
         let mut order: Vec<usize> = (0..n).collect();
         let mut l = BitMatrix::identity(n);
         for col in 0..n {
-            let p = (col..n).find(|&r| u[r] >> col & 1 == 1).expect("invertible");
+            let p = (col..n)
+                .find(|&r| u[r] >> col & 1 == 1)
+                .expect("invertible");
             u.swap(col, p);
             order.swap(col, p);
             // swap the already computed multipliers (columns < col) of L's rows
@@ -280,11 +279,17 @@ impl BitMatrix {
     pub fn parse(text: &str) -> Result<BitMatrix> {
         let rows: Vec<String> = text
             .split([';', '\n'])
-            .map(|r| r.chars().filter(|c| !c.is_whitespace() && *c != '_').collect())
+            .map(|r| {
+                r.chars()
+                    .filter(|c| !c.is_whitespace() && *c != '_')
+                    .collect()
+            })
             .filter(|r: &String| !r.is_empty())
             .collect();
         if rows.is_empty() {
-            return Err(Error::input("the matrix is empty: give n rows of n bits, e.g. '01;10'"));
+            return Err(Error::input(
+                "the matrix is empty: give n rows of n bits, e.g. '01;10'",
+            ));
         }
         let n = rows.len();
         if n > 32 {

@@ -96,7 +96,8 @@ pub fn preset(spec: &str, n: usize) -> Result<BitMatrix> {
         Some((a, b)) => (a.trim(), Some(b)),
         None => (spec.trim(), None),
     };
-    let perm = |f: &dyn Fn(usize) -> usize| BitMatrix::from_bit_perm(&(0..n).map(f).collect::<Vec<_>>());
+    let perm =
+        |f: &dyn Fn(usize) -> usize| BitMatrix::from_bit_perm(&(0..n).map(f).collect::<Vec<_>>());
     Ok(match name {
         "identity" => BitMatrix::identity(n),
         "bit-reverse" | "bitrev" => perm(&|j| n - 1 - j),
@@ -205,7 +206,10 @@ impl Options {
         if name.trim() != "transpose" {
             return None;
         }
-        let v: Vec<usize> = arg.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+        let v: Vec<usize> = arg
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
         (v.len() == 2).then(|| v[0] + v[1])
     }
 
@@ -236,7 +240,14 @@ fn gpu_plan(
     for (i, p) in spec.passes.iter().enumerate() {
         let dst = if i % 2 == 0 { ping } else { pong };
         let gp = kernels::gpu_pass(p, n, &gpu.limits)?;
-        kernels::push(gpu, &mut plan, &format!("pass {}: {}", i + 1, p.label), &gp, src, dst)?;
+        kernels::push(
+            gpu,
+            &mut plan,
+            &format!("pass {}: {}", i + 1, p.label),
+            &gp,
+            src,
+            dst,
+        )?;
         if capture {
             plan.passes.last_mut().expect("pushed").capture = vec![Region::words(dst, words)];
         }
@@ -311,12 +322,15 @@ impl Algorithm for Options {
                     mismatch = Some(format!("pass {}: {m}", i + 1));
                 }
                 let pj = p.to_json();
-                let mut st = Stage::new(format!("pass {}: {}", i + 1, p.label), Data::new(req.dtype, g))
-                    .note("pass", i + 1)
-                    .note("kind", pj["kind"].clone())
-                    .note("matrix", pj["matrix"].clone())
-                    .note("complement", p.map.c)
-                    .note("log_n", n);
+                let mut st = Stage::new(
+                    format!("pass {}: {}", i + 1, p.label),
+                    Data::new(req.dtype, g),
+                )
+                .note("pass", i + 1)
+                .note("kind", pj["kind"].clone())
+                .note("matrix", pj["matrix"].clone())
+                .note("complement", p.map.c)
+                .note("log_n", n);
                 if let Some(t) = pj.get("tile_bits") {
                     st = st.note("tile_bits", t.clone());
                 }
@@ -356,7 +370,13 @@ impl Algorithm for Options {
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, variant: &Variant, len: usize, _dtype: DType) -> Result<BenchCase> {
+    fn bench_case(
+        &self,
+        gpu: &Gpu,
+        variant: &Variant,
+        len: usize,
+        _dtype: DType,
+    ) -> Result<BenchCase> {
         let n = require_pow2("bmmc", len)? as usize;
         let target = self.target(n)?;
         let spec = plan::build(variant.name, &target, &self.params(gpu))?;
@@ -382,7 +402,12 @@ impl Algorithm for Options {
 pub fn plan_summary(target: &Affine, params: &Params) -> Vec<(String, Result<usize>)> {
     ["tiled", "seed-ulp", "seed-plu", "naive"]
         .iter()
-        .map(|v| (v.to_string(), plan::build(v, target, params).map(|p| p.passes.len())))
+        .map(|v| {
+            (
+                v.to_string(),
+                plan::build(v, target, params).map(|p| p.passes.len()),
+            )
+        })
         .collect()
 }
 

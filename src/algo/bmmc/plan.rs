@@ -25,9 +25,15 @@ pub const SEED_B: usize = 5;
 pub enum Kernel {
     Naive,
     /// Input bits that vary inside a tile (sorted ascending).
-    Tiled { tin: Vec<usize> },
-    Block { k: usize },
-    BlockMove { k: usize },
+    Tiled {
+        tin: Vec<usize>,
+    },
+    Block {
+        k: usize,
+    },
+    BlockMove {
+        k: usize,
+    },
 }
 
 impl Kernel {
@@ -113,10 +119,10 @@ impl PlanSpec {
         for pass in &self.passes {
             let ok = match &pass.kernel {
                 Kernel::Naive => true,
-                Kernel::Tiled { tin } => tin.len() <= p.tile_bits.min(n) && fits_tile(&pass.map.a, tin),
-                Kernel::Block { k } => {
-                    (0..*k).all(|j| pass.map.a.col(j) >> k == 0)
+                Kernel::Tiled { tin } => {
+                    tin.len() <= p.tile_bits.min(n) && fits_tile(&pass.map.a, tin)
                 }
+                Kernel::Block { k } => (0..*k).all(|j| pass.map.a.col(j) >> k == 0),
                 Kernel::BlockMove { k } => {
                     (0..*k).all(|j| pass.map.a.col(j) == 1 << j)
                         && (*k..n).all(|j| pass.map.a.col(j) & ((1u32 << k) - 1) == 0)
@@ -148,8 +154,7 @@ fn low_preimage(m: &BitMatrix, t: usize) -> Vec<u32> {
 pub fn fits_tile(m: &BitMatrix, tin: &[usize]) -> bool {
     let t = T_LOW.min(m.n);
     let tin_mask = tin.iter().fold(0u32, |a, &j| a | 1 << j);
-    tin_mask & low_mask(t) == low_mask(t)
-        && low_preimage(m, t).iter().all(|v| v & !tin_mask == 0)
+    tin_mask & low_mask(t) == low_mask(t) && low_preimage(m, t).iter().all(|v| v & !tin_mask == 0)
 }
 
 /// The smallest tile for `m` ({0..t−1} ∪ supp S), filled up to `tile_bits` with the lowest free
@@ -157,19 +162,29 @@ pub fn fits_tile(m: &BitMatrix, tin: &[usize]) -> bool {
 pub fn tile_bits_for(m: &BitMatrix, tile_bits: usize) -> Option<Vec<usize>> {
     let n = m.n;
     let t = T_LOW.min(n);
-    let need = low_preimage(m, t)
-        .iter()
-        .fold(low_mask(t), |a, v| a | v);
+    let need = low_preimage(m, t).iter().fold(low_mask(t), |a, v| a | v);
     let cap = tile_bits.min(n);
     if need.count_ones() as usize > cap {
         return None;
     }
+    // Fill up to the cap. For a BPC, alternate between the lowest free input bit (longer read
+    // runs) and the source of the lowest output bit not yet in the tile (longer write runs);
+    // otherwise the lowest free input bits.
     let mut set = need;
-    for j in 0..n {
-        if set.count_ones() as usize >= cap {
-            break;
+    let perm = m.bit_perm();
+    let mut from_output = false;
+    while (set.count_ones() as usize) < cap {
+        let next = match (&perm, from_output) {
+            (Some(p), true) => (0..n)
+                .map(|q| p.iter().position(|&o| o == q).expect("a permutation"))
+                .find(|&j| set >> j & 1 == 0),
+            _ => (0..n).find(|&j| set >> j & 1 == 0),
+        };
+        match next {
+            Some(j) => set |= 1 << j,
+            None => break,
         }
-        set |= 1 << j;
+        from_output = !from_output;
     }
     Some((0..n).filter(|&j| set >> j & 1 == 1).collect())
 }
@@ -243,23 +258,22 @@ pub fn tiled(target: &Affine, p: &Params) -> PlanSpec {
     let a1 = BitMatrix::from_cols(&cols);
     let a2 = target.a.mul(&a1.inverse().expect("A1 is invertible"));
     let first = Affine { a: a1, c: 0 };
-    let second = Affine {
-        a: a2,
-        c: target.c,
-    };
+    let second = Affine { a: a2, c: target.c };
     let passes = match (
-        tiled_pass("tiled pass 1: gather the rows' low-bit sources".into(), first.clone(), p),
+        tiled_pass(
+            "tiled pass 1: gather the rows' low-bit sources".into(),
+            first.clone(),
+            p,
+        ),
         tiled_pass("tiled pass 2: finish".into(), second.clone(), p),
     ) {
         (Some(a), Some(b)) => vec![a, b],
         // Only when the adapter's tile is below 2t bits: fall back to naive passes.
-        _ => vec![
-            PassSpec {
-                label: "naive (tile too small)".into(),
-                kernel: Kernel::Naive,
-                map: target.clone(),
-            },
-        ],
+        _ => vec![PassSpec {
+            label: "naive (tile too small)".into(),
+            kernel: Kernel::Naive,
+            map: target.clone(),
+        }],
     };
     PlanSpec { passes, facts }
 }
@@ -298,8 +312,8 @@ pub fn cormen(perm: &[usize], m: usize, b: usize) -> Vec<(Kernel, Vec<usize>)> {
         let mut tau: Vec<usize> = (0..n).collect();
         let mut slots: Vec<usize> = (0..b).chain(b + chosen.len()..m).collect();
         slots.reverse();
-        for p in 0..m {
-            tau[p] = match chosen.iter().position(|&c| c == p) {
+        for (p, t) in tau.iter_mut().enumerate().take(m) {
+            *t = match chosen.iter().position(|&c| c == p) {
                 Some(i) => b + i,
                 None => slots.pop().expect("m slots"),
             };
@@ -374,7 +388,11 @@ fn cormen_specs(pm: &BitMatrix, p: &Params, what: &str) -> Vec<PassSpec> {
         .collect()
 }
 
-fn finish(mut passes: Vec<PassSpec>, target: &Affine, facts: serde_json::Map<String, Value>) -> PlanSpec {
+fn finish(
+    mut passes: Vec<PassSpec>,
+    target: &Affine,
+    facts: serde_json::Map<String, Value>,
+) -> PlanSpec {
     if passes.is_empty() {
         let id = BitMatrix::identity(target.a.n);
         passes.push(PassSpec {
@@ -404,7 +422,10 @@ pub fn seed_plu(target: &Affine, p: &Params) -> Result<PlanSpec> {
             vec![PassSpec {
                 label: "kernel 1 over the whole array (n <= m)".into(),
                 kernel: Kernel::Block { k: n },
-                map: Affine { a: target.a.clone(), c: 0 },
+                map: Affine {
+                    a: target.a.clone(),
+                    c: 0,
+                },
             }],
             target,
             facts,
@@ -422,8 +443,14 @@ pub fn seed_plu(target: &Affine, p: &Params) -> Result<PlanSpec> {
         let r = rotl(n, T_LOW);
         let rl = r.mul(&l);
         passes.push(
-            tiled_pass("L' = R·L (one tiled pass: the seed's U'·T2)".into(), Affine { a: rl, c: 0 }, p)
-                .ok_or_else(|| Error::Limit("the adapter's tile is too small for the seed-plu plan".into()))?,
+            tiled_pass(
+                "L' = R·L (one tiled pass: the seed's U'·T2)".into(),
+                Affine { a: rl, c: 0 },
+                p,
+            )
+            .ok_or_else(|| {
+                Error::Limit("the adapter's tile is too small for the seed-plu plan".into())
+            })?,
         );
         pbits = pm.mul(&r.inverse()?);
     }
@@ -488,8 +515,14 @@ fn seed_ulp_with(target: &Affine, p: &Params, r: &BitMatrix) -> Result<Option<Pl
     let ur = u.mul(&rinv);
     if !ur.is_identity() {
         passes.push(
-            tiled_pass("U·R^-1 (one tiled pass: the seed's U·T1)".into(), Affine { a: ur, c: 0 }, p)
-                .ok_or_else(|| Error::Limit("the adapter's tile is too small for the seed-ulp plan".into()))?,
+            tiled_pass(
+                "U·R^-1 (one tiled pass: the seed's U·T1)".into(),
+                Affine { a: ur, c: 0 },
+                p,
+            )
+            .ok_or_else(|| {
+                Error::Limit("the adapter's tile is too small for the seed-ulp plan".into())
+            })?,
         );
     }
     Ok(Some(finish(passes, target, facts)))

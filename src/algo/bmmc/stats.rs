@@ -50,7 +50,9 @@ impl Hist {
 /// The statistics as JSON (also what the view's histogram draws).
 pub fn stats(n: usize, samples: usize, seed: u64) -> Result<Value> {
     if !(2..=32).contains(&n) {
-        return Err(Error::Input(format!("bmmc-stats: --n {n} must be 2..=32 (index bits)")));
+        return Err(Error::Input(format!(
+            "bmmc-stats: --n {n} must be 2..=32 (index bits)"
+        )));
     }
     let p = Params::default();
     let m = p.m.min(n);
@@ -113,7 +115,11 @@ pub fn stats(n: usize, samples: usize, seed: u64) -> Result<Value> {
     let pm = rank_pmf(n, m);
     let pb = rank_pmf(n, b);
     let le = |h: &Hist, lim: usize| {
-        h.0.iter().filter(|(k, _)| **k <= lim).map(|(_, c)| *c).sum::<u64>() as f64 / total as f64
+        h.0.iter()
+            .filter(|(k, _)| **k <= lim)
+            .map(|(_, c)| *c)
+            .sum::<u64>() as f64
+            / total as f64
     };
     let window = m - b.min(m);
     Ok(json!({
@@ -140,8 +146,13 @@ pub fn text(v: &Value) -> String {
     let n = v["n"].as_u64().unwrap_or(0);
     s.push_str(&format!(
         "bmmc-stats: n = {n} index bits, m = {}, b = {}; {} over {} bit permutations\n",
-        v["m"], v["b"],
-        if v["method"] == "enumeration" { "exact enumeration" } else { "random sampling" },
+        v["m"],
+        v["b"],
+        if v["method"] == "enumeration" {
+            "exact enumeration"
+        } else {
+            "random sampling"
+        },
         v["permutations"]
     ));
     let hist = |s: &mut String, title: &str, h: &Value, exact: Option<&Value>| {
@@ -160,8 +171,18 @@ pub fn text(v: &Value) -> String {
             ));
         }
     };
-    hist(&mut s, "rank_m  count  fraction", &v["rank_m"], Some(&v["rank_m_exact"]));
-    hist(&mut s, "rank_b  count  fraction", &v["rank_b"], Some(&v["rank_b_exact"]));
+    hist(
+        &mut s,
+        "rank_m  count  fraction",
+        &v["rank_m"],
+        Some(&v["rank_m_exact"]),
+    );
+    hist(
+        &mut s,
+        "rank_b  count  fraction",
+        &v["rank_b"],
+        Some(&v["rank_b_exact"]),
+    );
     for (k, h) in v["passes"].as_object().into_iter().flatten() {
         hist(&mut s, &format!("passes {k}"), h, None);
     }

@@ -45,15 +45,21 @@ pub struct BmmcState {
 
 fn rows_of(v: Option<&serde_json::Value>) -> Vec<String> {
     v.and_then(|m| m.as_array())
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 /// Draw a bit matrix as a grid (rows = output bits, columns = input bits), `cell` pixels a cell.
 fn draw_matrix(ui: &mut egui::Ui, rows: &[String], cell: f32, strong: bool) -> egui::Response {
     let n = rows.len().max(1);
-    let (rect, resp) =
-        ui.allocate_exact_size(egui::vec2(cell * n as f32, cell * n as f32), egui::Sense::hover());
+    let (rect, resp) = ui.allocate_exact_size(
+        egui::vec2(cell * n as f32, cell * n as f32),
+        egui::Sense::hover(),
+    );
     let p = ui.painter();
     let on = if strong {
         ui.visuals().strong_text_color()
@@ -78,7 +84,9 @@ fn draw_matrix(ui: &mut egui::Ui, rows: &[String], cell: f32, strong: bool) -> e
         Stroke::new(1.0, ui.visuals().weak_text_color()),
         egui::StrokeKind::Outside,
     );
-    resp.on_hover_text("rows = output bits (bit 0 on top), columns = input bits (bit 0 on the left)")
+    resp.on_hover_text(
+        "rows = output bits (bit 0 on top), columns = input bits (bit 0 on the left)",
+    )
 }
 
 pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
@@ -95,8 +103,16 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
             }
         }
         ui.separator();
-        let pc = result.extra.get("pass_count").and_then(|v| v.as_u64()).unwrap_or(0);
-        let bpc = result.extra.get("bpc").and_then(|v| v.as_bool()).unwrap_or(false);
+        let pc = result
+            .extra
+            .get("pass_count")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        let bpc = result
+            .extra
+            .get("bpc")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
         ui.label(format!(
             "{} · {} pass{} · {}",
             result.variant,
@@ -108,7 +124,11 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
             ui.label(format!(
                 "rank_m = {rm}, rank_b = {}, Cormen bound {} passes",
                 result.extra.get("rank_b").cloned().unwrap_or_default(),
-                result.extra.get("bound_passes").cloned().unwrap_or_default()
+                result
+                    .extra
+                    .get("bound_passes")
+                    .cloned()
+                    .unwrap_or_default()
             ));
         }
     });
@@ -128,8 +148,17 @@ fn plan_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, stat
     }
     let stage = stage.min(result.stages.len() - 1);
     let n = result.n;
-    let nbits = result.extra.get("log_n").and_then(|v| v.as_u64()).unwrap_or(0) as usize;
-    let iota = result.input.bits.iter().enumerate().all(|(i, &v)| v == i as u32);
+    let nbits = result
+        .extra
+        .get("log_n")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0) as usize;
+    let iota = result
+        .input
+        .bits
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == i as u32);
     let color = |v: u32, i: usize| -> Color32 {
         if iota {
             colors::index_color(v as usize, n)
@@ -208,7 +237,7 @@ fn test_pixel(x: usize, y: usize, w: usize, h: usize) -> Color32 {
     let d = (dx * dx + dy * dy).sqrt();
     let ring = ((d * 8.0).fract() < 0.18) as u8 as f32;
     let stripe = ((u - v).abs() < 0.04) as u8 as f32;
-    let grid = (x % (w / 8).max(1) == 0 || y % (h / 8).max(1) == 0) as u8 as f32;
+    let grid = (x.is_multiple_of((w / 8).max(1)) || y.is_multiple_of((h / 8).max(1))) as u8 as f32;
     let val = 0.35 + 0.65 * (1.0 - v);
     let c: Color32 = egui::ecolor::Hsva::new(hue, 0.75, val, 1.0).into();
     let mix = (ring * 0.8).max(stripe).max(grid * 0.5);
@@ -218,18 +247,29 @@ fn test_pixel(x: usize, y: usize, w: usize, h: usize) -> Color32 {
 }
 
 fn image_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, st: &mut BmmcState) {
-    let nbits = result.extra.get("log_n").and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+    let nbits = result
+        .extra
+        .get("log_n")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0) as usize;
     if result.stages.is_empty() {
         ui.label("Run with a trace to see the picture pass by pass.");
         return;
     }
     if nbits > MAX_IMAGE_BITS {
-        ui.label(format!("N = 2^{nbits}: pictures are drawn up to 2^{MAX_IMAGE_BITS} elements."));
+        ui.label(format!(
+            "N = 2^{nbits}: pictures are drawn up to 2^{MAX_IMAGE_BITS} elements."
+        ));
         return;
     }
     let w = 1usize << nbits.div_ceil(2);
     let h = 1usize << (nbits / 2);
-    let iota = result.input.bits.iter().enumerate().all(|(i, &v)| v == i as u32);
+    let iota = result
+        .input
+        .bits
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == i as u32);
     if st.image_key != key || st.images.len() != result.stages.len() {
         st.images.clear();
         st.image_key = key;
@@ -243,7 +283,11 @@ fn image_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, st:
                 // Replay the pass's factor matrix on the CPU.
                 let rows = rows_of(s.notes.get("matrix"));
                 if let Ok(a) = BitMatrix::parse(&rows.join(";")) {
-                    let c = s.notes.get("complement").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
+                    let c = s
+                        .notes
+                        .get("complement")
+                        .and_then(|v| v.as_u64())
+                        .unwrap_or(0) as u32;
                     if a.n == nbits {
                         origin = Affine { a, c }.permute(&origin);
                     }
@@ -264,10 +308,16 @@ fn image_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, st:
     ui.label(format!(
         "{} — the {w} × {h} picture, row-major, as the array after this pass ({})",
         result.stages[stage].label,
-        if iota { "from the GPU's trace" } else { "the plan's matrices replayed on the CPU" }
+        if iota {
+            "from the GPU's trace"
+        } else {
+            "the plan's matrices replayed on the CPU"
+        }
     ));
     let avail = ui.available_size();
-    let scale = ((avail.x - 20.0) / 2.0 / w as f32).min((avail.y - 40.0) / h as f32).max(0.05);
+    let scale = ((avail.x - 20.0) / 2.0 / w as f32)
+        .min((avail.y - 40.0) / h as f32)
+        .max(0.05);
     let size = egui::vec2(w as f32 * scale, h as f32 * scale);
     ui.horizontal(|ui| {
         ui.vertical(|ui| {
@@ -282,11 +332,19 @@ fn image_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, st:
 }
 
 fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
-    let nbits = result.extra.get("log_n").and_then(|v| v.as_u64()).unwrap_or(4) as usize;
+    let nbits = result
+        .extra
+        .get("log_n")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(4) as usize;
     let ed = st.editor.get_or_insert_with(|| Editor {
         m: BitMatrix::parse(&rows_of(result.extra.get("matrix")).join(";"))
             .unwrap_or_else(|_| BitMatrix::identity(nbits)),
-        c: result.extra.get("complement").and_then(|v| v.as_u64()).unwrap_or(0) as u32,
+        c: result
+            .extra
+            .get("complement")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as u32,
         preset: "bit-reverse".into(),
     });
     ui.horizontal(|ui| {
@@ -310,7 +368,11 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
                     }
                 }
             });
-        if ui.button("Load preset").on_hover_text("Fill the grid with the preset").clicked() {
+        if ui
+            .button("Load preset")
+            .on_hover_text("Fill the grid with the preset")
+            .clicked()
+        {
             match preset(&ed.preset, ed.m.n) {
                 Ok(m) => ed.m = m,
                 Err(e) => ed.preset = format!("{} ({e})", ed.preset),
@@ -323,35 +385,45 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
     ui.horizontal(|ui| {
         ui.vertical(|ui| {
             ui.small("rows = output bits, columns = input bits");
-            egui::Grid::new("bmmc-editor").spacing([2.0, 2.0]).show(ui, |ui| {
-                ui.label("");
-                for j in 0..n {
-                    ui.small(format!("x{j}"));
-                }
-                ui.small("xorc");
-                ui.end_row();
-                for i in 0..n {
-                    ui.small(format!("y{i}"));
+            egui::Grid::new("bmmc-editor")
+                .spacing([2.0, 2.0])
+                .show(ui, |ui| {
+                    ui.label("");
                     for j in 0..n {
-                        let on = ed.m.get(i, j);
-                        let b = egui::Button::new(if on { "1" } else { "0" })
-                            .min_size(egui::vec2(cell, cell))
-                            .selected(on);
-                        if ui.add(b).on_hover_text(format!("output bit {i} <- input bit {j}")).clicked() {
-                            ed.m.set(i, j, !on);
-                        }
+                        ui.small(format!("x{j}"));
                     }
-                    let on = ed.c >> i & 1 == 1;
-                    if ui
-                        .add(egui::Button::new(if on { "1" } else { "0" }).min_size(egui::vec2(cell, cell)).selected(on))
-                        .on_hover_text(format!("complement bit {i}"))
-                        .clicked()
-                    {
-                        ed.c ^= 1 << i;
-                    }
+                    ui.small("xorc");
                     ui.end_row();
-                }
-            });
+                    for i in 0..n {
+                        ui.small(format!("y{i}"));
+                        for j in 0..n {
+                            let on = ed.m.get(i, j);
+                            let b = egui::Button::new(if on { "1" } else { "0" })
+                                .min_size(egui::vec2(cell, cell))
+                                .selected(on);
+                            if ui
+                                .add(b)
+                                .on_hover_text(format!("output bit {i} <- input bit {j}"))
+                                .clicked()
+                            {
+                                ed.m.set(i, j, !on);
+                            }
+                        }
+                        let on = ed.c >> i & 1 == 1;
+                        if ui
+                            .add(
+                                egui::Button::new(if on { "1" } else { "0" })
+                                    .min_size(egui::vec2(cell, cell))
+                                    .selected(on),
+                            )
+                            .on_hover_text(format!("complement bit {i}"))
+                            .clicked()
+                        {
+                            ed.c ^= 1 << i;
+                        }
+                        ui.end_row();
+                    }
+                });
         });
         ui.vertical(|ui| {
             ui.strong("Status");
@@ -366,7 +438,10 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
                     } else {
                         "a BMMC (not a bit permutation)"
                     });
-                    let t = Affine { a: ed.m.clone(), c: ed.c };
+                    let t = Affine {
+                        a: ed.m.clone(),
+                        c: ed.c,
+                    };
                     for (v, r) in plan_summary(&t, &Params::default()) {
                         ui.label(match r {
                             Ok(k) => format!("{v}: {k} pass{}", if k == 1 { "" } else { "es" }),
@@ -374,7 +449,11 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
                         });
                     }
                     ui.add_space(6.0);
-                    ui.monospace(format!("--matrix \"{}\" --complement {}", ed.m.format(), ed.c));
+                    ui.monospace(format!(
+                        "--matrix \"{}\" --complement {}",
+                        ed.m.format(),
+                        ed.c
+                    ));
                     if ui
                         .button(format!("Run on 2^{n} elements"))
                         .on_hover_text("Run bmmc with this matrix (input 0, 1, 2, …)")
@@ -397,7 +476,12 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
 
 fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
     if st.stats_n == 0 {
-        st.stats_n = (result.extra.get("log_n").and_then(|v| v.as_u64()).unwrap_or(20) as usize).clamp(20, 30);
+        st.stats_n = (result
+            .extra
+            .get("log_n")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(20) as usize)
+            .clamp(20, 30);
     }
     ui.horizontal(|ui| {
         ui.label("n");
@@ -429,8 +513,11 @@ fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
             .into_iter()
             .flatten()
             .map(|e| {
-                Bar::new(e["value"].as_f64().unwrap_or(0.0) + offset, e["fraction"].as_f64().unwrap_or(0.0))
-                    .width(0.3)
+                Bar::new(
+                    e["value"].as_f64().unwrap_or(0.0) + offset,
+                    e["fraction"].as_f64().unwrap_or(0.0),
+                )
+                .width(0.3)
             })
             .collect()
     };
@@ -451,7 +538,10 @@ fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
             .x_axis_label("passes")
             .y_axis_label("fraction")
             .show(&mut cols[1], |p| {
-                p.bar_chart(BarChart::new("seed-plu / seed-ulp (BPC)", bars(&v["passes"]["seed-plu"], 0.0)));
+                p.bar_chart(BarChart::new(
+                    "seed-plu / seed-ulp (BPC)",
+                    bars(&v["passes"]["seed-plu"], 0.0),
+                ));
                 p.bar_chart(BarChart::new("tiled", bars(&v["passes"]["tiled"], 0.3)));
             });
     });
