@@ -348,6 +348,26 @@ fn stats_answer_the_seeds_question() {
         .sum();
     assert_eq!(total, 4000);
     assert!(stats::stats(1, 10, 1).is_err());
+    // With m = 6, b = 3 the enumeration of all 9! permutations is meaningful and equals the
+    // hypergeometric law exactly.
+    let v = stats::stats_with(9, 0, 1, 6, 3).unwrap();
+    assert_eq!(v["method"], "enumeration");
+    for (h, ex) in [("rank_m", "rank_m_exact"), ("rank_b", "rank_b_exact")] {
+        for e in v[h].as_array().unwrap() {
+            let q = v[ex]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|q| q["value"] == e["value"])
+                .unwrap();
+            let (a, b) = (
+                e["fraction"].as_f64().unwrap(),
+                q["probability"].as_f64().unwrap(),
+            );
+            assert!((a - b).abs() < 1e-9, "{h} {}: {a} vs {b}", e["value"]);
+        }
+    }
+    assert!(stats::stats_with(9, 0, 1, 3, 3).is_err());
 }
 
 #[test]
@@ -443,4 +463,70 @@ fn view_draws_every_tab() {
     harness.get_by_label("Matrix editor").click();
     harness.run();
     assert!(harness.query_by_label("invertible").is_some());
+}
+
+/// The tiled kernel's access pattern, checked on its tables (invisible on lavapipe, decisive on a
+/// real GPU): every 32 lanes read 32 consecutive words and write 32 consecutive words, and both
+/// the workgroup-memory stores and loads of 32 lanes hit 32 distinct banks (the XOR swizzle).
+#[test]
+fn tiled_tables_are_coalesced_and_bank_conflict_free() {
+    use stagewise::algo::bmmc::kernels::gpu_pass;
+    use stagewise::algo::bmmc::plan::Kernel;
+    let limits = wgpu::Limits {
+        max_compute_workgroup_storage_size: 49152,
+        max_compute_invocations_per_workgroup: 1024,
+        max_compute_workgroup_size_x: 1024,
+        ..Default::default()
+    };
+    let apply = |cols: &[u32], v: u32| {
+        cols.iter()
+            .enumerate()
+            .fold(0, |a, (i, &c)| if v >> i & 1 == 1 { a ^ c } else { a })
+    };
+    let mut checked = 0;
+    for n in [12usize, 16, 20, 28] {
+        for s in 0..30u64 {
+            let mut targets = vec![
+                BitMatrix::random_invertible(n, s),
+                BitMatrix::random_bpc(n, s),
+            ];
+            if s == 0 {
+                targets.push(preset("bit-reverse", n).unwrap());
+                targets.push(preset("transpose", n).unwrap());
+            }
+            for a in targets {
+                let t = Affine { a, c: 0 };
+                let plan = plan::build("tiled", &t, &Params::default()).unwrap();
+                for p in &plan.passes {
+                    let Kernel::Tiled { tin } = &p.kernel else {
+                        panic!("tiled plan with a {} pass", p.kernel.kind())
+                    };
+                    let tb = tin.len();
+                    let gb = n - tb;
+                    let g = gpu_pass(p, n, &limits).unwrap();
+                    let tab = &g.table;
+                    let (rk, pk, wk, lm) = (
+                        &tab[0..tb],
+                        &tab[tb + gb..2 * tb + gb],
+                        &tab[2 * tb + gb..3 * tb + gb],
+                        &tab[3 * tb + 2 * gb..4 * tb + 2 * gb],
+                    );
+                    for lane in 0..32u32 {
+                        assert_eq!(apply(rk, lane), lane, "reads: 32 consecutive words");
+                        assert_eq!(apply(wk, lane), lane, "writes: 32 consecutive words");
+                    }
+                    let banks = |cols: &[u32]| {
+                        let mut b: Vec<u32> = (0..32).map(|l| apply(cols, l) & 31).collect();
+                        b.sort_unstable();
+                        b.dedup();
+                        b.len()
+                    };
+                    assert_eq!(banks(pk), 32, "stores: 32 banks");
+                    assert_eq!(banks(lm), 32, "loads: 32 banks (n={n} s={s} {})", p.label);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 200);
 }

@@ -54,6 +54,12 @@ pub enum Cmd {
         /// Seed for sampling.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Cormen's m (the seed: 10).
+        #[arg(long, default_value_t = 10)]
+        m: usize,
+        /// Cormen's b (the seed: 5).
+        #[arg(long, default_value_t = 5)]
+        b: usize,
         #[arg(long)]
         json: bool,
     },
@@ -142,9 +148,11 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
             n,
             samples,
             seed,
+            m,
+            b,
             json,
         } => {
-            let v = algo::bmmc::stats::stats(*n, *samples, *seed)?;
+            let v = algo::bmmc::stats::stats_with(*n, *samples, *seed, *m, *b)?;
             out(&if *json {
                 v.to_string()
             } else {

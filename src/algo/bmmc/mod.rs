@@ -27,7 +27,7 @@ const VARIANTS: &[Variant] = &[
     },
     Variant {
         name: "naive",
-        summary: "one thread per element computes y = A·x + c and writes there (scattered writes)",
+        summary: "one thread per element computes y = A·x XOR c and writes there (scattered writes)",
     },
     Variant {
         name: "seed-plu",
@@ -46,7 +46,7 @@ const VARIANTS: &[Variant] = &[
 static INFO: AlgoInfo = AlgoInfo {
     name: "bmmc",
     title: "BMMC / BPC permutation",
-    summary: "Element x moves to y = A·x + c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.",
+    summary: "Element x moves to y = A·x XOR c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.",
     variants: VARIANTS,
     dtypes: &[DType::U32, DType::I32, DType::F32],
     seed: "001",

@@ -207,7 +207,7 @@ pub fn rotl(n: usize, k: usize) -> BitMatrix {
 pub fn naive(target: &Affine) -> PlanSpec {
     PlanSpec {
         passes: vec![PassSpec {
-            label: "naive: out[A·x + c] = in[x]".into(),
+            label: "naive: out[A·x XOR c] = in[x]".into(),
             kernel: Kernel::Naive,
             map: target.clone(),
         }],

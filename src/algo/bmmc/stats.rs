@@ -5,7 +5,7 @@
 //! n − k high ones) are given for every n.
 
 use super::matrix::{Affine, BitMatrix};
-use super::plan::{self, Params, cormen_passes, rank_k};
+use super::plan::{self, Params, SEED_B, SEED_M, cormen_passes, rank_k};
 use crate::error::{Error, Result};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -49,12 +49,26 @@ impl Hist {
 
 /// The statistics as JSON (also what the view's histogram draws).
 pub fn stats(n: usize, samples: usize, seed: u64) -> Result<Value> {
+    stats_with(n, samples, seed, SEED_M, SEED_B)
+}
+
+/// [`stats`] with other Cormen parameters m > b (e.g. to make small-n enumerations meaningful).
+pub fn stats_with(n: usize, samples: usize, seed: u64, m: usize, b: usize) -> Result<Value> {
     if !(2..=32).contains(&n) {
         return Err(Error::Input(format!(
             "bmmc-stats: --n {n} must be 2..=32 (index bits)"
         )));
     }
-    let p = Params::default();
+    if b >= m || m > 16 {
+        return Err(Error::Input(format!(
+            "bmmc-stats: need b < m <= 16, got m = {m}, b = {b}"
+        )));
+    }
+    let p = Params {
+        m,
+        b,
+        ..Params::default()
+    };
     let m = p.m.min(n);
     let b = p.b.min(m.saturating_sub(1));
     let exact = n <= MAX_ENUM;
