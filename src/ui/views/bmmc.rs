@@ -41,6 +41,30 @@ pub struct BmmcState {
     image_key: u64,
     stats_n: usize,
     stats: Option<Result<serde_json::Value, String>>,
+    /// A picture opened with the file dialog (replaces the built-in one).
+    picture: Option<image::RgbaImage>,
+    picture_rx: Option<std::sync::mpsc::Receiver<Result<image::RgbaImage, String>>>,
+    picture_msg: Option<String>,
+}
+
+/// Open a PNG off the UI thread (rfd blocks its caller); the result comes back by channel.
+fn open_picture(ctx: &egui::Context, st: &mut BmmcState) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let ctx = ctx.clone();
+    std::thread::spawn(move || {
+        let Some(path) = rfd::FileDialog::new()
+            .add_filter("PNG image", &["png"])
+            .pick_file()
+        else {
+            return;
+        };
+        let r = image::open(&path)
+            .map(|i| i.to_rgba8())
+            .map_err(|e| format!("cannot open '{}': {e}", path.display()));
+        let _ = tx.send(r);
+        ctx.request_repaint();
+    });
+    st.picture_rx = Some(rx);
 }
 
 fn rows_of(v: Option<&serde_json::Value>) -> Vec<String> {
@@ -270,10 +294,55 @@ fn image_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, st:
         .iter()
         .enumerate()
         .all(|(i, &v)| v == i as u32);
+    if let Some(rx) = &st.picture_rx
+        && let Ok(r) = rx.try_recv()
+    {
+        match r {
+            Ok(img) => {
+                st.picture = Some(img);
+                st.picture_msg = None;
+                st.images.clear();
+            }
+            Err(e) => st.picture_msg = Some(e),
+        }
+        st.picture_rx = None;
+    }
+    ui.horizontal(|ui| {
+        if ui
+            .button("Open image…")
+            .on_hover_text("A PNG, scaled to the array's picture size")
+            .clicked()
+        {
+            open_picture(ui.ctx(), st);
+        }
+        if st.picture.is_some()
+            && ui
+                .button("Built-in picture")
+                .on_hover_text("Back to the built-in test picture")
+                .clicked()
+        {
+            st.picture = None;
+            st.images.clear();
+        }
+        if let Some(m) = &st.picture_msg {
+            ui.label(m);
+        }
+    });
     if st.image_key != key || st.images.len() != result.stages.len() {
         st.images.clear();
         st.image_key = key;
-        let pic: Vec<Color32> = (0..w * h).map(|i| test_pixel(i % w, i / w, w, h)).collect();
+        let pic: Vec<Color32> = match &st.picture {
+            Some(img) => image::imageops::resize(
+                img,
+                w as u32,
+                h as u32,
+                image::imageops::FilterType::Triangle,
+            )
+            .pixels()
+            .map(|p| Color32::from_rgb(p[0], p[1], p[2]))
+            .collect(),
+            None => (0..w * h).map(|i| test_pixel(i % w, i / w, w, h)).collect(),
+        };
         let mut origin: Vec<u32> = (0..(w * h) as u32).collect();
         for (r, s) in result.stages.iter().enumerate() {
             if iota {
