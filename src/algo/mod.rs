@@ -4,6 +4,7 @@
 //! the UI edits it, serde saves it in sessions.
 
 pub mod bitrev;
+pub mod bmmc;
 pub mod copy;
 
 use crate::data::{DType, Data};
@@ -254,6 +255,8 @@ pub enum AlgoOptions {
     Copy(copy::Options),
     /// Bit-reversal permutation (seed 000): naive one kernel, staged Demo B.
     Bitrev(bitrev::Options),
+    /// BMMC / BPC permutations (seed 001): y = A·x ⊕ c; naive, seed plans, tiled.
+    Bmmc(bmmc::Options),
 }
 
 impl AlgoOptions {
@@ -261,6 +264,7 @@ impl AlgoOptions {
         match self {
             AlgoOptions::Copy(o) => o,
             AlgoOptions::Bitrev(o) => o,
+            AlgoOptions::Bmmc(o) => o,
         }
     }
 
@@ -268,6 +272,7 @@ impl AlgoOptions {
     pub fn all_defaults() -> Vec<AlgoOptions> {
         vec![
             AlgoOptions::Bitrev(Default::default()),
+            AlgoOptions::Bmmc(Default::default()),
             AlgoOptions::Copy(Default::default()),
         ]
     }

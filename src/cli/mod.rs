@@ -43,6 +43,26 @@ pub enum Cmd {
     Run(RunArgs),
     /// Time algorithms in timed mode against the copy roofline.
     Bench(BenchArgs),
+    /// BMMC (seed 001): distributions of rank_m, rank_b and pass counts over random bit permutations.
+    BmmcStats {
+        /// Index bits (N = 2^n).
+        #[arg(long)]
+        n: usize,
+        /// Random permutations to sample when n > 10 (n ≤ 10 enumerates all n!).
+        #[arg(long, default_value_t = 100_000)]
+        samples: usize,
+        /// Seed for sampling.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Cormen's m (the seed: 10).
+        #[arg(long, default_value_t = 10)]
+        m: usize,
+        /// Cormen's b (the seed: 5).
+        #[arg(long, default_value_t = 5)]
+        b: usize,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -131,6 +151,22 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
         Cmd::Adapters { json } => adapters(*json),
         Cmd::Run(args) => run(cli, args),
         Cmd::Bench(args) => bench_cmd(cli, args),
+        Cmd::BmmcStats {
+            n,
+            samples,
+            seed,
+            m,
+            b,
+            json,
+        } => {
+            let v = algo::bmmc::stats::stats_with(*n, *samples, *seed, *m, *b)?;
+            out(&if *json {
+                v.to_string()
+            } else {
+                algo::bmmc::stats::text(&v)
+            });
+            Ok(0)
+        }
     }
 }
 

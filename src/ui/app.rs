@@ -692,6 +692,14 @@ impl eframe::App for StagewiseApp {
                 self.timeline.ui(ui, last);
                 ui.separator();
                 views::show(ui, r, self.timeline.stage, self.result_key, &mut self.view);
+                // The bmmc matrix editor's Run: its matrix on 0, 1, 2, … of 2^n elements.
+                if let Some((o, log_n)) = self.view.bmmc.apply.take() {
+                    self.session.algo = AlgoOptions::Bmmc(o);
+                    self.session.log_n = log_n;
+                    self.session.fill = Fill::Iota;
+                    self.session.typed = false;
+                    self.start_run(ui.ctx());
+                }
             } else if self.is_running() {
                 ui.horizontal(|ui| {
                     ui.spinner();

@@ -22,6 +22,11 @@ pub const VARIANTS: &[Variant] = &[
         name: "staged",
         summary: "Demo B: log2(N) stages of kernel1 (split blocks into evens | odds) + kernel2 (copy back)",
     },
+    // --- bmmc room: one-pass tiled BPC kernel (coalesced reads and writes) ---
+    Variant {
+        name: "tiled",
+        summary: "one pass of the bmmc room's tiled BPC kernel: coalesced reads and writes through workgroup memory",
+    },
 ];
 
 static INFO: AlgoInfo = AlgoInfo {
@@ -60,6 +65,14 @@ fn plan(
 ) -> Result<(Plan, Region)> {
     let log_n = require_pow2("bitrev", n)?;
     let groups = grid((n as u32).div_ceil(256));
+    // --- bmmc room: the tiled variant is the bit-reversal matrix on the tiled BPC kernel ---
+    if variant == "tiled" {
+        let perm: Vec<usize> = (0..log_n as usize)
+            .map(|j| log_n as usize - 1 - j)
+            .collect();
+        let m = crate::algo::bmmc::matrix::BitMatrix::from_bit_perm(&perm);
+        return crate::algo::bmmc::tiled_bpc_plan(gpu, &m, a, b, capture);
+    }
     let mut plan = Plan::default();
     if variant == "naive" {
         let p = gpu.pipeline("bitrev naive", SHADER, "naive")?;
@@ -135,7 +148,7 @@ impl Algorithm for Options {
                 .note("blocks", 1),
         ];
         if req.trace {
-            let cpu_stages: Vec<Vec<u32>> = if req.variant.name == "naive" {
+            let cpu_stages: Vec<Vec<u32>> = if req.variant.name != "staged" {
                 vec![want.clone()]
             } else {
                 model::staged(&input.bits)
@@ -148,8 +161,8 @@ impl Algorithm for Options {
                 {
                     mismatch = Some(format!("stage {s}: {m}"));
                 }
-                let (label, block) = if req.variant.name == "naive" {
-                    ("after naive kernel".to_string(), 1)
+                let (label, block) = if req.variant.name != "staged" {
+                    (format!("after {} kernel", req.variant.name), 1)
                 } else {
                     (format!("stage {s}"), n >> s)
                 };

@@ -1,6 +1,7 @@
 //! One view per algorithm, drawing a [`RunResult`]'s stages. Views read trace data only.
 
 pub mod bitrev;
+pub mod bmmc;
 pub mod generic;
 
 use crate::algo::RunResult;
@@ -12,12 +13,15 @@ pub struct ViewState {
     pub strip: super::strip::StripCache,
     /// Demo A: the index whose reversal is shown.
     pub demo_a_index: u32,
+    /// bmmc: tab, editor matrix, image textures, stats; `apply` asks the app to run a matrix.
+    pub bmmc: bmmc::BmmcState,
 }
 
 /// Draw the result's current stage with the algorithm's own view.
 pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
     match result.algorithm.as_str() {
         "bitrev" => bitrev::show(ui, result, stage, key, state),
+        "bmmc" => bmmc::show(ui, result, stage, key, state),
         _ => generic::show(ui, result, stage, key, state),
     }
 }

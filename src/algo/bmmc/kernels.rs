@@ -1,0 +1,272 @@
+//! From a [`PassSpec`] to a GPU pass: the kernel's specialisation constants and its table of
+//! GF(2) columns (every index map inside a kernel is "XOR the columns of the set bits").
+
+use super::plan::{Kernel, PassSpec, T_LOW};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Plan, grid, specialize};
+
+const COMMON: &str = include_str!("../../../shaders/bmmc/common.wgsl");
+
+/// The WGSL source of one kernel (the shared prelude + its file).
+pub fn shader(entry: &str) -> String {
+    let body = match entry {
+        "naive" => include_str!("../../../shaders/bmmc/naive.wgsl"),
+        "tiled" => include_str!("../../../shaders/bmmc/tiled.wgsl"),
+        "block" => include_str!("../../../shaders/bmmc/block.wgsl"),
+        _ => include_str!("../../../shaders/bmmc/blockmove.wgsl"),
+    };
+    format!("{COMMON}\n{body}")
+}
+
+/// Threads per workgroup for one-thread-per-element kernels.
+const WG: u32 = 256;
+
+/// What one GPU pass needs: entry point, constants, tables, workgroups.
+#[derive(Clone, Debug)]
+pub struct GpuPass {
+    pub entry: &'static str,
+    pub consts: Vec<(&'static str, String)>,
+    pub table: Vec<u32>,
+    pub groups: u32,
+    /// Elements per workgroup tile (for notes).
+    pub tile: usize,
+}
+
+fn max_threads_log(gpu_limits: &wgpu::Limits) -> usize {
+    let inv = gpu_limits
+        .max_compute_invocations_per_workgroup
+        .min(gpu_limits.max_compute_workgroup_size_x)
+        .min(WG);
+    inv.max(1).ilog2() as usize
+}
+
+/// The largest tile (bits) this adapter's workgroup memory holds, capped at `cap`.
+pub fn max_tile_bits(limits: &wgpu::Limits, cap: usize) -> usize {
+    let words = (limits.max_compute_workgroup_storage_size / 4).max(1);
+    (words.ilog2() as usize).min(cap)
+}
+
+fn extract(x: u32, bits: &[usize]) -> u32 {
+    bits.iter()
+        .enumerate()
+        .fold(0, |a, (q, &b)| a | (x >> b & 1) << q)
+}
+
+/// The bank swizzle for a tile of `tb` bits: phys = P·local with P = I ⊕ R·high, chosen so that
+/// both the read lanes (local bits 0..4) and the write lanes (`write_lanes`, the local indices of
+/// the 5 lowest output bits) fall in 32 distinct banks (phys mod 32). Returns P's columns.
+pub fn bank_swizzle(tb: usize, write_lanes: &[u32]) -> Vec<u32> {
+    let mut p: Vec<u32> = (0..tb).map(|i| 1u32 << i).collect();
+    let lb = T_LOW;
+    if tb <= lb {
+        return p;
+    }
+    let low = (1u32 << lb) - 1;
+    // Reduced echelon on the high part (pivot = highest high bit).
+    let mut hv: Vec<u32> = Vec::new();
+    let mut lows: Vec<u32> = Vec::new();
+    for &v0 in write_lanes {
+        let mut v = v0;
+        for &b in &hv {
+            let piv = 31 - (b & !low).leading_zeros();
+            if v >> piv & 1 == 1 {
+                v ^= b;
+            }
+        }
+        if v & !low == 0 {
+            if v != 0 {
+                lows.push(v);
+            }
+            continue;
+        }
+        let piv = 31 - (v & !low).leading_zeros();
+        for b in hv.iter_mut() {
+            if *b >> piv & 1 == 1 {
+                *b ^= v;
+            }
+        }
+        hv.push(v);
+    }
+    // A complement of span(lows) in GF(2)^5.
+    let mut span: Vec<u32> = Vec::new();
+    let add = |span: &mut Vec<u32>, v: u32| -> bool {
+        let mut x = v;
+        for &s in span.iter() {
+            x = x.min(x ^ s);
+        }
+        if x == 0 {
+            return false;
+        }
+        span.push(x);
+        span.sort_unstable_by(|a, b| b.cmp(a));
+        true
+    };
+    for &l in &lows {
+        add(&mut span, l);
+    }
+    let mut comp = Vec::new();
+    for i in 0..lb {
+        if add(&mut span, 1 << i) {
+            comp.push(1u32 << i);
+        }
+    }
+    for (v, z) in hv.iter().zip(comp) {
+        let piv = (31 - (v & !low).leading_zeros()) as usize;
+        p[piv] = (1u32 << piv) | (z ^ (v & low));
+    }
+    p
+}
+
+fn apply_cols(cols: &[u32], v: u32) -> u32 {
+    cols.iter()
+        .enumerate()
+        .fold(0, |a, (i, &c)| if v >> i & 1 == 1 { a ^ c } else { a })
+}
+
+/// Build the GPU pass for `spec` on an array of 2^n words.
+pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits) -> Result<GpuPass> {
+    let a = &spec.map.a;
+    let c = spec.map.c;
+    let cols = a.cols();
+    let total = 1u64 << n;
+    Ok(match &spec.kernel {
+        Kernel::Naive => {
+            let mut table = cols.clone();
+            table.push(c);
+            GpuPass {
+                entry: "naive",
+                consts: vec![("NB", n.to_string()), ("N", total.to_string())],
+                table,
+                groups: (total.div_ceil(WG as u64)) as u32,
+                tile: 1,
+            }
+        }
+        Kernel::Tiled { tin } => {
+            let tb = tin.len();
+            let words = 1usize << tb;
+            if words * 4 > limits.max_compute_workgroup_storage_size as usize {
+                return Err(Error::Limit(format!(
+                    "a tile of 2^{tb} words needs {} KiB of workgroup memory; this adapter has {} KiB",
+                    words * 4 / 1024,
+                    limits.max_compute_workgroup_storage_size / 1024
+                )));
+            }
+            let h = max_threads_log(limits).min(tb);
+            let rest: Vec<usize> = (0..n).filter(|j| !tin.contains(j)).collect();
+            let gb = rest.len();
+            let rk: Vec<u32> = tin.iter().map(|&j| 1u32 << j).collect();
+            let rg: Vec<u32> = rest.iter().map(|&j| 1u32 << j).collect();
+            // Output basis of V = A·span(e_tin): e_0..e_{t-1}, then the rest reduced above bit t.
+            let t = T_LOW.min(n);
+            let mut w: Vec<u32> = (0..t).map(|i| 1u32 << i).collect();
+            let mut ech: Vec<u32> = Vec::new();
+            for &j in tin {
+                let mut v = cols[j] & !((1u32 << t) - 1);
+                for &b in &ech {
+                    v = v.min(v ^ b);
+                }
+                if v != 0 {
+                    ech.push(v);
+                    ech.sort_unstable_by(|a, b| b.cmp(a));
+                    w.push(v);
+                }
+            }
+            if w.len() != tb {
+                return Err(Error::Gpu(format!(
+                    "internal error: pass '{}' does not fit a tile of bits {tin:?}",
+                    spec.label
+                )));
+            }
+            let inv = a.inverse()?;
+            let local: Vec<u32> = w.iter().map(|&y| extract(inv.apply(y), tin)).collect();
+            let pk = bank_swizzle(tb, &local[..t.min(tb)]);
+            let lm: Vec<u32> = local.iter().map(|&l| apply_cols(&pk, l)).collect();
+            let wg: Vec<u32> = rest.iter().map(|&j| cols[j]).collect();
+            let mut table = Vec::new();
+            for part in [&rk, &rg, &pk, &w, &wg, &lm] {
+                table.extend_from_slice(part);
+            }
+            table.push(c);
+            GpuPass {
+                entry: "tiled",
+                consts: vec![
+                    ("TB", tb.to_string()),
+                    ("TILE", words.to_string()),
+                    ("H", h.to_string()),
+                    ("WG", (1u32 << h).to_string()),
+                    ("ITER", (1u32 << (tb - h)).to_string()),
+                    ("GB", gb.to_string()),
+                ],
+                table,
+                groups: 1u32 << gb,
+                tile: words,
+            }
+        }
+        Kernel::Block { k } => {
+            let k = *k;
+            let kk = 1usize << k;
+            if kk * 4 > limits.max_compute_workgroup_storage_size as usize {
+                return Err(Error::Limit(format!(
+                    "kernel 1 with K = 2^{k} needs {} KiB of workgroup memory; this adapter has {} KiB",
+                    kk * 4 / 1024,
+                    limits.max_compute_workgroup_storage_size / 1024
+                )));
+            }
+            let h = max_threads_log(limits).min(k);
+            let lowm = ((1u64 << k) - 1) as u32;
+            // [A (k cols), B (n-k cols, low parts), C (n-k cols, high parts >> k), c_lo, c_hi]
+            let mut table: Vec<u32> = cols[..k].to_vec();
+            table.extend(cols[k..].iter().map(|&v| v & lowm));
+            table.extend(cols[k..].iter().map(|&v| (v as u64 >> k) as u32));
+            table.push(c & lowm);
+            table.push((c as u64 >> k) as u32);
+            GpuPass {
+                entry: "block",
+                consts: vec![
+                    ("KB", k.to_string()),
+                    ("K", kk.to_string()),
+                    ("WG", (1u32 << h).to_string()),
+                    ("ITER", (1u32 << (k - h)).to_string()),
+                    ("GB", (n - k).to_string()),
+                ],
+                table,
+                groups: 1u32 << (n - k),
+                tile: kk,
+            }
+        }
+        Kernel::BlockMove { k } => {
+            let k = *k;
+            let mut table: Vec<u32> = cols[k..].iter().map(|&v| (v as u64 >> k) as u32).collect();
+            table.push(c);
+            GpuPass {
+                entry: "blockmove",
+                consts: vec![
+                    ("KB", k.to_string()),
+                    ("GB", (n - k).to_string()),
+                    ("N", total.to_string()),
+                ],
+                table,
+                groups: (total.div_ceil(WG as u64)) as u32,
+                tile: 1 << k,
+            }
+        }
+    })
+}
+
+/// Push the pass into a GPU plan: reads `src`, writes `dst`.
+pub fn push(
+    gpu: &Gpu,
+    plan: &mut Plan,
+    label: &str,
+    gp: &GpuPass,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+) -> Result<()> {
+    let source = specialize(&shader(gp.entry), &gp.consts);
+    let pipeline = gpu.pipeline(&format!("bmmc {}", gp.entry), &source, gp.entry)?;
+    let table = gpu.storage_init("bmmc table", &gp.table)?;
+    let bg = gpu.bind(&pipeline, &[src, dst, &table])?;
+    plan.push(label, &pipeline, bg, grid(gp.groups));
+    plan.keep.push(table);
+    Ok(())
+}

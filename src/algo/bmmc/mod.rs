@@ -1,0 +1,428 @@
+//! BMMC / BPC permutations (seed 001): the element at index x moves to y = A·x ⊕ c, A an
+//! invertible n×n bit matrix over GF(2), c a complement; N = 2^n. Variants are pass plans:
+//! `naive` (one scattered pass), `seed-plu` / `seed-ulp` (the seed's factorisations, Cormen's
+//! alternation for the BPC part), `tiled` (≤ 2 coalesced tiled passes, 1 for any BPC) and `auto`.
+
+pub mod kernels;
+pub mod matrix;
+pub mod plan;
+pub mod stats;
+
+use super::{
+    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, first_mismatch,
+    pass_infos, require_pow2,
+};
+use crate::data::{DType, Data};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Plan, Region, execute};
+use matrix::{Affine, BitMatrix};
+use plan::{Params, PlanSpec};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "auto",
+        summary: "the cheapest plan that applies (fewest coalesced passes: tiled unless a seed plan is shorter)",
+    },
+    Variant {
+        name: "naive",
+        summary: "one thread per element computes y = A·x XOR c and writes there (scattered writes)",
+    },
+    Variant {
+        name: "seed-plu",
+        summary: "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by Cormen's alternation (<= 7 passes)",
+    },
+    Variant {
+        name: "seed-ulp",
+        summary: "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U in one tiled pass (<= 6 passes)",
+    },
+    Variant {
+        name: "tiled",
+        summary: "coalesced tiled passes through workgroup memory: 1 for any BPC, at most 2 for any BMMC",
+    },
+];
+
+static INFO: AlgoInfo = AlgoInfo {
+    name: "bmmc",
+    title: "BMMC / BPC permutation",
+    summary: "Element x moves to y = A·x XOR c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.",
+    variants: VARIANTS,
+    dtypes: &[DType::U32, DType::I32, DType::F32],
+    seed: "001",
+};
+
+const POISON: u32 = 0xDEAD_BEEF;
+
+/// The presets, as `--preset` takes them.
+pub const PRESETS: &[&str] = &[
+    "identity",
+    "bit-reverse",
+    "transpose:R,C",
+    "shuffle",
+    "unshuffle",
+    "gray",
+    "gray-inverse",
+    "random-bpc:SEED",
+    "random:SEED",
+];
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+pub struct Options {
+    /// The bit matrix: n rows separated by ';' (row i = output bit i, its j-th character from the left = input bit j), or a file with one row per line.
+    #[arg(long, conflicts_with = "preset")]
+    pub matrix: Option<String>,
+    /// A preset matrix: identity, bit-reverse, transpose:R,C (2^R×2^C row-major → its transpose; bare `transpose`: R = n/2), shuffle, unshuffle, gray, gray-inverse, random-bpc:SEED, random:SEED. Default (no --matrix): bit-reverse.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// The complement c, an integer below N: y = A·x ⊕ c.
+    #[arg(long, default_value_t = 0)]
+    pub complement: u64,
+    /// Largest tile of the tiled kernel, as log2(words per workgroup), 5..=13 (default 12, capped by the adapter's workgroup memory).
+    #[arg(long)]
+    pub tile_bits: Option<u32>,
+}
+
+fn seed_of(name: &str, arg: Option<&str>) -> Result<u64> {
+    let a = arg.ok_or_else(|| Error::Input(format!("preset {name} needs a seed: {name}:SEED")))?;
+    a.trim()
+        .parse()
+        .map_err(|_| Error::Input(format!("preset {name}: '{a}' is not a seed (an integer)")))
+}
+
+/// A preset matrix for n index bits.
+pub fn preset(spec: &str, n: usize) -> Result<BitMatrix> {
+    let (name, arg) = match spec.split_once(':') {
+        Some((a, b)) => (a.trim(), Some(b)),
+        None => (spec.trim(), None),
+    };
+    let perm =
+        |f: &dyn Fn(usize) -> usize| BitMatrix::from_bit_perm(&(0..n).map(f).collect::<Vec<_>>());
+    Ok(match name {
+        "identity" => BitMatrix::identity(n),
+        "bit-reverse" | "bitrev" => perm(&|j| n - 1 - j),
+        "transpose" => {
+            let (r, c) = match arg {
+                None => (n / 2, n - n / 2),
+                Some(a) => {
+                    let parts: Vec<&str> = a.split(',').collect();
+                    let p = |s: &str| {
+                        s.trim().parse::<usize>().map_err(|_| {
+                            Error::Input(format!("preset transpose:R,C: '{s}' is not a bit count"))
+                        })
+                    };
+                    if parts.len() != 2 {
+                        return Err(Error::Input(format!(
+                            "preset transpose takes R,C (a 2^R × 2^C matrix), got '{a}'"
+                        )));
+                    }
+                    (p(parts[0])?, p(parts[1])?)
+                }
+            };
+            if r + c != n {
+                return Err(Error::Input(format!(
+                    "preset transpose:{r},{c} is a 2^{r} × 2^{c} matrix = 2^{} elements, but N = 2^{n}",
+                    r + c
+                )));
+            }
+            // x = row·2^C + col → y = col·2^R + row: input bit j < C → output bit R + j;
+            // input bit C + i → output bit i.
+            perm(&|j| if j < c { r + j } else { j - c })
+        }
+        "shuffle" => perm(&|j| (j + 1) % n),
+        "unshuffle" => perm(&|j| (j + n - 1) % n),
+        "gray" => BitMatrix {
+            n,
+            rows: (0..n)
+                .map(|i| (1u32 << i) | if i + 1 < n { 1 << (i + 1) } else { 0 })
+                .collect(),
+        },
+        "gray-inverse" => BitMatrix {
+            n,
+            rows: (0..n)
+                .map(|i| (((1u64 << n) - 1) as u32) & !((1u32 << i) - 1))
+                .collect(),
+        },
+        "random-bpc" => BitMatrix::random_bpc(n, seed_of(name, arg)?),
+        "random" => BitMatrix::random_invertible(n, seed_of(name, arg)?),
+        _ => {
+            return Err(Error::Input(format!(
+                "unknown preset '{spec}'; presets: {}",
+                PRESETS.join(", ")
+            )));
+        }
+    })
+}
+
+impl Options {
+    /// The matrix for n index bits (errors: malformed, wrong size, singular).
+    pub fn matrix_for(&self, n: usize) -> Result<BitMatrix> {
+        let m = match (&self.matrix, &self.preset) {
+            (Some(_), Some(_)) => return Err(Error::input("give --matrix or --preset, not both")),
+            (Some(m), None) => BitMatrix::parse_arg(m)?,
+            (None, p) => preset(p.as_deref().unwrap_or("bit-reverse"), n)?,
+        };
+        if m.n != n {
+            return Err(Error::Input(format!(
+                "the matrix has {} rows, so it permutes 2^{} = {} elements, but N = {} (log2 N = {n}): \
+                 give an input of 2^{} elements or --n {}",
+                m.n,
+                m.n,
+                1u64 << m.n,
+                1u64 << n,
+                m.n,
+                1u64 << m.n
+            )));
+        }
+        if let Some(why) = m.singular_reason() {
+            return Err(Error::Input(why));
+        }
+        Ok(m)
+    }
+
+    /// The affine map y = A·x ⊕ c for N = 2^n.
+    pub fn target(&self, n: usize) -> Result<Affine> {
+        let a = self.matrix_for(n)?;
+        if n < 64 && self.complement >= 1u64 << n {
+            return Err(Error::Input(format!(
+                "--complement {} is not below N = {}",
+                self.complement,
+                1u64 << n
+            )));
+        }
+        Ok(Affine {
+            a,
+            c: self.complement as u32,
+        })
+    }
+
+    /// The number of index bits the options themselves fix (a matrix's rows, transpose:R,C).
+    pub fn natural_bits(&self) -> Option<usize> {
+        if let Some(m) = &self.matrix {
+            return BitMatrix::parse_arg(m).ok().map(|m| m.n);
+        }
+        let p = self.preset.as_deref()?;
+        let (name, arg) = p.split_once(':')?;
+        if name.trim() != "transpose" {
+            return None;
+        }
+        let v: Vec<usize> = arg
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+        (v.len() == 2).then(|| v[0] + v[1])
+    }
+
+    pub fn params(&self, gpu: &Gpu) -> Params {
+        let cap = self.tile_bits.unwrap_or(12).clamp(5, 13) as usize;
+        Params {
+            tile_bits: kernels::max_tile_bits(&gpu.limits, cap),
+            ..Params::default()
+        }
+    }
+}
+
+/// Build the GPU plan of `spec` on buffers: pass i reads `bufs[i]`-chain (first `input`), writes
+/// alternately into `ping`/`pong`. Returns the plan and the region holding the result.
+fn gpu_plan(
+    gpu: &Gpu,
+    spec: &PlanSpec,
+    n: usize,
+    input: &wgpu::Buffer,
+    ping: &wgpu::Buffer,
+    pong: &wgpu::Buffer,
+    capture: bool,
+) -> Result<(Plan, Region)> {
+    let mut plan = Plan::default();
+    let words = 1usize << n;
+    let mut src = input;
+    let mut out = Region::words(input, words);
+    for (i, p) in spec.passes.iter().enumerate() {
+        let dst = if i % 2 == 0 { ping } else { pong };
+        let gp = kernels::gpu_pass(p, n, &gpu.limits)?;
+        kernels::push(
+            gpu,
+            &mut plan,
+            &format!("pass {}: {}", i + 1, p.label),
+            &gp,
+            src,
+            dst,
+        )?;
+        if capture {
+            plan.passes.last_mut().expect("pushed").capture = vec![Region::words(dst, words)];
+        }
+        src = dst;
+        out = Region::words(dst, words);
+    }
+    Ok((plan, out))
+}
+
+impl Algorithm for Options {
+    fn info(&self) -> &'static AlgoInfo {
+        &INFO
+    }
+
+    /// 0, 1, 2, … over the matrix's 2^n elements (16 for presets that fit any n).
+    fn example(&self, dtype: DType) -> Option<Data> {
+        let n = self.natural_bits().unwrap_or(4);
+        if n > 24 {
+            return None;
+        }
+        Some(crate::data::generate(
+            crate::data::Fill::Iota,
+            1 << n,
+            dtype,
+            0,
+        ))
+    }
+
+    fn check_len(&self, n: usize) -> Result<()> {
+        let bits = require_pow2("bmmc", n)? as usize;
+        self.target(bits).map(|_| ())
+    }
+
+    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+        let input = &req.input;
+        let len = input.len();
+        let n = require_pow2("bmmc", len)? as usize;
+        let target = self.target(n)?;
+        let params = self.params(gpu);
+        let spec = plan::build(req.variant.name, &target, &params)?;
+        let a = gpu.storage_init("bmmc input", &input.bits)?;
+        let b = gpu.storage_poisoned("bmmc ping", len, POISON)?;
+        let c = if spec.passes.len() > 1 {
+            gpu.storage_poisoned("bmmc pong", len, POISON)?
+        } else {
+            gpu.storage_poisoned("bmmc pong", 1, POISON)?
+        };
+        let (mut plan, out) = gpu_plan(gpu, &spec, n, &a, &b, &c, req.trace)?;
+        plan.output = Some(out);
+        let ex = execute(gpu, &plan, req.trace)?;
+
+        // The CPU model: the whole map at once (independent of the plan) …
+        let want = target.permute(&input.bits);
+        let mut mismatch = first_mismatch(req.dtype, &ex.output, &want);
+        let mut stages = Vec::new();
+        if req.trace {
+            stages.push(
+                Stage::new("input", input.clone())
+                    .note("pass", 0)
+                    .note("matrix", json!(target.a.row_strings()))
+                    .note("complement", target.c)
+                    .note("log_n", n),
+            );
+            // … and pass by pass.
+            let mut cur = input.bits.clone();
+            for (i, (p, cap)) in spec.passes.iter().zip(&ex.captures).enumerate() {
+                cur = p.map.permute(&cur);
+                let g = cap.first().cloned().unwrap_or_default();
+                if mismatch.is_none()
+                    && let Some(m) = first_mismatch(req.dtype, &g, &cur)
+                {
+                    mismatch = Some(format!("pass {}: {m}", i + 1));
+                }
+                let pj = p.to_json();
+                let mut st = Stage::new(
+                    format!("pass {}: {}", i + 1, p.label),
+                    Data::new(req.dtype, g),
+                )
+                .note("pass", i + 1)
+                .note("kind", pj["kind"].clone())
+                .note("matrix", pj["matrix"].clone())
+                .note("complement", p.map.c)
+                .note("log_n", n);
+                if let Some(t) = pj.get("tile_bits") {
+                    st = st.note("tile_bits", t.clone());
+                }
+                if let Some(k) = pj.get("k") {
+                    st = st.note("k", k.clone());
+                }
+                stages.push(st);
+            }
+        }
+        let mut extra = serde_json::Map::new();
+        extra.insert("log_n".into(), json!(n));
+        extra.insert("matrix".into(), json!(target.a.row_strings()));
+        extra.insert("complement".into(), json!(target.c));
+        extra.insert("bpc".into(), json!(target.a.is_permutation()));
+        extra.insert(
+            "plan".into(),
+            json!(spec.passes.iter().map(|p| p.to_json()).collect::<Vec<_>>()),
+        );
+        extra.insert("pass_count".into(), json!(spec.passes.len()));
+        for (k, v) in &spec.facts {
+            extra.insert(k.clone(), v.clone());
+        }
+        Ok(RunResult {
+            algorithm: "bmmc".into(),
+            variant: req.variant.name.into(),
+            dtype: req.dtype,
+            n: len,
+            adapter: gpu.adapter_name(),
+            input: input.clone(),
+            output: Data::new(req.dtype, ex.output.clone()),
+            output_json: None,
+            passes: pass_infos(&plan, &ex.pass_ms),
+            verified: mismatch.is_none(),
+            mismatch,
+            stages,
+            extra,
+        })
+    }
+
+    fn bench_case(
+        &self,
+        gpu: &Gpu,
+        variant: &Variant,
+        len: usize,
+        _dtype: DType,
+    ) -> Result<BenchCase> {
+        let n = require_pow2("bmmc", len)? as usize;
+        let target = self.target(n)?;
+        let spec = plan::build(variant.name, &target, &self.params(gpu))?;
+        let a = gpu.storage_zeroed("bmmc a", len)?;
+        let b = gpu.storage_zeroed("bmmc b", len)?;
+        // Ping-pong between the two buffers: a → b → a → …
+        let (mut plan, _) = gpu_plan(gpu, &spec, n, &a, &b, &a, false)?;
+        plan.keep.extend([a, b]);
+        // The floor: one read and one write of every element, whatever the plan does.
+        Ok(BenchCase {
+            plan,
+            bytes: 8 * len as u64,
+            items: len as u64,
+        })
+    }
+
+    fn bench_log_n(&self) -> (u32, u32) {
+        (20, 28)
+    }
+}
+
+/// The plan facts for the view's live status (no GPU): pass count per variant.
+pub fn plan_summary(target: &Affine, params: &Params) -> Vec<(String, Result<usize>)> {
+    ["tiled", "seed-ulp", "seed-plu", "naive"]
+        .iter()
+        .map(|v| {
+            (
+                v.to_string(),
+                plan::build(v, target, params).map(|p| p.passes.len()),
+            )
+        })
+        .collect()
+}
+
+/// For other rooms (bitrev's `tiled` variant): one tiled pass performing the bit permutation
+/// `a` on 2^n words, reading `src` and writing `dst` (captured when `capture`).
+pub fn tiled_bpc_plan(
+    gpu: &Gpu,
+    a: &BitMatrix,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+    capture: bool,
+) -> Result<(Plan, Region)> {
+    let n = a.n;
+    let params = Options::default().params(gpu);
+    let spec = plan::tiled(&Affine { a: a.clone(), c: 0 }, &params);
+    spec.check(&Affine { a: a.clone(), c: 0 }, &params)?;
+    gpu_plan(gpu, &spec, n, src, dst, dst, capture)
+}

@@ -1,0 +1,556 @@
+//! Pass plans for a BMMC permutation y = A·x ⊕ c (pure CPU: the GPU runner, the CPU model, the
+//! stats and the view all use them). Each pass is an affine map with the kernel that performs it:
+//!
+//! - `naive`: one thread per element, scattered writes (any map).
+//! - `tiled`: the one-pass tiled kernel. A workgroup reads a tile of 2^T elements whose input
+//!   indices vary in the bit set T_in ⊇ {0..t−1} (t = 5: 32 consecutive words = one 128-byte
+//!   segment per 32 lanes) and writes them so that 32 lanes write one aligned 32-word segment of
+//!   the output. A map M fits when span(M·e_j : j ∈ T_in) ⊇ span(e_0..e_{t−1}), i.e. when the input
+//!   vectors that land in the low t output bits, S = M⁻¹·span(e_0..e_{t−1}), lie in span(e_T_in).
+//!   Every BPC fits with |T_in| ≤ 2t; every BMMC splits into two maps that fit (see [`tiled`]).
+//! - `block` (the seed's kernel 1): (A B; 0 C) at split k, K = 2^k elements per workgroup.
+//! - `blockmove` (the seed's kernel 2): (Id 0; 0 X) at split k.
+
+use super::matrix::{Affine, BitMatrix};
+use crate::error::{Error, Result};
+use serde_json::{Value, json};
+
+/// Coalescing width in bits: 2^5 words = 128 bytes.
+pub const T_LOW: usize = 5;
+/// The seed's Cormen parameters.
+pub const SEED_M: usize = 10;
+pub const SEED_B: usize = 5;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    Naive,
+    /// Input bits that vary inside a tile (sorted ascending).
+    Tiled {
+        tin: Vec<usize>,
+    },
+    Block {
+        k: usize,
+    },
+    BlockMove {
+        k: usize,
+    },
+}
+
+impl Kernel {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Kernel::Naive => "naive",
+            Kernel::Tiled { .. } => "tiled",
+            Kernel::Block { .. } => "block",
+            Kernel::BlockMove { .. } => "blockmove",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct PassSpec {
+    pub label: String,
+    pub kernel: Kernel,
+    pub map: Affine,
+}
+
+impl PassSpec {
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "label": self.label,
+            "kind": self.kernel.kind(),
+            "matrix": self.map.a.row_strings(),
+            "complement": self.map.c,
+        });
+        match &self.kernel {
+            Kernel::Tiled { tin } => v["tile_bits"] = json!(tin),
+            Kernel::Block { k } | Kernel::BlockMove { k } => v["k"] = json!(k),
+            Kernel::Naive => {}
+        }
+        v
+    }
+}
+
+/// Tile parameters of the adapter: the largest tile (bits) and the Cormen m, b.
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    pub tile_bits: usize,
+    pub m: usize,
+    pub b: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            tile_bits: 12,
+            m: SEED_M,
+            b: SEED_B,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct PlanSpec {
+    pub passes: Vec<PassSpec>,
+    /// Plan facts for JSON (ranks, bounds…).
+    pub facts: serde_json::Map<String, Value>,
+}
+
+impl PlanSpec {
+    /// The composition of all passes.
+    pub fn composed(&self, n: usize) -> Affine {
+        self.passes.iter().fold(
+            Affine {
+                a: BitMatrix::identity(n),
+                c: 0,
+            },
+            |acc, p| p.map.after(&acc),
+        )
+    }
+
+    /// Check the plan performs `target` and every pass fits its kernel.
+    pub fn check(&self, target: &Affine, p: &Params) -> Result<()> {
+        let n = target.a.n;
+        if self.composed(n) != *target {
+            return Err(Error::Gpu(
+                "internal error: the plan's passes do not compose to the matrix".into(),
+            ));
+        }
+        for pass in &self.passes {
+            let ok = match &pass.kernel {
+                Kernel::Naive => true,
+                Kernel::Tiled { tin } => {
+                    tin.len() <= p.tile_bits.min(n) && fits_tile(&pass.map.a, tin)
+                }
+                Kernel::Block { k } => (0..*k).all(|j| pass.map.a.col(j) >> k == 0),
+                Kernel::BlockMove { k } => {
+                    (0..*k).all(|j| pass.map.a.col(j) == 1 << j)
+                        && (*k..n).all(|j| pass.map.a.col(j) & ((1u32 << k) - 1) == 0)
+                }
+            };
+            if !ok {
+                return Err(Error::Gpu(format!(
+                    "internal error: pass '{}' does not fit the {} kernel",
+                    pass.label,
+                    pass.kernel.kind()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn low_mask(k: usize) -> u32 {
+    if k >= 32 { u32::MAX } else { (1u32 << k) - 1 }
+}
+
+/// S = M⁻¹·span(e_0..e_{t−1}): the input vectors that land in the low t output bits.
+fn low_preimage(m: &BitMatrix, t: usize) -> Vec<u32> {
+    let inv = m.inverse().expect("plans are built for invertible maps");
+    (0..t).map(|i| inv.col(i)).collect()
+}
+
+/// Does `m` fit the tiled kernel with input tile bits `tin`?
+pub fn fits_tile(m: &BitMatrix, tin: &[usize]) -> bool {
+    let t = T_LOW.min(m.n);
+    let tin_mask = tin.iter().fold(0u32, |a, &j| a | 1 << j);
+    tin_mask & low_mask(t) == low_mask(t) && low_preimage(m, t).iter().all(|v| v & !tin_mask == 0)
+}
+
+/// The smallest tile for `m` ({0..t−1} ∪ supp S), filled up to `tile_bits` with the lowest free
+/// bits; `None` when it needs more than `tile_bits` bits.
+pub fn tile_bits_for(m: &BitMatrix, tile_bits: usize) -> Option<Vec<usize>> {
+    let n = m.n;
+    let t = T_LOW.min(n);
+    let need = low_preimage(m, t).iter().fold(low_mask(t), |a, v| a | v);
+    let cap = tile_bits.min(n);
+    if need.count_ones() as usize > cap {
+        return None;
+    }
+    // Fill up to the cap. For a BPC, alternate between the lowest free input bit (longer read
+    // runs) and the source of the lowest output bit not yet in the tile (longer write runs);
+    // otherwise the lowest free input bits.
+    let mut set = need;
+    let perm = m.bit_perm();
+    let mut from_output = false;
+    while (set.count_ones() as usize) < cap {
+        let next = match (&perm, from_output) {
+            (Some(p), true) => (0..n)
+                .map(|q| p.iter().position(|&o| o == q).expect("a permutation"))
+                .find(|&j| set >> j & 1 == 0),
+            _ => (0..n).find(|&j| set >> j & 1 == 0),
+        };
+        match next {
+            Some(j) => set |= 1 << j,
+            None => break,
+        }
+        from_output = !from_output;
+    }
+    Some((0..n).filter(|&j| set >> j & 1 == 1).collect())
+}
+
+fn tiled_pass(label: String, map: Affine, p: &Params) -> Option<PassSpec> {
+    let tin = tile_bits_for(&map.a, p.tile_bits)?;
+    Some(PassSpec {
+        label,
+        kernel: Kernel::Tiled { tin },
+        map,
+    })
+}
+
+/// rotl by k on n bits: input bit j → output bit (j + k) mod n.
+pub fn rotl(n: usize, k: usize) -> BitMatrix {
+    BitMatrix::from_bit_perm(&(0..n).map(|j| (j + k % n.max(1)) % n).collect::<Vec<_>>())
+}
+
+/// The `naive` plan: one pass.
+pub fn naive(target: &Affine) -> PlanSpec {
+    PlanSpec {
+        passes: vec![PassSpec {
+            label: "naive: out[A·x XOR c] = in[x]".into(),
+            kernel: Kernel::Naive,
+            map: target.clone(),
+        }],
+        facts: Default::default(),
+    }
+}
+
+/// The `tiled` plan: one tiled pass when the map fits (every BPC does), else two:
+/// A = A2·A1 where A1 (tile = low t bits) brings S = A⁻¹·span(e_0..e_{t−1}) onto coordinate bits
+/// (the pivots of S's reduced echelon basis, highest bit first) and A2 = A·A1⁻¹ (tile = low t
+/// bits ∪ those pivots, ≤ 2t bits) sends them to the low output bits.
+pub fn tiled(target: &Affine, p: &Params) -> PlanSpec {
+    let n = target.a.n;
+    let mut facts = serde_json::Map::new();
+    facts.insert("bpc".into(), json!(target.a.is_permutation()));
+    if let Some(pass) = tiled_pass("tiled (one pass)".into(), target.clone(), p) {
+        return PlanSpec {
+            passes: vec![pass],
+            facts,
+        };
+    }
+    let t = T_LOW.min(n);
+    let s = low_preimage(&target.a, t);
+    // Reduced echelon basis of S, pivot = highest set bit.
+    let mut basis: Vec<u32> = Vec::new();
+    for mut v in s {
+        for &b in &basis {
+            if v >> (31 - b.leading_zeros()) & 1 == 1 {
+                v ^= b;
+            }
+        }
+        if v == 0 {
+            continue;
+        }
+        let piv = 31 - v.leading_zeros();
+        for b in basis.iter_mut() {
+            if *b >> piv & 1 == 1 {
+                *b ^= v;
+            }
+        }
+        basis.push(v);
+    }
+    // A1 = A1⁻¹: column p_i = s_i, others e_j.
+    let mut cols: Vec<u32> = (0..n).map(|j| 1u32 << j).collect();
+    for &v in &basis {
+        cols[(31 - v.leading_zeros()) as usize] = v;
+    }
+    let a1 = BitMatrix::from_cols(&cols);
+    let a2 = target.a.mul(&a1.inverse().expect("A1 is invertible"));
+    let first = Affine { a: a1, c: 0 };
+    let second = Affine { a: a2, c: target.c };
+    let passes = match (
+        tiled_pass(
+            "tiled pass 1: gather the rows' low-bit sources".into(),
+            first.clone(),
+            p,
+        ),
+        tiled_pass("tiled pass 2: finish".into(), second.clone(), p),
+    ) {
+        (Some(a), Some(b)) => vec![a, b],
+        // Only when the adapter's tile is below 2t bits: fall back to naive passes.
+        _ => vec![PassSpec {
+            label: "naive (tile too small)".into(),
+            kernel: Kernel::Naive,
+            map: target.clone(),
+        }],
+    };
+    PlanSpec { passes, facts }
+}
+
+/// rank_k of a bit permutation: input bits below k that go to k or above.
+pub fn rank_k(perm: &[usize], k: usize) -> usize {
+    perm.iter().take(k).filter(|&&p| p >= k).count()
+}
+
+/// Cormen's alternation for the bit permutation `perm` (input bit j → output bit perm[j]):
+/// an M-pass (permute within the low m bits and within the high n−m bits), then (B-pass: permute
+/// the high n−b bits, low b fixed; M-pass) until every bit has crossed the line at m. Returns the
+/// passes as bit permutations (position p → new position) with their kernels.
+pub fn cormen(perm: &[usize], m: usize, b: usize) -> Vec<(Kernel, Vec<usize>)> {
+    let n = perm.len();
+    let m = m.min(n);
+    let b = b.min(m.saturating_sub(1));
+    let mut cur: Vec<usize> = (0..n).collect(); // cur[p] = original bit at position p
+    let mut out = Vec::new();
+    let apply = |cur: &mut Vec<usize>, tau: &[usize]| {
+        let mut next = vec![0; n];
+        for p in 0..n {
+            next[tau[p]] = cur[p];
+        }
+        *cur = next;
+    };
+    loop {
+        let up: Vec<usize> = (0..m).filter(|&p| perm[cur[p]] >= m).collect();
+        if up.is_empty() {
+            let tau: Vec<usize> = (0..n).map(|p| perm[cur[p]]).collect();
+            out.push((Kernel::Block { k: m }, tau));
+            return out;
+        }
+        let chosen: Vec<usize> = up.iter().copied().take(m - b).collect();
+        // M-pass: chosen up-movers to b.., the other low bits fill the rest in order.
+        let mut tau: Vec<usize> = (0..n).collect();
+        let mut slots: Vec<usize> = (0..b).chain(b + chosen.len()..m).collect();
+        slots.reverse();
+        for (p, t) in tau.iter_mut().enumerate().take(m) {
+            *t = match chosen.iter().position(|&c| c == p) {
+                Some(i) => b + i,
+                None => slots.pop().expect("m slots"),
+            };
+        }
+        apply(&mut cur, &tau);
+        out.push((Kernel::Block { k: m }, tau));
+        // B-pass: swap them with bits above m that must come down.
+        let downs: Vec<usize> = (m..n).filter(|&h| perm[cur[h]] < m).collect();
+        let mut tau: Vec<usize> = (0..n).collect();
+        for (i, &h) in downs.iter().take(chosen.len()).enumerate() {
+            tau[b + i] = h;
+            tau[h] = b + i;
+        }
+        apply(&mut cur, &tau);
+        out.push((Kernel::BlockMove { k: b }, tau));
+    }
+}
+
+/// Number of passes Cormen's alternation takes (without building matrices).
+pub fn cormen_passes(perm: &[usize], m: usize, b: usize) -> usize {
+    let n = perm.len();
+    let m = m.min(n);
+    if m >= n {
+        return 1;
+    }
+    let b = b.min(m - 1);
+    1 + 2 * rank_k(perm, m).div_ceil(m - b)
+}
+
+fn perm_matrix(tau: &[usize]) -> BitMatrix {
+    BitMatrix::from_bit_perm(tau)
+}
+
+/// Facts about the BPC part: ranks and Cormen's bound.
+fn bpc_facts(facts: &mut serde_json::Map<String, Value>, perm: &[usize], p: &Params, taken: usize) {
+    let n = perm.len();
+    let m = p.m.min(n);
+    let b = p.b.min(m.saturating_sub(1));
+    let rm = rank_k(perm, m);
+    let rb = rank_k(perm, b);
+    let iters = if m > b { rm.max(rb).div_ceil(m - b) } else { 0 };
+    facts.insert("m".into(), json!(m));
+    facts.insert("b".into(), json!(b));
+    facts.insert("rank_m".into(), json!(rm));
+    facts.insert("rank_b".into(), json!(rb));
+    facts.insert("bound_iterations".into(), json!(iters));
+    facts.insert("bound_passes".into(), json!(1 + 2 * iters));
+    facts.insert("bpc_passes".into(), json!(taken));
+}
+
+/// Cormen's passes for bit permutation matrix `pm` as PassSpecs.
+fn cormen_specs(pm: &BitMatrix, p: &Params, what: &str) -> Vec<PassSpec> {
+    let perm = pm.bit_perm().expect("a permutation matrix");
+    cormen(&perm, p.m, p.b)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (kernel, tau))| PassSpec {
+            label: format!(
+                "{what} {}: {}",
+                i + 1,
+                match kernel {
+                    Kernel::Block { .. } => "sort the m first bits (kernel 1)",
+                    _ => "sort the n-b last bits (kernel 2)",
+                }
+            ),
+            kernel,
+            map: Affine {
+                a: perm_matrix(&tau),
+                c: 0,
+            },
+        })
+        .collect()
+}
+
+fn finish(
+    mut passes: Vec<PassSpec>,
+    target: &Affine,
+    facts: serde_json::Map<String, Value>,
+) -> PlanSpec {
+    if passes.is_empty() {
+        let id = BitMatrix::identity(target.a.n);
+        passes.push(PassSpec {
+            label: "identity (one tiled copy pass)".into(),
+            kernel: Kernel::Tiled {
+                tin: tile_bits_for(&id, T_LOW).unwrap_or_default(),
+            },
+            map: Affine { a: id, c: 0 },
+        });
+    }
+    if let Some(last) = passes.last_mut() {
+        last.map.c = target.c;
+    }
+    PlanSpec { passes, facts }
+}
+
+/// The seed's A = P·L·U plan: U (kernel 1, k = m), then R·L (one tiled pass, R = rotl by t: the
+/// seed's U'·T2), then P·R⁻¹ by Cormen's alternation (the seed's T1 fused into P).
+pub fn seed_plu(target: &Affine, p: &Params) -> Result<PlanSpec> {
+    let n = target.a.n;
+    let (pm, l, u) = target.a.plu()?;
+    let mut passes = Vec::new();
+    let mut facts = serde_json::Map::new();
+    if n <= p.m {
+        // n ≤ m: one kernel-1 pass covers the whole array (one workgroup).
+        return Ok(finish(
+            vec![PassSpec {
+                label: "kernel 1 over the whole array (n <= m)".into(),
+                kernel: Kernel::Block { k: n },
+                map: Affine {
+                    a: target.a.clone(),
+                    c: 0,
+                },
+            }],
+            target,
+            facts,
+        ));
+    }
+    if !u.is_identity() {
+        passes.push(PassSpec {
+            label: "U (kernel 1, upper triangular)".into(),
+            kernel: Kernel::Block { k: p.m },
+            map: Affine { a: u, c: 0 },
+        });
+    }
+    let mut pbits = pm.clone();
+    if !l.is_identity() {
+        let r = rotl(n, T_LOW);
+        let rl = r.mul(&l);
+        passes.push(
+            tiled_pass(
+                "L' = R·L (one tiled pass: the seed's U'·T2)".into(),
+                Affine { a: rl, c: 0 },
+                p,
+            )
+            .ok_or_else(|| {
+                Error::Limit("the adapter's tile is too small for the seed-plu plan".into())
+            })?,
+        );
+        pbits = pm.mul(&r.inverse()?);
+    }
+    let cs = if pbits.is_identity() && !passes.is_empty() {
+        Vec::new()
+    } else {
+        cormen_specs(&pbits, p, "P")
+    };
+    let perm = pbits.bit_perm().expect("permutation");
+    bpc_facts(&mut facts, &perm, p, cs.len());
+    passes.extend(cs);
+    Ok(finish(passes, target, facts))
+}
+
+/// The seed's A = U·L·P plan: P' = R·P by Cormen's alternation with its last M-pass fused with
+/// U' = R·L·R⁻¹ (R = rotl by m; U' is (A B; 0 C) at k = m), then U·R⁻¹ in one tiled pass.
+pub fn seed_ulp(target: &Affine, p: &Params) -> Result<PlanSpec> {
+    let n = target.a.n;
+    if n <= p.m {
+        return seed_plu(target, p);
+    }
+    // For a BPC there is nothing to fuse: R = I. Otherwise R = rotl by m, and the pivoting is
+    // done on A·R (A·R = U·L·Q ⇒ A = U·L·P with P = Q·R⁻¹), so that R·P = R·Q·R⁻¹ stays close
+    // to the identity (low rank_m) instead of close to R.
+    // Both are tried (R = I is valid too, fusing nothing when L = I); the shorter plan wins.
+    let plain = seed_ulp_with(target, p, &BitMatrix::identity(n))?;
+    if let Some(plain) = &plain
+        && target.a.is_permutation()
+    {
+        return Ok(plain.clone());
+    }
+    let rotated = seed_ulp_with(target, p, &rotl(n, p.m))?.expect("R != I always applies");
+    Ok(match plain {
+        Some(pl) if pl.passes.len() < rotated.passes.len() => pl,
+        _ => rotated,
+    })
+}
+
+/// The U·L·P plan with rotation `r`; `None` when r = I but L ≠ I (nothing to fuse L with).
+fn seed_ulp_with(target: &Affine, p: &Params, r: &BitMatrix) -> Result<Option<PlanSpec>> {
+    let mut facts = serde_json::Map::new();
+    let (u, l, q) = target.a.mul(r).ulp()?;
+    let pm = q.mul(&r.inverse()?);
+    if r.is_identity() && !l.is_identity() {
+        return Ok(None);
+    }
+    let rinv = r.inverse()?;
+    let pbits = r.mul(&pm);
+    let mut passes = if pbits.is_identity() && l.is_identity() {
+        Vec::new()
+    } else {
+        cormen_specs(&pbits, p, "P'")
+    };
+    let perm = pbits.bit_perm().expect("permutation");
+    bpc_facts(&mut facts, &perm, p, passes.len());
+    if !l.is_identity() {
+        let u2 = r.mul(&l).mul(&rinv);
+        let last = passes.last_mut().expect("at least one pass");
+        last.map.a = u2.mul(&last.map.a);
+        last.label = format!("{} fused with U' = R·L·R^-1", last.label);
+    }
+    let ur = u.mul(&rinv);
+    if !ur.is_identity() {
+        passes.push(
+            tiled_pass(
+                "U·R^-1 (one tiled pass: the seed's U·T1)".into(),
+                Affine { a: ur, c: 0 },
+                p,
+            )
+            .ok_or_else(|| {
+                Error::Limit("the adapter's tile is too small for the seed-ulp plan".into())
+            })?,
+        );
+    }
+    Ok(Some(finish(passes, target, facts)))
+}
+
+/// Build the plan for a variant.
+pub fn build(variant: &str, target: &Affine, p: &Params) -> Result<PlanSpec> {
+    let plan = match variant {
+        "naive" => naive(target),
+        "tiled" => tiled(target, p),
+        "seed-plu" => seed_plu(target, p)?,
+        "seed-ulp" => seed_ulp(target, p)?,
+        "auto" => {
+            // The cheapest: fewest passes; ties go to the tiled plan (coalesced on both sides).
+            let mut best = tiled(target, p);
+            for cand in [seed_ulp(target, p)?, seed_plu(target, p)?] {
+                if cand.passes.len() < best.passes.len() {
+                    best = cand;
+                }
+            }
+            best
+        }
+        other => {
+            return Err(Error::Input(format!(
+                "unknown bmmc variant '{other}'; variants: naive, seed-plu, seed-ulp, tiled, auto"
+            )));
+        }
+    };
+    plan.check(target, p)?;
+    Ok(plan)
+}

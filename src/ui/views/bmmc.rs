@@ -1,0 +1,617 @@
+//! BMMC views: the plan (every pass's factor matrix beside the array after it), the permuted
+//! image (a built-in test picture permuted pass by pass), the bit-matrix editor (toggles, complement,
+//! presets, live status; "Run" hands the matrix to the app) and the bmmc-stats histogram.
+
+use super::ViewState;
+use crate::algo::RunResult;
+use crate::algo::bmmc::matrix::{Affine, BitMatrix};
+use crate::algo::bmmc::plan::Params;
+use crate::algo::bmmc::{Options, PRESETS, plan_summary, preset, stats};
+use crate::ui::colors;
+use eframe::egui::{self, Color32, ColorImage, RichText, Stroke, TextureHandle, TextureOptions};
+use egui_plot::{Bar, BarChart, Legend, Plot};
+
+/// The largest N drawn as a picture.
+pub const MAX_IMAGE_BITS: usize = 20;
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Tab {
+    #[default]
+    Plan,
+    Image,
+    Editor,
+    Stats,
+}
+
+/// The scratch matrix of the editor.
+pub struct Editor {
+    pub m: BitMatrix,
+    pub c: u32,
+    pub preset: String,
+}
+
+/// View state (in [`ViewState::bmmc`]).
+#[derive(Default)]
+pub struct BmmcState {
+    tab: Tab,
+    editor: Option<Editor>,
+    /// Set by the editor's Run button: the app runs bmmc with these options at this log2 N.
+    pub apply: Option<(Options, u32)>,
+    images: Vec<TextureHandle>,
+    image_key: u64,
+    stats_n: usize,
+    stats: Option<Result<serde_json::Value, String>>,
+    /// A picture opened with the file dialog (replaces the built-in one).
+    picture: Option<image::RgbaImage>,
+    picture_rx: Option<std::sync::mpsc::Receiver<Result<image::RgbaImage, String>>>,
+    picture_msg: Option<String>,
+}
+
+/// Open a PNG off the UI thread (rfd blocks its caller); the result comes back by channel.
+fn open_picture(ctx: &egui::Context, st: &mut BmmcState) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let ctx = ctx.clone();
+    std::thread::spawn(move || {
+        let Some(path) = rfd::FileDialog::new()
+            .add_filter("PNG image", &["png"])
+            .pick_file()
+        else {
+            return;
+        };
+        let r = image::open(&path)
+            .map(|i| i.to_rgba8())
+            .map_err(|e| format!("cannot open '{}': {e}", path.display()));
+        let _ = tx.send(r);
+        ctx.request_repaint();
+    });
+    st.picture_rx = Some(rx);
+}
+
+fn rows_of(v: Option<&serde_json::Value>) -> Vec<String> {
+    v.and_then(|m| m.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Draw a bit matrix as a grid (rows = output bits, columns = input bits), `cell` pixels a cell.
+fn draw_matrix(ui: &mut egui::Ui, rows: &[String], cell: f32, strong: bool) -> egui::Response {
+    let n = rows.len().max(1);
+    let (rect, resp) = ui.allocate_exact_size(
+        egui::vec2(cell * n as f32, cell * n as f32),
+        egui::Sense::hover(),
+    );
+    let p = ui.painter();
+    let on = if strong {
+        ui.visuals().strong_text_color()
+    } else {
+        ui.visuals().text_color().gamma_multiply(0.7)
+    };
+    p.rect_filled(rect, 2.0, ui.visuals().extreme_bg_color);
+    for (i, r) in rows.iter().enumerate() {
+        for (j, ch) in r.chars().enumerate() {
+            if ch == '1' {
+                let c = egui::Rect::from_min_size(
+                    rect.min + egui::vec2(j as f32 * cell, i as f32 * cell),
+                    egui::vec2(cell, cell),
+                );
+                p.rect_filled(c.shrink((cell * 0.12).min(1.0)), 1.0, on);
+            }
+        }
+    }
+    p.rect_stroke(
+        rect,
+        2.0,
+        Stroke::new(1.0, ui.visuals().weak_text_color()),
+        egui::StrokeKind::Outside,
+    );
+    resp.on_hover_text(
+        "rows = output bits (bit 0 on top), columns = input bits (bit 0 on the left)",
+    )
+}
+
+pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
+    let st = &mut state.bmmc;
+    ui.horizontal(|ui| {
+        for (t, name) in [
+            (Tab::Plan, "Plan"),
+            (Tab::Image, "Permuted image"),
+            (Tab::Editor, "Matrix editor"),
+            (Tab::Stats, "rank statistics"),
+        ] {
+            if ui.selectable_label(st.tab == t, name).clicked() {
+                st.tab = t;
+            }
+        }
+        ui.separator();
+        let pc = result
+            .extra
+            .get("pass_count")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        let bpc = result
+            .extra
+            .get("bpc")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        ui.label(format!(
+            "{} · {} pass{} · {}",
+            result.variant,
+            pc,
+            if pc == 1 { "" } else { "es" },
+            if bpc { "BPC" } else { "BMMC" }
+        ));
+        if let Some(rm) = result.extra.get("rank_m") {
+            ui.label(format!(
+                "rank_m = {rm}, rank_b = {}, Cormen bound {} passes",
+                result.extra.get("rank_b").cloned().unwrap_or_default(),
+                result
+                    .extra
+                    .get("bound_passes")
+                    .cloned()
+                    .unwrap_or_default()
+            ));
+        }
+    });
+    ui.separator();
+    match st.tab {
+        Tab::Plan => plan_view(ui, result, stage, key, state),
+        Tab::Image => image_view(ui, result, stage, key, &mut state.bmmc),
+        Tab::Editor => editor_view(ui, result, &mut state.bmmc),
+        Tab::Stats => stats_view(ui, result, &mut state.bmmc),
+    }
+}
+
+fn plan_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
+    if result.stages.is_empty() {
+        ui.label("Run with a trace to see the passes.");
+        return;
+    }
+    let stage = stage.min(result.stages.len() - 1);
+    let n = result.n;
+    let nbits = result
+        .extra
+        .get("log_n")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0) as usize;
+    let iota = result
+        .input
+        .bits
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == i as u32);
+    let color = |v: u32, i: usize| -> Color32 {
+        if iota {
+            colors::index_color(v as usize, n)
+        } else {
+            colors::index_color(i, n)
+        }
+    };
+    let mcell = (120.0 / nbits.max(1) as f32).clamp(4.0, 14.0);
+    let cell = (ui.available_width() - 140.0 - mcell * nbits as f32) / n as f32;
+    egui::ScrollArea::vertical()
+        .id_salt("bmmc-plan")
+        .show(ui, |ui| {
+            for (r, s) in result.stages.iter().enumerate() {
+                let current = r == stage;
+                ui.horizontal(|ui| {
+                    let rows = rows_of(s.notes.get("matrix"));
+                    ui.vertical(|ui| {
+                        draw_matrix(ui, &rows, mcell, current);
+                        let c = s.notes.get("complement").and_then(|v| v.as_u64()).unwrap_or(0);
+                        if c != 0 {
+                            ui.small(format!("xor {c:#b}"));
+                        }
+                    });
+                    ui.vertical(|ui| {
+                        let kind = s.notes.get("kind").and_then(|v| v.as_str()).unwrap_or("input (the whole A)");
+                        let text = RichText::new(format!("{} — {kind}", s.label));
+                        ui.label(if current { text.strong() } else { text });
+                        if let Some(t) = s.notes.get("tile_bits") {
+                            ui.small(format!("tile: input bits {t}"));
+                        }
+                        if cell >= super::MIN_CELL {
+                            ui.horizontal(|ui| {
+                                for i in 0..n {
+                                    let v = s.data.bits[i];
+                                    let bg = color(v, i);
+                                    let bg = if current { bg } else { bg.gamma_multiply(0.6) };
+                                    let (rect, _) = ui.allocate_exact_size(egui::vec2(cell, 22.0), egui::Sense::hover());
+                                    ui.painter().rect_filled(rect.shrink(1.0), 2.0, bg);
+                                    ui.painter().text(
+                                        rect.center(),
+                                        egui::Align2::CENTER_CENTER,
+                                        s.data.fmt_elem(i),
+                                        egui::FontId::monospace(10.0),
+                                        colors::text_on(bg),
+                                    );
+                                }
+                            });
+                        }
+                    });
+                });
+                ui.add_space(4.0);
+            }
+            if cell < super::MIN_CELL {
+                let stages = &result.stages;
+                state.strip.show(
+                    ui,
+                    key,
+                    n,
+                    stages.len(),
+                    &|r, i| color(stages[r].data.bits[i], i),
+                    &|r| stages[r].label.chars().take(14).collect(),
+                    stage,
+                );
+                if !iota {
+                    ui.small("Colours show positions; run on 0, 1, 2, … (fill iota) to colour by origin.");
+                }
+            }
+        });
+}
+
+/// The built-in test picture: a hue gradient with rings, a diagonal stripe and a grid.
+fn test_pixel(x: usize, y: usize, w: usize, h: usize) -> Color32 {
+    let (u, v) = (x as f32 / w as f32, y as f32 / h as f32);
+    let hue = u;
+    let (dx, dy) = (u - 0.5, v - 0.5);
+    let d = (dx * dx + dy * dy).sqrt();
+    let ring = ((d * 8.0).fract() < 0.18) as u8 as f32;
+    let stripe = ((u - v).abs() < 0.04) as u8 as f32;
+    let grid = (x.is_multiple_of((w / 8).max(1)) || y.is_multiple_of((h / 8).max(1))) as u8 as f32;
+    let val = 0.35 + 0.65 * (1.0 - v);
+    let c: Color32 = egui::ecolor::Hsva::new(hue, 0.75, val, 1.0).into();
+    let mix = (ring * 0.8).max(stripe).max(grid * 0.5);
+    let lerp = |a: u8, b: u8| (a as f32 * (1.0 - mix) + b as f32 * mix) as u8;
+    let white = if stripe > 0.0 { 20 } else { 245 };
+    Color32::from_rgb(lerp(c.r(), white), lerp(c.g(), white), lerp(c.b(), white))
+}
+
+fn image_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, st: &mut BmmcState) {
+    let nbits = result
+        .extra
+        .get("log_n")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0) as usize;
+    if result.stages.is_empty() {
+        ui.label("Run with a trace to see the picture pass by pass.");
+        return;
+    }
+    if nbits > MAX_IMAGE_BITS {
+        ui.label(format!(
+            "N = 2^{nbits}: pictures are drawn up to 2^{MAX_IMAGE_BITS} elements."
+        ));
+        return;
+    }
+    let w = 1usize << nbits.div_ceil(2);
+    let h = 1usize << (nbits / 2);
+    let iota = result
+        .input
+        .bits
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == i as u32);
+    if let Some(rx) = &st.picture_rx
+        && let Ok(r) = rx.try_recv()
+    {
+        match r {
+            Ok(img) => {
+                st.picture = Some(img);
+                st.picture_msg = None;
+                st.images.clear();
+            }
+            Err(e) => st.picture_msg = Some(e),
+        }
+        st.picture_rx = None;
+    }
+    ui.horizontal(|ui| {
+        if ui
+            .button("Open image…")
+            .on_hover_text("A PNG, scaled to the array's picture size")
+            .clicked()
+        {
+            open_picture(ui.ctx(), st);
+        }
+        if st.picture.is_some()
+            && ui
+                .button("Built-in picture")
+                .on_hover_text("Back to the built-in test picture")
+                .clicked()
+        {
+            st.picture = None;
+            st.images.clear();
+        }
+        if let Some(m) = &st.picture_msg {
+            ui.label(m);
+        }
+    });
+    if st.image_key != key || st.images.len() != result.stages.len() {
+        st.images.clear();
+        st.image_key = key;
+        let pic: Vec<Color32> = match &st.picture {
+            Some(img) => image::imageops::resize(
+                img,
+                w as u32,
+                h as u32,
+                image::imageops::FilterType::Triangle,
+            )
+            .pixels()
+            .map(|p| Color32::from_rgb(p[0], p[1], p[2]))
+            .collect(),
+            None => (0..w * h).map(|i| test_pixel(i % w, i / w, w, h)).collect(),
+        };
+        let mut origin: Vec<u32> = (0..(w * h) as u32).collect();
+        for (r, s) in result.stages.iter().enumerate() {
+            if iota {
+                // The GPU's own trace: on 0, 1, 2, … every value is its element's origin.
+                origin = s.data.bits.clone();
+            } else if r > 0 {
+                // Replay the pass's factor matrix on the CPU.
+                let rows = rows_of(s.notes.get("matrix"));
+                if let Ok(a) = BitMatrix::parse(&rows.join(";")) {
+                    let c = s
+                        .notes
+                        .get("complement")
+                        .and_then(|v| v.as_u64())
+                        .unwrap_or(0) as u32;
+                    if a.n == nbits {
+                        origin = Affine { a, c }.permute(&origin);
+                    }
+                }
+            }
+            let px: Vec<Color32> = origin
+                .iter()
+                .map(|&o| pic.get(o as usize).copied().unwrap_or(Color32::MAGENTA))
+                .collect();
+            st.images.push(ui.ctx().load_texture(
+                format!("bmmc-image-{r}"),
+                ColorImage::new([w, h], px),
+                TextureOptions::NEAREST,
+            ));
+        }
+    }
+    let stage = stage.min(st.images.len() - 1);
+    ui.label(format!(
+        "{} — the {w} × {h} picture, row-major, as the array after this pass ({})",
+        result.stages[stage].label,
+        if iota {
+            "from the GPU's trace"
+        } else {
+            "the plan's matrices replayed on the CPU"
+        }
+    ));
+    let avail = ui.available_size();
+    let scale = ((avail.x - 20.0) / 2.0 / w as f32)
+        .min((avail.y - 40.0) / h as f32)
+        .max(0.05);
+    let size = egui::vec2(w as f32 * scale, h as f32 * scale);
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.small("input");
+            ui.add(egui::Image::new(&st.images[0]).fit_to_exact_size(size));
+        });
+        ui.vertical(|ui| {
+            ui.small(format!("after pass {stage}"));
+            ui.add(egui::Image::new(&st.images[stage]).fit_to_exact_size(size));
+        });
+    });
+}
+
+fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
+    let nbits = result
+        .extra
+        .get("log_n")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(4) as usize;
+    let ed = st.editor.get_or_insert_with(|| Editor {
+        m: BitMatrix::parse(&rows_of(result.extra.get("matrix")).join(";"))
+            .unwrap_or_else(|_| BitMatrix::identity(nbits)),
+        c: result
+            .extra
+            .get("complement")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as u32,
+        preset: "bit-reverse".into(),
+    });
+    ui.horizontal(|ui| {
+        ui.label("n (index bits)");
+        let mut n = ed.m.n;
+        if ui
+            .add(egui::DragValue::new(&mut n).range(1..=24))
+            .on_hover_text("N = 2^n elements")
+            .changed()
+        {
+            ed.m = BitMatrix::identity(n);
+            ed.c &= ((1u64 << n) - 1) as u32;
+        }
+        egui::ComboBox::from_label("preset")
+            .selected_text(ed.preset.clone())
+            .show_ui(ui, |ui| {
+                for p in PRESETS {
+                    let name = p.replace(":R,C", "").replace(":SEED", ":1");
+                    if ui.selectable_label(ed.preset == name, &name).clicked() {
+                        ed.preset = name;
+                    }
+                }
+            });
+        if ui
+            .button("Load preset")
+            .on_hover_text("Fill the grid with the preset")
+            .clicked()
+        {
+            match preset(&ed.preset, ed.m.n) {
+                Ok(m) => ed.m = m,
+                Err(e) => ed.preset = format!("{} ({e})", ed.preset),
+            }
+        }
+    });
+    let n = ed.m.n;
+    let cell = 22.0;
+    ui.add_space(4.0);
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.small("rows = output bits, columns = input bits");
+            egui::Grid::new("bmmc-editor")
+                .spacing([2.0, 2.0])
+                .show(ui, |ui| {
+                    ui.label("");
+                    for j in 0..n {
+                        ui.small(format!("x{j}"));
+                    }
+                    ui.small("xorc");
+                    ui.end_row();
+                    for i in 0..n {
+                        ui.small(format!("y{i}"));
+                        for j in 0..n {
+                            let on = ed.m.get(i, j);
+                            let b = egui::Button::new(if on { "1" } else { "0" })
+                                .min_size(egui::vec2(cell, cell))
+                                .selected(on);
+                            if ui
+                                .add(b)
+                                .on_hover_text(format!("output bit {i} <- input bit {j}"))
+                                .clicked()
+                            {
+                                ed.m.set(i, j, !on);
+                            }
+                        }
+                        let on = ed.c >> i & 1 == 1;
+                        if ui
+                            .add(
+                                egui::Button::new(if on { "1" } else { "0" })
+                                    .min_size(egui::vec2(cell, cell))
+                                    .selected(on),
+                            )
+                            .on_hover_text(format!("complement bit {i}"))
+                            .clicked()
+                        {
+                            ed.c ^= 1 << i;
+                        }
+                        ui.end_row();
+                    }
+                });
+        });
+        ui.vertical(|ui| {
+            ui.strong("Status");
+            match ed.m.singular_reason() {
+                Some(why) => {
+                    ui.colored_label(Color32::from_rgb(220, 80, 60), why);
+                }
+                None => {
+                    ui.colored_label(Color32::from_rgb(70, 170, 90), "invertible");
+                    ui.label(if ed.m.is_permutation() {
+                        "a BPC (permutation matrix): one tiled pass"
+                    } else {
+                        "a BMMC (not a bit permutation)"
+                    });
+                    let t = Affine {
+                        a: ed.m.clone(),
+                        c: ed.c,
+                    };
+                    for (v, r) in plan_summary(&t, &Params::default()) {
+                        ui.label(match r {
+                            Ok(k) => format!("{v}: {k} pass{}", if k == 1 { "" } else { "es" }),
+                            Err(e) => format!("{v}: {e}"),
+                        });
+                    }
+                    ui.add_space(6.0);
+                    ui.monospace(format!(
+                        "--matrix \"{}\" --complement {}",
+                        ed.m.format(),
+                        ed.c
+                    ));
+                    if ui
+                        .button(format!("Run on 2^{n} elements"))
+                        .on_hover_text("Run bmmc with this matrix (input 0, 1, 2, …)")
+                        .clicked()
+                    {
+                        st.apply = Some((
+                            Options {
+                                matrix: Some(ed.m.format()),
+                                complement: ed.c as u64,
+                                ..Default::default()
+                            },
+                            n as u32,
+                        ));
+                    }
+                }
+            }
+        });
+    });
+}
+
+fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
+    if st.stats_n == 0 {
+        st.stats_n = (result
+            .extra
+            .get("log_n")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(20) as usize)
+            .clamp(20, 30);
+    }
+    ui.horizontal(|ui| {
+        ui.label("n");
+        let changed = ui
+            .add(egui::DragValue::new(&mut st.stats_n).range(2..=32))
+            .on_hover_text("index bits of the random bit permutations")
+            .changed();
+        if changed || st.stats.is_none() {
+            // n ≤ 10 enumerates; beyond, 20000 samples keep the frame responsive.
+            st.stats = Some(stats::stats(st.stats_n, 20_000, 1).map_err(|e| e.to_string()));
+        }
+        ui.label("rank_m, rank_b (m = 10, b = 5) and passes of the seed plans over uniformly random bit permutations");
+    });
+    let Some(Ok(v)) = &st.stats else {
+        if let Some(Err(e)) = &st.stats {
+            ui.label(e);
+        }
+        return;
+    };
+    ui.label(format!(
+        "{} over {} permutations: P(rank_m <= 5) = {:.4} (exact {:.4})",
+        v["method"].as_str().unwrap_or(""),
+        v["permutations"],
+        v["p_rank_m_le_window"].as_f64().unwrap_or(0.0),
+        v["p_rank_m_le_window_exact"].as_f64().unwrap_or(0.0)
+    ));
+    let bars = |key: &serde_json::Value, offset: f64| -> Vec<Bar> {
+        key.as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                Bar::new(
+                    e["value"].as_f64().unwrap_or(0.0) + offset,
+                    e["fraction"].as_f64().unwrap_or(0.0),
+                )
+                .width(0.3)
+            })
+            .collect()
+    };
+    let h = (ui.available_height() - 10.0).max(150.0) / 1.0;
+    ui.columns(2, |cols| {
+        Plot::new("bmmc-rank-hist")
+            .legend(Legend::default())
+            .height(h)
+            .x_axis_label("rank")
+            .y_axis_label("fraction")
+            .show(&mut cols[0], |p| {
+                p.bar_chart(BarChart::new("rank_m", bars(&v["rank_m"], -0.17)));
+                p.bar_chart(BarChart::new("rank_b", bars(&v["rank_b"], 0.17)));
+            });
+        Plot::new("bmmc-pass-hist")
+            .legend(Legend::default())
+            .height(h)
+            .x_axis_label("passes")
+            .y_axis_label("fraction")
+            .show(&mut cols[1], |p| {
+                p.bar_chart(BarChart::new(
+                    "seed-plu / seed-ulp (BPC)",
+                    bars(&v["passes"]["seed-plu"], 0.0),
+                ));
+                p.bar_chart(BarChart::new("tiled", bars(&v["passes"]["tiled"], 0.3)));
+            });
+    });
+}
