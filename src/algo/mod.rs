@@ -5,6 +5,7 @@
 
 pub mod bitrev;
 pub mod copy;
+pub mod oddeven;
 
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
@@ -250,6 +251,8 @@ pub enum AlgoOptions {
     Copy(copy::Options),
     /// Bit-reversal permutation (seed 000): naive one kernel, staged Demo B.
     Bitrev(bitrev::Options),
+    /// Odd-even sorting (seed 002): transposition in one workgroup, per-phase dispatches, merge-split, Batcher's network.
+    Oddeven(oddeven::Options),
 }
 
 impl AlgoOptions {
@@ -257,6 +260,7 @@ impl AlgoOptions {
         match self {
             AlgoOptions::Copy(o) => o,
             AlgoOptions::Bitrev(o) => o,
+            AlgoOptions::Oddeven(o) => o,
         }
     }
 
@@ -265,6 +269,7 @@ impl AlgoOptions {
         vec![
             AlgoOptions::Bitrev(Default::default()),
             AlgoOptions::Copy(Default::default()),
+            AlgoOptions::Oddeven(Default::default()),
         ]
     }
 
