@@ -75,7 +75,8 @@ fn tile(@builtin(local_invocation_index) lid: u32,
     let half = size / 2u;
     var p = params.p_lo;
     var k = params.k_first;
-    loop {
+    // p_lo > p_hi: no stages (segments of one element), the pass only moves the keys.
+    if (params.p_lo <= params.p_hi) { loop {
         let d = k / k_lo;                 // distance in rows
         let straddle = select(0u, d, k < p);
         for (var t = lid; t < half; t += WG) {
@@ -113,7 +114,7 @@ fn tile(@builtin(local_invocation_index) lid: u32,
         } else {
             k = k / 2u;
         }
-    }
+    } }
 
     for (var x = lid; x < size; x += WG) {
         let row = x / R;

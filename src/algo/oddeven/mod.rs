@@ -202,10 +202,10 @@ impl Options {
 fn check_transposition(caps: &Caps, s: &Shape, trace: bool) -> Result<()> {
     if s.seg > caps.words {
         return Err(Error::Limit(format!(
-            "transposition keeps the whole array in one workgroup's memory: N = {} needs {} KiB, this adapter has {} KiB (max_compute_workgroup_storage_size), i.e. at most {} keys; use --segment, merge-split or batcher",
+            "transposition keeps the whole array in one workgroup's memory: N = {} needs {} bytes, this adapter has {} (max_compute_workgroup_storage_size), i.e. at most {} keys; use --segment, merge-split or batcher",
             s.seg,
-            s.seg * 4 / 1024,
-            caps.words * 4 / 1024,
+            s.seg * 4,
+            caps.words * 4,
             caps.words
         )));
     }
