@@ -348,3 +348,65 @@ fn bench_cases_build_for_every_variant() {
     let case = seg.bench_case(gpu(), v, 1 << 16, DType::U32).unwrap();
     assert_eq!(case.plan.passes.len(), 1, "segmented batcher is one dispatch");
 }
+
+// CPU model checks (here rather than in the lib, so they run with this test binary).
+
+fn lcg(n: usize, seed: u64) -> Vec<u32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 33) as u32
+        })
+        .collect()
+}
+
+#[test]
+fn model_keys_follow_the_total_order() {
+    let order = [
+        0xffc0_0000u32, // -NaN
+        0xff80_0000,    // -inf
+        (-1.5f32).to_bits(),
+        0x8000_0000, // -0
+        0,           // +0
+        1.5f32.to_bits(),
+        0x7f80_0000, // inf
+        0x7fc0_0000, // NaN
+    ];
+    for w in order.windows(2) {
+        assert!(model::key(DType::F32, false, w[0]) < model::key(DType::F32, false, w[1]));
+        assert!(model::key(DType::F32, true, w[0]) > model::key(DType::F32, true, w[1]));
+    }
+    assert!(model::key(DType::I32, false, (-1i32) as u32) < model::key(DType::I32, false, 0));
+}
+
+#[test]
+fn model_seed_example_takes_ten_phases() {
+    let ex = [3u32, 7, 11, 10, 4, 20, 2, 8, 12, 1];
+    let ph = model::transposition(DType::U32, false, &ex, 10);
+    assert_eq!(ph.len(), 10);
+    assert_eq!(ph[0].data, [3, 7, 10, 11, 4, 20, 2, 8, 1, 12]);
+    assert_eq!(ph[0].pairs.len(), 5);
+    assert_eq!(ph[1].pairs.len(), 4);
+    assert_eq!(ph[9].data, [1, 2, 3, 4, 7, 8, 10, 11, 12, 20]);
+}
+
+#[test]
+fn model_networks_sort() {
+    for n in [1usize, 2, 3, 5, 7, 8, 13, 16, 31, 64, 100, 257] {
+        let v = lcg(n, n as u64);
+        let want = model::sort(DType::U32, false, &v);
+        assert_eq!(model::transposition(DType::U32, false, &v, n).last().unwrap().data, want);
+        let b = model::batcher(DType::U32, false, &v, n);
+        assert_eq!(b.last().map_or(v.clone(), |p| p.data.clone()), want, "n={n}");
+        for block in [1, 2, 4, 16] {
+            let ms = model::merge_split(DType::U32, false, &v, block);
+            assert_eq!(ms.last().unwrap().data, want, "n={n} block={block}");
+        }
+    }
+    // segments, descending
+    let v = lcg(60, 3);
+    let want = model::sort_segments(DType::U32, true, &v, 12);
+    assert_eq!(model::batcher(DType::U32, true, &v, 12).last().unwrap().data, want);
+    assert_eq!(model::transposition(DType::U32, true, &v, 12).last().unwrap().data, want);
+}
