@@ -410,3 +410,34 @@ fn model_networks_sort() {
     assert_eq!(model::batcher(DType::U32, true, &v, 12).last().unwrap().data, want);
     assert_eq!(model::transposition(DType::U32, true, &v, 12).last().unwrap().data, want);
 }
+
+#[test]
+fn views_render_every_variant() {
+    use stagewise::ui::views::{self, ViewState};
+    let o = oddeven(None, false);
+    let cases = [
+        ("transposition", example_data(&EXAMPLE, DType::U32), true),
+        ("global", random_data(12, DType::I32, 1, false), false),
+        ("batcher", example_data(&EXAMPLE, DType::F32), false),
+        ("merge-split", stagewise::data::generate(stagewise::data::Fill::Small, 24, DType::U32, 3), false),
+        ("batcher", random_data(500, DType::U32, 3, false), true),
+    ];
+    for (i, (variant, input, bars)) in cases.into_iter().enumerate() {
+        let r = run_opts(&o, variant, input, true);
+        let stage = r.stages.len() - 1;
+        let mut state = ViewState {
+            oddeven_bars: bars,
+            ..Default::default()
+        };
+        let mut h = egui_kittest::Harness::builder()
+            .with_size(eframe::egui::vec2(1100.0, 800.0))
+            .wgpu()
+            .build_ui(move |ui| views::show(ui, &r, stage, i as u64, &mut state));
+        h.run();
+        // ODDEVEN_VIEW_PNG=dir writes the renders (for the README's screenshots).
+        if let Ok(dir) = std::env::var("ODDEVEN_VIEW_PNG") {
+            let img = h.render().expect("render");
+            img.save(format!("{dir}/oddeven_{i}_{variant}.png")).expect("save");
+        }
+    }
+}

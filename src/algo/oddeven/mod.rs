@@ -1043,9 +1043,10 @@ impl Algorithm for Options {
                     extra.insert("block".into(), json!(block));
                     extra.insert("blocks".into(), json!(m));
                     extra.insert("phases".into(), json!(m + 1));
+                    let merges: u64 = (0..m).map(|ph| ((m - ph % 2) / 2) as u64).sum();
                     extra.insert(
                         "compare_exchanges".into(),
-                        json!(per_block * m as u64 + merge * (m as u64 / 2) * m as u64),
+                        json!(per_block * m as u64 + merge * merges),
                     );
                 }
                 output = ex.output;
