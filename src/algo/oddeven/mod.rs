@@ -461,25 +461,26 @@ impl TileRunner<'_> {
         if tiles > u32::MAX as usize / 2 {
             return Err(Error::Limit(format!("{tiles} tiles are too many")));
         }
+        let lg = |x: usize| x.max(1).ilog2();
         let u = self.gpu.uniform(
             "oddeven tile params",
             &[
                 net.n as u32,
                 net.seg_len as u32,
-                net.seg_pad as u32,
+                lg(net.seg_pad),
                 tp.shift as u32,
-                tp.k_lo as u32,
-                tp.res as u32,
+                lg(tp.k_lo),
+                lg(tp.res),
                 tp.rows as u32,
                 tp.halo as u32,
-                tp.p_lo as u32,
-                tp.p_hi as u32,
-                tp.k_first as u32,
-                tp.k_last as u32,
+                lg(tp.p_lo),
+                lg(tp.k_first),
+                tp.stages() as u32,
                 self.trace as u32,
                 tp.stage_id as u32,
                 groups as u32,
                 tiles as u32,
+                0,
             ],
         )?;
         let bg = self.gpu.bind(&pipe, &[src, dst, &u, flags])?;
