@@ -38,6 +38,13 @@ const MISSING_LOW: u32 = 0xfffffffeu;
 const MISSING_HIGH: u32 = 0xffffffffu;
 var<workgroup> sm: array<u32, {{TILE}}>;
 
+fn cx(e: ptr<function, array<u32, 8>>, i: u32, j: u32) {
+    let a = (*e)[i];
+    let b = (*e)[j];
+    (*e)[i] = min(a, b);
+    (*e)[j] = max(a, b);
+}
+
 // The array index of network position y (an i32 that may be negative), or MISSING_LOW (before the
 // start) / MISSING_HIGH (past the end of the array or of its segment).
 fn index_of(y: i32) -> u32 {
@@ -81,7 +88,55 @@ fn tile(@builtin(local_invocation_index) lid: u32,
 
     var lp = params.lp_lo;
     var lk = params.lk_first;
-    for (var s = 0u; s < params.nstages; s++) {
+    var s = 0u;
+    // Register steps (untraced contiguous tiles only): 8 keys per task in registers run several
+    // stages between two barriers. They do exactly the network's compare-exchanges.
+    let regs = params.trace == 0u && lR == 0u && H == 0u && SIZE >= 8u;
+    loop {
+        if (s >= params.nstages) { break; }
+        if (regs && lp == 0u && lk == 0u && s + 6u <= params.nstages) {
+            // Stages p = 1, 2, 4 (six of them) on 8 consecutive keys.
+            for (var task = lid; task < SIZE / 8u; task += WG) {
+                let base = task * 8u;
+                var e: array<u32, 8>;
+                for (var i = 0u; i < 8u; i++) { e[i] = sm[base + i]; }
+                cx(&e, 0u, 1u); cx(&e, 2u, 3u); cx(&e, 4u, 5u); cx(&e, 6u, 7u);
+                cx(&e, 0u, 2u); cx(&e, 1u, 3u); cx(&e, 4u, 6u); cx(&e, 5u, 7u);
+                cx(&e, 1u, 2u); cx(&e, 5u, 6u);
+                cx(&e, 0u, 4u); cx(&e, 1u, 5u); cx(&e, 2u, 6u); cx(&e, 3u, 7u);
+                cx(&e, 2u, 4u); cx(&e, 3u, 5u);
+                cx(&e, 1u, 2u); cx(&e, 3u, 4u); cx(&e, 5u, 6u);
+                for (var i = 0u; i < 8u; i++) { sm[base + i] = e[i]; }
+            }
+            workgroupBarrier();
+            s += 6u;
+            lp = 3u;
+            lk = 3u;
+            continue;
+        }
+        if (regs && lk == lp && lp >= 2u && s + 3u <= params.nstages && lp > lk_lo + 1u) {
+            // Stages (p, p), (p, p/2), (p, p/4): the 8 keys of one residue class mod p/4 in one
+            // 2p block.
+            let lq = lp - 2u;             // k0 = p / 4 = 2^lq
+            for (var task = lid; task < SIZE / 8u; task += WG) {
+                let base = ((task >> lq) << (lp + 1u)) + (task & ((1u << lq) - 1u));
+                var e: array<u32, 8>;
+                for (var i = 0u; i < 8u; i++) { e[i] = sm[base + (i << lq)]; }
+                cx(&e, 0u, 4u); cx(&e, 1u, 5u); cx(&e, 2u, 6u); cx(&e, 3u, 7u);
+                cx(&e, 2u, 4u); cx(&e, 3u, 5u);
+                cx(&e, 1u, 2u); cx(&e, 3u, 4u); cx(&e, 5u, 6u);
+                for (var i = 0u; i < 8u; i++) { sm[base + (i << lq)] = e[i]; }
+            }
+            workgroupBarrier();
+            s += 3u;
+            lk = lp - 3u;
+            if (lp < 3u || lk < lk_lo) {
+                // p = 4: its last stage was k = 1.
+                lp = lp + 1u;
+                lk = lp;
+            }
+            continue;
+        }
         let ld = lk - lk_lo;              // distance in rows: d = 2^ld
         let d = 1u << ld;
         let straddle = select(0u, d, lk < lp);
@@ -109,6 +164,7 @@ fn tile(@builtin(local_invocation_index) lid: u32,
             }
         }
         workgroupBarrier();
+        s += 1u;
         if (lk == lk_lo) {
             lp = lp + 1u;
             lk = lp;

@@ -38,13 +38,10 @@ fn transposition(@builtin(local_invocation_index) lid: u32,
             if (a + 1u < L) {
                 let x = sm[a];
                 let y = sm[a + 1u];
-                let swapped = x > y;
-                if (swapped) {
-                    sm[a] = y;
-                    sm[a + 1u] = x;
-                }
+                sm[a] = min(x, y);
+                sm[a + 1u] = max(x, y);
                 if (params.trace != 0u) {
-                    tr_swap[ph * n + base + a] = (ph << 1u) | u32(swapped);
+                    tr_swap[ph * n + base + a] = (ph << 1u) | u32(x > y);
                 }
             }
         }
