@@ -15,8 +15,7 @@ fn oddeven(segment: Option<usize>, descending: bool) -> AlgoOptions {
 }
 
 fn run_opts(opts: &AlgoOptions, variant: &str, input: Data, trace: bool) -> RunResult {
-    try_run(opts, variant, input, trace)
-        .unwrap_or_else(|e| panic!("oddeven {variant}: {e}"))
+    try_run(opts, variant, input, trace).unwrap_or_else(|e| panic!("oddeven {variant}: {e}"))
 }
 
 /// The GPU output is the CPU total-order sort (bit for bit), hence a permutation of the input.
@@ -35,7 +34,9 @@ fn check(r: &RunResult, input: &Data, seg: usize, desc: bool, what: &str) {
 const PRIMES: [usize; 8] = [2, 3, 5, 13, 97, 1021, 4093, 8191];
 
 fn lengths(max: usize) -> Vec<usize> {
-    let mut v = vec![1, 4, 10, 16, 31, 64, 100, 255, 256, 1000, 2048, 3001, 8192, 9000];
+    let mut v = vec![
+        1, 4, 10, 16, 31, 64, 100, 255, 256, 1000, 2048, 3001, 8192, 9000,
+    ];
     v.extend(PRIMES);
     v.retain(|&n| n <= max);
     v.sort_unstable();
@@ -61,7 +62,13 @@ fn every_variant_sorts_random_inputs_of_many_lengths() {
             let desc = i % 4 == 1;
             let input = random_data(n, dtype, (i * 31 + n) as u64, true);
             let r = run_opts(&oddeven(None, desc), variant, input.clone(), false);
-            check(&r, &input, n, desc, &format!("{variant} n={n} {dtype} desc={desc}"));
+            check(
+                &r,
+                &input,
+                n,
+                desc,
+                &format!("{variant} n={n} {dtype} desc={desc}"),
+            );
         }
     }
 }
@@ -88,7 +95,13 @@ fn batcher_and_merge_split_sort_large_arrays() {
             block: Some(block),
         });
         let r = run_opts(&opts, "merge-split", input.clone(), false);
-        check(&r, &input, 2500, block == 8, &format!("merge-split block={block}"));
+        check(
+            &r,
+            &input,
+            2500,
+            block == 8,
+            &format!("merge-split block={block}"),
+        );
         assert_eq!(r.extra["blocks"], 2500usize.div_ceil(block));
     }
 }
@@ -99,25 +112,42 @@ fn special_inputs() {
     let cases: Vec<(&str, Data)> = vec![
         ("all equal", Data::from_u32(&vec![42; n])),
         ("sorted", Data::from_u32(&(0..n as u32).collect::<Vec<_>>())),
-        ("reversed", Data::from_u32(&(0..n as u32).rev().collect::<Vec<_>>())),
+        (
+            "reversed",
+            Data::from_u32(&(0..n as u32).rev().collect::<Vec<_>>()),
+        ),
         (
             "duplicates",
             Data::from_u32(&(0..n as u32).map(|i| (i * 7919) % 5).collect::<Vec<_>>()),
         ),
         (
             "negatives",
-            Data::from_i32(&(0..n as i32).map(|i| (i * 37) % 101 - 50).collect::<Vec<_>>()),
+            Data::from_i32(
+                &(0..n as i32)
+                    .map(|i| (i * 37) % 101 - 50)
+                    .collect::<Vec<_>>(),
+            ),
         ),
         (
             "extremes",
-            Data::from_u32(&(0..n).map(|i| [0, u32::MAX, 1, u32::MAX - 1][i % 4]).collect::<Vec<_>>()),
+            Data::from_u32(
+                &(0..n)
+                    .map(|i| [0, u32::MAX, 1, u32::MAX - 1][i % 4])
+                    .collect::<Vec<_>>(),
+            ),
         ),
     ];
     for (what, input) in cases {
         for variant in ["transposition", "global", "merge-split", "batcher"] {
             for desc in [false, true] {
                 let r = run_opts(&oddeven(None, desc), variant, input.clone(), false);
-                check(&r, &input, n, desc, &format!("{variant} {what} desc={desc}"));
+                check(
+                    &r,
+                    &input,
+                    n,
+                    desc,
+                    &format!("{variant} {what} desc={desc}"),
+                );
             }
         }
     }
@@ -147,7 +177,13 @@ fn floats_sort_in_the_total_order_bit_exactly() {
     for variant in ["transposition", "merge-split", "batcher"] {
         for desc in [false, true] {
             let r = run_opts(&oddeven(None, desc), variant, input.clone(), false);
-            check(&r, &input, input.len(), desc, &format!("{variant} f32 desc={desc}"));
+            check(
+                &r,
+                &input,
+                input.len(),
+                desc,
+                &format!("{variant} f32 desc={desc}"),
+            );
             let out = &r.output.bits;
             let (first, last) = (out[0], out[out.len() - 1]);
             if desc {
@@ -170,23 +206,40 @@ fn floats_sort_in_the_total_order_bit_exactly() {
 fn seed_example_phases() {
     for variant in ["transposition", "global"] {
         for dtype in DType::ALL {
-            let r = run_opts(&oddeven(None, false), variant, example_data(&EXAMPLE, dtype), true);
+            let r = run_opts(
+                &oddeven(None, false),
+                variant,
+                example_data(&EXAMPLE, dtype),
+                true,
+            );
             assert!(r.verified, "{variant} {dtype}: {:?}", r.mismatch);
             assert_eq!(r.output, example_data(&EXAMPLE_RESULT, dtype));
             assert_eq!(r.stages.len(), 11, "input + 10 phases");
             let s1 = &r.stages[1];
-            assert_eq!(s1.notes["parity"], "even", "the first phase is on even pairs");
-            assert_eq!(s1.data, example_data(&[3, 7, 10, 11, 4, 20, 2, 8, 1, 12], dtype));
+            assert_eq!(
+                s1.notes["parity"], "even",
+                "the first phase is on even pairs"
+            );
+            assert_eq!(
+                s1.data,
+                example_data(&[3, 7, 10, 11, 4, 20, 2, 8, 1, 12], dtype)
+            );
             let pairs = s1.notes["pairs"].as_array().unwrap();
             let want = [[0, 1, 0], [2, 3, 1], [4, 5, 0], [6, 7, 0], [8, 9, 1]];
             assert_eq!(pairs.len(), 5);
             for (p, w) in pairs.iter().zip(want) {
-                assert_eq!(p.as_array().unwrap(), &w.map(serde_json::Value::from).to_vec());
+                assert_eq!(
+                    p.as_array().unwrap(),
+                    &w.map(serde_json::Value::from).to_vec()
+                );
             }
             let s2 = &r.stages[2];
             assert_eq!(s2.notes["parity"], "odd");
             assert_eq!(s2.notes["pairs"].as_array().unwrap().len(), 4);
-            assert_eq!(s2.data, example_data(&[3, 7, 10, 4, 11, 2, 20, 1, 8, 12], dtype));
+            assert_eq!(
+                s2.data,
+                example_data(&[3, 7, 10, 4, 11, 2, 20, 1, 8, 12], dtype)
+            );
             assert_eq!(r.extra["first_sorted_phase"], 9);
             assert_eq!(r.extra["phases"], 10);
             assert_eq!(r.extra["compare_exchanges"], 45);
@@ -274,7 +327,13 @@ fn segmented_mode() {
             let desc = t == 1;
             let input = random_data(l * segs, dtype, (l + t) as u64, true);
             let r = run_opts(&oddeven(Some(l), desc), variant, input.clone(), false);
-            check(&r, &input, l, desc, &format!("{variant} --segment {l} × {segs} {dtype}"));
+            check(
+                &r,
+                &input,
+                l,
+                desc,
+                &format!("{variant} --segment {l} × {segs} {dtype}"),
+            );
         }
     }
     // Traced segments: pairs never cross a segment boundary.
@@ -285,7 +344,11 @@ fn segmented_mode() {
         for s in &r.stages[1..] {
             for p in s.notes["pairs"].as_array().unwrap() {
                 let (i, j) = (p[0].as_u64().unwrap(), p[1].as_u64().unwrap());
-                assert_eq!(i / 12, j / 12, "{variant}: pair ({i}, {j}) crosses a segment");
+                assert_eq!(
+                    i / 12,
+                    j / 12,
+                    "{variant}: pair ({i}, {j}) crosses a segment"
+                );
             }
         }
     }
@@ -293,26 +356,51 @@ fn segmented_mode() {
 
 #[test]
 fn errors_are_clear() {
-    let e = try_run(&oddeven(Some(3), false), "batcher", Data::from_u32(&[1; 10]), false)
-        .unwrap_err()
-        .to_string();
+    let e = try_run(
+        &oddeven(Some(3), false),
+        "batcher",
+        Data::from_u32(&[1; 10]),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("not a multiple"), "{e}");
-    let e = try_run(&oddeven(Some(8192), false), "batcher", Data::from_u32(&[1; 8192]), false)
-        .unwrap_err()
-        .to_string();
+    let e = try_run(
+        &oddeven(Some(8192), false),
+        "batcher",
+        Data::from_u32(&[1; 8192]),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("4096"), "{e}");
-    let e = try_run(&oddeven(Some(2), false), "global", Data::from_u32(&[1; 4]), false)
-        .unwrap_err()
-        .to_string();
+    let e = try_run(
+        &oddeven(Some(2), false),
+        "global",
+        Data::from_u32(&[1; 4]),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("--segment is for"), "{e}");
     let words = (gpu().limits.max_compute_workgroup_storage_size / 4) as usize;
-    let e = try_run(&oddeven(None, false), "transposition", Data::from_u32(&vec![1; words + 1]), false)
-        .unwrap_err()
-        .to_string();
+    let e = try_run(
+        &oddeven(None, false),
+        "transposition",
+        Data::from_u32(&vec![1; words + 1]),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("max_compute_workgroup_storage_size"), "{e}");
-    let e = try_run(&oddeven(None, false), "global", Data::from_u32(&[1; 3000]), true)
-        .unwrap_err()
-        .to_string();
+    let e = try_run(
+        &oddeven(None, false),
+        "global",
+        Data::from_u32(&[1; 3000]),
+        true,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("trace"), "{e}");
     let opts = AlgoOptions::Oddeven(Options {
         segment: None,
@@ -346,7 +434,11 @@ fn bench_cases_build_for_every_variant() {
     };
     let v = seg.info().variant(Some("batcher")).unwrap();
     let case = seg.bench_case(gpu(), v, 1 << 16, DType::U32).unwrap();
-    assert_eq!(case.plan.passes.len(), 1, "segmented batcher is one dispatch");
+    assert_eq!(
+        case.plan.passes.len(),
+        1,
+        "segmented batcher is one dispatch"
+    );
 }
 
 // CPU model checks (here rather than in the lib, so they run with this test binary).
@@ -355,7 +447,9 @@ fn lcg(n: usize, seed: u64) -> Vec<u32> {
     let mut s = seed;
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (s >> 33) as u32
         })
         .collect()
@@ -396,9 +490,19 @@ fn model_networks_sort() {
     for n in [1usize, 2, 3, 5, 7, 8, 13, 16, 31, 64, 100, 257] {
         let v = lcg(n, n as u64);
         let want = model::sort(DType::U32, false, &v);
-        assert_eq!(model::transposition(DType::U32, false, &v, n).last().unwrap().data, want);
+        assert_eq!(
+            model::transposition(DType::U32, false, &v, n)
+                .last()
+                .unwrap()
+                .data,
+            want
+        );
         let b = model::batcher(DType::U32, false, &v, n);
-        assert_eq!(b.last().map_or(v.clone(), |p| p.data.clone()), want, "n={n}");
+        assert_eq!(
+            b.last().map_or(v.clone(), |p| p.data.clone()),
+            want,
+            "n={n}"
+        );
         for block in [1, 2, 4, 16] {
             let ms = model::merge_split(DType::U32, false, &v, block);
             assert_eq!(ms.last().unwrap().data, want, "n={n} block={block}");
@@ -407,8 +511,20 @@ fn model_networks_sort() {
     // segments, descending
     let v = lcg(60, 3);
     let want = model::sort_segments(DType::U32, true, &v, 12);
-    assert_eq!(model::batcher(DType::U32, true, &v, 12).last().unwrap().data, want);
-    assert_eq!(model::transposition(DType::U32, true, &v, 12).last().unwrap().data, want);
+    assert_eq!(
+        model::batcher(DType::U32, true, &v, 12)
+            .last()
+            .unwrap()
+            .data,
+        want
+    );
+    assert_eq!(
+        model::transposition(DType::U32, true, &v, 12)
+            .last()
+            .unwrap()
+            .data,
+        want
+    );
 }
 
 #[test]
@@ -419,7 +535,11 @@ fn views_render_every_variant() {
         ("transposition", example_data(&EXAMPLE, DType::U32), true),
         ("global", random_data(12, DType::I32, 1, false), false),
         ("batcher", example_data(&EXAMPLE, DType::F32), false),
-        ("merge-split", stagewise::data::generate(stagewise::data::Fill::Small, 24, DType::U32, 3), false),
+        (
+            "merge-split",
+            stagewise::data::generate(stagewise::data::Fill::Small, 24, DType::U32, 3),
+            false,
+        ),
         ("batcher", random_data(500, DType::U32, 3, false), true),
     ];
     for (i, (variant, input, bars)) in cases.into_iter().enumerate() {
@@ -437,7 +557,8 @@ fn views_render_every_variant() {
         // ODDEVEN_VIEW_PNG=dir writes the renders (for the README's screenshots).
         if let Ok(dir) = std::env::var("ODDEVEN_VIEW_PNG") {
             let img = h.render().expect("render");
-            img.save(format!("{dir}/oddeven_{i}_{variant}.png")).expect("save");
+            img.save(format!("{dir}/oddeven_{i}_{variant}.png"))
+                .expect("save");
         }
     }
 }

@@ -156,7 +156,7 @@ impl Options {
                         "--segment {l}: the segment length must be 1 ..= {MAX_SEGMENT}"
                     )));
                 }
-                if n % l != 0 {
+                if !n.is_multiple_of(l) {
                     return Err(Error::Input(format!(
                         "--segment {l}: N = {n} is not a multiple of the segment length (N mod L = {})",
                         n % l
@@ -314,10 +314,7 @@ fn plan_global(
     for ph in 0..s.n {
         let parity = (ph % 2) as u32;
         let bg = if trace {
-            let u = gpu.uniform(
-                "oddeven global params",
-                &[s.n as u32, parity, 1, ph as u32],
-            )?;
+            let u = gpu.uniform("oddeven global params", &[s.n as u32, parity, 1, ph as u32])?;
             let bg = gpu.bind(&pipe, &[data, &u, flags])?;
             plan.keep.push(u);
             bg
@@ -755,7 +752,7 @@ impl Algorithm for Options {
         }
         if let Some(l) = self.segment
             && l > 0
-            && n % l != 0
+            && !n.is_multiple_of(l)
         {
             return Err(Error::Input(format!(
                 "--segment {l}: N = {n} is not a multiple of the segment length (N mod L = {})",
@@ -796,7 +793,9 @@ impl Algorithm for Options {
                 let (plan, ex) = if variant == "transposition" {
                     let mut t = plan_transposition(gpu, &caps, &s, &data, req.trace)?;
                     t.plan.output = Some(t.out.clone());
-                    t.plan.keep.extend(t.trace.map(|(a, b)| vec![a, b]).unwrap_or_default());
+                    t.plan
+                        .keep
+                        .extend(t.trace.map(|(a, b)| vec![a, b]).unwrap_or_default());
                     let ex = execute(gpu, &t.plan, req.trace)?;
                     (t.plan, ex)
                 } else {
@@ -905,11 +904,8 @@ impl Algorithm for Options {
                 };
                 let a = gpu.storage_init("oddeven a", &input.bits)?;
                 let b = gpu.storage_poisoned("oddeven b", n, POISON)?;
-                let flags = gpu.storage_poisoned(
-                    "oddeven flags",
-                    if req.trace { n } else { 1 },
-                    POISON,
-                )?;
+                let flags =
+                    gpu.storage_poisoned("oddeven flags", if req.trace { n } else { 1 }, POISON)?;
                 let (mut plan, out) = plan_tiles(&runner, net, &tps, &a, &b, &flags)?;
                 plan.output = Some(out);
                 let ex = execute(gpu, &plan, req.trace)?;
@@ -1097,7 +1093,9 @@ impl Algorithm for Options {
                 let data = gpu.storage_zeroed("oddeven data", n)?;
                 let mut t = plan_transposition(gpu, &caps, &s, &data, false)?;
                 t.plan.keep.push(data);
-                t.plan.keep.extend(t.trace.map(|(a, b)| vec![a, b]).unwrap_or_default());
+                t.plan
+                    .keep
+                    .extend(t.trace.map(|(a, b)| vec![a, b]).unwrap_or_default());
                 t.plan
             }
             "global" => {

@@ -38,8 +38,10 @@ pub fn sort_segments(dtype: DType, desc: bool, bits: &[u32], seg: usize) -> Vec<
 }
 
 pub fn is_sorted(dtype: DType, desc: bool, bits: &[u32], seg: usize) -> bool {
-    bits.chunks(seg.max(1))
-        .all(|c| c.windows(2).all(|w| key(dtype, desc, w[0]) <= key(dtype, desc, w[1])))
+    bits.chunks(seg.max(1)).all(|c| {
+        c.windows(2)
+            .all(|w| key(dtype, desc, w[0]) <= key(dtype, desc, w[1]))
+    })
 }
 
 /// One compare-exchange: positions (i, j), i < j, and whether it swapped.

@@ -79,7 +79,10 @@ fn counters(ui: &mut egui::Ui, result: &RunResult) {
     ui.horizontal_wrapped(|ui| {
         if let Some(p) = extra_u64(result, "phases") {
             ui.label(RichText::new(format!("steps: {p}")).strong());
-            ui.label(format!("(seed: {} phases, O(n))", extra_u64(result, "seed_steps").unwrap_or(seg as u64)));
+            ui.label(format!(
+                "(seed: {} phases, O(n))",
+                extra_u64(result, "seed_steps").unwrap_or(seg as u64)
+            ));
             ui.separator();
         }
         if let Some(w) = extra_u64(result, "compare_exchanges") {
@@ -90,7 +93,11 @@ fn counters(ui: &mut egui::Ui, result: &RunResult) {
             ));
             ui.separator();
         }
-        match result.extra.get("first_sorted_phase").and_then(Value::as_u64) {
+        match result
+            .extra
+            .get("first_sorted_phase")
+            .and_then(Value::as_u64)
+        {
             Some(0) => ui.label("the input was already sorted"),
             Some(f) => ui.label(
                 RichText::new(format!(
@@ -108,7 +115,10 @@ fn counters(ui: &mut egui::Ui, result: &RunResult) {
         };
         if extra_u64(result, "segment").is_some() {
             ui.separator();
-            ui.label(format!("segments of {seg}: {} independent sorts", n / seg.max(1)));
+            ui.label(format!(
+                "segments of {seg}: {} independent sorts",
+                n / seg.max(1)
+            ));
         }
     });
 }
@@ -181,7 +191,10 @@ fn stage_title(result: &RunResult, stage: usize) -> String {
         ),
         "merge-split" => {
             if stage == 1 {
-                format!("Every block of {} sorted in workgroup memory", st.note_u64("block").unwrap_or(0))
+                format!(
+                    "Every block of {} sorted in workgroup memory",
+                    st.note_u64("block").unwrap_or(0)
+                )
             } else {
                 format!("{}: neighbouring blocks merged, lower half left", st.label)
             }
@@ -216,7 +229,11 @@ fn legend(ui: &mut egui::Ui, result: &RunResult) {
 fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
     let n = result.n;
     let row_h = 24.0;
-    let gap = if result.variant == "merge-split" { 22.0 } else { 36.0 };
+    let gap = if result.variant == "merge-split" {
+        22.0
+    } else {
+        36.0
+    };
     let first = stage.saturating_sub(MAX_ROWS - 1);
     let rows = stage - first + 1;
     let label_w = 104.0;
@@ -253,7 +270,10 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
                     let y = ytop + 6.0;
                     p.line_segment([Pos2::new(l, ybot), Pos2::new(l, y)], Stroke::new(1.5, c));
                     p.line_segment([Pos2::new(l, y), Pos2::new(rgt, y)], Stroke::new(1.5, c));
-                    p.line_segment([Pos2::new(rgt, y), Pos2::new(rgt, ybot)], Stroke::new(1.5, c));
+                    p.line_segment(
+                        [Pos2::new(rgt, y), Pos2::new(rgt, ybot)],
+                        Stroke::new(1.5, c),
+                    );
                     p.text(
                         Pos2::new((l + rgt) / 2.0, y + 1.0),
                         egui::Align2::CENTER_TOP,
@@ -271,7 +291,13 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
                     let yb = ybot;
                     // the bracket (below the owner's label)
                     let yk = ytop + if label_threads { 11.0 } else { 3.0 };
-                    p.line_segment([Pos2::new(xa - cell * 0.3, yk), Pos2::new(xb + cell * 0.3, yk)], Stroke::new(1.0, c.gamma_multiply(0.8)));
+                    p.line_segment(
+                        [
+                            Pos2::new(xa - cell * 0.3, yk),
+                            Pos2::new(xb + cell * 0.3, yk),
+                        ],
+                        Stroke::new(1.0, c.gamma_multiply(0.8)),
+                    );
                     if swapped {
                         arrow(&p, Pos2::new(xa, yk + 2.0), Pos2::new(xb, yb), c);
                         arrow(&p, Pos2::new(xb, yk + 2.0), Pos2::new(xa, yb), c);
@@ -306,7 +332,11 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
                 }
             }
         }
-        let label = RichText::new(if r == 0 { "input".to_string() } else { st.label.clone() });
+        let label = RichText::new(if r == 0 {
+            "input".to_string()
+        } else {
+            st.label.clone()
+        });
         p.text(
             Pos2::new(rect.left() + 2.0, top + row_h / 2.0),
             egui::Align2::LEFT_CENTER,
@@ -321,7 +351,11 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
                 Pos2::new(x0 + cell * i as f32, top),
                 egui::vec2(cell, row_h),
             );
-            p.rect_filled(c.shrink(1.0), 3.0, if current { bg } else { bg.gamma_multiply(0.6) });
+            p.rect_filled(
+                c.shrink(1.0),
+                3.0,
+                if current { bg } else { bg.gamma_multiply(0.6) },
+            );
             p.text(
                 c.center(),
                 egui::Align2::CENTER_CENTER,
@@ -344,7 +378,10 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
         }
         if current {
             p.rect_stroke(
-                egui::Rect::from_min_size(Pos2::new(x0 - 2.0, top - 2.0), egui::vec2(cell * n as f32 + 4.0, row_h + 4.0)),
+                egui::Rect::from_min_size(
+                    Pos2::new(x0 - 2.0, top - 2.0),
+                    egui::vec2(cell * n as f32 + 4.0, row_h + 4.0),
+                ),
                 3.0,
                 Stroke::new(1.5, strong),
                 egui::StrokeKind::Outside,
@@ -360,10 +397,16 @@ fn arrow(p: &egui::Painter, from: Pos2, to: Pos2, c: Color32) {
 fn bars(ui: &mut egui::Ui, result: &RunResult, st: &Stage) {
     let n = st.data.len();
     let h = 120.0;
-    let (rect, _) = ui.allocate_exact_size(egui::vec2(ui.available_width(), h), egui::Sense::hover());
+    let (rect, _) =
+        ui.allocate_exact_size(egui::vec2(ui.available_width(), h), egui::Sense::hover());
     let p = ui.painter_at(rect);
     let vals: Vec<f64> = (0..n).map(|i| st.data.as_f64(i)).collect();
-    let (lo, hi) = vals.iter().filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    let (lo, hi) = vals
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
     let lo = lo.min(0.0);
     let span = (hi - lo).max(1e-30);
     let shade = value_shade(result);
@@ -381,11 +424,20 @@ fn bars(ui: &mut egui::Ui, result: &RunResult, st: &Stage) {
     let step = ((n as f32 / rect.width()).ceil() as usize).max(1);
     for i in (0..n).step_by(step) {
         let v = vals[i];
-        let t = if v.is_finite() { ((v - lo) / span) as f32 } else if v > 0.0 { 1.0 } else { 0.0 };
+        let t = if v.is_finite() {
+            ((v - lo) / span) as f32
+        } else if v > 0.0 {
+            1.0
+        } else {
+            0.0
+        };
         let x = rect.left() + w * i as f32;
         let bar = egui::Rect::from_min_max(
             Pos2::new(x, rect.bottom() - t.max(0.02) * h),
-            Pos2::new(x + (w * step as f32 - if w > 3.0 { 1.0 } else { 0.0 }).max(1.0), rect.bottom()),
+            Pos2::new(
+                x + (w * step as f32 - if w > 3.0 { 1.0 } else { 0.0 }).max(1.0),
+                rect.bottom(),
+            ),
         );
         let c = match hot[i] {
             Some(true) => SWAP,
