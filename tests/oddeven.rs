@@ -80,6 +80,8 @@ fn batcher_and_merge_split_sort_large_arrays() {
         ("batcher", 100_003, DType::U32),
         ("batcher", 1 << 17, DType::F32),
         ("batcher", 300_007, DType::I32),
+        // p = 2^19: a merge with a strided halo pass (k = 2048 … 64) before the contiguous one.
+        ("batcher", 1_000_003, DType::U32),
         ("merge-split", 50_021, DType::I32),
     ] {
         let input = random_data(n, dtype, n as u64, true);

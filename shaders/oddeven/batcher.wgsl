@@ -91,7 +91,9 @@ fn tile(@builtin(local_invocation_index) lid: u32,
     var s = 0u;
     // Register steps (untraced contiguous tiles only): 8 keys per task in registers run several
     // stages between two barriers. They do exactly the network's compare-exchanges.
-    let regs = params.trace == 0u && lR == 0u && H == 0u && SIZE >= 8u;
+    // regs3 needs whole 2p blocks in the tile: contiguous tiles and the first pass of a merge.
+    let regs = params.trace == 0u && lR == 0u && lk_lo == 0u && H == 0u && SIZE >= 8u;
+    let regs3 = params.trace == 0u && H == 0u && SIZE >= 8u;
     loop {
         if (s >= params.nstages) { break; }
         if (regs && lp == 0u && lk == 0u && s + 6u <= params.nstages) {
@@ -114,26 +116,30 @@ fn tile(@builtin(local_invocation_index) lid: u32,
             lk = 3u;
             continue;
         }
-        if (regs && lk == lp && lp >= 2u && s + 3u <= params.nstages && lp > lk_lo + 1u) {
-            // Stages (p, p), (p, p/2), (p, p/4): the 8 keys of one residue class mod p/4 in one
-            // 2p block.
-            let lq = lp - 2u;             // k0 = p / 4 = 2^lq
+        if (regs3 && lk == lp && lp >= lk_lo + 2u && s + 3u <= params.nstages) {
+            // Stages (p, p), (p, p/2), (p, p/4): the 8 keys of one residue class mod k0 = p/4 in
+            // one 2p block (rows k0/k_lo apart, residue r of the tile's 2^lR).
+            let lq = lp - 2u - lk_lo;     // k0 / k_lo = 2^lq rows
+            let lblk = lp + 1u - lk_lo;   // a 2p block is 2^lblk rows
             for (var task = lid; task < SIZE / 8u; task += WG) {
-                let base = ((task >> lq) << (lp + 1u)) + (task & ((1u << lq) - 1u));
+                let r = task & (R - 1u);
+                let u = task >> lR;
+                let row = ((u >> lq) << lblk) + (u & ((1u << lq) - 1u));
                 var e: array<u32, 8>;
-                for (var i = 0u; i < 8u; i++) { e[i] = sm[base + (i << lq)]; }
+                for (var i = 0u; i < 8u; i++) { e[i] = sm[((row + (i << lq)) << lR) | r]; }
                 cx(&e, 0u, 4u); cx(&e, 1u, 5u); cx(&e, 2u, 6u); cx(&e, 3u, 7u);
                 cx(&e, 2u, 4u); cx(&e, 3u, 5u);
                 cx(&e, 1u, 2u); cx(&e, 3u, 4u); cx(&e, 5u, 6u);
-                for (var i = 0u; i < 8u; i++) { sm[base + (i << lq)] = e[i]; }
+                for (var i = 0u; i < 8u; i++) { sm[((row + (i << lq)) << lR) | r] = e[i]; }
             }
             workgroupBarrier();
             s += 3u;
-            lk = lp - 3u;
-            if (lp < 3u || lk < lk_lo) {
-                // p = 4: its last stage was k = 1.
+            if (lp - 2u == lk_lo) {
+                // k0 was the pass's smallest distance: on to the next p.
                 lp = lp + 1u;
                 lk = lp;
+            } else {
+                lk = lp - 3u;
             }
             continue;
         }
