@@ -10,7 +10,7 @@ fn oddeven(segment: Option<usize>, descending: bool) -> AlgoOptions {
     AlgoOptions::Oddeven(Options {
         segment,
         descending,
-        block: None,
+        ..Default::default()
     })
 }
 
@@ -92,9 +92,9 @@ fn batcher_and_merge_split_sort_large_arrays() {
     for block in [1usize, 2, 8, 64, 1024] {
         let input = random_data(2500, DType::I32, block as u64, false);
         let opts = AlgoOptions::Oddeven(Options {
-            segment: None,
             descending: block == 8,
             block: Some(block),
+            ..Default::default()
         });
         let r = run_opts(&opts, "merge-split", input.clone(), false);
         check(
@@ -357,6 +357,49 @@ fn segmented_mode() {
 }
 
 #[test]
+fn tuning_options_keep_results_exact() {
+    for (tile, threads) in [(256usize, 32u32), (1024, 64), (4096, 256), (2048, 1000)] {
+        let opts = AlgoOptions::Oddeven(Options {
+            tile: Some(tile),
+            threads: Some(threads),
+            ..Default::default()
+        });
+        for (variant, n) in [("batcher", 70_001usize), ("merge-split", 5000)] {
+            let input = random_data(n, DType::I32, tile as u64, false);
+            let r = run_opts(&opts, variant, input.clone(), false);
+            check(
+                &r,
+                &input,
+                n,
+                false,
+                &format!("{variant} tile={tile} threads={threads}"),
+            );
+        }
+        let seg = AlgoOptions::Oddeven(Options {
+            segment: Some(200),
+            tile: Some(tile),
+            threads: Some(threads),
+            ..Default::default()
+        });
+        let input = random_data(200 * 37, DType::F32, 3, true);
+        let r = run_opts(&seg, "batcher", input.clone(), false);
+        check(
+            &r,
+            &input,
+            200,
+            false,
+            &format!("segmented batcher tile={tile}"),
+        );
+    }
+    let bad = AlgoOptions::Oddeven(Options {
+        tile: Some(100),
+        ..Default::default()
+    });
+    let e = try_run(&bad, "batcher", Data::from_u32(&[1; 10]), false).unwrap_err();
+    assert!(e.to_string().contains("--tile 100"), "{e}");
+}
+
+#[test]
 fn errors_are_clear() {
     let e = try_run(
         &oddeven(Some(3), false),
@@ -405,9 +448,8 @@ fn errors_are_clear() {
     .to_string();
     assert!(e.contains("trace"), "{e}");
     let opts = AlgoOptions::Oddeven(Options {
-        segment: None,
-        descending: false,
         block: Some(3),
+        ..Default::default()
     });
     let e = try_run(&opts, "merge-split", Data::from_u32(&[1; 10]), false)
         .unwrap_err()
@@ -431,8 +473,7 @@ fn bench_cases_build_for_every_variant() {
     }
     let seg = Options {
         segment: Some(1024),
-        descending: false,
-        block: None,
+        ..Default::default()
     };
     let v = seg.info().variant(Some("batcher")).unwrap();
     let case = seg.bench_case(gpu(), v, 1 << 16, DType::U32).unwrap();

@@ -69,6 +69,12 @@ pub struct Options {
     /// merge-split block size (a power of two ≤ half the workgroup tile; default: about N/8).
     #[arg(long)]
     pub block: Option<usize>,
+    /// Tuning (batcher, merge-split): keys per workgroup tile, a power of two ≥ 256 that fits workgroup memory (default: the largest ≤ 8192).
+    #[arg(long)]
+    pub tile: Option<usize>,
+    /// Tuning: invocations per workgroup at most (default: min(1024, the adapter's limit)).
+    #[arg(long)]
+    pub threads: Option<u32>,
 }
 
 /// What this adapter allows for the tiled kernels.
@@ -139,6 +145,30 @@ impl Shape {
 }
 
 impl Options {
+    /// The adapter's caps, narrowed by --tile / --threads.
+    fn caps(&self, gpu: &Gpu) -> Result<Caps> {
+        let mut c = caps(gpu);
+        if let Some(t) = self.tile {
+            if !t.is_power_of_two() || t < 256 || t > c.tile {
+                return Err(Error::Input(format!(
+                    "--tile {t}: a power of two from 256 to {} (this adapter's workgroup memory holds {} keys)",
+                    c.tile, c.words
+                )));
+            }
+            c.tile = t;
+        }
+        if let Some(w) = self.threads {
+            if w == 0 || w > c.wg_max {
+                return Err(Error::Input(format!(
+                    "--threads {w}: from 1 to {} (max_compute_invocations_per_workgroup)",
+                    c.wg_max
+                )));
+            }
+            c.wg_max = w;
+        }
+        Ok(c)
+    }
+
     fn shape(&self, variant: &str, dtype: DType, n: usize) -> Result<Shape> {
         if n == 0 {
             return Err(Error::input("input is empty"));
@@ -766,7 +796,7 @@ impl Algorithm for Options {
         let input = &req.input;
         let variant = req.variant.name;
         let s = self.shape(variant, req.dtype, input.len())?;
-        let caps = caps(gpu);
+        let caps = self.caps(gpu)?;
         let (dtype, desc, n) = (s.dtype, s.desc, s.n);
         let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
         let mut stages = vec![
@@ -1087,7 +1117,7 @@ impl Algorithm for Options {
         dtype: DType,
     ) -> Result<BenchCase> {
         let s = self.shape(variant.name, dtype, n)?;
-        let caps = caps(gpu);
+        let caps = self.caps(gpu)?;
         let plan = match variant.name {
             "transposition" => {
                 let data = gpu.storage_zeroed("oddeven data", n)?;
@@ -1140,15 +1170,17 @@ impl Algorithm for Options {
         })
     }
 
+    /// Small by default so that every variant takes every size (transposition holds N in one
+    /// workgroup, global is N dispatches); time batcher with --log-n 24..28.
     fn bench_log_n(&self) -> (u32, u32) {
-        (16, 24)
+        (10, 13)
     }
 }
 
 /// The tile passes of a run (labels), for docs and tests.
 pub fn plan_summary(gpu: &Gpu, opts: &Options, variant: &str, n: usize) -> Result<Vec<String>> {
     let s = opts.shape(variant, DType::U32, n)?;
-    let caps = caps(gpu);
+    let caps = opts.caps(gpu)?;
     Ok(match variant {
         "batcher" => batcher_passes(&caps, &s, true)?
             .1
