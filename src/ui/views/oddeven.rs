@@ -131,6 +131,9 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     }
     let stage = stage.min(result.stages.len() - 1);
     let st = &result.stages[stage];
+    if result.variant == "batcher" {
+        network_strip(ui, result, stage);
+    }
     ui.horizontal(|ui| {
         ui.heading(stage_title(result, stage));
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
@@ -291,13 +294,15 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
                     let yb = ybot;
                     // the bracket (below the owner's label)
                     let yk = ytop + if label_threads { 11.0 } else { 3.0 };
-                    p.line_segment(
-                        [
-                            Pos2::new(xa - cell * 0.3, yk),
-                            Pos2::new(xb + cell * 0.3, yk),
-                        ],
-                        Stroke::new(1.0, c.gamma_multiply(0.8)),
-                    );
+                    if b - a == 1 {
+                        p.line_segment(
+                            [
+                                Pos2::new(xa - cell * 0.3, yk),
+                                Pos2::new(xb + cell * 0.3, yk),
+                            ],
+                            Stroke::new(1.0, c.gamma_multiply(0.8)),
+                        );
+                    }
                     if swapped {
                         arrow(&p, Pos2::new(xa, yk + 2.0), Pos2::new(xb, yb), c);
                         arrow(&p, Pos2::new(xb, yk + 2.0), Pos2::new(xa, yb), c);
@@ -328,7 +333,11 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
                         Pos2::new(x0 + cell * start as f32, top - 1.0),
                         Pos2::new(x0 + cell * (start + mb).min(n) as f32, top + row_h + 1.0),
                     );
-                    p.rect_filled(r, 2.0, ui.visuals().faint_bg_color.gamma_multiply(3.0));
+                    p.rect_filled(
+                        r.expand2(egui::vec2(0.0, 5.0)),
+                        3.0,
+                        Color32::from_white_alpha(28),
+                    );
                 }
             }
         }
@@ -446,4 +455,45 @@ fn bars(ui: &mut egui::Ui, result: &RunResult, st: &Stage) {
         };
         p.rect_filled(bar, 1.0, c);
     }
+}
+
+/// Batcher's network as a strip of its stages (p, k), merges grouped, the current one highlighted,
+/// and the GPU passes that ran them.
+fn network_strip(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new("Network:").strong());
+        let mut last_p = 0;
+        for (i, st) in result.stages.iter().enumerate().skip(1) {
+            let (p, k) = (st.note_u64("p").unwrap_or(0), st.note_u64("k").unwrap_or(0));
+            if p != last_p {
+                ui.label(RichText::new(format!("merge {}:", 2 * p)).small().weak());
+                last_p = p;
+            }
+            let text = RichText::new(format!("k{k}")).small().monospace();
+            let text = if i == stage {
+                text.strong().background_color(SWAP.gamma_multiply(0.6))
+            } else if i < stage {
+                text.color(KEEP)
+            } else {
+                text
+            };
+            ui.label(text).on_hover_text(format!(
+                "stage {i}: p = {p}, k = {k}, {} compare-exchanges, {} swapped",
+                st.note_u64("compare_exchanges").unwrap_or(0),
+                st.note_u64("swaps").unwrap_or(0)
+            ));
+        }
+    });
+    egui::CollapsingHeader::new(format!("{} GPU passes", result.passes.len()))
+        .id_salt("oddeven-passes")
+        .show(ui, |ui| {
+            for p in &result.passes {
+                ui.monospace(format!(
+                    "{:<60} {}",
+                    p.label,
+                    p.gpu_ms.map_or("-".to_string(), |t| format!("{t:.4} ms"))
+                ));
+            }
+            ui.label("A trace runs every stage as its own pass; untraced runs fuse stages into tiles in workgroup memory.");
+        });
 }
