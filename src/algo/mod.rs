@@ -6,6 +6,7 @@
 pub mod bitrev;
 pub mod bmmc;
 pub mod copy;
+pub mod oddeven;
 
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
@@ -257,6 +258,8 @@ pub enum AlgoOptions {
     Bitrev(bitrev::Options),
     /// BMMC / BPC permutations (seed 001): y = A·x ⊕ c; naive, seed plans, tiled.
     Bmmc(bmmc::Options),
+    /// Odd-even sorting (seed 002): transposition in one workgroup, per-phase dispatches, merge-split, Batcher's network.
+    Oddeven(oddeven::Options),
 }
 
 impl AlgoOptions {
@@ -265,6 +268,7 @@ impl AlgoOptions {
             AlgoOptions::Copy(o) => o,
             AlgoOptions::Bitrev(o) => o,
             AlgoOptions::Bmmc(o) => o,
+            AlgoOptions::Oddeven(o) => o,
         }
     }
 
@@ -274,6 +278,7 @@ impl AlgoOptions {
             AlgoOptions::Bitrev(Default::default()),
             AlgoOptions::Bmmc(Default::default()),
             AlgoOptions::Copy(Default::default()),
+            AlgoOptions::Oddeven(Default::default()),
         ]
     }
 

@@ -3,6 +3,7 @@
 pub mod bitrev;
 pub mod bmmc;
 pub mod generic;
+pub mod oddeven;
 
 use crate::algo::RunResult;
 use eframe::egui;
@@ -15,6 +16,8 @@ pub struct ViewState {
     pub demo_a_index: u32,
     /// bmmc: tab, editor matrix, image textures, stats; `apply` asks the app to run a matrix.
     pub bmmc: bmmc::BmmcState,
+    /// Odd-even: show the bar view of the current stage.
+    pub oddeven_bars: bool,
 }
 
 /// Draw the result's current stage with the algorithm's own view.
@@ -22,6 +25,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     match result.algorithm.as_str() {
         "bitrev" => bitrev::show(ui, result, stage, key, state),
         "bmmc" => bmmc::show(ui, result, stage, key, state),
+        "oddeven" => oddeven::show(ui, result, stage, key, state),
         _ => generic::show(ui, result, stage, key, state),
     }
 }

@@ -1,0 +1,1196 @@
+//! Odd-even sorting (seed 002): the seed's odd-even transposition sort in one workgroup, the same
+//! scheme with one dispatch per phase, block odd-even transposition (Baudet–Stevenson merge-split)
+//! and Batcher's odd-even merge sort network, all on u32/i32/f32 keys, ascending or descending.
+
+pub mod model;
+
+use super::{
+    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, first_mismatch,
+    pass_infos,
+};
+use crate::data::{DType, Data, example_data};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Plan, Region, execute, grid, specialize};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "transposition",
+        summary: "the seed: n phases of even/odd pairs in ONE workgroup, keys in workgroup memory (--segment L: one workgroup per segment)",
+    },
+    Variant {
+        name: "global",
+        summary: "the seed's phases over a global buffer, one dispatch per phase (any N up to 2^20; slow by nature)",
+    },
+    Variant {
+        name: "merge-split",
+        summary: "block odd-even transposition (Baudet–Stevenson): sort blocks in workgroup memory, then phases of merge-split between neighbouring blocks",
+    },
+    Variant {
+        name: "batcher",
+        summary: "Batcher's odd-even merge sort network: tiles in workgroup memory, fused global stages (--segment L: every segment in one dispatch)",
+    },
+];
+
+static INFO: AlgoInfo = AlgoInfo {
+    name: "oddeven",
+    title: "Odd-even sorting",
+    summary: "Odd-even transposition sort (the seed), its one-dispatch-per-phase form, block merge-split and Batcher's odd-even merge sort. f32 sorts in the total order -NaN < -inf < … < -0 < +0 < … < inf < NaN.",
+    variants: VARIANTS,
+    dtypes: &[DType::U32, DType::I32, DType::F32],
+    seed: "002",
+};
+
+/// The seed's example (10 elements, 10 phases).
+pub const EXAMPLE: [i64; 10] = [3, 7, 11, 10, 4, 20, 2, 8, 12, 1];
+pub const EXAMPLE_RESULT: [i64; 10] = [1, 2, 3, 4, 7, 8, 10, 11, 12, 20];
+
+const KEYS: &str = include_str!("../../../shaders/oddeven/keys.wgsl");
+const TRANSPOSITION: &str = include_str!("../../../shaders/oddeven/transposition.wgsl");
+const GLOBAL: &str = include_str!("../../../shaders/oddeven/global.wgsl");
+const BATCHER: &str = include_str!("../../../shaders/oddeven/batcher.wgsl");
+const POISON: u32 = 0xDEAD_BEEF;
+/// The longest segment `--segment` takes.
+pub const MAX_SEGMENT: usize = 4096;
+/// The largest N of the `global` variant (one dispatch per phase).
+pub const MAX_GLOBAL: usize = 1 << 20;
+/// Pairs lists in trace stages are kept up to this many pairs per stage.
+const MAX_PAIRS_NOTE: usize = 1 << 16;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+pub struct Options {
+    /// Sort independent segments of length L (≤ 4096) in one dispatch (transposition, batcher); N must be a multiple of L.
+    #[arg(long)]
+    pub segment: Option<usize>,
+    /// Sort in descending order.
+    #[arg(long)]
+    pub descending: bool,
+    /// merge-split block size (a power of two ≤ half the workgroup tile; default: about N/8).
+    #[arg(long)]
+    pub block: Option<usize>,
+    /// Tuning (batcher, merge-split): keys per workgroup tile, a power of two ≥ 256 that fits workgroup memory (default: the largest ≤ 8192).
+    #[arg(long)]
+    pub tile: Option<usize>,
+    /// Tuning: invocations per workgroup at most (default: min(1024, the adapter's limit)).
+    #[arg(long)]
+    pub threads: Option<u32>,
+}
+
+/// What this adapter allows for the tiled kernels.
+#[derive(Clone, Copy, Debug)]
+struct Caps {
+    /// Invocations per workgroup we use at most.
+    wg_max: u32,
+    /// The largest tile (a power of two) of u32 keys in workgroup memory.
+    tile: usize,
+    /// The largest array the single-workgroup transposition kernel holds.
+    words: usize,
+}
+
+fn caps(gpu: &Gpu) -> Caps {
+    let l = &gpu.limits;
+    let words = (l.max_compute_workgroup_storage_size / 4) as usize;
+    let tile = if words == 0 {
+        0
+    } else {
+        (1usize << words.ilog2()).min(8192)
+    };
+    Caps {
+        wg_max: 1024
+            .min(l.max_compute_invocations_per_workgroup)
+            .min(l.max_compute_workgroup_size_x)
+            .max(1),
+        tile,
+        words,
+    }
+}
+
+fn key_params(dtype: DType, desc: bool) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "DTYPE",
+            match dtype {
+                DType::U32 => "0",
+                DType::I32 => "1",
+                DType::F32 => "2",
+            }
+            .to_string(),
+        ),
+        ("DESC", desc.to_string()),
+    ]
+}
+
+fn source(kernel: &str, dtype: DType, desc: bool, extra: &[(&'static str, String)]) -> String {
+    let mut p = key_params(dtype, desc);
+    p.extend_from_slice(extra);
+    specialize(&format!("{KEYS}\n{kernel}"), &p)
+}
+
+/// The problem as the kernels see it.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    dtype: DType,
+    desc: bool,
+    n: usize,
+    /// Segment length (n when the whole array is one segment).
+    seg: usize,
+    segmented: bool,
+}
+
+impl Shape {
+    fn nseg(&self) -> usize {
+        self.n / self.seg
+    }
+}
+
+impl Options {
+    /// The adapter's caps, narrowed by --tile / --threads.
+    fn caps(&self, gpu: &Gpu) -> Result<Caps> {
+        let mut c = caps(gpu);
+        if let Some(t) = self.tile {
+            if !t.is_power_of_two() || t < 256 || t > c.tile {
+                return Err(Error::Input(format!(
+                    "--tile {t}: a power of two from 256 to {} (this adapter's workgroup memory holds {} keys)",
+                    c.tile, c.words
+                )));
+            }
+            c.tile = t;
+        }
+        if let Some(w) = self.threads {
+            if w == 0 || w > c.wg_max {
+                return Err(Error::Input(format!(
+                    "--threads {w}: from 1 to {} (max_compute_invocations_per_workgroup)",
+                    c.wg_max
+                )));
+            }
+            c.wg_max = w;
+        }
+        Ok(c)
+    }
+
+    fn shape(&self, variant: &str, dtype: DType, n: usize) -> Result<Shape> {
+        if n == 0 {
+            return Err(Error::input("input is empty"));
+        }
+        let seg = match self.segment {
+            None => n,
+            Some(l) => {
+                if !matches!(variant, "transposition" | "batcher") {
+                    return Err(Error::Input(format!(
+                        "--segment is for the transposition and batcher variants, not {variant}"
+                    )));
+                }
+                if l == 0 || l > MAX_SEGMENT {
+                    return Err(Error::Input(format!(
+                        "--segment {l}: the segment length must be 1 ..= {MAX_SEGMENT}"
+                    )));
+                }
+                if !n.is_multiple_of(l) {
+                    return Err(Error::Input(format!(
+                        "--segment {l}: N = {n} is not a multiple of the segment length (N mod L = {})",
+                        n % l
+                    )));
+                }
+                l
+            }
+        };
+        if self.block.is_some() && variant != "merge-split" {
+            return Err(Error::Input(format!(
+                "--block is for the merge-split variant, not {variant}"
+            )));
+        }
+        Ok(Shape {
+            dtype,
+            desc: self.descending,
+            n,
+            seg,
+            segmented: self.segment.is_some(),
+        })
+    }
+
+    fn block_size(&self, caps: &Caps, n: usize) -> Result<usize> {
+        let max = caps.tile / 2;
+        match self.block {
+            Some(b) => {
+                if b == 0 || !b.is_power_of_two() || b > max {
+                    Err(Error::Input(format!(
+                        "--block {b}: the merge-split block must be a power of two from 1 to {max} (half the workgroup tile on this adapter)"
+                    )))
+                } else {
+                    Ok(b)
+                }
+            }
+            None => Ok(n.div_ceil(8).next_power_of_two().clamp(1, max.max(1))),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// transposition: one workgroup per segment
+
+fn check_transposition(caps: &Caps, s: &Shape, trace: bool) -> Result<()> {
+    if s.seg > caps.words {
+        return Err(Error::Limit(format!(
+            "transposition keeps the whole array in one workgroup's memory: N = {} needs {} bytes, this adapter has {} (max_compute_workgroup_storage_size), i.e. at most {} keys; use --segment, merge-split or batcher",
+            s.seg,
+            s.seg * 4,
+            caps.words * 4,
+            caps.words
+        )));
+    }
+    if trace && s.seg * s.n > 1 << 22 {
+        return Err(Error::Limit(format!(
+            "a transposition trace writes the array after each of its {} phases: {} × {} words is above the 4 Mi-word trace limit; use a smaller N (or --segment) or drop --trace",
+            s.seg, s.seg, s.n
+        )));
+    }
+    Ok(())
+}
+
+struct Traced {
+    plan: Plan,
+    out: Region,
+    /// (data, flags) buffers the kernels write per stage (transposition), else empty.
+    trace: Option<(wgpu::Buffer, wgpu::Buffer)>,
+}
+
+fn plan_transposition(
+    gpu: &Gpu,
+    caps: &Caps,
+    s: &Shape,
+    data: &wgpu::Buffer,
+    trace: bool,
+) -> Result<Traced> {
+    check_transposition(caps, s, trace)?;
+    let wg = caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1);
+    let src = source(
+        TRANSPOSITION,
+        s.dtype,
+        s.desc,
+        &[("WG", wg.to_string()), ("TILE", s.seg.to_string())],
+    );
+    let pipe = gpu.pipeline("oddeven transposition", &src, "transposition")?;
+    let words = if trace { s.seg * s.n } else { 1 };
+    let tr_data = gpu.storage_poisoned("oddeven trace data", words, POISON)?;
+    let tr_swap = gpu.storage_poisoned("oddeven trace flags", words, POISON)?;
+    let u = gpu.uniform(
+        "oddeven transposition params",
+        &[s.n as u32, s.seg as u32, trace as u32, s.nseg() as u32],
+    )?;
+    let bg = gpu.bind(&pipe, &[data, &u, &tr_data, &tr_swap])?;
+    let mut plan = Plan::default();
+    let label = if s.segmented {
+        format!(
+            "{} segments × {} phases, one workgroup each ({wg} invocations)",
+            s.nseg(),
+            s.seg
+        )
+    } else {
+        format!(
+            "{} phases in one workgroup ({wg} invocations, {} owners)",
+            s.seg,
+            s.seg.div_ceil(2)
+        )
+    };
+    plan.push(label, &pipe, bg, grid(s.nseg() as u32)).capture = if trace {
+        vec![Region::whole(&tr_data), Region::whole(&tr_swap)]
+    } else {
+        vec![]
+    };
+    plan.keep.push(u);
+    Ok(Traced {
+        plan,
+        out: Region::words(data, s.n),
+        trace: Some((tr_data, tr_swap)),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// global: one dispatch per phase
+
+fn plan_global(
+    gpu: &Gpu,
+    s: &Shape,
+    data: &wgpu::Buffer,
+    flags: &wgpu::Buffer,
+    trace: bool,
+) -> Result<Plan> {
+    if s.n > MAX_GLOBAL {
+        return Err(Error::Limit(format!(
+            "global runs one dispatch per phase: N = {} would be {} dispatches; it takes N ≤ 2^20",
+            s.n, s.n
+        )));
+    }
+    if trace && s.n > 2048 {
+        return Err(Error::Limit(format!(
+            "a global trace reads the array back after each of its {} phases; trace N ≤ 2048",
+            s.n
+        )));
+    }
+    let src = source(GLOBAL, s.dtype, s.desc, &[]);
+    let pipe = gpu.pipeline("oddeven global", &src, "phase")?;
+    let groups = grid((s.n.div_ceil(2) as u32).div_ceil(256));
+    let mut plan = Plan::default();
+    // Untraced: two bind groups (even, odd) shared by all phases.
+    let mut shared = Vec::new();
+    if !trace {
+        for parity in 0..2u32 {
+            let u = gpu.uniform("oddeven global params", &[s.n as u32, parity, 0, 0])?;
+            shared.push(gpu.bind(&pipe, &[data, &u, flags])?);
+            plan.keep.push(u);
+        }
+    }
+    for ph in 0..s.n {
+        let parity = (ph % 2) as u32;
+        let bg = if trace {
+            let u = gpu.uniform("oddeven global params", &[s.n as u32, parity, 1, ph as u32])?;
+            let bg = gpu.bind(&pipe, &[data, &u, flags])?;
+            plan.keep.push(u);
+            bg
+        } else {
+            shared[parity as usize].clone()
+        };
+        plan.push(
+            format!(
+                "phase {}: {} pairs",
+                ph + 1,
+                if parity == 0 { "even" } else { "odd" }
+            ),
+            &pipe,
+            bg,
+            groups,
+        )
+        .capture = if trace {
+            vec![Region::words(data, s.n), Region::words(flags, s.n)]
+        } else {
+            vec![]
+        };
+    }
+    Ok(plan)
+}
+
+// ---------------------------------------------------------------------------------------------
+// tiles of Batcher's network (batcher, merge-split)
+
+/// One dispatch of `batcher.wgsl`'s `tile` kernel.
+#[derive(Clone, Debug)]
+struct TilePass {
+    label: String,
+    p_lo: usize,
+    p_hi: usize,
+    k_first: usize,
+    k_last: usize,
+    k_lo: usize,
+    res: usize,
+    rows: usize,
+    halo: usize,
+    shift: usize,
+    stage_id: usize,
+}
+
+impl TilePass {
+    /// A contiguous, aligned tile of `rows` positions running stages (p_lo, k_first) … (p_hi, k_last).
+    fn local(label: String, rows: usize, p: (usize, usize), k: (usize, usize)) -> TilePass {
+        TilePass {
+            label,
+            p_lo: p.0,
+            p_hi: p.1,
+            k_first: k.0,
+            k_last: k.1,
+            k_lo: 1,
+            res: 1,
+            rows: rows.max(2),
+            halo: 0,
+            shift: 0,
+            stage_id: 0,
+        }
+    }
+
+    fn stages(&self) -> usize {
+        if self.p_lo > self.p_hi {
+            return 0;
+        }
+        let mut c = 0;
+        let (mut p, mut k) = (self.p_lo, self.k_first);
+        loop {
+            c += 1;
+            if p == self.p_hi && k == self.k_last {
+                return c;
+            }
+            if k == 1 || k == self.k_lo {
+                p *= 2;
+                k = p;
+            } else {
+                k /= 2;
+            }
+        }
+    }
+}
+
+/// Network geometry of the tile kernel.
+#[derive(Clone, Copy, Debug)]
+struct Net {
+    n: usize,
+    seg_len: usize,
+    seg_pad: usize,
+}
+
+impl Net {
+    fn whole(n: usize) -> Net {
+        Net {
+            n,
+            seg_len: n,
+            seg_pad: 1 << 31,
+        }
+    }
+
+    fn span(&self, shift: usize) -> usize {
+        if self.seg_len == self.n {
+            self.n + shift
+        } else {
+            (self.n / self.seg_len) * self.seg_pad + shift
+        }
+    }
+}
+
+struct TileRunner<'a> {
+    gpu: &'a Gpu,
+    caps: Caps,
+    dtype: DType,
+    desc: bool,
+    trace: bool,
+}
+
+impl TileRunner<'_> {
+    fn push(
+        &self,
+        plan: &mut Plan,
+        net: Net,
+        tp: &TilePass,
+        src: &wgpu::Buffer,
+        dst: &wgpu::Buffer,
+        flags: &wgpu::Buffer,
+    ) -> Result<()> {
+        let size = tp.res * tp.rows;
+        let wg = self.caps.wg_max.min((size / 2).max(1) as u32);
+        let code = source(
+            BATCHER,
+            self.dtype,
+            self.desc,
+            &[("WG", wg.to_string()), ("TILE", size.to_string())],
+        );
+        let pipe = self.gpu.pipeline("oddeven batcher tile", &code, "tile")?;
+        let written = tp.rows - 2 * tp.halo;
+        let groups = tp.k_lo / tp.res;
+        let rows_total = net.span(tp.shift).div_ceil(tp.k_lo);
+        let tiles = groups * rows_total.div_ceil(written).max(1);
+        if tiles > u32::MAX as usize / 2 {
+            return Err(Error::Limit(format!("{tiles} tiles are too many")));
+        }
+        let lg = |x: usize| x.max(1).ilog2();
+        let u = self.gpu.uniform(
+            "oddeven tile params",
+            &[
+                net.n as u32,
+                net.seg_len as u32,
+                lg(net.seg_pad),
+                tp.shift as u32,
+                lg(tp.k_lo),
+                lg(tp.res),
+                tp.rows as u32,
+                tp.halo as u32,
+                lg(tp.p_lo),
+                lg(tp.k_first),
+                tp.stages() as u32,
+                self.trace as u32,
+                tp.stage_id as u32,
+                groups as u32,
+                tiles as u32,
+                0,
+            ],
+        )?;
+        let bg = self.gpu.bind(&pipe, &[src, dst, &u, flags])?;
+        plan.push(
+            format!("{} [{} tiles of {size}]", tp.label, tiles),
+            &pipe,
+            bg,
+            grid(tiles as u32),
+        )
+        .capture = if self.trace {
+            vec![Region::words(dst, net.n), Region::words(flags, net.n)]
+        } else {
+            vec![]
+        };
+        plan.keep.push(u);
+        Ok(())
+    }
+}
+
+/// The passes of Batcher's network: fused (few passes) or one pass per stage (trace).
+fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TilePass>)> {
+    let b = caps.tile;
+    if b < 256 {
+        return Err(Error::Limit(format!(
+            "batcher needs 1 KiB of workgroup memory; this adapter has {} bytes",
+            caps.words * 4
+        )));
+    }
+    let pad = s.seg.next_power_of_two();
+    let net = if s.segmented {
+        Net {
+            n: s.n,
+            seg_len: s.seg,
+            seg_pad: pad,
+        }
+    } else {
+        Net::whole(s.n)
+    };
+    let mut passes = Vec::new();
+    let local_rows = if s.segmented {
+        (pad * s.nseg().next_power_of_two()).min(b).max(pad)
+    } else {
+        pad.min(b)
+    };
+    if pad > b && s.segmented {
+        return Err(Error::Limit(format!(
+            "a segment of {} needs a tile of {pad} keys; this adapter's workgroup tile is {b}",
+            s.seg
+        )));
+    }
+    if pad == 1 {
+        // Nothing to compare: one pass that only loads and stores (keeps the plan non-empty).
+        let mut tp = TilePass::local("no stages (segments of 1)".into(), 2, (1, 0), (1, 1));
+        tp.p_lo = 1;
+        tp.p_hi = 0;
+        passes.push(tp);
+        return Ok((net, passes));
+    }
+    let local_top = (pad.min(b)) / 2; // the largest p sorted in tiles
+    if fused {
+        passes.push(TilePass::local(
+            format!("sort tiles of {}: p = 1 … {local_top}", local_rows.min(pad)),
+            local_rows,
+            (1, local_top),
+            (1, 1),
+        ));
+    } else {
+        for (p, k) in model::batcher_stages(local_top * 2) {
+            passes.push(TilePass::local(
+                format!("p = {p}, k = {k}"),
+                local_rows,
+                (p, p),
+                (k, k),
+            ));
+        }
+    }
+    let mut p = local_top * 2;
+    while p < pad {
+        if fused {
+            // The first stages of merge p (k = p … k_lo) stay inside residue classes mod k_lo
+            // of every 2p block: tiles of 32 residues × 2p / k_lo rows, no halo.
+            let k_lo = ((64 * p) / b).clamp(1, p);
+            let rows = 2 * p / k_lo;
+            let res = k_lo.min(32).min(b / rows).max(1);
+            passes.push(TilePass {
+                label: format!("merge p = {p}: k = {p} … {k_lo}"),
+                p_lo: p,
+                p_hi: p,
+                k_first: p,
+                k_last: k_lo,
+                k_lo,
+                res,
+                rows,
+                halo: 0,
+                shift: 0,
+                stage_id: 0,
+            });
+            let mut k = k_lo / 2;
+            while k >= 1 {
+                // The rest straddles every boundary: tiles with a halo of 2D rows, D = k / k_lo.
+                let mut d = k;
+                let (k_lo2, res2, rows2) = loop {
+                    let k_lo2 = k / d;
+                    let res2 = k_lo2.min(32);
+                    let rows2 = b / res2;
+                    if 8 * d <= rows2 || d == 1 {
+                        break (k_lo2, res2, rows2);
+                    }
+                    d /= 2;
+                };
+                passes.push(TilePass {
+                    label: format!("merge p = {p}: k = {k} … {k_lo2} (halo {})", 2 * d),
+                    p_lo: p,
+                    p_hi: p,
+                    k_first: k,
+                    k_last: k_lo2,
+                    k_lo: k_lo2,
+                    res: res2,
+                    rows: rows2,
+                    halo: 2 * d,
+                    shift: 0,
+                    stage_id: 0,
+                });
+                k = k_lo2 / 2;
+            }
+        } else {
+            let mut k = p;
+            while k >= 1 {
+                let res = k.min(32);
+                let (rows, halo) = if k == p { (2, 0) } else { (b / res, 2) };
+                passes.push(TilePass {
+                    label: format!("p = {p}, k = {k}"),
+                    p_lo: p,
+                    p_hi: p,
+                    k_first: k,
+                    k_last: k,
+                    k_lo: k,
+                    res,
+                    rows,
+                    halo,
+                    shift: 0,
+                    stage_id: 0,
+                });
+                k /= 2;
+            }
+        }
+        p *= 2;
+    }
+    for (i, tp) in passes.iter_mut().enumerate() {
+        tp.stage_id = i + 1;
+    }
+    Ok((net, passes))
+}
+
+/// Build a plan of tile passes ping-ponging between `a` (input) and `b`; returns the output region.
+fn plan_tiles(
+    runner: &TileRunner,
+    net: Net,
+    passes: &[TilePass],
+    a: &wgpu::Buffer,
+    b: &wgpu::Buffer,
+    flags: &wgpu::Buffer,
+) -> Result<(Plan, Region)> {
+    let mut plan = Plan::default();
+    let (mut src, mut dst) = (a, b);
+    for tp in passes {
+        runner.push(&mut plan, net, tp, src, dst, flags)?;
+        std::mem::swap(&mut src, &mut dst);
+    }
+    Ok((plan, Region::words(src, net.n)))
+}
+
+/// merge-split: sort blocks of `block`, then ⌈n / block⌉ phases of merge-split (Batcher's merge of
+/// two sorted blocks, p = block) between neighbouring blocks.
+fn merge_split_passes(s: &Shape, block: usize) -> Vec<TilePass> {
+    let m = s.n.div_ceil(block);
+    let mut passes = Vec::new();
+    let mut first = TilePass::local(
+        format!("sort {m} blocks of {block}"),
+        block.max(2),
+        (1, block / 2),
+        (1, 1),
+    );
+    if block == 1 {
+        first.p_lo = 1;
+        first.p_hi = 0;
+    }
+    passes.push(first);
+    for ph in 0..m {
+        let mut tp = TilePass::local(
+            format!(
+                "phase {}: merge-split {} block pairs",
+                ph + 1,
+                if ph % 2 == 0 { "even" } else { "odd" }
+            ),
+            2 * block,
+            (block, block),
+            (block, 1),
+        );
+        tp.shift = (ph % 2) * block;
+        passes.push(tp);
+    }
+    for (i, tp) in passes.iter_mut().enumerate() {
+        tp.stage_id = i + 1;
+    }
+    passes
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn pairs_json(pairs: &[model::Pair]) -> Value {
+    Value::Array(
+        pairs
+            .iter()
+            .map(|&(i, j, s)| json!([i, j, s as u32]))
+            .collect(),
+    )
+}
+
+/// Stage notes shared by all variants.
+fn stage_of(
+    label: String,
+    dtype: DType,
+    data: Vec<u32>,
+    pairs: &[model::Pair],
+    notes: &[(&str, Value)],
+) -> Stage {
+    let mut st = Stage::new(label, Data::new(dtype, data))
+        .note("compare_exchanges", pairs.len())
+        .note("swaps", pairs.iter().filter(|p| p.2).count());
+    if pairs.len() <= MAX_PAIRS_NOTE {
+        st = st.note("pairs", pairs_json(pairs));
+    }
+    for (k, v) in notes {
+        st = st.note(k, v.clone());
+    }
+    st
+}
+
+/// GPU swap flags for `want`'s pairs: (flag >> 1) must be the stage id, bit 0 the swap.
+fn gpu_pairs(
+    want: &[model::Pair],
+    flags: &[u32],
+    stage_id: usize,
+    base: usize,
+) -> std::result::Result<Vec<model::Pair>, String> {
+    let mut out = Vec::with_capacity(want.len());
+    for &(i, j, _) in want {
+        let f = flags.get(base + i as usize).copied().unwrap_or(POISON);
+        if f >> 1 != stage_id as u32 {
+            return Err(format!(
+                "no GPU flag for pair ({i}, {j}) of stage {stage_id} (found {f:#x})"
+            ));
+        }
+        out.push((i, j, f & 1 == 1));
+    }
+    Ok(out)
+}
+
+impl Algorithm for Options {
+    fn info(&self) -> &'static AlgoInfo {
+        &INFO
+    }
+
+    fn example(&self, dtype: DType) -> Option<Data> {
+        Some(example_data(&EXAMPLE, dtype))
+    }
+
+    fn check_len(&self, n: usize) -> Result<()> {
+        if n == 0 {
+            return Err(Error::input("input is empty"));
+        }
+        if let Some(l) = self.segment
+            && l > 0
+            && !n.is_multiple_of(l)
+        {
+            return Err(Error::Input(format!(
+                "--segment {l}: N = {n} is not a multiple of the segment length (N mod L = {})",
+                n % l
+            )));
+        }
+        Ok(())
+    }
+
+    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+        let input = &req.input;
+        let variant = req.variant.name;
+        let s = self.shape(variant, req.dtype, input.len())?;
+        let caps = self.caps(gpu)?;
+        let (dtype, desc, n) = (s.dtype, s.desc, s.n);
+        let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
+        let mut stages = vec![
+            Stage::new("input", input.clone())
+                .note("stage", 0)
+                .note("pairs", json!([])),
+        ];
+        let mut extra = Map::new();
+        extra.insert("descending".into(), json!(desc));
+        extra.insert("segment".into(), json!(self.segment));
+        let mut mismatch = None;
+        let note_mismatch = |m: Option<String>, mm: &mut Option<String>| {
+            if mm.is_none() {
+                *mm = m;
+            }
+        };
+        let output;
+        let passes;
+        // CPU model stages (for the trace check and first_sorted_phase), when affordable.
+        let model_ok = |cost: usize| req.trace || cost <= 1 << 27;
+        match variant {
+            "transposition" | "global" => {
+                let data = gpu.storage_init("oddeven data", &input.bits)?;
+                let (plan, ex) = if variant == "transposition" {
+                    let mut t = plan_transposition(gpu, &caps, &s, &data, req.trace)?;
+                    t.plan.output = Some(t.out.clone());
+                    t.plan
+                        .keep
+                        .extend(t.trace.map(|(a, b)| vec![a, b]).unwrap_or_default());
+                    let ex = execute(gpu, &t.plan, req.trace)?;
+                    (t.plan, ex)
+                } else {
+                    let flags = gpu.storage_poisoned("oddeven flags", n, POISON)?;
+                    let mut plan = plan_global(gpu, &s, &data, &flags, req.trace)?;
+                    plan.output = Some(Region::words(&data, n));
+                    plan.keep.push(flags);
+                    let ex = execute(gpu, &plan, req.trace)?;
+                    (plan, ex)
+                };
+                let phases = if model_ok(s.seg * n) {
+                    Some(model::transposition(dtype, desc, &input.bits, s.seg))
+                } else {
+                    None
+                };
+                let mut gpu_rows: Vec<Vec<u32>> = Vec::new();
+                if req.trace {
+                    let phases = phases.as_ref().expect("traced runs build the model");
+                    for (ph, cpu) in phases.iter().enumerate() {
+                        let (row, flags, base) = if variant == "transposition" {
+                            let c = &ex.captures[0];
+                            (c[0][ph * n..(ph + 1) * n].to_vec(), &c[1], ph * n)
+                        } else {
+                            let c = &ex.captures[ph];
+                            (c[0].clone(), &c[1], 0)
+                        };
+                        note_mismatch(
+                            first_mismatch(dtype, &row, &cpu.data)
+                                .map(|m| format!("phase {}: {m}", ph + 1)),
+                            &mut mismatch,
+                        );
+                        let pairs = match gpu_pairs(&cpu.pairs, flags, ph, base) {
+                            Ok(p) => p,
+                            Err(e) => {
+                                note_mismatch(Some(e), &mut mismatch);
+                                cpu.pairs.clone()
+                            }
+                        };
+                        if pairs != cpu.pairs {
+                            note_mismatch(
+                                Some(format!("phase {}: swap flags differ", ph + 1)),
+                                &mut mismatch,
+                            );
+                        }
+                        let parity = if ph % 2 == 0 { "even" } else { "odd" };
+                        stages.push(stage_of(
+                            format!("phase {} ({parity})", ph + 1),
+                            dtype,
+                            row.clone(),
+                            &pairs,
+                            &[
+                                ("stage", json!(ph + 1)),
+                                ("parity", json!(parity)),
+                                ("segment", json!(s.seg)),
+                            ],
+                        ));
+                        gpu_rows.push(row);
+                    }
+                }
+                let rows: Vec<Vec<u32>> = if req.trace {
+                    gpu_rows
+                } else {
+                    phases
+                        .as_ref()
+                        .map(|p| p.iter().map(|x| x.data.clone()).collect())
+                        .unwrap_or_default()
+                };
+                if phases.is_some() {
+                    extra.insert(
+                        "first_sorted_phase".into(),
+                        json!(model::first_sorted(dtype, desc, &input.bits, &rows, s.seg)),
+                    );
+                }
+                let work: u64 = (0..s.seg)
+                    .map(|ph| model::phase_pairs(ph, s.seg).count() as u64)
+                    .sum::<u64>()
+                    * s.nseg() as u64;
+                extra.insert("phases".into(), json!(s.seg));
+                extra.insert("compare_exchanges".into(), json!(work));
+                extra.insert(
+                    "wg_size".into(),
+                    json!(caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1)),
+                );
+                output = ex.output;
+                passes = pass_infos(&plan, &ex.pass_ms);
+            }
+            "batcher" | "merge-split" => {
+                let runner = TileRunner {
+                    gpu,
+                    caps,
+                    dtype,
+                    desc,
+                    trace: req.trace,
+                };
+                let (net, tps, block) = if variant == "batcher" {
+                    if req.trace && n > 1 << 16 {
+                        return Err(Error::Limit(format!(
+                            "a batcher trace reads back every stage; trace N ≤ 65536 (got {n})"
+                        )));
+                    }
+                    let (net, tps) = batcher_passes(&caps, &s, !req.trace)?;
+                    (net, tps, 0)
+                } else {
+                    let block = self.block_size(&caps, n)?;
+                    (Net::whole(n), merge_split_passes(&s, block), block)
+                };
+                let a = gpu.storage_init("oddeven a", &input.bits)?;
+                let b = gpu.storage_poisoned("oddeven b", n, POISON)?;
+                let flags =
+                    gpu.storage_poisoned("oddeven flags", if req.trace { n } else { 1 }, POISON)?;
+                let (mut plan, out) = plan_tiles(&runner, net, &tps, &a, &b, &flags)?;
+                plan.output = Some(out);
+                let ex = execute(gpu, &plan, req.trace)?;
+                let pad = s.seg.next_power_of_two();
+                if variant == "batcher" {
+                    let stage_list = model::batcher_stages(pad);
+                    let model_stages = if model_ok(n * stage_list.len()) {
+                        Some(model::batcher(dtype, desc, &input.bits, s.seg))
+                    } else {
+                        None
+                    };
+                    let mut rows = Vec::new();
+                    if req.trace {
+                        let cpu = model_stages.as_ref().expect("traced runs build the model");
+                        for (i, ((p, k), c)) in stage_list.iter().zip(cpu).enumerate() {
+                            let cap = &ex.captures[i];
+                            note_mismatch(
+                                first_mismatch(dtype, &cap[0], &c.data)
+                                    .map(|m| format!("stage {} (p = {p}, k = {k}): {m}", i + 1)),
+                                &mut mismatch,
+                            );
+                            let pairs = match gpu_pairs(&c.pairs, &cap[1], i + 1, 0) {
+                                Ok(p) => p,
+                                Err(e) => {
+                                    note_mismatch(Some(e), &mut mismatch);
+                                    c.pairs.clone()
+                                }
+                            };
+                            if pairs != c.pairs {
+                                note_mismatch(
+                                    Some(format!("stage {}: swap flags differ", i + 1)),
+                                    &mut mismatch,
+                                );
+                            }
+                            stages.push(stage_of(
+                                format!("p = {p}, k = {k}"),
+                                dtype,
+                                cap[0].clone(),
+                                &pairs,
+                                &[
+                                    ("stage", json!(i + 1)),
+                                    ("p", json!(p)),
+                                    ("k", json!(k)),
+                                    ("merge_block", json!(2 * p)),
+                                    ("segment", json!(s.seg)),
+                                ],
+                            ));
+                            rows.push(cap[0].clone());
+                        }
+                    } else if let Some(m) = &model_stages {
+                        rows = m.iter().map(|p| p.data.clone()).collect();
+                    }
+                    if model_stages.is_some() {
+                        extra.insert(
+                            "first_sorted_phase".into(),
+                            json!(model::first_sorted(dtype, desc, &input.bits, &rows, s.seg)),
+                        );
+                    }
+                    extra.insert("phases".into(), json!(stage_list.len()));
+                    extra.insert(
+                        "compare_exchanges".into(),
+                        json!(model::batcher_work(n, s.seg)),
+                    );
+                    extra.insert("tile".into(), json!(caps.tile));
+                } else {
+                    let m = n.div_ceil(block);
+                    let model_stages = if model_ok(n * (m + 1)) {
+                        Some(model::merge_split(dtype, desc, &input.bits, block))
+                    } else {
+                        None
+                    };
+                    let blocks: Vec<Value> = (0..m)
+                        .map(|i| json!([i * block, ((i + 1) * block).min(n)]))
+                        .collect();
+                    let mut rows = Vec::new();
+                    if req.trace {
+                        let cpu = model_stages.as_ref().expect("traced runs build the model");
+                        let mut prev = input.bits.clone();
+                        for (i, c) in cpu.iter().enumerate() {
+                            let cap = &ex.captures[i];
+                            note_mismatch(
+                                first_mismatch(dtype, &cap[0], &c.data)
+                                    .map(|mm| format!("stage {}: {mm}", i + 1)),
+                                &mut mismatch,
+                            );
+                            // Block pairs with "moved" read off the GPU's arrays.
+                            let pairs: Vec<model::Pair> = c
+                                .pairs
+                                .iter()
+                                .map(|&(x, y, _)| {
+                                    let lo = x as usize * block;
+                                    let hi = ((y as usize + 1) * block).min(n);
+                                    (x, y, prev[lo..hi] != cap[0][lo..hi])
+                                })
+                                .collect();
+                            let label = if i == 0 {
+                                format!("sort {m} blocks of {block}")
+                            } else {
+                                format!(
+                                    "phase {i} ({})",
+                                    if (i - 1) % 2 == 0 { "even" } else { "odd" }
+                                )
+                            };
+                            let mut st = Stage::new(label, Data::new(dtype, cap[0].clone()))
+                                .note("stage", i + 1)
+                                .note("block", block)
+                                .note("blocks", Value::Array(blocks.clone()))
+                                .note("block_pairs", pairs_json(&pairs));
+                            if i == 0 {
+                                st = st.note("pairs", json!([]));
+                            }
+                            stages.push(st);
+                            prev = cap[0].clone();
+                            rows.push(cap[0].clone());
+                        }
+                    } else if let Some(mst) = &model_stages {
+                        rows = mst.iter().map(|p| p.data.clone()).collect();
+                    }
+                    if model_stages.is_some() {
+                        extra.insert(
+                            "first_sorted_phase".into(),
+                            json!(model::first_sorted(dtype, desc, &input.bits, &rows, n)),
+                        );
+                    }
+                    let bp = block.next_power_of_two();
+                    let per_block = model::batcher_work(bp, bp);
+                    let merge = model::batcher_stages(2 * bp)
+                        .iter()
+                        .filter(|(p, _)| *p == bp)
+                        .map(|&(p, k)| model::stage_comparators(p, k, 2 * bp).count() as u64)
+                        .sum::<u64>();
+                    extra.insert("block".into(), json!(block));
+                    extra.insert("blocks".into(), json!(m));
+                    extra.insert("phases".into(), json!(m + 1));
+                    let merges: u64 = (0..m).map(|ph| ((m - ph % 2) / 2) as u64).sum();
+                    extra.insert(
+                        "compare_exchanges".into(),
+                        json!(per_block * m as u64 + merge * merges),
+                    );
+                }
+                output = ex.output;
+                passes = pass_infos(&plan, &ex.pass_ms);
+            }
+            other => return Err(Error::Input(format!("unknown variant {other}"))),
+        }
+        extra.insert("seed_steps".into(), json!(s.seg));
+        extra.insert(
+            "seed_work".into(),
+            json!((s.seg as u64 * (s.seg as u64).saturating_sub(1) / 2) * s.nseg() as u64),
+        );
+        if mismatch.is_none() {
+            mismatch = first_mismatch(dtype, &output, &want);
+        }
+        if !req.trace {
+            stages.clear();
+        }
+        Ok(RunResult {
+            algorithm: "oddeven".into(),
+            variant: variant.into(),
+            dtype,
+            n,
+            adapter: gpu.adapter_name(),
+            input: input.clone(),
+            output: Data::new(dtype, output),
+            output_json: None,
+            passes,
+            verified: mismatch.is_none(),
+            mismatch,
+            stages,
+            extra,
+        })
+    }
+
+    fn bench_case(
+        &self,
+        gpu: &Gpu,
+        variant: &Variant,
+        n: usize,
+        dtype: DType,
+    ) -> Result<BenchCase> {
+        let s = self.shape(variant.name, dtype, n)?;
+        let caps = self.caps(gpu)?;
+        let plan = match variant.name {
+            "transposition" => {
+                let data = gpu.storage_zeroed("oddeven data", n)?;
+                let mut t = plan_transposition(gpu, &caps, &s, &data, false)?;
+                t.plan.keep.push(data);
+                t.plan
+                    .keep
+                    .extend(t.trace.map(|(a, b)| vec![a, b]).unwrap_or_default());
+                t.plan
+            }
+            "global" => {
+                if n > 1 << 16 {
+                    return Err(Error::Limit(format!(
+                        "bench global runs N dispatches per repetition; bench it at N ≤ 65536 (got {n})"
+                    )));
+                }
+                let data = gpu.storage_zeroed("oddeven data", n)?;
+                let flags = gpu.storage_zeroed("oddeven flags", 1)?;
+                let mut plan = plan_global(gpu, &s, &data, &flags, false)?;
+                plan.keep.extend([data, flags]);
+                plan
+            }
+            _ => {
+                let runner = TileRunner {
+                    gpu,
+                    caps,
+                    dtype,
+                    desc: s.desc,
+                    trace: false,
+                };
+                let (net, tps) = if variant.name == "batcher" {
+                    batcher_passes(&caps, &s, true)?
+                } else {
+                    let block = self.block_size(&caps, n)?;
+                    (Net::whole(n), merge_split_passes(&s, block))
+                };
+                let a = gpu.storage_zeroed("oddeven a", n)?;
+                let b = gpu.storage_zeroed("oddeven b", n)?;
+                let flags = gpu.storage_zeroed("oddeven flags", 1)?;
+                let (mut plan, _) = plan_tiles(&runner, net, &tps, &a, &b, &flags)?;
+                plan.keep.extend([a, b, flags]);
+                plan
+            }
+        };
+        // The floor: read every key once and write it once.
+        Ok(BenchCase {
+            plan,
+            bytes: 8 * n as u64,
+            items: n as u64,
+        })
+    }
+
+    /// Small by default so that every variant takes every size (transposition holds N in one
+    /// workgroup, global is N dispatches); time batcher with --log-n 24..28.
+    fn bench_log_n(&self) -> (u32, u32) {
+        (10, 13)
+    }
+}
+
+/// The tile passes of a run (labels), for docs and tests.
+pub fn plan_summary(gpu: &Gpu, opts: &Options, variant: &str, n: usize) -> Result<Vec<String>> {
+    let s = opts.shape(variant, DType::U32, n)?;
+    let caps = opts.caps(gpu)?;
+    Ok(match variant {
+        "batcher" => batcher_passes(&caps, &s, true)?
+            .1
+            .into_iter()
+            .map(|t| format!("{} ({} stages)", t.label, t.stages()))
+            .collect(),
+        "merge-split" => merge_split_passes(&s, opts.block_size(&caps, n)?)
+            .into_iter()
+            .map(|t| t.label)
+            .collect(),
+        _ => vec![],
+    })
+}

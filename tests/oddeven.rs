@@ -1,0 +1,607 @@
+//! Odd-even sorting on the GPU against the CPU model: every variant, every key type, both orders.
+mod common;
+
+use common::{gpu, random_data, try_run};
+use stagewise::algo::oddeven::{EXAMPLE, EXAMPLE_RESULT, Options, model};
+use stagewise::algo::{AlgoOptions, RunResult};
+use stagewise::data::{DType, Data, example_data};
+
+fn oddeven(segment: Option<usize>, descending: bool) -> AlgoOptions {
+    AlgoOptions::Oddeven(Options {
+        segment,
+        descending,
+        ..Default::default()
+    })
+}
+
+fn run_opts(opts: &AlgoOptions, variant: &str, input: Data, trace: bool) -> RunResult {
+    try_run(opts, variant, input, trace).unwrap_or_else(|e| panic!("oddeven {variant}: {e}"))
+}
+
+/// The GPU output is the CPU total-order sort (bit for bit), hence a permutation of the input.
+fn check(r: &RunResult, input: &Data, seg: usize, desc: bool, what: &str) {
+    assert!(r.verified, "{what}: {:?}", r.mismatch);
+    let want = model::sort_segments(input.dtype, desc, &input.bits, seg);
+    assert_eq!(r.output.bits, want, "{what}");
+    // Multiset check, independent of the key order.
+    let mut a = r.output.bits.clone();
+    let mut b = input.bits.clone();
+    a.sort_unstable();
+    b.sort_unstable();
+    assert_eq!(a, b, "{what}: output is not a permutation of the input");
+}
+
+const PRIMES: [usize; 8] = [2, 3, 5, 13, 97, 1021, 4093, 8191];
+
+fn lengths(max: usize) -> Vec<usize> {
+    let mut v = vec![
+        1, 4, 10, 16, 31, 64, 100, 255, 256, 1000, 2048, 3001, 8192, 9000,
+    ];
+    v.extend(PRIMES);
+    v.retain(|&n| n <= max);
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn every_variant_sorts_random_inputs_of_many_lengths() {
+    let _ = gpu();
+    let words = (gpu().limits.max_compute_workgroup_storage_size / 4) as usize;
+    for (variant, max) in [
+        ("transposition", words.min(9000)),
+        ("global", 300),
+        ("merge-split", 9000),
+        ("batcher", 9000),
+    ] {
+        for (i, n) in lengths(max).into_iter().enumerate() {
+            // The transposition kernel is O(n^2) work: skip the middle sizes on a CPU adapter.
+            if variant == "transposition" && n > 1100 && n != 8191 {
+                continue;
+            }
+            let dtype = DType::ALL[i % 3];
+            let desc = i % 4 == 1;
+            let input = random_data(n, dtype, (i * 31 + n) as u64, true);
+            let r = run_opts(&oddeven(None, desc), variant, input.clone(), false);
+            check(
+                &r,
+                &input,
+                n,
+                desc,
+                &format!("{variant} n={n} {dtype} desc={desc}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn batcher_and_merge_split_sort_large_arrays() {
+    // Past one tile: fused global merges with halo tiles (batcher), many blocks (merge-split).
+    for (variant, n, dtype) in [
+        ("batcher", 100_003, DType::U32),
+        ("batcher", 1 << 17, DType::F32),
+        ("batcher", 300_007, DType::I32),
+        // p = 2^19: a merge with a strided halo pass (k = 2048 … 64) before the contiguous one.
+        ("batcher", 1_000_003, DType::U32),
+        ("merge-split", 50_021, DType::I32),
+    ] {
+        let input = random_data(n, dtype, n as u64, true);
+        let r = run_opts(&oddeven(None, false), variant, input.clone(), false);
+        check(&r, &input, n, false, &format!("{variant} n={n}"));
+    }
+    // merge-split with explicit blocks, down to single elements.
+    for block in [1usize, 2, 8, 64, 1024] {
+        let input = random_data(2500, DType::I32, block as u64, false);
+        let opts = AlgoOptions::Oddeven(Options {
+            descending: block == 8,
+            block: Some(block),
+            ..Default::default()
+        });
+        let r = run_opts(&opts, "merge-split", input.clone(), false);
+        check(
+            &r,
+            &input,
+            2500,
+            block == 8,
+            &format!("merge-split block={block}"),
+        );
+        assert_eq!(r.extra["blocks"], 2500usize.div_ceil(block));
+    }
+}
+
+#[test]
+fn special_inputs() {
+    let n = 777;
+    let cases: Vec<(&str, Data)> = vec![
+        ("all equal", Data::from_u32(&vec![42; n])),
+        ("sorted", Data::from_u32(&(0..n as u32).collect::<Vec<_>>())),
+        (
+            "reversed",
+            Data::from_u32(&(0..n as u32).rev().collect::<Vec<_>>()),
+        ),
+        (
+            "duplicates",
+            Data::from_u32(&(0..n as u32).map(|i| (i * 7919) % 5).collect::<Vec<_>>()),
+        ),
+        (
+            "negatives",
+            Data::from_i32(
+                &(0..n as i32)
+                    .map(|i| (i * 37) % 101 - 50)
+                    .collect::<Vec<_>>(),
+            ),
+        ),
+        (
+            "extremes",
+            Data::from_u32(
+                &(0..n)
+                    .map(|i| [0, u32::MAX, 1, u32::MAX - 1][i % 4])
+                    .collect::<Vec<_>>(),
+            ),
+        ),
+    ];
+    for (what, input) in cases {
+        for variant in ["transposition", "global", "merge-split", "batcher"] {
+            for desc in [false, true] {
+                let r = run_opts(&oddeven(None, desc), variant, input.clone(), false);
+                check(
+                    &r,
+                    &input,
+                    n,
+                    desc,
+                    &format!("{variant} {what} desc={desc}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn floats_sort_in_the_total_order_bit_exactly() {
+    let specials = [
+        0x7fc0_0000u32, // NaN
+        0xffc0_0000,    // -NaN
+        0x7f80_0001,    // NaN with a payload
+        0x7f80_0000,    // inf
+        0xff80_0000,    // -inf
+        0x8000_0000,    // -0
+        0,              // +0
+        0x0000_0001,    // smallest subnormal
+        0x8000_0001,    // -smallest subnormal
+        1.0f32.to_bits(),
+        (-1.0f32).to_bits(),
+    ];
+    let mut bits: Vec<u32> = Vec::new();
+    for i in 0..1500 {
+        bits.push(specials[i % specials.len()]);
+        bits.push(((i as f32 - 700.0) * 0.37).to_bits());
+    }
+    let input = Data::new(DType::F32, bits);
+    for variant in ["transposition", "merge-split", "batcher"] {
+        for desc in [false, true] {
+            let r = run_opts(&oddeven(None, desc), variant, input.clone(), false);
+            check(
+                &r,
+                &input,
+                input.len(),
+                desc,
+                &format!("{variant} f32 desc={desc}"),
+            );
+            let out = &r.output.bits;
+            let (first, last) = (out[0], out[out.len() - 1]);
+            if desc {
+                assert_eq!((first, last), (0x7fc0_0000, 0xffc0_0000), "{variant}");
+            } else {
+                assert_eq!((first, last), (0xffc0_0000, 0x7fc0_0000), "{variant}");
+            }
+            // -0 sorts before +0.
+            let z = out.iter().position(|&b| b == 0x8000_0000).unwrap();
+            let p = out.iter().position(|&b| b == 0).unwrap();
+            assert_eq!(z < p, !desc, "{variant}");
+        }
+    }
+    let small = random_data(200, DType::F32, 5, true);
+    let r = run_opts(&oddeven(None, false), "global", small.clone(), false);
+    check(&r, &small, 200, false, "global f32");
+}
+
+#[test]
+fn seed_example_phases() {
+    for variant in ["transposition", "global"] {
+        for dtype in DType::ALL {
+            let r = run_opts(
+                &oddeven(None, false),
+                variant,
+                example_data(&EXAMPLE, dtype),
+                true,
+            );
+            assert!(r.verified, "{variant} {dtype}: {:?}", r.mismatch);
+            assert_eq!(r.output, example_data(&EXAMPLE_RESULT, dtype));
+            assert_eq!(r.stages.len(), 11, "input + 10 phases");
+            let s1 = &r.stages[1];
+            assert_eq!(
+                s1.notes["parity"], "even",
+                "the first phase is on even pairs"
+            );
+            assert_eq!(
+                s1.data,
+                example_data(&[3, 7, 10, 11, 4, 20, 2, 8, 1, 12], dtype)
+            );
+            let pairs = s1.notes["pairs"].as_array().unwrap();
+            let want = [[0, 1, 0], [2, 3, 1], [4, 5, 0], [6, 7, 0], [8, 9, 1]];
+            assert_eq!(pairs.len(), 5);
+            for (p, w) in pairs.iter().zip(want) {
+                assert_eq!(
+                    p.as_array().unwrap(),
+                    &w.map(serde_json::Value::from).to_vec()
+                );
+            }
+            let s2 = &r.stages[2];
+            assert_eq!(s2.notes["parity"], "odd");
+            assert_eq!(s2.notes["pairs"].as_array().unwrap().len(), 4);
+            assert_eq!(
+                s2.data,
+                example_data(&[3, 7, 10, 4, 11, 2, 20, 1, 8, 12], dtype)
+            );
+            assert_eq!(r.extra["first_sorted_phase"], 9);
+            assert_eq!(r.extra["phases"], 10);
+            assert_eq!(r.extra["compare_exchanges"], 45);
+            assert_eq!(r.extra["seed_work"], 45);
+            assert_eq!(r.stages[10].data, example_data(&EXAMPLE_RESULT, dtype));
+        }
+    }
+}
+
+#[test]
+fn traces_match_the_model_stage_by_stage() {
+    // The GPU writes the array and the swap flags of every stage; run() checks them against the
+    // model, and the stages carry the model's pairs.
+    for (variant, n) in [
+        ("transposition", 37usize),
+        ("transposition", 600),
+        ("global", 45),
+        ("batcher", 45),
+        ("batcher", 20_000),
+        ("merge-split", 45),
+        ("merge-split", 3000),
+    ] {
+        for desc in [false, true] {
+            let input = random_data(n, DType::I32, n as u64, false);
+            let r = run_opts(&oddeven(None, desc), variant, input.clone(), true);
+            assert!(r.verified, "{variant} n={n}: {:?}", r.mismatch);
+            check(&r, &input, n, desc, variant);
+            let cpu: Vec<model::Phase> = match variant {
+                "batcher" => model::batcher(DType::I32, desc, &input.bits, n),
+                "merge-split" => model::merge_split(
+                    DType::I32,
+                    desc,
+                    &input.bits,
+                    r.extra["block"].as_u64().unwrap() as usize,
+                ),
+                _ => model::transposition(DType::I32, desc, &input.bits, n),
+            };
+            assert_eq!(r.stages.len(), cpu.len() + 1, "{variant} n={n}");
+            for (s, c) in r.stages[1..].iter().zip(&cpu) {
+                assert_eq!(s.data.bits, c.data, "{variant} n={n} {}", s.label);
+                if variant != "merge-split" {
+                    let pairs: Vec<(u32, u32, bool)> = s.notes["pairs"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|p| {
+                            let p = p.as_array().unwrap();
+                            (
+                                p[0].as_u64().unwrap() as u32,
+                                p[1].as_u64().unwrap() as u32,
+                                p[2].as_u64().unwrap() == 1,
+                            )
+                        })
+                        .collect();
+                    assert_eq!(pairs, c.pairs, "{variant} n={n} {}", s.label);
+                } else {
+                    assert!(s.notes.contains_key("block_pairs"));
+                }
+            }
+            let first = r.extra["first_sorted_phase"].as_u64().unwrap() as usize;
+            let rows: Vec<Vec<u32>> = cpu.iter().map(|p| p.data.clone()).collect();
+            assert_eq!(
+                Some(first),
+                model::first_sorted(DType::I32, desc, &input.bits, &rows, n)
+            );
+        }
+    }
+}
+
+#[test]
+fn segmented_mode() {
+    for (variant, l, segs) in [
+        ("batcher", 1usize, 50usize),
+        ("batcher", 3, 40),
+        ("batcher", 100, 33),
+        ("batcher", 1024, 9),
+        ("batcher", 1000, 7),
+        ("batcher", 4096, 3),
+        ("transposition", 1, 20),
+        ("transposition", 7, 30),
+        ("transposition", 64, 17),
+        ("transposition", 300, 5),
+    ] {
+        for (t, dtype) in DType::ALL.into_iter().enumerate() {
+            let desc = t == 1;
+            let input = random_data(l * segs, dtype, (l + t) as u64, true);
+            let r = run_opts(&oddeven(Some(l), desc), variant, input.clone(), false);
+            check(
+                &r,
+                &input,
+                l,
+                desc,
+                &format!("{variant} --segment {l} × {segs} {dtype}"),
+            );
+        }
+    }
+    // Traced segments: pairs never cross a segment boundary.
+    for variant in ["batcher", "transposition"] {
+        let input = random_data(96, DType::U32, 9, false);
+        let r = run_opts(&oddeven(Some(12), false), variant, input.clone(), true);
+        check(&r, &input, 12, false, variant);
+        for s in &r.stages[1..] {
+            for p in s.notes["pairs"].as_array().unwrap() {
+                let (i, j) = (p[0].as_u64().unwrap(), p[1].as_u64().unwrap());
+                assert_eq!(
+                    i / 12,
+                    j / 12,
+                    "{variant}: pair ({i}, {j}) crosses a segment"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn tuning_options_keep_results_exact() {
+    for (tile, threads) in [(256usize, 32u32), (1024, 64), (4096, 256), (2048, 1000)] {
+        let opts = AlgoOptions::Oddeven(Options {
+            tile: Some(tile),
+            threads: Some(threads),
+            ..Default::default()
+        });
+        for (variant, n) in [("batcher", 70_001usize), ("merge-split", 5000)] {
+            let input = random_data(n, DType::I32, tile as u64, false);
+            let r = run_opts(&opts, variant, input.clone(), false);
+            check(
+                &r,
+                &input,
+                n,
+                false,
+                &format!("{variant} tile={tile} threads={threads}"),
+            );
+        }
+        let seg = AlgoOptions::Oddeven(Options {
+            segment: Some(200),
+            tile: Some(tile),
+            threads: Some(threads),
+            ..Default::default()
+        });
+        let input = random_data(200 * 37, DType::F32, 3, true);
+        let r = run_opts(&seg, "batcher", input.clone(), false);
+        check(
+            &r,
+            &input,
+            200,
+            false,
+            &format!("segmented batcher tile={tile}"),
+        );
+    }
+    let bad = AlgoOptions::Oddeven(Options {
+        tile: Some(100),
+        ..Default::default()
+    });
+    let e = try_run(&bad, "batcher", Data::from_u32(&[1; 10]), false).unwrap_err();
+    assert!(e.to_string().contains("--tile 100"), "{e}");
+}
+
+#[test]
+fn errors_are_clear() {
+    let e = try_run(
+        &oddeven(Some(3), false),
+        "batcher",
+        Data::from_u32(&[1; 10]),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("not a multiple"), "{e}");
+    let e = try_run(
+        &oddeven(Some(8192), false),
+        "batcher",
+        Data::from_u32(&[1; 8192]),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("4096"), "{e}");
+    let e = try_run(
+        &oddeven(Some(2), false),
+        "global",
+        Data::from_u32(&[1; 4]),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("--segment is for"), "{e}");
+    let words = (gpu().limits.max_compute_workgroup_storage_size / 4) as usize;
+    let e = try_run(
+        &oddeven(None, false),
+        "transposition",
+        Data::from_u32(&vec![1; words + 1]),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("max_compute_workgroup_storage_size"), "{e}");
+    let e = try_run(
+        &oddeven(None, false),
+        "global",
+        Data::from_u32(&[1; 3000]),
+        true,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("trace"), "{e}");
+    let opts = AlgoOptions::Oddeven(Options {
+        block: Some(3),
+        ..Default::default()
+    });
+    let e = try_run(&opts, "merge-split", Data::from_u32(&[1; 10]), false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("power of two"), "{e}");
+    let e = try_run(&oddeven(None, false), "batcher", Data::from_u32(&[]), false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("empty"), "{e}");
+}
+
+#[test]
+fn bench_cases_build_for_every_variant() {
+    use stagewise::algo::Algorithm;
+    let o = Options::default();
+    for v in o.info().variants {
+        let case = o.bench_case(gpu(), v, 4096, DType::U32).unwrap();
+        assert_eq!(case.items, 4096);
+        assert_eq!(case.bytes, 8 * 4096);
+        assert!(!case.plan.passes.is_empty());
+    }
+    let seg = Options {
+        segment: Some(1024),
+        ..Default::default()
+    };
+    let v = seg.info().variant(Some("batcher")).unwrap();
+    let case = seg.bench_case(gpu(), v, 1 << 16, DType::U32).unwrap();
+    assert_eq!(
+        case.plan.passes.len(),
+        1,
+        "segmented batcher is one dispatch"
+    );
+}
+
+// CPU model checks (here rather than in the lib, so they run with this test binary).
+
+fn lcg(n: usize, seed: u64) -> Vec<u32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 33) as u32
+        })
+        .collect()
+}
+
+#[test]
+fn model_keys_follow_the_total_order() {
+    let order = [
+        0xffc0_0000u32, // -NaN
+        0xff80_0000,    // -inf
+        (-1.5f32).to_bits(),
+        0x8000_0000, // -0
+        0,           // +0
+        1.5f32.to_bits(),
+        0x7f80_0000, // inf
+        0x7fc0_0000, // NaN
+    ];
+    for w in order.windows(2) {
+        assert!(model::key(DType::F32, false, w[0]) < model::key(DType::F32, false, w[1]));
+        assert!(model::key(DType::F32, true, w[0]) > model::key(DType::F32, true, w[1]));
+    }
+    assert!(model::key(DType::I32, false, (-1i32) as u32) < model::key(DType::I32, false, 0));
+}
+
+#[test]
+fn model_seed_example_takes_ten_phases() {
+    let ex = [3u32, 7, 11, 10, 4, 20, 2, 8, 12, 1];
+    let ph = model::transposition(DType::U32, false, &ex, 10);
+    assert_eq!(ph.len(), 10);
+    assert_eq!(ph[0].data, [3, 7, 10, 11, 4, 20, 2, 8, 1, 12]);
+    assert_eq!(ph[0].pairs.len(), 5);
+    assert_eq!(ph[1].pairs.len(), 4);
+    assert_eq!(ph[9].data, [1, 2, 3, 4, 7, 8, 10, 11, 12, 20]);
+}
+
+#[test]
+fn model_networks_sort() {
+    for n in [1usize, 2, 3, 5, 7, 8, 13, 16, 31, 64, 100, 257] {
+        let v = lcg(n, n as u64);
+        let want = model::sort(DType::U32, false, &v);
+        assert_eq!(
+            model::transposition(DType::U32, false, &v, n)
+                .last()
+                .unwrap()
+                .data,
+            want
+        );
+        let b = model::batcher(DType::U32, false, &v, n);
+        assert_eq!(
+            b.last().map_or(v.clone(), |p| p.data.clone()),
+            want,
+            "n={n}"
+        );
+        for block in [1, 2, 4, 16] {
+            let ms = model::merge_split(DType::U32, false, &v, block);
+            assert_eq!(ms.last().unwrap().data, want, "n={n} block={block}");
+        }
+    }
+    // segments, descending
+    let v = lcg(60, 3);
+    let want = model::sort_segments(DType::U32, true, &v, 12);
+    assert_eq!(
+        model::batcher(DType::U32, true, &v, 12)
+            .last()
+            .unwrap()
+            .data,
+        want
+    );
+    assert_eq!(
+        model::transposition(DType::U32, true, &v, 12)
+            .last()
+            .unwrap()
+            .data,
+        want
+    );
+}
+
+#[test]
+fn views_render_every_variant() {
+    use stagewise::ui::views::{self, ViewState};
+    let o = oddeven(None, false);
+    let cases = [
+        ("transposition", example_data(&EXAMPLE, DType::U32), true),
+        ("global", random_data(12, DType::I32, 1, false), false),
+        ("batcher", example_data(&EXAMPLE, DType::F32), false),
+        (
+            "merge-split",
+            stagewise::data::generate(stagewise::data::Fill::Small, 24, DType::U32, 3),
+            false,
+        ),
+        ("batcher", random_data(500, DType::U32, 3, false), true),
+    ];
+    for (i, (variant, input, bars)) in cases.into_iter().enumerate() {
+        let r = run_opts(&o, variant, input, true);
+        let stage = r.stages.len() - 1;
+        let mut state = ViewState {
+            oddeven_bars: bars,
+            ..Default::default()
+        };
+        let mut h = egui_kittest::Harness::builder()
+            .with_size(eframe::egui::vec2(1100.0, 800.0))
+            .wgpu()
+            .build_ui(move |ui| views::show(ui, &r, stage, i as u64, &mut state));
+        h.run();
+        // ODDEVEN_VIEW_PNG=dir writes the renders (for the README's screenshots).
+        if let Ok(dir) = std::env::var("ODDEVEN_VIEW_PNG") {
+            let img = h.render().expect("render");
+            img.save(format!("{dir}/oddeven_{i}_{variant}.png"))
+                .expect("save");
+        }
+    }
+}
