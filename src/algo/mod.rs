@@ -5,6 +5,7 @@
 
 pub mod bitrev;
 pub mod copy;
+pub mod scan;
 
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
@@ -250,6 +251,8 @@ pub enum AlgoOptions {
     Copy(copy::Options),
     /// Bit-reversal permutation (seed 000): naive one kernel, staged Demo B.
     Bitrev(bitrev::Options),
+    /// Prefix sums (seed 004): ladder, folded, Hillis-Steele, Blelloch, reduce-then-scan, decoupled look-back.
+    Scan(scan::Options),
 }
 
 impl AlgoOptions {
@@ -257,6 +260,7 @@ impl AlgoOptions {
         match self {
             AlgoOptions::Copy(o) => o,
             AlgoOptions::Bitrev(o) => o,
+            AlgoOptions::Scan(o) => o,
         }
     }
 
@@ -264,6 +268,7 @@ impl AlgoOptions {
     pub fn all_defaults() -> Vec<AlgoOptions> {
         vec![
             AlgoOptions::Bitrev(Default::default()),
+            AlgoOptions::Scan(Default::default()),
             AlgoOptions::Copy(Default::default()),
         ]
     }
