@@ -97,7 +97,8 @@ pub struct Options {
     #[arg(long, default_value_t = 0)]
     pub per_thread: u32,
     /// decoupled: reads of a not-ready predecessor status before the workgroup reduces that tile
-    /// itself (the fallback).
+    /// itself (the fallback). 0 = never wait, always fall back (a test of the fallback path; the
+    /// work grows with tiles²).
     #[arg(long, default_value_t = 1024)]
     pub spin: u32,
 }
@@ -177,7 +178,7 @@ impl Options {
         vec![
             ("T", dtype.wgsl().to_string()),
             ("EXCL", self.exclusive.to_string()),
-            ("SPIN", self.spin.max(1).to_string()),
+            ("SPIN", self.spin.to_string()),
             ("WG", wg.to_string()),
             ("PER", per.to_string()),
         ]
