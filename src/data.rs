@@ -497,6 +497,7 @@ mod tests {
 
     #[test]
     fn npy_round_trip() {
+        use npyz::WriterBuilder;
         let mut buf = Vec::new();
         {
             let mut w = npyz::WriteOptions::new()

@@ -54,7 +54,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
     // 1. Load, reduce: the tile's aggregate; each thread keeps its elements in registers.
     load_tile(tile, lid);
     var r: array<vec4<u32>, PER>;
-    for (var j = 0u; j < PER; j++) { r[j] = s_data[lid * PER + j]; }
+    for (var j = 0u; j < PER; j++) { r[j] = s_data[sidx(lid * PER + j)]; }
     scan_totals(lid, chunk_sum(lid));
     let agg = s_tot[WG - 1u];
     var thread_excl = T(0);

@@ -48,7 +48,7 @@ fn rts_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     if (tile >= params.tiles) { return; }
     load_tile(tile, lid);
     var r: array<vec4<u32>, PER>;
-    for (var j = 0u; j < PER; j++) { r[j] = s_data[lid * PER + j]; }
+    for (var j = 0u; j < PER; j++) { r[j] = s_data[sidx(lid * PER + j)]; }
     scan_totals(lid, chunk_sum(lid));
     var start = bitcast<T>(sums[tile]);
     if (lid > 0u) { start = start + s_tot[lid - 1u]; }

@@ -5,6 +5,8 @@
 // totals in workgroup memory gives each thread its offset. No subgroup operations: correct for any
 // subgroup size. The same functions compute a tile's aggregate for its owner and for a fallback,
 // so both produce the same bits (f32 included).
+// Workgroup memory is padded by one vec4 after every PER (sidx): a thread's chunk then starts
+// (PER + 1) vec4 after its neighbour's, so the chunk reads and writes are free of bank conflicts.
 // Needs: `src: array<vec4<u32>>`, `params.nv` (vec4 count) declared by the module.
 
 alias T = {{T}};
@@ -13,7 +15,11 @@ const PER: u32 = {{PER}}u;
 const TILE_V: u32 = {{WG}}u * {{PER}}u;
 const EXCLUSIVE: bool = {{EXCL}};
 
-var<workgroup> s_data: array<vec4<u32>, TILE_V>;
+var<workgroup> s_data: array<vec4<u32>, {{WG}}u * ({{PER}}u + 1u)>;
+
+fn sidx(i: u32) -> u32 {
+    return i + i / PER;
+}
 var<workgroup> s_tot: array<T, WG>;
 
 // Coalesced load of tile `tile` into s_data (zeros past the end: the identity).
@@ -23,7 +29,7 @@ fn load_tile(tile: u32, lid: u32) {
         let i = base + j * WG + lid;
         var v = vec4<u32>(0u);
         if (i < params.nv) { v = src[i]; }
-        s_data[j * WG + lid] = v;
+        s_data[sidx(j * WG + lid)] = v;
     }
     workgroupBarrier();
 }
@@ -32,7 +38,7 @@ fn load_tile(tile: u32, lid: u32) {
 fn chunk_sum(lid: u32) -> T {
     var acc = T(0);
     for (var j = 0u; j < PER; j++) {
-        let v = bitcast<vec4<T>>(s_data[lid * PER + j]);
+        let v = bitcast<vec4<T>>(s_data[sidx(lid * PER + j)]);
         acc = acc + v.x;
         acc = acc + v.y;
         acc = acc + v.z;
@@ -73,12 +79,12 @@ fn store_scanned(tile: u32, lid: u32, r: ptr<function, array<vec4<u32>, PER>>, s
             run = run + x.z; o.z = run;
             run = run + x.w; o.w = run;
         }
-        s_data[lid * PER + j] = bitcast<vec4<u32>>(o);
+        s_data[sidx(lid * PER + j)] = bitcast<vec4<u32>>(o);
     }
     workgroupBarrier();
     let base = tile * TILE_V;
     for (var j = 0u; j < PER; j++) {
         let i = base + j * WG + lid;
-        if (i < params.nv) { dst[i] = s_data[j * WG + lid]; }
+        if (i < params.nv) { dst[i] = s_data[sidx(j * WG + lid)]; }
     }
 }

@@ -127,7 +127,7 @@ impl TileShape {
         (self.wg * self.per * 4) as usize
     }
     fn shared_bytes(wg: u32, per: u32) -> u32 {
-        wg * per * 16 + wg * 4 + 16
+        wg * (per + 1) * 16 + wg * 4 + 16
     }
 }
 
