@@ -397,3 +397,38 @@ fn cli_runs_the_seed_example() {
     let j: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["output"][32], 31 * 32 / 2);
 }
+
+#[test]
+fn the_view_draws_every_variant_and_picks() {
+    use egui_kittest::Harness;
+    use stagewise::ui::views::{self, ViewState};
+    let cases: Vec<(&str, Options, Data)> = vec![
+        ("ladder", Options::default(), Data::from_u32(&[2; 30])),
+        ("folded", Options::default(), Data::from_u32(&[1; 33])),
+        ("hillis-steele", Options::default(), Data::from_u32(&[1; 16])),
+        ("blelloch", Options::default(), Data::from_u32(&(1..=13).collect::<Vec<_>>())),
+        ("reduce-then-scan", small_tiles(), random_data(2000, DType::U32, 1, false)),
+        ("decoupled", small_tiles(), random_data(2000, DType::U32, 2, false)),
+        ("sequential", Options::default(), Data::from_u32(&[3; 20])),
+        ("ladder", Options { exclusive: true, ..Default::default() }, random_data(1500, DType::F32, 3, false)),
+    ];
+    for (k, (v, o, x)) in cases.into_iter().enumerate() {
+        let r = run(&scan(o), v, x, true);
+        for stage in [1, r.stages.len() / 2, r.stages.len() - 1] {
+            let mut state = ViewState {
+                scan_pick: Some(5),
+                ..Default::default()
+            };
+            let rr = r.clone();
+            let mut h = Harness::builder()
+                .with_size([1400.0, 900.0])
+                .wgpu()
+                .build_ui(move |ui| views::show(ui, &rr, stage, k as u64, &mut state));
+            h.run();
+            if std::env::var_os("SCAN_VIEW_PNG").is_some() {
+                let img = h.render().expect("render");
+                img.save(format!("target/scan_view_{v}_{k}_{stage}.png")).unwrap();
+            }
+        }
+    }
+}

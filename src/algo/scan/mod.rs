@@ -853,6 +853,7 @@ impl Algorithm for Options {
                     .note("array", "tile inclusive prefixes")
                     .note("tile", te)
                     .note("step", 1)
+                    .note("work", work)
                     .note("fallbacks", falls)
                     .note("lookback_steps", look);
                     if tiles <= MAX_PAIRS_N {

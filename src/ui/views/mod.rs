@@ -2,6 +2,7 @@
 
 pub mod bitrev;
 pub mod generic;
+pub mod scan;
 
 use crate::algo::RunResult;
 use eframe::egui;
@@ -12,12 +13,15 @@ pub struct ViewState {
     pub strip: super::strip::StripCache,
     /// Demo A: the index whose reversal is shown.
     pub demo_a_index: u32,
+    /// scan: the picked cell whose dependencies are highlighted.
+    pub scan_pick: Option<usize>,
 }
 
 /// Draw the result's current stage with the algorithm's own view.
 pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
     match result.algorithm.as_str() {
         "bitrev" => bitrev::show(ui, result, stage, key, state),
+        "scan" => scan::show(ui, result, stage, key, state),
         _ => generic::show(ui, result, stage, key, state),
     }
 }
