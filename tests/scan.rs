@@ -46,7 +46,11 @@ fn check(variant: &str, o: &Options, x: Data, trace: bool) -> RunResult {
     let dtype = x.dtype;
     let w = want(variant, o, &x);
     let r = run(&scan(o.clone()), variant, x, trace);
-    assert!(r.verified, "{variant} n={n} {dtype} {o:?}: {:?}", r.mismatch);
+    assert!(
+        r.verified,
+        "{variant} n={n} {dtype} {o:?}: {:?}",
+        r.mismatch
+    );
     if dtype != DType::F32 {
         assert_eq!(r.output.bits, w, "{variant} n={n} {dtype}");
     }
@@ -89,7 +93,13 @@ fn u32_and_i32_wrap_on_overflow() {
     let u = Data::from_u32(&vec![u32::MAX - 7; n]);
     let i = Data::from_i32(
         &(0..n)
-            .map(|k| if k % 3 == 0 { i32::MIN + 5 } else { i32::MAX - 3 })
+            .map(|k| {
+                if k % 3 == 0 {
+                    i32::MIN + 5
+                } else {
+                    i32::MAX - 3
+                }
+            })
             .collect::<Vec<_>>(),
     );
     for v in ALL {
@@ -129,7 +139,10 @@ fn f32_within_the_tolerance_with_errors_reported() {
         let r = check(v, &Options::default(), Data::from_f32(&y), false);
         let out = r.output.f32s();
         if v == "folded" {
-            assert!(out[..=7].iter().all(|z| z.is_nan()) && out[8] == 32.0 * 1.5, "{v}");
+            assert!(
+                out[..=7].iter().all(|z| z.is_nan()) && out[8] == 32.0 * 1.5,
+                "{v}"
+            );
         } else {
             assert!(out[..7].iter().all(|z| !z.is_nan()), "{v}");
             assert!(out[7..].iter().all(|z| z.is_nan()), "{v}");
@@ -147,7 +160,10 @@ fn exclusive_mode() {
         exclusive: true,
         ..small_tiles()
     };
-    for (k, n) in [1usize, 2, 30, 33, 1000, 4097, 20_000].into_iter().enumerate() {
+    for (k, n) in [1usize, 2, 30, 33, 1000, 4097, 20_000]
+        .into_iter()
+        .enumerate()
+    {
         let x = random_data(n, DType::U32, 50 + k as u64, false);
         for v in ALL {
             let r = check(v, &ex, x.clone(), false);
@@ -208,7 +224,10 @@ fn ladder_reproduces_the_seed_for_size_30() {
     assert_eq!(*p4.last().unwrap(), (29, 27));
     let p8 = reads(&stages[4]);
     assert_eq!(p8.len(), 14);
-    assert_eq!(&p8[8..], &[(24, 23), (25, 23), (26, 23), (27, 23), (28, 23), (29, 23)]);
+    assert_eq!(
+        &p8[8..],
+        &[(24, 23), (25, 23), (26, 23), (27, 23), (28, 23), (29, 23)]
+    );
     let p16 = reads(&stages[5]);
     assert_eq!(p16, (16..30).map(|t| (t, 15)).collect::<Vec<_>>());
     // Sleeping threads: the ones with bit p clear.
@@ -299,9 +318,23 @@ fn blelloch_trace_has_the_tree() {
         .collect();
     assert_eq!(
         dirs,
-        ["up", "up", "up", "up", "clear", "down", "down", "down", "down", "add-input"]
+        [
+            "up",
+            "up",
+            "up",
+            "up",
+            "clear",
+            "down",
+            "down",
+            "down",
+            "down",
+            "add-input"
+        ]
     );
-    let levels: Vec<u64> = st[1..5].iter().map(|s| s["level"].as_u64().unwrap()).collect();
+    let levels: Vec<u64> = st[1..5]
+        .iter()
+        .map(|s| s["level"].as_u64().unwrap())
+        .collect();
     assert_eq!(levels, [1, 2, 3, 4]);
     assert_eq!(st[6]["level"], 4);
     assert_eq!(st[1]["padded_to"], 16);
@@ -355,7 +388,11 @@ fn errors_are_clear() {
     };
     let e = try_run(&scan(mirror), "ladder", Data::from_u32(&[1, 2]), false).unwrap_err();
     assert!(e.to_string().contains("--mirror"), "{e}");
-    for (wg, per, what) in [(3, 1, "power of two"), (1 << 20, 1, "power of two"), (32, 17, "per-thread")] {
+    for (wg, per, what) in [
+        (3, 1, "power of two"),
+        (1 << 20, 1, "power of two"),
+        (32, 17, "per-thread"),
+    ] {
         let o = Options {
             workgroup_size: wg,
             per_thread: per,
@@ -371,9 +408,18 @@ fn errors_are_clear() {
     };
     if (gpu().limits.max_compute_workgroup_storage_size as usize) < 256 * 16 * 16 {
         let e = try_run(&scan(big), "decoupled", Data::from_u32(&[1, 2]), false).unwrap_err();
-        assert!(e.to_string().contains("max_compute_workgroup_storage_size"), "{e}");
+        assert!(
+            e.to_string().contains("max_compute_workgroup_storage_size"),
+            "{e}"
+        );
     }
-    let e = try_run(&scan(Options::default()), "nope", Data::from_u32(&[1]), false).unwrap_err();
+    let e = try_run(
+        &scan(Options::default()),
+        "nope",
+        Data::from_u32(&[1]),
+        false,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("unknown variant"), "{e}");
 }
 
@@ -383,17 +429,37 @@ fn cli_runs_the_seed_example() {
         .args(["run", "scan", "--variant", "ladder", "--trace", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let j: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["n"], 30);
     assert_eq!(j["verified"], true);
     assert_eq!(j["output"][29], 60);
     assert_eq!(j["stages"].as_array().unwrap().len(), 6);
     let out = bin()
-        .args(["run", "scan", "--variant", "folded", "--mirror", "--exclusive", "--n", "33", "--fill", "iota", "--json"])
+        .args([
+            "run",
+            "scan",
+            "--variant",
+            "folded",
+            "--mirror",
+            "--exclusive",
+            "--n",
+            "33",
+            "--fill",
+            "iota",
+            "--json",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let j: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["output"][32], 31 * 32 / 2);
 }
@@ -405,12 +471,35 @@ fn the_view_draws_every_variant_and_picks() {
     let cases: Vec<(&str, Options, Data)> = vec![
         ("ladder", Options::default(), Data::from_u32(&[2; 30])),
         ("folded", Options::default(), Data::from_u32(&[1; 33])),
-        ("hillis-steele", Options::default(), Data::from_u32(&[1; 16])),
-        ("blelloch", Options::default(), Data::from_u32(&(1..=13).collect::<Vec<_>>())),
-        ("reduce-then-scan", small_tiles(), random_data(2000, DType::U32, 1, false)),
-        ("decoupled", small_tiles(), random_data(2000, DType::U32, 2, false)),
+        (
+            "hillis-steele",
+            Options::default(),
+            Data::from_u32(&[1; 16]),
+        ),
+        (
+            "blelloch",
+            Options::default(),
+            Data::from_u32(&(1..=13).collect::<Vec<_>>()),
+        ),
+        (
+            "reduce-then-scan",
+            small_tiles(),
+            random_data(2000, DType::U32, 1, false),
+        ),
+        (
+            "decoupled",
+            small_tiles(),
+            random_data(2000, DType::U32, 2, false),
+        ),
         ("sequential", Options::default(), Data::from_u32(&[3; 20])),
-        ("ladder", Options { exclusive: true, ..Default::default() }, random_data(1500, DType::F32, 3, false)),
+        (
+            "ladder",
+            Options {
+                exclusive: true,
+                ..Default::default()
+            },
+            random_data(1500, DType::F32, 3, false),
+        ),
     ];
     for (k, (v, o, x)) in cases.into_iter().enumerate() {
         let r = run(&scan(o), v, x, true);
@@ -427,7 +516,8 @@ fn the_view_draws_every_variant_and_picks() {
             h.run();
             if std::env::var_os("SCAN_VIEW_PNG").is_some() {
                 let img = h.render().expect("render");
-                img.save(format!("target/scan_view_{v}_{k}_{stage}.png")).unwrap();
+                img.save(format!("target/scan_view_{v}_{k}_{stage}.png"))
+                    .unwrap();
             }
         }
     }

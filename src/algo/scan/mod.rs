@@ -255,11 +255,8 @@ impl Options {
                 let mut other = init.scratch(gpu, "scan b", n)?;
                 let suffix = variant == "folded" && !self.mirror;
                 if variant == "ladder" {
-                    let p_ = gpu.pipeline(
-                        "scan ladder",
-                        &specialize(INPLACE, &base),
-                        "ladder_step",
-                    )?;
+                    let p_ =
+                        gpu.pipeline("scan ladder", &specialize(INPLACE, &base), "ladder_step")?;
                     let mut p = 1usize;
                     while p < n {
                         let u = gpu.uniform("scan params", &[n as u32, p as u32])?;
@@ -275,11 +272,7 @@ impl Options {
                     } else {
                         "hs_step"
                     };
-                    let p_ = gpu.pipeline(
-                        "scan pingpong",
-                        &specialize(PINGPONG, &base),
-                        entry,
-                    )?;
+                    let p_ = gpu.pipeline("scan pingpong", &specialize(PINGPONG, &base), entry)?;
                     let phases: Vec<usize> = if variant == "folded" {
                         let mut v = Vec::new();
                         let mut p = model::pow2_ceil(n) / 2;
@@ -298,10 +291,8 @@ impl Options {
                         v
                     };
                     for p in phases {
-                        let u = gpu.uniform(
-                            "scan params",
-                            &[n as u32, p as u32, self.mirror as u32],
-                        )?;
+                        let u =
+                            gpu.uniform("scan params", &[n as u32, p as u32, self.mirror as u32])?;
                         let bg = gpu.bind(&p_, &[&cur, &other, &u])?;
                         plan.push(format!("{variant} phase p={p}"), &p_, bg, phase_groups(n))
                             .capture = capture_if(trace, Region::words(&other, n));
@@ -310,11 +301,8 @@ impl Options {
                     }
                 }
                 if self.exclusive {
-                    let p_ = gpu.pipeline(
-                        "scan pingpong",
-                        &specialize(PINGPONG, &base),
-                        "shift",
-                    )?;
+                    let p_ =
+                        gpu.pipeline("scan pingpong", &specialize(PINGPONG, &base), "shift")?;
                     let u = gpu.uniform("scan params", &[n as u32, 0, suffix as u32])?;
                     let bg = gpu.bind(&p_, &[&cur, &other, &u])?;
                     plan.push("exclusive: shift by one", &p_, bg, phase_groups(n))
@@ -373,14 +361,16 @@ impl Options {
                 }
                 if !self.exclusive {
                     let x = init.buffer(gpu, "scan input", n)?;
-                    let p_ = gpu.pipeline(
-                        "scan pingpong",
-                        &specialize(PINGPONG, &base),
-                        "add_src",
-                    )?;
+                    let p_ =
+                        gpu.pipeline("scan pingpong", &specialize(PINGPONG, &base), "add_src")?;
                     let u = gpu.uniform("scan params", &[n as u32, 0, 0])?;
                     let bg = gpu.bind(&p_, &[&x, &a, &u])?;
-                    plan.push("blelloch inclusive: add the input", &p_, bg, phase_groups(n));
+                    plan.push(
+                        "blelloch inclusive: add the input",
+                        &p_,
+                        bg,
+                        phase_groups(n),
+                    );
                     cap(&mut plan);
                     plan.keep.extend([u, x]);
                 }
@@ -482,7 +472,12 @@ pub struct F32Check {
     pub mismatch: Option<String>,
 }
 
-pub fn check_f32(gpu: &[u32], exact: &[f64], abs: &[f64], depth: &dyn Fn(usize) -> usize) -> F32Check {
+pub fn check_f32(
+    gpu: &[u32],
+    exact: &[f64],
+    abs: &[f64],
+    depth: &dyn Fn(usize) -> usize,
+) -> F32Check {
     let u = f64::from(f32::EPSILON) / 2.0;
     let tiny = f64::from(f32::MIN_POSITIVE);
     let (mut max_abs, mut max_rel) = (0.0f64, 0.0f64);
@@ -505,7 +500,10 @@ pub fn check_f32(gpu: &[u32], exact: &[f64], abs: &[f64], depth: &dyn Fn(usize) 
         if !ok {
             count += 1;
             if bad.is_none() {
-                bad = Some((i, format!("GPU {} vs exact {e}", fmt_bits(DType::F32, gpu[i]))));
+                bad = Some((
+                    i,
+                    format!("GPU {} vs exact {e}", fmt_bits(DType::F32, gpu[i])),
+                ));
             }
         }
     }
@@ -540,7 +538,15 @@ fn stage_mismatch(dtype: DType, g: &[u32], c: &[u32], scale: f64, depth: usize) 
     ))
 }
 
-fn phase_stage(dtype: DType, ph: &Phase, data: Vec<u32>, n: usize, step: usize, work: usize, what: &str) -> Stage {
+fn phase_stage(
+    dtype: DType,
+    ph: &Phase,
+    data: Vec<u32>,
+    n: usize,
+    step: usize,
+    work: usize,
+    what: &str,
+) -> Stage {
     let mut st = Stage::new(format!("{what} p={}", ph.p), Data::new(dtype, data))
         .note("phase", ph.p)
         .note("step", step)
@@ -633,10 +639,7 @@ impl Algorithm for Options {
         let mut stages = Vec::new();
         let mut work = 0usize;
         let mut steps = 0usize;
-        let scale: f64 = x
-            .iter()
-            .map(|&b| bits_abs(dtype, b))
-            .sum();
+        let scale: f64 = x.iter().map(|&b| bits_abs(dtype, b)).sum();
         let caps: Vec<&Vec<Vec<u32>>> = ex.captures.iter().filter(|c| !c.is_empty()).collect();
         let check = |label: &str, g: &[u32], c: &[u32], mismatch: &mut Option<String>| {
             if mismatch.is_none()
@@ -672,13 +675,21 @@ impl Algorithm for Options {
                         work += ph.reads.len();
                         let label = format!("phase p={}", ph.p);
                         check(&label, &g, &ph.data, &mut mismatch);
-                        let what = if variant == "ladder" { "ladder" } else { "phase" };
+                        let what = if variant == "ladder" {
+                            "ladder"
+                        } else {
+                            "phase"
+                        };
                         let mut st = phase_stage(dtype, ph, g, n, steps, work, what);
                         st.label = label;
                         if variant == "folded" {
                             st = st.note(
                                 "form",
-                                if self.mirror { "mirrored: prefix sums" } else { "suffix sums" },
+                                if self.mirror {
+                                    "mirrored: prefix sums"
+                                } else {
+                                    "suffix sums"
+                                },
                             );
                         }
                         stages.push(st);
@@ -810,8 +821,9 @@ impl Algorithm for Options {
                     );
                     let incl = model::sequential(dtype, x, false);
                     let tiles = built.tiles;
-                    let want_status: Vec<u32> =
-                        (0..tiles).map(|k| incl[((k + 1) * te).min(n) - 1]).collect();
+                    let want_status: Vec<u32> = (0..tiles)
+                        .map(|k| incl[((k + 1) * te).min(n) - 1])
+                        .collect();
                     let mut got = Vec::with_capacity(tiles);
                     let mut flags = Vec::with_capacity(tiles);
                     for k in 0..tiles {
@@ -840,8 +852,12 @@ impl Algorithm for Options {
                     check("tile status", &got, &want_status, &mut mismatch);
                     let want = model::sequential(dtype, x, self.exclusive);
                     check("output", &out, &want, &mut mismatch);
-                    let falls: u64 = (0..tiles).map(|k| info.get(2 * k + 1).copied().unwrap_or(0) as u64).sum();
-                    let look: u64 = (0..tiles).map(|k| info.get(2 * k).copied().unwrap_or(0) as u64).sum();
+                    let falls: u64 = (0..tiles)
+                        .map(|k| info.get(2 * k + 1).copied().unwrap_or(0) as u64)
+                        .sum();
+                    let look: u64 = (0..tiles)
+                        .map(|k| info.get(2 * k).copied().unwrap_or(0) as u64)
+                        .sum();
                     extra.insert("fallbacks".into(), json!(falls));
                     extra.insert("lookback_steps".into(), json!(look));
                     work = 2 * n + tiles;
@@ -862,7 +878,11 @@ impl Algorithm for Options {
                             Value::Array(
                                 (0..tiles)
                                     .map(|k| {
-                                        json!([k, info.get(2 * k).copied().unwrap_or(0), info.get(2 * k + 1).copied().unwrap_or(0)])
+                                        json!([
+                                            k,
+                                            info.get(2 * k).copied().unwrap_or(0),
+                                            info.get(2 * k + 1).copied().unwrap_or(0)
+                                        ])
                                     })
                                     .collect(),
                             ),
@@ -926,7 +946,13 @@ impl Algorithm for Options {
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, variant: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
+    fn bench_case(
+        &self,
+        gpu: &Gpu,
+        variant: &Variant,
+        n: usize,
+        dtype: DType,
+    ) -> Result<BenchCase> {
         if variant.name == "sequential" && n > SEQUENTIAL_BENCH_MAX {
             return Err(Error::Limit(format!(
                 "scan sequential (one GPU thread) is benchmarked up to N = 2^24; got N = {n}"

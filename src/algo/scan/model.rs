@@ -308,17 +308,11 @@ mod tests {
     #[test]
     fn ladder_pairs_match_the_seed() {
         let ph = ladder(DType::U32, &[2; 30]);
-        assert_eq!(
-            ph.iter().map(|p| p.p).collect::<Vec<_>>(),
-            [1, 2, 4, 8, 16]
-        );
+        assert_eq!(ph.iter().map(|p| p.p).collect::<Vec<_>>(), [1, 2, 4, 8, 16]);
         assert_eq!(&ph[1].reads[..4], &[(2, 1), (3, 1), (6, 5), (7, 5)]);
         assert_eq!(ph[4].reads[0], (16, 15));
         assert_eq!(ph[4].reads.len(), 14);
-        assert_eq!(
-            ph[4].data,
-            (1..=30).map(|i| 2 * i).collect::<Vec<u32>>()
-        );
+        assert_eq!(ph[4].data, (1..=30).map(|i| 2 * i).collect::<Vec<u32>>());
     }
 
     #[test]
@@ -329,10 +323,7 @@ mod tests {
             [32, 16, 8, 4, 2, 1]
         );
         assert_eq!(ph[0].data[..3], [2, 1, 1]);
-        assert_eq!(
-            ph[5].data,
-            (1..=33).rev().collect::<Vec<u32>>()
-        );
+        assert_eq!(ph[5].data, (1..=33).rev().collect::<Vec<u32>>());
         let m = folded(DType::U32, &[1; 33], true);
         assert_eq!(m[5].data, (1..=33).collect::<Vec<u32>>());
     }

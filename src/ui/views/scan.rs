@@ -186,7 +186,10 @@ fn counters(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
         ("n", n, Color32::from_rgb(110, 200, 120)),
     ] {
         ui.horizontal(|ui| {
-            ui.add_sized([90.0, 14.0], egui::Label::new(RichText::new(label).size(11.0)));
+            ui.add_sized(
+                [90.0, 14.0],
+                egui::Label::new(RichText::new(label).size(11.0)),
+            );
             let (rect, _) = ui.allocate_exact_size(egui::vec2(w, 12.0), Sense::hover());
             let frac = (v / maxv) as f32;
             ui.painter().rect_filled(
@@ -220,7 +223,13 @@ fn values_row(ui: &mut egui::Ui, st: &Stage, cell: f32, colour: Option<&dyn Fn(u
 }
 
 /// Input row, the array before the phase, the array after it, with arrows and picking.
-fn phase_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32, state: &mut ViewState) {
+fn phase_rows(
+    ui: &mut egui::Ui,
+    result: &RunResult,
+    stage: usize,
+    cell: f32,
+    state: &mut ViewState,
+) {
     let st = &result.stages[stage];
     let len = st.data.len();
     let n0 = result.stages[0].data.len();
@@ -244,7 +253,10 @@ fn phase_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32, st
                 any = true;
             }
         }
-        if p < v.len() && note_str(st, "direction") != "shift" && !(note_str(st, "direction") == "down" && reads.iter().any(|&(d, s)| d == p && d < s)) {
+        if p < v.len()
+            && note_str(st, "direction") != "shift"
+            && !(note_str(st, "direction") == "down" && reads.iter().any(|&(d, s)| d == p && d < s))
+        {
             v[p] = true;
             any = true;
         }
@@ -252,20 +264,48 @@ fn phase_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32, st
     });
     let label_w = 70.0;
     let mut clicked: Option<usize> = None;
-    let mut row = |ui: &mut egui::Ui, name: &str, s: &Stage, colour: &dyn Fn(usize) -> Color32, hl: Option<&Vec<bool>>, click: bool| -> egui::Rect {
+    let mut row = |ui: &mut egui::Ui,
+                   name: &str,
+                   s: &Stage,
+                   colour: &dyn Fn(usize) -> Color32,
+                   hl: Option<&Vec<bool>>,
+                   click: bool|
+     -> egui::Rect {
         let mut out = egui::Rect::NOTHING;
         ui.horizontal(|ui| {
-            ui.add_sized([label_w, ROW_H], egui::Label::new(RichText::new(name).size(11.0)));
-            let sense = if click { Sense::click() } else { Sense::hover() };
-            let (rect, resp) = ui.allocate_exact_size(egui::vec2(cell * s.data.len() as f32, ROW_H), sense);
+            ui.add_sized(
+                [label_w, ROW_H],
+                egui::Label::new(RichText::new(name).size(11.0)),
+            );
+            let sense = if click {
+                Sense::click()
+            } else {
+                Sense::hover()
+            };
+            let (rect, resp) =
+                ui.allocate_exact_size(egui::vec2(cell * s.data.len() as f32, ROW_H), sense);
             for i in 0..s.data.len() {
-                let c = egui::Rect::from_min_size(rect.min + egui::vec2(cell * i as f32, 0.0), egui::vec2(cell, ROW_H));
+                let c = egui::Rect::from_min_size(
+                    rect.min + egui::vec2(cell * i as f32, 0.0),
+                    egui::vec2(cell, ROW_H),
+                );
                 let bg = colour(i);
                 ui.painter().rect_filled(c.shrink(1.0), 3.0, bg);
                 if hl.is_some_and(|h| h.get(i).copied().unwrap_or(false)) {
-                    ui.painter().rect_stroke(c.shrink(1.0), 3.0, Stroke::new(2.5, PICK), egui::StrokeKind::Inside);
+                    ui.painter().rect_stroke(
+                        c.shrink(1.0),
+                        3.0,
+                        Stroke::new(2.5, PICK),
+                        egui::StrokeKind::Inside,
+                    );
                 }
-                ui.painter().text(c.center(), egui::Align2::CENTER_CENTER, s.data.fmt_elem(i), egui::FontId::monospace(10.0), colors::text_on(bg));
+                ui.painter().text(
+                    c.center(),
+                    egui::Align2::CENTER_CENTER,
+                    s.data.fmt_elem(i),
+                    egui::FontId::monospace(10.0),
+                    colors::text_on(bg),
+                );
             }
             if resp.clicked()
                 && let Some(pos) = resp.interact_pointer_pos()
@@ -277,9 +317,29 @@ fn phase_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32, st
         out
     };
     let input_deps = deps.clone();
-    row(ui, "input", &result.stages[0], &|i| if i < n0 { Color32::from_rgb(55, 65, 80) } else { SLEEP }, input_deps.as_ref(), false);
+    row(
+        ui,
+        "input",
+        &result.stages[0],
+        &|i| {
+            if i < n0 {
+                Color32::from_rgb(55, 65, 80)
+            } else {
+                SLEEP
+            }
+        },
+        input_deps.as_ref(),
+        false,
+    );
     ui.add_space(4.0);
-    let top = row(ui, if stage > 0 { "before" } else { "" }, before, &|_| Color32::from_rgb(60, 90, 130), deps_before.as_ref(), false);
+    let top = row(
+        ui,
+        if stage > 0 { "before" } else { "" },
+        before,
+        &|_| Color32::from_rgb(60, 90, 130),
+        deps_before.as_ref(),
+        false,
+    );
     ui.add_space(30.0);
     let bottom = row(
         ui,
@@ -303,7 +363,11 @@ fn phase_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32, st
         true,
     );
     if let Some(c) = clicked {
-        state.scan_pick = if state.scan_pick == Some(c) { None } else { Some(c) };
+        state.scan_pick = if state.scan_pick == Some(c) {
+            None
+        } else {
+            Some(c)
+        };
     }
     // Arrows from source (before) to destination (after).
     if stage > 0 && reads.len() <= 2048 {
@@ -315,8 +379,16 @@ fn phase_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32, st
             let from = egui::pos2(top.left() + cell * (s as f32 + 0.5), top.bottom());
             let to = egui::pos2(bottom.left() + cell * (d as f32 + 0.5), bottom.top());
             let hot = pick == Some(d);
-            let col = if hot { PICK } else { colors::thread_color(d).gamma_multiply(0.8) };
-            p.arrow(from, to - from, Stroke::new(if hot { 2.5 } else { 1.2 }, col));
+            let col = if hot {
+                PICK
+            } else {
+                colors::thread_color(d).gamma_multiply(0.8)
+            };
+            p.arrow(
+                from,
+                to - from,
+                Stroke::new(if hot { 2.5 } else { 1.2 }, col),
+            );
         }
     }
     ui.label(
@@ -328,7 +400,13 @@ fn phase_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32, st
     );
     if let (Some(p), Some(d)) = (pick, deps.as_ref()) {
         let count = d.iter().filter(|b| **b).count();
-        let list: Vec<String> = d.iter().enumerate().filter(|(_, b)| **b).map(|(i, _)| i.to_string()).take(40).collect();
+        let list: Vec<String> = d
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b)
+            .map(|(i, _)| i.to_string())
+            .take(40)
+            .collect();
         ui.label(format!(
             "cell {p} = {} depends on {count} input element(s): {}{}",
             st.data.fmt_elem(p),
@@ -341,26 +419,40 @@ fn phase_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32, st
 /// The (thread, reads-from) table: the seed's printout, with the sleeping threads.
 fn table(ui: &mut egui::Ui, result: &RunResult, st: &Stage) {
     let ladder = result.variant == "ladder";
-    ui.strong(if ladder { "thread, prev_rung" } else { "thread, reads from" });
+    ui.strong(if ladder {
+        "thread, prev_rung"
+    } else {
+        "thread, reads from"
+    });
     let Some(reads) = pairs(st) else {
         ui.label("(input)");
         return;
     };
-    egui::ScrollArea::vertical().id_salt("scan-table").max_height(300.0).show(ui, |ui| {
-        egui::Grid::new("scan-reads").striped(true).show(ui, |ui| {
-            ui.strong("thread");
-            ui.strong(if ladder { "prev_rung" } else { "source" });
-            ui.end_row();
-            for (t, s) in reads.iter().take(1024) {
-                ui.monospace(RichText::new(t.to_string()).color(colors::thread_color(*t)));
-                ui.monospace(s.to_string());
+    egui::ScrollArea::vertical()
+        .id_salt("scan-table")
+        .max_height(300.0)
+        .show(ui, |ui| {
+            egui::Grid::new("scan-reads").striped(true).show(ui, |ui| {
+                ui.strong("thread");
+                ui.strong(if ladder { "prev_rung" } else { "source" });
                 ui.end_row();
-            }
+                for (t, s) in reads.iter().take(1024) {
+                    ui.monospace(RichText::new(t.to_string()).color(colors::thread_color(*t)));
+                    ui.monospace(s.to_string());
+                    ui.end_row();
+                }
+            });
         });
-    });
     if let Some(sl) = st.notes.get("sleeping").and_then(Value::as_array) {
         let s: Vec<String> = sl.iter().take(64).map(|v| v.to_string()).collect();
-        ui.label(RichText::new(format!("sleeping: {}{}", s.join(" "), if sl.len() > 64 { " …" } else { "" })).color(Color32::GRAY));
+        ui.label(
+            RichText::new(format!(
+                "sleeping: {}{}",
+                s.join(" "),
+                if sl.len() > 64 { " …" } else { "" }
+            ))
+            .color(Color32::GRAY),
+        );
     }
     if result.variant == "folded" {
         ui.label(RichText::new(note_str(st, "form")).strong());
@@ -374,14 +466,19 @@ fn tree(ui: &mut egui::Ui, result: &RunResult, stage: usize, _state: &mut ViewSt
     let big = st.note_u64("padded_to").unwrap_or(st.data.len() as u64) as usize;
     let log_n = big.trailing_zeros() as usize;
     if log_n == 0 || big > 64 {
-        ui.label(format!("Tree: {log_n} levels over {big} leaves (drawn up to 64 leaves)."));
+        ui.label(format!(
+            "Tree: {log_n} levels over {big} leaves (drawn up to 64 leaves)."
+        ));
         return;
     }
     let level = st.note_u64("level").unwrap_or(0) as usize;
     let dir = note_str(st, "direction");
-    ui.label(RichText::new(format!(
-        "Implicit tree, heap indexing: l_child = 2i+1, r_child = 2i+2 · {dir} level {level}"
-    )).strong());
+    ui.label(
+        RichText::new(format!(
+            "Implicit tree, heap indexing: l_child = 2i+1, r_child = 2i+2 · {dir} level {level}"
+        ))
+        .strong(),
+    );
     let w = ui.available_width().min(900.0);
     let h = 34.0 * (log_n + 1) as f32;
     let (rect, _) = ui.allocate_exact_size(egui::vec2(w, h), Sense::hover());
@@ -398,8 +495,15 @@ fn tree(ui: &mut egui::Ui, result: &RunResult, stage: usize, _state: &mut ViewSt
             for child in [2 * j, 2 * j + 1] {
                 let down = dir == "down" && lvl == level;
                 let up = dir == "up" && lvl == level;
-                let col = if up || down { colors::thread_color(j) } else { Color32::DARK_GRAY };
-                p.line_segment([pos(lvl, j), pos(lvl - 1, child)], Stroke::new(if up || down { 2.0 } else { 1.0 }, col));
+                let col = if up || down {
+                    colors::thread_color(j)
+                } else {
+                    Color32::DARK_GRAY
+                };
+                p.line_segment(
+                    [pos(lvl, j), pos(lvl - 1, child)],
+                    Stroke::new(if up || down { 2.0 } else { 1.0 }, col),
+                );
             }
         }
     }
@@ -410,12 +514,32 @@ fn tree(ui: &mut egui::Ui, result: &RunResult, stage: usize, _state: &mut ViewSt
             let heap = (1usize << (log_n - lvl)) - 1 + j;
             let arr = j * (1 << lvl) + (1 << lvl) - 1;
             let working = lvl == level && (dir == "up" || dir == "down");
-            let bg = if working { colors::thread_color(j) } else { Color32::from_rgb(55, 65, 80) };
+            let bg = if working {
+                colors::thread_color(j)
+            } else {
+                Color32::from_rgb(55, 65, 80)
+            };
             let r = egui::Rect::from_center_size(c, egui::vec2(30.0, 22.0));
             p.rect_filled(r, 4.0, bg);
-            let v = if arr < st.data.len() { st.data.fmt_elem(arr) } else { String::new() };
-            p.text(c - egui::vec2(0.0, 3.0), egui::Align2::CENTER_CENTER, v, egui::FontId::monospace(9.0), colors::text_on(bg));
-            p.text(c + egui::vec2(0.0, 7.0), egui::Align2::CENTER_CENTER, format!("h{heap}"), egui::FontId::monospace(7.0), colors::text_on(bg));
+            let v = if arr < st.data.len() {
+                st.data.fmt_elem(arr)
+            } else {
+                String::new()
+            };
+            p.text(
+                c - egui::vec2(0.0, 3.0),
+                egui::Align2::CENTER_CENTER,
+                v,
+                egui::FontId::monospace(9.0),
+                colors::text_on(bg),
+            );
+            p.text(
+                c + egui::vec2(0.0, 7.0),
+                egui::Align2::CENTER_CENTER,
+                format!("h{heap}"),
+                egui::FontId::monospace(7.0),
+                colors::text_on(bg),
+            );
         }
     }
 }
@@ -424,10 +548,16 @@ fn tree(ui: &mut egui::Ui, result: &RunResult, stage: usize, _state: &mut ViewSt
 fn big(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
     let stages = &result.stages;
     let n = stages.iter().map(|s| s.data.len()).max().unwrap_or(0);
-    let (lo, hi) = stages.iter().flat_map(|s| (0..s.data.len()).map(move |i| s.data.as_f64(i))).fold(
-        (f64::INFINITY, f64::NEG_INFINITY),
-        |(lo, hi), v| if v.is_finite() { (lo.min(v), hi.max(v)) } else { (lo, hi) },
-    );
+    let (lo, hi) = stages
+        .iter()
+        .flat_map(|s| (0..s.data.len()).map(move |i| s.data.as_f64(i)))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            if v.is_finite() {
+                (lo.min(v), hi.max(v))
+            } else {
+                (lo, hi)
+            }
+        });
     let shade = move |v: f64| -> Color32 {
         if !v.is_finite() || hi <= lo {
             return Color32::GRAY;
@@ -441,7 +571,11 @@ fn big(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mu
         stages.len(),
         &|r, i| {
             let d = &stages[r].data;
-            if i < d.len() { shade(d.as_f64(i)) } else { Color32::BLACK }
+            if i < d.len() {
+                shade(d.as_f64(i))
+            } else {
+                Color32::BLACK
+            }
         },
         &|r| stages[r].label.clone(),
         stage,
@@ -459,18 +593,23 @@ fn tiles_table(ui: &mut egui::Ui, st: &Stage) {
         st.note_u64("lookback_steps").unwrap_or(0),
         st.note_u64("fallbacks").unwrap_or(0)
     ));
-    egui::ScrollArea::vertical().id_salt("scan-tiles").max_height(200.0).show(ui, |ui| {
-        egui::Grid::new("scan-lookback").striped(true).show(ui, |ui| {
-            ui.strong("tile");
-            ui.strong("look-back steps");
-            ui.strong("fallbacks");
-            ui.end_row();
-            for row in lb.iter().take(512) {
-                for k in 0..3 {
-                    ui.monospace(row.get(k).map_or(String::new(), |v| v.to_string()));
-                }
-                ui.end_row();
-            }
+    egui::ScrollArea::vertical()
+        .id_salt("scan-tiles")
+        .max_height(200.0)
+        .show(ui, |ui| {
+            egui::Grid::new("scan-lookback")
+                .striped(true)
+                .show(ui, |ui| {
+                    ui.strong("tile");
+                    ui.strong("look-back steps");
+                    ui.strong("fallbacks");
+                    ui.end_row();
+                    for row in lb.iter().take(512) {
+                        for k in 0..3 {
+                            ui.monospace(row.get(k).map_or(String::new(), |v| v.to_string()));
+                        }
+                        ui.end_row();
+                    }
+                });
         });
-    });
 }
