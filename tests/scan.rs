@@ -522,3 +522,20 @@ fn the_view_draws_every_variant_and_picks() {
         }
     }
 }
+
+#[test]
+fn grids_beyond_65535_workgroups() {
+    // Phase kernels: 2^24 + 5 threads = 65537 workgroups of 256 -> a 2D grid.
+    let x = random_data((1 << 24) + 5, DType::U32, 11, false);
+    check("ladder", &Options::default(), x, false);
+    // Tiled kernels: 64-element tiles, 70 000 tiles -> a 2D grid; spare workgroups exit.
+    let tiny = Options {
+        workgroup_size: 16,
+        per_thread: 1,
+        ..Default::default()
+    };
+    let x = random_data(70_000 * 64 - 3, DType::I32, 12, false);
+    let r = check("decoupled", &tiny, x.clone(), true);
+    assert_eq!(r.extra["tiles"], 70_000);
+    check("reduce-then-scan", &tiny, x, false);
+}

@@ -53,9 +53,8 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
 
     // 1. Load, reduce: the tile's aggregate; each thread keeps its elements in registers.
     load_tile(tile, lid);
-    var r: array<vec4<u32>, PER>;
-    for (var j = 0u; j < PER; j++) { r[j] = s_data[sidx(lid * PER + j)]; }
-    scan_totals(lid, chunk_sum(lid));
+    var r = chunk(lid);
+    scan_totals(lid, chunk_sum(&r));
     let agg = s_tot[WG - 1u];
     var thread_excl = T(0);
     if (lid > 0u) { thread_excl = s_tot[lid - 1u]; }
@@ -102,7 +101,8 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
             // Fallback: reduce predecessor tile p with the owner's own code.
             let p = workgroupUniformLoad(&s_k) - 1u;
             load_tile(p, lid);
-            scan_totals(lid, chunk_sum(lid));
+            var rp = chunk(lid);
+            scan_totals(lid, chunk_sum(&rp));
             let pagg = s_tot[WG - 1u];
             if (lid == 0u) {
                 if (p == 0u) { publish(0u, FLAG_INCLUSIVE, pagg); } else { publish(p, FLAG_AGGREGATE, pagg); }

@@ -17,7 +17,8 @@ fn rts_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let tile = wid.x + wid.y * nwg.x;
     if (tile >= params.tiles) { return; }
     load_tile(tile, lid);
-    scan_totals(lid, chunk_sum(lid));
+    var r = chunk(lid);
+    scan_totals(lid, chunk_sum(&r));
     if (lid == 0u) { sums[tile] = bitcast<u32>(s_tot[WG - 1u]); }
     if (params.n == 0xffffffffu) { dst[0] = vec4<u32>(0u); }   // keeps `dst` in this entry's layout
 }
@@ -47,9 +48,8 @@ fn rts_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     let tile = wid.x + wid.y * nwg.x;
     if (tile >= params.tiles) { return; }
     load_tile(tile, lid);
-    var r: array<vec4<u32>, PER>;
-    for (var j = 0u; j < PER; j++) { r[j] = s_data[sidx(lid * PER + j)]; }
-    scan_totals(lid, chunk_sum(lid));
+    var r = chunk(lid);
+    scan_totals(lid, chunk_sum(&r));
     var start = bitcast<T>(sums[tile]);
     if (lid > 0u) { start = start + s_tot[lid - 1u]; }
     store_scanned(tile, lid, &r, start);

@@ -34,11 +34,18 @@ fn load_tile(tile: u32, lid: u32) {
     workgroupBarrier();
 }
 
-// This thread's serial sum of its PER consecutive vec4, in element order.
-fn chunk_sum(lid: u32) -> T {
+// This thread's PER consecutive vec4 from the tile in workgroup memory.
+fn chunk(lid: u32) -> array<vec4<u32>, PER> {
+    var r: array<vec4<u32>, PER>;
+    for (var j = 0u; j < PER; j++) { r[j] = s_data[sidx(lid * PER + j)]; }
+    return r;
+}
+
+// The serial sum of a thread's chunk, in element order (owner and fallback alike: same bits).
+fn chunk_sum(r: ptr<function, array<vec4<u32>, PER>>) -> T {
     var acc = T(0);
     for (var j = 0u; j < PER; j++) {
-        let v = bitcast<vec4<T>>(s_data[sidx(lid * PER + j)]);
+        let v = bitcast<vec4<T>>((*r)[j]);
         acc = acc + v.x;
         acc = acc + v.y;
         acc = acc + v.z;
