@@ -384,11 +384,7 @@ fn phase_rows(
             } else {
                 colors::thread_color(d).gamma_multiply(0.8)
             };
-            p.arrow(
-                from,
-                to - from,
-                Stroke::new(if hot { 2.5 } else { 1.2 }, col),
-            );
+            arrow(p, from, to, Stroke::new(if hot { 2.5 } else { 1.2 }, col));
         }
     }
     ui.label(
@@ -413,6 +409,16 @@ fn phase_rows(
             list.join(", "),
             if count > 40 { ", …" } else { "" }
         ));
+    }
+}
+
+/// A line from `from` to `to` with a small fixed-size head.
+fn arrow(p: &egui::Painter, from: egui::Pos2, to: egui::Pos2, stroke: Stroke) {
+    p.line_segment([from, to], stroke);
+    let dir = (to - from).normalized();
+    let side = egui::vec2(-dir.y, dir.x);
+    for s in [-1.0, 1.0] {
+        p.line_segment([to, to - dir * 7.0 + side * s * 3.5], stroke);
     }
 }
 
