@@ -372,6 +372,15 @@ fn decoupled_fallback_path_is_correct() {
             check("decoupled", &ex, x, false);
         }
     }
+    // spin = 1: a predecessor window that shows no progress once triggers the fallback at once.
+    let quick = Options {
+        spin: 1,
+        ..small_tiles()
+    };
+    for dtype in DType::ALL {
+        let x = random_data(60_000, dtype, 77, false);
+        check("decoupled", &quick, x, true);
+    }
     // A normal run with many tiles: look-back steps recorded for every tile after the first.
     let x = random_data(100_000, DType::U32, 5, false);
     let r = check("decoupled", &small_tiles(), x, true);

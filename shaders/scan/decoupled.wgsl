@@ -1,6 +1,6 @@
 // Prefix sums (seed 004), `decoupled`: single-pass scan with decoupled look-back (Merrill &
 // Garland 2016) that needs NO forward-progress guarantee ("decoupled fallback"): when a
-// predecessor's status stays NOT_READY for MAX_SPIN reads, the waiting workgroup reduces the
+// predecessor's status stays NOT_READY for MAX_SPIN window reads, the waiting workgroup reduces the
 // predecessor's tile itself (same code, same bits), publishes that aggregate, and looks further
 // back. Nothing ever waits unboundedly on another workgroup.
 //
@@ -25,10 +25,13 @@ struct Params { n: u32, nv: u32, tiles: u32, _b: u32 }
 const FLAG_AGGREGATE: u32 = 1u;
 const FLAG_INCLUSIVE: u32 = 2u;
 const MAX_SPIN: u32 = {{SPIN}}u;
+const LB: u32 = {{LB}}u;   // look-back window: min(32, WG)
 
 var<workgroup> s_u: u32;
 var<workgroup> s_k: u32;
 var<workgroup> s_prefix: T;
+var<workgroup> s_lb_flag: array<u32, LB>;
+var<workgroup> s_lb_val: array<u32, LB>;
 
 fn publish(t: u32, flag: u32, v: T) {
     let b = bitcast<u32>(v);
@@ -64,55 +67,73 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
         if (tile == 0u) { publish(0u, FLAG_INCLUSIVE, agg); } else { publish(tile, FLAG_AGGREGATE, agg); }
     }
 
-    // 3. Look back. Thread 0 walks predecessors while their status is ready; when one stays
-    //    NOT_READY the whole workgroup reduces that tile itself (the fallback) and goes on.
+    // 3. Look back through a window of LB predecessors at a time: threads 0..LB-1 read the status
+    //    of tiles k-1 … k-LB at once, thread 0 adds AGGREGATEs from the nearest on until an
+    //    INCLUSIVE. Stopped by a NOT_READY tile, it re-reads the window from there; after MAX_SPIN
+    //    reads without progress the whole workgroup reduces that tile itself (the fallback).
     var acc = T(0);
-    var k = tile;
     var steps = 0u;
     var falls = 0u;
+    var spins = 0u;
     if (tile > 0u) {
+        if (lid == 0u) { s_k = tile; }
         loop {
-            if (lid == 0u) {
-                var need = 0u;
-                loop {
-                    let p = k - 1u;
-                    var flag = 0u;
-                    var bits = 0u;
-                    for (var s = 0u; s < MAX_SPIN; s++) {
-                        let lo = atomicLoad(&status[1u + 2u * p]);
-                        let hi = atomicLoad(&status[2u + 2u * p]);
-                        let f = lo >> 16u;
-                        if (f != 0u && f == (hi >> 16u)) {
-                            flag = f;
-                            bits = (lo & 0xffffu) | (hi << 16u);
-                            break;
-                        }
-                    }
-                    if (flag == 0u) { need = 1u; break; }
-                    steps += 1u;
-                    acc = bitcast<T>(bits) + acc;
-                    k = p;
-                    if (flag == FLAG_INCLUSIVE || k == 0u) { break; }
+            let k = workgroupUniformLoad(&s_k);   // tiles k.. are summed into acc
+            if (lid < LB) {
+                var f = 0u;
+                var b = 0u;
+                if (MAX_SPIN > 0u && lid < k) {
+                    let p = k - 1u - lid;
+                    let lo = atomicLoad(&status[1u + 2u * p]);
+                    let hi = atomicLoad(&status[2u + 2u * p]);
+                    if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
+                    b = (lo & 0xffffu) | (hi << 16u);
                 }
-                s_u = need;
-                s_k = k;
+                s_lb_flag[lid] = f;
+                s_lb_val[lid] = b;
             }
-            if (workgroupUniformLoad(&s_u) == 0u) { break; }
-            // Fallback: reduce predecessor tile p with the owner's own code.
-            let p = workgroupUniformLoad(&s_k) - 1u;
-            load_tile(p, lid);
-            var rp = chunk(lid);
-            scan_totals(lid, chunk_sum(&rp));
-            let pagg = s_tot[WG - 1u];
-            if (lid == 0u) {
-                if (p == 0u) { publish(0u, FLAG_INCLUSIVE, pagg); } else { publish(p, FLAG_AGGREGATE, pagg); }
-                acc = pagg + acc;
-                steps += 1u;
-                falls += 1u;
-                k = p;
-            }
-            if (p == 0u) { break; }
             workgroupBarrier();
+            if (lid == 0u) {
+                var state = 1u;   // 0 = done, 1 = read again from s_k, 2 = fall back on s_k - 1
+                var kk = k;
+                let m = min(LB, k);
+                for (var t = 0u; t < m; t++) {
+                    let f = s_lb_flag[t];
+                    if (f == 0u) { break; }
+                    acc = bitcast<T>(s_lb_val[t]) + acc;
+                    steps += 1u;
+                    kk -= 1u;
+                    if (f == FLAG_INCLUSIVE || kk == 0u) { state = 0u; break; }
+                }
+                if (state == 1u) {
+                    if (kk == k) {
+                        spins += 1u;
+                        if (spins >= MAX_SPIN) { state = 2u; spins = 0u; }
+                    } else {
+                        spins = 0u;
+                    }
+                }
+                s_u = state;
+                s_k = kk;
+            }
+            let st = workgroupUniformLoad(&s_u);
+            if (st == 0u) { break; }
+            if (st == 2u) {
+                // Fallback: reduce predecessor tile p with the owner's own code.
+                let p = workgroupUniformLoad(&s_k) - 1u;
+                load_tile(p, lid);
+                var rp = chunk(lid);
+                scan_totals(lid, chunk_sum(&rp));
+                let pagg = s_tot[WG - 1u];
+                if (lid == 0u) {
+                    if (p == 0u) { publish(0u, FLAG_INCLUSIVE, pagg); } else { publish(p, FLAG_AGGREGATE, pagg); }
+                    acc = pagg + acc;
+                    steps += 1u;
+                    falls += 1u;
+                    s_k = p;
+                }
+                if (p == 0u) { break; }
+            }
         }
     }
 

@@ -96,10 +96,10 @@ pub struct Options {
     /// 4 × this × workgroup-size elements. 0 = the largest of 8, 4, 2, 1 that fits workgroup memory.
     #[arg(long, default_value_t = 0)]
     pub per_thread: u32,
-    /// decoupled: reads of a not-ready predecessor status before the workgroup reduces that tile
-    /// itself (the fallback). 0 = never wait, always fall back (a test of the fallback path; the
-    /// work grows with tiles²).
-    #[arg(long, default_value_t = 1024)]
+    /// decoupled: look-back window reads that find the nearest predecessor still not ready before
+    /// the workgroup reduces that tile itself (the fallback). 0 = never read, always fall back (a
+    /// test of the fallback path; the work grows with tiles²).
+    #[arg(long, default_value_t = 256)]
     pub spin: u32,
 }
 
@@ -110,7 +110,7 @@ impl Default for Options {
             mirror: false,
             workgroup_size: 256,
             per_thread: 0,
-            spin: 1024,
+            spin: 256,
         }
     }
 }
@@ -127,7 +127,7 @@ impl TileShape {
         (self.wg * self.per * 4) as usize
     }
     fn shared_bytes(wg: u32, per: u32) -> u32 {
-        wg * (per + 1) * 16 + wg * 4 + 16
+        wg * (per + 1) * 16 + wg * 4 + 2 * 4 * wg.min(32) + 16
     }
 }
 
@@ -181,6 +181,7 @@ impl Options {
             ("SPIN", self.spin.to_string()),
             ("WG", wg.to_string()),
             ("PER", per.to_string()),
+            ("LB", wg.min(32).to_string()),
         ]
     }
 }
