@@ -296,7 +296,9 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             for s in &res.stages {
                 out(&format!("{:<28} {}", s.label, fmt_values(&s.data, 64)));
                 // Stages that say who read what (e.g. scan's phases): the (thread, source) pairs.
-                if let Some(reads) = s.notes.get("reads").and_then(Value::as_array) {
+                if let Some(reads) = s.notes.get("reads").and_then(Value::as_array)
+                    && !reads.is_empty()
+                {
                     let pairs: Vec<String> = reads
                         .iter()
                         .take(64)
