@@ -7,6 +7,7 @@ pub mod bitrev;
 pub mod bmmc;
 pub mod copy;
 pub mod oddeven;
+pub mod scan;
 
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
@@ -260,6 +261,8 @@ pub enum AlgoOptions {
     Bmmc(bmmc::Options),
     /// Odd-even sorting (seed 002): transposition in one workgroup, per-phase dispatches, merge-split, Batcher's network.
     Oddeven(oddeven::Options),
+    /// Prefix sums (seed 004): ladder, folded, Hillis-Steele, Blelloch, reduce-then-scan, decoupled look-back.
+    Scan(scan::Options),
 }
 
 impl AlgoOptions {
@@ -269,6 +272,7 @@ impl AlgoOptions {
             AlgoOptions::Bitrev(o) => o,
             AlgoOptions::Bmmc(o) => o,
             AlgoOptions::Oddeven(o) => o,
+            AlgoOptions::Scan(o) => o,
         }
     }
 
@@ -277,6 +281,7 @@ impl AlgoOptions {
         vec![
             AlgoOptions::Bitrev(Default::default()),
             AlgoOptions::Bmmc(Default::default()),
+            AlgoOptions::Scan(Default::default()),
             AlgoOptions::Copy(Default::default()),
             AlgoOptions::Oddeven(Default::default()),
         ]

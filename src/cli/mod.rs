@@ -338,6 +338,27 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
         if args.trace {
             for s in &res.stages {
                 out(&format!("{:<28} {}", s.label, fmt_values(&s.data, 64)));
+                // Stages that say who read what (e.g. scan's phases): the (thread, source) pairs.
+                if let Some(reads) = s.notes.get("reads").and_then(Value::as_array)
+                    && !reads.is_empty()
+                {
+                    let pairs: Vec<String> = reads
+                        .iter()
+                        .take(64)
+                        .map(|p| format!("{},{}", p[0], p[1]))
+                        .collect();
+                    let more = reads.len().saturating_sub(64);
+                    let more = if more > 0 {
+                        format!(" … ({more} more)")
+                    } else {
+                        String::new()
+                    };
+                    out(&format!(
+                        "{:<28} reads (thread,source): {}{more}",
+                        "",
+                        pairs.join(" ")
+                    ));
+                }
             }
         }
         out(&format!("output: {}", fmt_values(&res.output, 64)));

@@ -4,6 +4,7 @@ pub mod bitrev;
 pub mod bmmc;
 pub mod generic;
 pub mod oddeven;
+pub mod scan;
 
 use crate::algo::RunResult;
 use eframe::egui;
@@ -18,6 +19,8 @@ pub struct ViewState {
     pub bmmc: bmmc::BmmcState,
     /// Odd-even: show the bar view of the current stage.
     pub oddeven_bars: bool,
+    /// scan: the picked cell whose dependencies are highlighted.
+    pub scan_pick: Option<usize>,
 }
 
 /// Draw the result's current stage with the algorithm's own view.
@@ -26,6 +29,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         "bitrev" => bitrev::show(ui, result, stage, key, state),
         "bmmc" => bmmc::show(ui, result, stage, key, state),
         "oddeven" => oddeven::show(ui, result, stage, key, state),
+        "scan" => scan::show(ui, result, stage, key, state),
         _ => generic::show(ui, result, stage, key, state),
     }
 }

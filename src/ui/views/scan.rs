@@ -1,0 +1,621 @@
+//! Prefix-sum views: the phase view (the array before and after the current phase, arrows from
+//! source to destination cells, active threads coloured and sleeping ones grey, the (thread,
+//! prev_rung) table beside it), work and step counters against n log n and n, the Blelloch tree,
+//! and picking: click a cell to highlight every input element and every cell it depends on.
+
+use super::ViewState;
+use crate::algo::{RunResult, Stage};
+use crate::ui::colors;
+use eframe::egui::{self, Color32, RichText, Sense, Stroke};
+use serde_json::Value;
+
+const ROW_H: f32 = 26.0;
+const SLEEP: Color32 = Color32::from_rgb(70, 70, 78);
+const PICK: Color32 = Color32::from_rgb(255, 200, 40);
+
+fn pairs(st: &Stage) -> Option<Vec<(usize, usize)>> {
+    let arr = st.notes.get("reads")?.as_array()?;
+    Some(
+        arr.iter()
+            .filter_map(|p| Some((p.get(0)?.as_u64()? as usize, p.get(1)?.as_u64()? as usize)))
+            .collect(),
+    )
+}
+
+fn note_str<'a>(st: &'a Stage, k: &str) -> &'a str {
+    st.notes.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+/// For every stage up to `upto`, which input elements each cell's value depends on (bitsets over
+/// the input). Built from the stages' reads: an add (dst += src), a move (Blelloch's left <-
+/// node, the exclusive shift), a clear (the root).
+fn dependencies(result: &RunResult, upto: usize) -> Option<Vec<Vec<bool>>> {
+    let n0 = result.stages.first()?.data.len();
+    let width = result.stages[..=upto].iter().map(|s| s.data.len()).max()?;
+    let mut cur: Vec<Vec<bool>> = (0..width)
+        .map(|i| {
+            let mut v = vec![false; n0];
+            if i < n0 {
+                v[i] = true;
+            }
+            v
+        })
+        .collect();
+    for st in &result.stages[1..=upto] {
+        let reads = pairs(st)?;
+        let dir = note_str(st, "direction");
+        let prev = cur.clone();
+        match dir {
+            "clear" => {
+                let last = st.data.len() - 1;
+                cur[last] = vec![false; n0];
+            }
+            "shift" => {
+                for c in cur.iter_mut() {
+                    c.iter_mut().for_each(|b| *b = false);
+                }
+                for &(d, s) in &reads {
+                    cur[d] = prev[s].clone();
+                }
+            }
+            "add-input" => {
+                for &(d, s) in &reads {
+                    if s < n0 {
+                        cur[d][s] = true;
+                    }
+                }
+            }
+            "down" => {
+                for &(d, s) in &reads {
+                    if d < s {
+                        cur[d] = prev[s].clone(); // left <- node
+                    } else {
+                        let mut u = prev[d].clone(); // right <- node + old left
+                        for (a, b) in u.iter_mut().zip(&prev[s]) {
+                            *a |= *b;
+                        }
+                        cur[d] = u;
+                    }
+                }
+            }
+            _ => {
+                for &(d, s) in &reads {
+                    if d < cur.len() && s < prev.len() {
+                        for (a, b) in cur[d].iter_mut().zip(&prev[s]) {
+                            *a |= *b;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Some(cur)
+}
+
+pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
+    if result.stages.is_empty() {
+        ui.label("Run with a trace to see the phases.");
+        return;
+    }
+    let stage = stage.min(result.stages.len() - 1);
+    let st = &result.stages[stage];
+    let n = result.n;
+    ui.heading(format!("{} — {}", result.variant, st.label));
+    counters(ui, result, stage);
+    ui.separator();
+
+    let len = st.data.len();
+    let cell = ((ui.available_width() - 380.0) / len as f32).min(48.0);
+    let tile_array = note_str(st, "array").starts_with("tile");
+    if cell < super::MIN_CELL || tile_array || (stage > 0 && pairs(st).is_none()) {
+        if cell < super::MIN_CELL {
+            big(ui, result, stage, key, state);
+        } else {
+            // A stage of another shape (tile sums, tile prefixes): its values as cells.
+            let w = (0..st.data.len().min(64))
+                .map(|i| st.data.fmt_elem(i).len())
+                .max()
+                .unwrap_or(1) as f32
+                * 7.0
+                + 10.0;
+            egui::ScrollArea::horizontal()
+                .id_salt("scan-tile-row")
+                .show(ui, |ui| values_row(ui, st, w.max(cell), None));
+            if tile_array {
+                ui.label(format!(
+                    "{} of {} tiles of {} elements",
+                    note_str(st, "array"),
+                    st.data.len(),
+                    st.note_u64("tile").unwrap_or(0)
+                ));
+            }
+        }
+        tiles_table(ui, st);
+        return;
+    }
+    ui.horizontal_top(|ui| {
+        ui.vertical(|ui| {
+            phase_rows(ui, result, stage, cell, state);
+            if result.variant == "blelloch" && stage > 0 {
+                ui.add_space(8.0);
+                tree(ui, result, stage, state);
+            }
+        });
+        ui.separator();
+        ui.vertical(|ui| table(ui, result, st));
+    });
+    let _ = n;
+}
+
+fn counters(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
+    let n = result.n as f64;
+    let st = &result.stages[stage];
+    let work = st.note_u64("work").unwrap_or(0) as f64;
+    let total_work = result
+        .stages
+        .iter()
+        .filter_map(|s| s.note_u64("work"))
+        .max()
+        .unwrap_or(0) as f64;
+    let nlogn = n * (n.log2().ceil().max(1.0));
+    ui.horizontal_wrapped(|ui| {
+        ui.label(format!(
+            "step {} of {}",
+            st.note_u64("step").unwrap_or(0),
+            result.stages.len() - 1
+        ));
+        if let Some(a) = st.note_u64("active") {
+            ui.label(format!("· active threads {a}"));
+        }
+        if let Some(s) = st.note_u64("sleeping_count") {
+            ui.label(RichText::new(format!("· sleeping {s}")).color(Color32::GRAY));
+        }
+        if let Some(a) = st.note_u64("adds") {
+            ui.label(format!("· adds this step {a}"));
+        }
+        if let Some(f) = result.extra.get("form").and_then(Value::as_str) {
+            ui.label(RichText::new(format!("· result: {f}")).strong());
+        }
+    });
+    // Work so far against n log n and n.
+    let w = ui.available_width().min(520.0);
+    let maxv = nlogn.max(total_work).max(n).max(1.0);
+    for (label, v, c) in [
+        ("work so far", work, Color32::from_rgb(90, 170, 250)),
+        ("n·log2 n", nlogn, Color32::from_rgb(230, 120, 90)),
+        ("n", n, Color32::from_rgb(110, 200, 120)),
+    ] {
+        ui.horizontal(|ui| {
+            ui.add_sized(
+                [90.0, 14.0],
+                egui::Label::new(RichText::new(label).size(11.0)),
+            );
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(w, 12.0), Sense::hover());
+            let frac = (v / maxv) as f32;
+            ui.painter().rect_filled(
+                egui::Rect::from_min_size(rect.min, egui::vec2(w * frac, 12.0)),
+                2.0,
+                c,
+            );
+            ui.label(RichText::new(format!("{v:.0}")).size(11.0));
+        });
+    }
+}
+
+fn values_row(ui: &mut egui::Ui, st: &Stage, cell: f32, colour: Option<&dyn Fn(usize) -> Color32>) {
+    let len = st.data.len();
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(cell * len as f32, ROW_H), Sense::hover());
+    for i in 0..len {
+        let c = egui::Rect::from_min_size(
+            rect.min + egui::vec2(cell * i as f32, 0.0),
+            egui::vec2(cell, ROW_H),
+        );
+        let bg = colour.map_or(Color32::from_rgb(60, 90, 130), |f| f(i));
+        ui.painter().rect_filled(c.shrink(1.0), 3.0, bg);
+        ui.painter().text(
+            c.center(),
+            egui::Align2::CENTER_CENTER,
+            st.data.fmt_elem(i),
+            egui::FontId::monospace(10.0),
+            colors::text_on(bg),
+        );
+    }
+}
+
+/// Input row, the array before the phase, the array after it, with arrows and picking.
+fn phase_rows(
+    ui: &mut egui::Ui,
+    result: &RunResult,
+    stage: usize,
+    cell: f32,
+    state: &mut ViewState,
+) {
+    let st = &result.stages[stage];
+    let len = st.data.len();
+    let n0 = result.stages[0].data.len();
+    let before = &result.stages[stage.saturating_sub(1)];
+    let reads = pairs(st).unwrap_or_default();
+    let mut active = vec![false; len];
+    for &(d, _) in &reads {
+        if d < len {
+            active[d] = true;
+        }
+    }
+    let pick = state.scan_pick.filter(|&p| p < len);
+    let deps = pick.and_then(|p| dependencies(result, stage).map(|d| d[p].clone()));
+    let deps_before = pick.and_then(|p| {
+        // Cells of the previous array that feed the picked cell in this phase.
+        let mut v = vec![false; before.data.len()];
+        let mut any = false;
+        for &(d, s) in &reads {
+            if d == p && s < v.len() {
+                v[s] = true;
+                any = true;
+            }
+        }
+        if p < v.len()
+            && note_str(st, "direction") != "shift"
+            && !(note_str(st, "direction") == "down" && reads.iter().any(|&(d, s)| d == p && d < s))
+        {
+            v[p] = true;
+            any = true;
+        }
+        any.then_some(v)
+    });
+    let label_w = 70.0;
+    let mut clicked: Option<usize> = None;
+    let mut row = |ui: &mut egui::Ui,
+                   name: &str,
+                   s: &Stage,
+                   colour: &dyn Fn(usize) -> Color32,
+                   hl: Option<&Vec<bool>>,
+                   click: bool|
+     -> egui::Rect {
+        let mut out = egui::Rect::NOTHING;
+        ui.horizontal(|ui| {
+            ui.add_sized(
+                [label_w, ROW_H],
+                egui::Label::new(RichText::new(name).size(11.0)),
+            );
+            let sense = if click {
+                Sense::click()
+            } else {
+                Sense::hover()
+            };
+            let (rect, resp) =
+                ui.allocate_exact_size(egui::vec2(cell * s.data.len() as f32, ROW_H), sense);
+            for i in 0..s.data.len() {
+                let c = egui::Rect::from_min_size(
+                    rect.min + egui::vec2(cell * i as f32, 0.0),
+                    egui::vec2(cell, ROW_H),
+                );
+                let bg = colour(i);
+                ui.painter().rect_filled(c.shrink(1.0), 3.0, bg);
+                if hl.is_some_and(|h| h.get(i).copied().unwrap_or(false)) {
+                    ui.painter().rect_stroke(
+                        c.shrink(1.0),
+                        3.0,
+                        Stroke::new(2.5, PICK),
+                        egui::StrokeKind::Inside,
+                    );
+                }
+                ui.painter().text(
+                    c.center(),
+                    egui::Align2::CENTER_CENTER,
+                    s.data.fmt_elem(i),
+                    egui::FontId::monospace(10.0),
+                    colors::text_on(bg),
+                );
+            }
+            if resp.clicked()
+                && let Some(pos) = resp.interact_pointer_pos()
+            {
+                clicked = Some(((pos.x - rect.left()) / cell) as usize);
+            }
+            out = rect;
+        });
+        out
+    };
+    let input_deps = deps.clone();
+    row(
+        ui,
+        "input",
+        &result.stages[0],
+        &|i| {
+            if i < n0 {
+                Color32::from_rgb(55, 65, 80)
+            } else {
+                SLEEP
+            }
+        },
+        input_deps.as_ref(),
+        false,
+    );
+    ui.add_space(4.0);
+    let top = row(
+        ui,
+        if stage > 0 { "before" } else { "" },
+        before,
+        &|_| Color32::from_rgb(60, 90, 130),
+        deps_before.as_ref(),
+        false,
+    );
+    ui.add_space(30.0);
+    let bottom = row(
+        ui,
+        "after",
+        st,
+        &|i| {
+            if stage == 0 {
+                Color32::from_rgb(60, 90, 130)
+            } else if i < active.len() && active[i] {
+                colors::thread_color(i)
+            } else {
+                SLEEP
+            }
+        },
+        pick.map(|p| {
+            let mut v = vec![false; len];
+            v[p] = true;
+            v
+        })
+        .as_ref(),
+        true,
+    );
+    if let Some(c) = clicked {
+        state.scan_pick = if state.scan_pick == Some(c) {
+            None
+        } else {
+            Some(c)
+        };
+    }
+    // Arrows from source (before) to destination (after).
+    if stage > 0 && reads.len() <= 2048 {
+        let p = ui.painter();
+        for &(d, s) in &reads {
+            if note_str(st, "direction") == "add-input" {
+                continue;
+            }
+            let from = egui::pos2(top.left() + cell * (s as f32 + 0.5), top.bottom());
+            let to = egui::pos2(bottom.left() + cell * (d as f32 + 0.5), bottom.top());
+            let hot = pick == Some(d);
+            let col = if hot {
+                PICK
+            } else {
+                colors::thread_color(d).gamma_multiply(0.8)
+            };
+            arrow(p, from, to, Stroke::new(if hot { 2.5 } else { 1.2 }, col));
+        }
+    }
+    ui.label(
+        RichText::new(
+            "Coloured cells: threads that add this phase (arrows from the cell they read); grey: sleeping. \
+             Click a cell of the 'after' row to highlight everything it depends on (click again to clear).",
+        )
+        .size(11.0),
+    );
+    if let (Some(p), Some(d)) = (pick, deps.as_ref()) {
+        let count = d.iter().filter(|b| **b).count();
+        let list: Vec<String> = d
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b)
+            .map(|(i, _)| i.to_string())
+            .take(40)
+            .collect();
+        ui.label(format!(
+            "cell {p} = {} depends on {count} input element(s): {}{}",
+            st.data.fmt_elem(p),
+            list.join(", "),
+            if count > 40 { ", …" } else { "" }
+        ));
+    }
+}
+
+/// A line from `from` to `to` with a small fixed-size head.
+fn arrow(p: &egui::Painter, from: egui::Pos2, to: egui::Pos2, stroke: Stroke) {
+    p.line_segment([from, to], stroke);
+    let dir = (to - from).normalized();
+    let side = egui::vec2(-dir.y, dir.x);
+    for s in [-1.0, 1.0] {
+        p.line_segment([to, to - dir * 7.0 + side * s * 3.5], stroke);
+    }
+}
+
+/// The (thread, reads-from) table: the seed's printout, with the sleeping threads.
+fn table(ui: &mut egui::Ui, result: &RunResult, st: &Stage) {
+    let ladder = result.variant == "ladder";
+    ui.strong(if ladder {
+        "thread, prev_rung"
+    } else {
+        "thread, reads from"
+    });
+    let Some(reads) = pairs(st) else {
+        ui.label("(input)");
+        return;
+    };
+    egui::ScrollArea::vertical()
+        .id_salt("scan-table")
+        .max_height(300.0)
+        .show(ui, |ui| {
+            egui::Grid::new("scan-reads").striped(true).show(ui, |ui| {
+                ui.strong("thread");
+                ui.strong(if ladder { "prev_rung" } else { "source" });
+                ui.end_row();
+                for (t, s) in reads.iter().take(1024) {
+                    ui.monospace(RichText::new(t.to_string()).color(colors::thread_color(*t)));
+                    ui.monospace(s.to_string());
+                    ui.end_row();
+                }
+            });
+        });
+    if let Some(sl) = st.notes.get("sleeping").and_then(Value::as_array) {
+        let s: Vec<String> = sl.iter().take(64).map(|v| v.to_string()).collect();
+        ui.label(
+            RichText::new(format!(
+                "sleeping: {}{}",
+                s.join(" "),
+                if sl.len() > 64 { " …" } else { "" }
+            ))
+            .color(Color32::GRAY),
+        );
+    }
+    if result.variant == "folded" {
+        ui.label(RichText::new(note_str(st, "form")).strong());
+    }
+}
+
+/// Blelloch's implicit tree in heap order (root 0, l_child = 2i+1, r_child = 2i+2): every node with
+/// its value (the array cell at its right end), the working level highlighted.
+fn tree(ui: &mut egui::Ui, result: &RunResult, stage: usize, _state: &mut ViewState) {
+    let st = &result.stages[stage];
+    let big = st.note_u64("padded_to").unwrap_or(st.data.len() as u64) as usize;
+    let log_n = big.trailing_zeros() as usize;
+    if log_n == 0 || big > 64 {
+        ui.label(format!(
+            "Tree: {log_n} levels over {big} leaves (drawn up to 64 leaves)."
+        ));
+        return;
+    }
+    let level = st.note_u64("level").unwrap_or(0) as usize;
+    let dir = note_str(st, "direction");
+    ui.label(
+        RichText::new(format!(
+            "Implicit tree, heap indexing: l_child = 2i+1, r_child = 2i+2 · {dir} level {level}"
+        ))
+        .strong(),
+    );
+    let w = ui.available_width().min(900.0);
+    let h = 34.0 * (log_n + 1) as f32;
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(w, h), Sense::hover());
+    let p = ui.painter();
+    let pos = |lvl: usize, j: usize| {
+        // Level `lvl` (0 = leaves) has big >> lvl nodes.
+        let count = big >> lvl;
+        let x = rect.left() + w * (j as f32 + 0.5) / count as f32;
+        let y = rect.top() + 14.0 + 34.0 * (log_n - lvl) as f32;
+        egui::pos2(x, y)
+    };
+    for lvl in 1..=log_n {
+        for j in 0..big >> lvl {
+            for child in [2 * j, 2 * j + 1] {
+                let down = dir == "down" && lvl == level;
+                let up = dir == "up" && lvl == level;
+                let col = if up || down {
+                    colors::thread_color(j)
+                } else {
+                    Color32::DARK_GRAY
+                };
+                p.line_segment(
+                    [pos(lvl, j), pos(lvl - 1, child)],
+                    Stroke::new(if up || down { 2.0 } else { 1.0 }, col),
+                );
+            }
+        }
+    }
+    for lvl in 0..=log_n {
+        let count = big >> lvl;
+        for j in 0..count {
+            let c = pos(lvl, j);
+            let heap = (1usize << (log_n - lvl)) - 1 + j;
+            let arr = j * (1 << lvl) + (1 << lvl) - 1;
+            let working = lvl == level && (dir == "up" || dir == "down");
+            let bg = if working {
+                colors::thread_color(j)
+            } else {
+                Color32::from_rgb(55, 65, 80)
+            };
+            let r = egui::Rect::from_center_size(c, egui::vec2(30.0, 22.0));
+            p.rect_filled(r, 4.0, bg);
+            let v = if arr < st.data.len() {
+                st.data.fmt_elem(arr)
+            } else {
+                String::new()
+            };
+            p.text(
+                c - egui::vec2(0.0, 3.0),
+                egui::Align2::CENTER_CENTER,
+                v,
+                egui::FontId::monospace(9.0),
+                colors::text_on(bg),
+            );
+            p.text(
+                c + egui::vec2(0.0, 7.0),
+                egui::Align2::CENTER_CENTER,
+                format!("h{heap}"),
+                egui::FontId::monospace(7.0),
+                colors::text_on(bg),
+            );
+        }
+    }
+}
+
+/// Large arrays: a colour strip (value shading) of every stage, and the counters.
+fn big(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
+    let stages = &result.stages;
+    let n = stages.iter().map(|s| s.data.len()).max().unwrap_or(0);
+    let (lo, hi) = stages
+        .iter()
+        .flat_map(|s| (0..s.data.len()).map(move |i| s.data.as_f64(i)))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            if v.is_finite() {
+                (lo.min(v), hi.max(v))
+            } else {
+                (lo, hi)
+            }
+        });
+    let shade = move |v: f64| -> Color32 {
+        if !v.is_finite() || hi <= lo {
+            return Color32::GRAY;
+        }
+        colors::index_color((((v - lo) / (hi - lo)) * 1000.0) as usize, 1001)
+    };
+    state.strip.show(
+        ui,
+        key,
+        n,
+        stages.len(),
+        &|r, i| {
+            let d = &stages[r].data;
+            if i < d.len() {
+                shade(d.as_f64(i))
+            } else {
+                Color32::BLACK
+            }
+        },
+        &|r| stages[r].label.clone(),
+        stage,
+    );
+    ui.label("Colour = value (low to high). Pick cells and see arrows at small N (up to ~40 elements wide).");
+}
+
+/// Decoupled look-back: per tile, the look-back steps and fallbacks.
+fn tiles_table(ui: &mut egui::Ui, st: &Stage) {
+    let Some(lb) = st.notes.get("lookback").and_then(Value::as_array) else {
+        return;
+    };
+    ui.label(format!(
+        "look-back: {} steps, {} fallbacks (a waiting workgroup reduced a predecessor's tile itself)",
+        st.note_u64("lookback_steps").unwrap_or(0),
+        st.note_u64("fallbacks").unwrap_or(0)
+    ));
+    egui::ScrollArea::vertical()
+        .id_salt("scan-tiles")
+        .max_height(200.0)
+        .show(ui, |ui| {
+            egui::Grid::new("scan-lookback")
+                .striped(true)
+                .show(ui, |ui| {
+                    ui.strong("tile");
+                    ui.strong("look-back steps");
+                    ui.strong("fallbacks");
+                    ui.end_row();
+                    for row in lb.iter().take(512) {
+                        for k in 0..3 {
+                            ui.monospace(row.get(k).map_or(String::new(), |v| v.to_string()));
+                        }
+                        ui.end_row();
+                    }
+                });
+        });
+}
