@@ -443,7 +443,8 @@ fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         reps: args.reps,
         warmup: args.warmup,
         dtype: args.dtype,
-        skip_refused: args.all,
+        // Without --variant, sizes one variant refuses are skipped rather than ending the sweep.
+        skip_refused: args.all || args.variant.is_none(),
     };
     let quiet = args.json;
     if !quiet {
