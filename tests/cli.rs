@@ -180,7 +180,7 @@ fn bench_rows_are_sane() {
     ]);
     assert!(v["adapter"].is_string());
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 6, "2 variants x 3 sizes");
+    assert_eq!(rows.len(), 9, "3 variants (naive, staged, tiled) x 3 sizes");
     for r in rows {
         let n = r["n"].as_u64().unwrap();
         assert_eq!(r["algorithm"], "bitrev");
