@@ -129,6 +129,23 @@ pub fn select_adapter(adapters: &[wgpu::Adapter], selector: Option<&str>) -> Res
         .expect("non-empty"))
 }
 
+/// How kernels are compiled. `STAGEWISE_KERNELS` (comma-separated) changes it for measurements:
+/// `unchecked` drops wgpu's injected bounds checks; `no-zero-init` skips zero-filling workgroup
+/// memory at every workgroup's start (WebGPU's rule, wgpu's default).
+#[derive(Clone, Copy, Debug)]
+pub struct KernelTuning {
+    pub unchecked: bool,
+    pub zero_init: bool,
+}
+
+pub fn kernel_tuning() -> KernelTuning {
+    let v = std::env::var("STAGEWISE_KERNELS").unwrap_or_default();
+    KernelTuning {
+        unchecked: v.contains("unchecked"),
+        zero_init: !v.contains("no-zero-init"),
+    }
+}
+
 /// Where a pipeline's code came from: shown by the app next to the stage that ran it.
 #[derive(Clone, Debug)]
 pub struct KernelInfo {
@@ -264,20 +281,32 @@ impl Gpu {
         {
             return Ok(p);
         }
+        let tuning = kernel_tuning();
         let p = self.scoped(|| {
-            let module = self
-                .device
-                .create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(label),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
+            let desc = wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            };
+            let module = if tuning.unchecked {
+                // SAFETY: opt-in for measurement only (STAGEWISE_KERNELS=unchecked); every kernel
+                // guards its indices itself, and the default keeps wgpu's bounds checks.
+                unsafe {
+                    self.device
+                        .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+                }
+            } else {
+                self.device.create_shader_module(desc)
+            };
             self.device
                 .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(label),
                     layout: None,
                     module: &module,
                     entry_point: Some(entry),
-                    compilation_options: Default::default(),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        zero_initialize_workgroup_memory: tuning.zero_init,
+                        ..Default::default()
+                    },
                     cache: None,
                 })
         })?;
