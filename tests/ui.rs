@@ -142,8 +142,8 @@ fn performance_lab_runs_a_sweep_and_plots_it() {
     let rows = &h.state().perf.rows;
     assert_eq!(
         rows.len(),
-        4,
-        "2 variants x 2 sizes: {:?}",
+        6,
+        "3 variants (naive, staged, tiled) x 2 sizes: {:?}",
         h.state().perf.status
     );
     for r in rows {

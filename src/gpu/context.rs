@@ -129,9 +129,12 @@ pub fn select_adapter(adapters: &[wgpu::Adapter], selector: Option<&str>) -> Res
         .expect("non-empty"))
 }
 
-/// How kernels are compiled. `STAGEWISE_KERNELS` (comma-separated) changes it for measurements:
-/// `unchecked` drops wgpu's injected bounds checks; `no-zero-init` skips zero-filling workgroup
-/// memory at every workgroup's start (WebGPU's rule, wgpu's default).
+/// How kernels are compiled. By default Stagewise's own kernels (every one tested against its CPU
+/// model, every index guarded in the kernel) run without wgpu's injected bounds checks: on an H100
+/// those checks cost the workgroup-memory kernels 2–3× (tiled permutation 0.29× → 0.95× of copy;
+/// docs/PERFORMANCE.md). `STAGEWISE_KERNELS` (comma-separated) changes it: `checked` restores the
+/// checks, `no-zero-init` skips zero-filling workgroup memory at every workgroup's start (WebGPU's
+/// rule, kept by default; it costs under 1% here).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelTuning {
     pub unchecked: bool,
@@ -141,7 +144,7 @@ pub struct KernelTuning {
 pub fn kernel_tuning() -> KernelTuning {
     let v = std::env::var("STAGEWISE_KERNELS").unwrap_or_default();
     KernelTuning {
-        unchecked: v.contains("unchecked"),
+        unchecked: !v.contains("checked") || v.contains("unchecked"),
         zero_init: !v.contains("no-zero-init"),
     }
 }
@@ -288,8 +291,9 @@ impl Gpu {
                 source: wgpu::ShaderSource::Wgsl(source.into()),
             };
             let module = if tuning.unchecked {
-                // SAFETY: opt-in for measurement only (STAGEWISE_KERNELS=unchecked); every kernel
-                // guards its indices itself, and the default keeps wgpu's bounds checks.
+                // SAFETY: only kernels shipped in shaders/ are compiled here; each guards its indices
+                // (`if i >= n`) and is tested against its CPU model. STAGEWISE_KERNELS=checked
+                // restores wgpu's checks.
                 unsafe {
                     self.device
                         .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
