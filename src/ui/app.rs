@@ -13,6 +13,7 @@ use std::sync::mpsc::{Receiver, channel};
 
 /// Everything needed to reproduce a run: saved in sessions and restored on start.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Session {
     pub algo: AlgoOptions,
     pub variant: String,
@@ -683,7 +684,7 @@ impl eframe::App for StagewiseApp {
             let stage = self.timeline.stage;
             egui::Panel::right("code")
                 .resizable(true)
-                .default_size(380.0)
+                .default_size(340.0)
                 .show(ui, |ui| super::code::show(ui, r, stage));
         }
         egui::CentralPanel::default().show(ui, |ui| {

@@ -47,6 +47,7 @@ const SHADER: &str = include_str!("../../../shaders/bitrev/bitrev.wgsl");
 const POISON: u32 = 0xDEAD_BEEF;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+#[serde(default)]
 pub struct Options {}
 
 fn params(gpu: &Gpu, n: usize, log_n: u32, k: usize) -> Result<wgpu::Buffer> {

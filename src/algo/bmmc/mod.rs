@@ -68,6 +68,7 @@ pub const PRESETS: &[&str] = &[
 ];
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+#[serde(default)]
 pub struct Options {
     /// The bit matrix: n rows separated by ';' (row i = output bit i, its j-th character from the left = input bit j), or a file with one row per line.
     #[arg(long, conflicts_with = "preset")]

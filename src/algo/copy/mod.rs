@@ -30,6 +30,7 @@ static INFO: AlgoInfo = AlgoInfo {
 };
 
 #[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
+#[serde(default)]
 pub struct Options {
     /// Threads per workgroup of the vec4 kernel.
     #[arg(long, default_value_t = 256)]

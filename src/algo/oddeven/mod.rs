@@ -59,6 +59,7 @@ pub const MAX_GLOBAL: usize = 1 << 20;
 const MAX_PAIRS_NOTE: usize = 1 << 16;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+#[serde(default)]
 pub struct Options {
     /// Sort independent segments of length L (≤ 4096) in one dispatch (transposition, batcher); N must be a multiple of L.
     #[arg(long)]
