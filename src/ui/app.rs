@@ -94,6 +94,8 @@ pub struct StagewiseApp {
     pub perf: super::perf::PerfLab,
     io: (std::sync::mpsc::Sender<IoMsg>, Receiver<IoMsg>),
     pub show_help: bool,
+    /// The narration + code panel on the right.
+    pub show_code: bool,
 }
 
 /// Results of file dialogs, which run off the UI thread.
@@ -111,6 +113,7 @@ const HELP: &[(&str, &str)] = &[
     ("Ctrl+O", "open input data (text, CSV, JSON, .npy)"),
     ("Ctrl+S", "save the session"),
     ("F1", "this help"),
+    ("F2", "show / hide the narration and code panel"),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,6 +149,7 @@ impl StagewiseApp {
             perf: Default::default(),
             io: channel(),
             show_help: false,
+            show_code: true,
         };
         app.start_run(&cc.egui_ctx);
         app
@@ -589,6 +593,8 @@ impl StagewiseApp {
                         egui::Visuals::dark()
                     });
                 }
+                ui.checkbox(&mut self.show_code, "What happened + code panel")
+                    .on_hover_text("Narration and the WGSL of the current stage (F2)");
                 if ui
                     .button("Keyboard shortcuts (F1)")
                     .on_hover_text("Show the shortcuts")
@@ -680,11 +686,14 @@ impl eframe::App for StagewiseApp {
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| self.controls(ui));
             });
-        if let Some(r) = &self.result {
+        if ctx.input(|i| i.key_pressed(egui::Key::F2)) {
+            self.show_code = !self.show_code;
+        }
+        if let Some(r) = self.result.as_ref().filter(|_| self.show_code) {
             let stage = self.timeline.stage;
             egui::Panel::right("code")
                 .resizable(true)
-                .default_size(340.0)
+                .default_size(300.0)
                 .show(ui, |ui| super::code::show(ui, r, stage));
         }
         egui::CentralPanel::default().show(ui, |ui| {

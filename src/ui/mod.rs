@@ -41,7 +41,7 @@ pub fn run_app(adapter: Option<&str>, session: Option<&std::path::Path>) -> Resu
     let options = eframe::NativeOptions {
         viewport: eframe::egui::ViewportBuilder::default()
             .with_title("Stagewise")
-            .with_inner_size([1280.0, 800.0]),
+            .with_inner_size([1440.0, 900.0]),
         renderer: eframe::Renderer::Wgpu,
         wgpu_options: wgpu_options(adapter),
         ..Default::default()
