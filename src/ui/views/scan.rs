@@ -105,10 +105,14 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     ui.separator();
 
     let len = st.data.len();
-    let cell = ((ui.available_width() - 380.0) / len as f32).min(48.0);
+    // The (thread, prev_rung) table goes beside the cells when there is room, else below them.
+    let avail = ui.available_width();
+    let beside = (avail - 380.0) / len as f32 >= super::MIN_CELL;
+    let cell = ((if beside { avail - 380.0 } else { avail - 110.0 }) / len as f32).min(48.0);
+    let min_cell = 18.0;
     let tile_array = note_str(st, "array").starts_with("tile");
-    if cell < super::MIN_CELL || tile_array || (stage > 0 && pairs(st).is_none()) {
-        if cell < super::MIN_CELL {
+    if cell < min_cell || tile_array || (stage > 0 && pairs(st).is_none()) {
+        if cell < min_cell {
             big(ui, result, stage, key, state);
         } else {
             // A stage of another shape (tile sums, tile prefixes): its values as cells.
@@ -133,17 +137,24 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         tiles_table(ui, st);
         return;
     }
-    ui.horizontal_top(|ui| {
-        ui.vertical(|ui| {
-            phase_rows(ui, result, stage, cell, state);
-            if result.variant == "blelloch" && stage > 0 {
-                ui.add_space(8.0);
-                tree(ui, result, stage, state);
-            }
+    let rows = |ui: &mut egui::Ui, state: &mut ViewState| {
+        phase_rows(ui, result, stage, cell, state);
+        if result.variant == "blelloch" && stage > 0 {
+            ui.add_space(8.0);
+            tree(ui, result, stage, state);
+        }
+    };
+    if beside {
+        ui.horizontal_top(|ui| {
+            ui.vertical(|ui| rows(ui, state));
+            ui.separator();
+            ui.vertical(|ui| table(ui, result, st));
         });
+    } else {
+        rows(ui, state);
         ui.separator();
-        ui.vertical(|ui| table(ui, result, st));
-    });
+        table(ui, result, st);
+    }
     let _ = n;
 }
 
