@@ -62,6 +62,8 @@ impl BenchRow {
 /// In sweeps over every algorithm, plans with more passes than this are skipped (they are timed
 /// when benchmarked on their own).
 pub const MAX_SWEEP_PASSES: usize = 4096;
+/// ... and cases whose one run takes longer than this (seconds); cases over 0.1 s get 5 reps.
+pub const MAX_SWEEP_SECONDS: f64 = 2.0;
 
 /// Messages a running benchmark sends (the UI streams them; the CLI prints rows).
 pub enum Event {
@@ -150,7 +152,24 @@ pub fn run(
                     done += 1;
                     continue;
                 }
-                let t = time_with(gpu, &case.plan, spec.warmup, spec.reps, cancelled)?;
+                // Sweeps over everything keep slow cases short: one probe run decides.
+                let (mut warmup, mut reps) = (spec.warmup, spec.reps);
+                if spec.skip_refused {
+                    let secs = crate::gpu::runner::wall_once(gpu, &case.plan)?;
+                    if secs > MAX_SWEEP_SECONDS {
+                        on_event(Event::Skipped(format!(
+                            "{} {} n={n}: {secs:.1} s per run; bench it alone",
+                            info.name, v.name
+                        )));
+                        done += 1;
+                        continue;
+                    }
+                    if secs > 0.1 {
+                        warmup = warmup.min(1);
+                        reps = reps.min(5);
+                    }
+                }
+                let t = time_with(gpu, &case.plan, warmup, reps, cancelled)?;
                 let gbps = case.bytes as f64 / (t.total_ms * 1e6);
                 let row = BenchRow {
                     algorithm: info.name.to_string(),

@@ -303,6 +303,20 @@ pub fn execute(gpu: &Gpu, plan: &Plan, trace: bool) -> Result<Execution> {
     })
 }
 
+/// Wall-clock seconds of one run (submit and wait): a cheap probe before a sweep commits to reps.
+pub fn wall_once(gpu: &Gpu, plan: &Plan) -> Result<f64> {
+    let t0 = std::time::Instant::now();
+    gpu.scoped(|| {
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        record(&mut enc, plan, None, |_, _| {});
+        gpu.queue.submit([enc.finish()]);
+    })?;
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Gpu(format!("waiting for the GPU failed: {e}")))?;
+    Ok(t0.elapsed().as_secs_f64())
+}
+
 /// Timed mode: `warmup` untimed runs, then `reps` runs with timestamps around every pass and no
 /// read-back of data. Returns medians. Fails with [`Error::TimestampsUnavailable`] rather than
 /// inventing a number.
