@@ -71,14 +71,18 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
         .get("narration")
         .and_then(|v| v.as_str())
         .map(str::to_string)
+        .or_else(|| super::narrate::narrate(result, stage))
         .unwrap_or_else(|| {
             if stage == 0 {
                 "The input, as uploaded to the GPU.".to_string()
-            } else {
+            } else if result.passes.len() + 1 < result.stages.len() {
                 format!(
-                    "{}: the buffer as read back from the GPU after this pass.",
+                    "{}: written by the kernel itself into a trace buffer (its steps run inside one \
+                     dispatch, separated by barriers) and read back after the pass.",
                     st.label
                 )
+            } else {
+                format!("{}: the buffer as read back from the GPU after this pass.", st.label)
             }
         });
     ui.label(narration);

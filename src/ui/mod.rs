@@ -4,6 +4,7 @@
 pub mod app;
 pub mod code;
 pub mod colors;
+pub mod narrate;
 pub mod params;
 pub mod perf;
 pub mod strip;

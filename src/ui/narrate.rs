@@ -1,0 +1,139 @@
+//! One or two sentences per stage, derived from the stage's notes, for algorithms whose runner does
+//! not write a "narration" note itself.
+
+use crate::algo::{RunResult, Stage};
+use serde_json::Value;
+
+fn u(s: &Stage, k: &str) -> Option<u64> {
+    s.note_u64(k)
+}
+
+fn text(s: &Stage, k: &str) -> Option<String> {
+    s.notes.get(k).and_then(Value::as_str).map(str::to_string)
+}
+
+fn count(s: &Stage, k: &str) -> Option<usize> {
+    s.notes.get(k).and_then(Value::as_array).map(Vec::len)
+}
+
+/// Sentences for `stage` of `result`, or None to fall back to the generic text.
+pub fn narrate(result: &RunResult, stage: usize) -> Option<String> {
+    let s = result.stages.get(stage)?;
+    if stage == 0 {
+        return None;
+    }
+    match result.algorithm.as_str() {
+        "oddeven" => oddeven(result, s),
+        "scan" => scan(result, s),
+        "bmmc" => bmmc(s),
+        _ => None,
+    }
+}
+
+fn oddeven(result: &RunResult, s: &Stage) -> Option<String> {
+    let swaps = u(s, "swaps");
+    let cmp = u(s, "compare_exchanges").or_else(|| count(s, "pairs").map(|c| c as u64));
+    if let Some(parity) = text(s, "parity") {
+        let first = if parity == "even" {
+            "(0,1), (2,3), …"
+        } else {
+            "(1,2), (3,4), …"
+        };
+        return Some(format!(
+            "{}: every thread compares its {parity} pair {first} and swaps it when out of order — {} of {} pairs swapped. \
+             A barrier ends the phase for all threads, including those without a pair.",
+            s.label,
+            swaps.unwrap_or(0),
+            cmp.unwrap_or(0)
+        ));
+    }
+    if let (Some(p), Some(k)) = (u(s, "p"), u(s, "k")) {
+        return Some(format!(
+            "Batcher's network, merge of blocks of {} (p = {p}), step k = {k}: {} compare-exchanges, {} swapped. \
+             Small strides run in workgroup memory; strides across tiles are passes over the whole buffer.",
+            u(s, "merge_block").unwrap_or(2 * p),
+            cmp.unwrap_or(0),
+            swaps.unwrap_or(0)
+        ));
+    }
+    if let Some(b) = count(s, "block_pairs") {
+        let size = u(s, "block").unwrap_or(0);
+        return Some(if b == 0 {
+            format!(
+                "{}: every workgroup sorts its block of {size} keys in workgroup memory.",
+                s.label
+            )
+        } else {
+            format!(
+                "{}: {b} neighbouring block pairs merge-split — each pair merges its 2×{size} keys and keeps the lower half \
+                 left, the upper half right (Baudet–Stevenson).",
+                s.label
+            )
+        });
+    }
+    let _ = result;
+    None
+}
+
+fn scan(result: &RunResult, s: &Stage) -> Option<String> {
+    let active = u(s, "active");
+    let sleeping = u(s, "sleeping_count");
+    if let Some(dir) = text(s, "direction") {
+        return Some(match dir.as_str() {
+            "up" => format!(
+                "Up-sweep, tree level {}: {} threads each add a left child into its right sibling's slot (a[r] += a[l]), \
+                 building partial sums up the implicit tree (heap: l_child = 2i+1, r_child = 2i+2).",
+                u(s, "level").unwrap_or(0),
+                active.unwrap_or(0)
+            ),
+            "clear" => {
+                "The root is cleared: its slot becomes 0, the sum of nothing before it.".to_string()
+            }
+            "down" => format!(
+                "Down-sweep, tree level {}: {} threads swap and add — the left child takes its parent's prefix, the right \
+                 child the parent's prefix plus the left child's sum.",
+                u(s, "level").unwrap_or(0),
+                active.unwrap_or(0)
+            ),
+            _ => format!(
+                "{}: the input is added to the exclusive sums, giving inclusive ones.",
+                s.label
+            ),
+        });
+    }
+    if let (Some(p), Some(a)) = (u(s, "phase"), active) {
+        let rule = match result.variant.as_str() {
+            "ladder" => {
+                format!("thread t with bit {p} set adds a[(t & ~({p}-1)) − 1], its prev_rung")
+            }
+            "hillis-steele" => {
+                format!("every thread i ≥ {p} adds a[i − {p}] into the other buffer")
+            }
+            "folded" => format!("a[i] += a[i + {p}] wherever i + {p} < n"),
+            _ => format!("phase {p}"),
+        };
+        return Some(format!(
+            "Phase p = {p}: {rule}. {a} threads add, {} sleep; work so far {}.",
+            sleeping.unwrap_or(0),
+            u(s, "work").unwrap_or(0)
+        ));
+    }
+    None
+}
+
+fn bmmc(s: &Stage) -> Option<String> {
+    let kind = text(s, "kind")?;
+    let what = match kind.as_str() {
+        "tiled" => {
+            "the tiled kernel: each workgroup reads whole 128-byte lines of a tile into workgroup memory and writes whole lines of the permuted tile"
+        }
+        "naive" => "one thread per element writes it to A·x ⊕ c: coalesced reads, scattered writes",
+        "block" => "the seed's kernel 1, (A B; 0 C): a block permuted through workgroup memory",
+        "blockmove" => "the seed's kernel 2, (Id 0; 0 X): whole blocks move, elements inside stay",
+        other => other,
+    };
+    Some(format!(
+        "{}: {what}. The factor matrix of this pass is drawn beside the array.",
+        s.label
+    ))
+}
