@@ -96,6 +96,8 @@ pub struct StagewiseApp {
     pub show_help: bool,
     /// The narration + code panel on the right.
     pub show_code: bool,
+    /// Where the central view was drawn last frame (for diagram PNGs).
+    diagram_rect: Option<egui::Rect>,
 }
 
 /// Results of file dialogs, which run off the UI thread.
@@ -103,6 +105,8 @@ enum IoMsg {
     Input(Result<Data>),
     Session(Result<Session>),
     Note(String),
+    /// Where to save a PNG of the current diagram.
+    DiagramPng(std::path::PathBuf),
 }
 
 const HELP: &[(&str, &str)] = &[
@@ -150,6 +154,7 @@ impl StagewiseApp {
             io: channel(),
             show_help: false,
             show_code: true,
+            diagram_rect: None,
         };
         app.start_run(&cc.egui_ctx);
         app
@@ -542,6 +547,19 @@ impl StagewiseApp {
                         );
                     }
                     if ui
+                        .button("Save diagram as PNG…")
+                        .on_hover_text("The current stage's diagram, as shown")
+                        .clicked()
+                    {
+                        self.dialog(
+                            &ctx,
+                            true,
+                            "diagram.png",
+                            &[("PNG", &["png"])],
+                            IoMsg::DiagramPng,
+                        );
+                    }
+                    if ui
                         .button("Export trace…")
                         .on_hover_text("Every stage as JSON or CSV")
                         .clicked()
@@ -645,6 +663,33 @@ impl StagewiseApp {
         }
     }
 
+    /// Screenshot the window, crop it to the central view and save it (in the callback, off the frame).
+    fn shoot_diagram(&self, ctx: &egui::Context, path: std::path::PathBuf) {
+        let Some(rect) = self.diagram_rect else {
+            return;
+        };
+        let tx = self.io.0.clone();
+        let ppp = ctx.pixels_per_point();
+        let c2 = ctx.clone();
+        ctx.request_screenshot(move |img| {
+            let region = img.region(&rect, Some(ppp));
+            let [w, h] = region.size;
+            let bytes: Vec<u8> = region.pixels.iter().flat_map(|c| c.to_array()).collect();
+            let msg = match image::save_buffer(
+                &path,
+                &bytes,
+                w as u32,
+                h as u32,
+                image::ColorType::Rgba8,
+            ) {
+                Ok(()) => format!("saved {}", path.display()),
+                Err(e) => format!("cannot save {}: {e}", path.display()),
+            };
+            let _ = tx.send(IoMsg::Note(msg));
+            c2.request_repaint();
+        });
+    }
+
     fn poll_io(&mut self, ctx: &egui::Context) {
         let msgs: Vec<IoMsg> = self.io.1.try_iter().collect();
         for m in msgs {
@@ -664,6 +709,7 @@ impl StagewiseApp {
                 }
                 IoMsg::Input(Err(e)) | IoMsg::Session(Err(e)) => self.message = Some(e.to_string()),
                 IoMsg::Note(n) => self.message = Some(n),
+                IoMsg::DiagramPng(p) => self.shoot_diagram(ctx, p),
             }
         }
     }
@@ -697,6 +743,7 @@ impl eframe::App for StagewiseApp {
                 .show(ui, |ui| super::code::show(ui, r, stage));
         }
         egui::CentralPanel::default().show(ui, |ui| {
+            self.diagram_rect = Some(ui.max_rect());
             if let Some(r) = &self.result {
                 let last = r.stages.len().saturating_sub(1);
                 self.timeline.ui(ui, last);
