@@ -62,7 +62,9 @@ fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
         let x = bitcast<vec4<T>>(v);
         let s = ((x.x + x.y) + x.z) + x.w;
         let incl = subgroupInclusiveAdd(s);
-        (*pre)[j] = carry + (incl - s);
+        // Exclusive by shifting the inclusive scan (not incl - s: inf - inf would give NaN).
+        let up = subgroupShuffleUp(incl, 1u);
+        (*pre)[j] = carry + select(up, T(0), me.lane == 0u);
         carry = carry + subgroupShuffle(incl, me.lanes - 1u);
     }
     if (me.lane == 0u) { s_sg[me.sid] = carry; }
