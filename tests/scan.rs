@@ -569,7 +569,11 @@ fn decoupled_subgroup_and_shared_tile_scans_match_the_model() {
             random_data(1000, DType::U32, 1, false),
             false,
         );
-        let want = if has_sg && !shared { "subgroup" } else { "workgroup-memory" };
+        let want = if has_sg && !shared {
+            "subgroup"
+        } else {
+            "workgroup-memory"
+        };
         assert_eq!(r.extra["tile_scan"].as_str(), Some(want));
         for (k, (wg, per, n)) in [
             (256u32, 8u32, 100_003usize),
@@ -619,7 +623,12 @@ fn decoupled_subgroup_and_shared_tile_scans_match_the_model() {
             shared_scan: shared,
             ..Default::default()
         };
-        let r = check("decoupled", &o, random_data(3_000, DType::F32, 9, false), true);
+        let r = check(
+            "decoupled",
+            &o,
+            random_data(3_000, DType::F32, 9, false),
+            true,
+        );
         let tiles = r.extra["tiles"].as_u64().unwrap();
         assert_eq!(r.extra["fallbacks"].as_u64(), Some(tiles * (tiles - 1) / 2));
     }

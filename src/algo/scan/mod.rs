@@ -658,7 +658,11 @@ impl Algorithm for Options {
             if variant == "decoupled" {
                 extra.insert(
                     "tile_scan".into(),
-                    json!(if s.subgroups { "subgroup" } else { "workgroup-memory" }),
+                    json!(if s.subgroups {
+                        "subgroup"
+                    } else {
+                        "workgroup-memory"
+                    }),
                 );
             }
             extra.insert("tiles".into(), json!(built.tiles));
