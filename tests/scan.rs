@@ -410,9 +410,11 @@ fn errors_are_clear() {
         let e = try_run(&scan(o), "decoupled", Data::from_u32(&[1, 2]), false).unwrap_err();
         assert!(e.to_string().contains(what), "{e}");
     }
+    // The workgroup-memory tile scan holds the tile in workgroup memory (the subgroup one does not).
     let big = Options {
         workgroup_size: 256,
         per_thread: 16,
+        shared_scan: true,
         ..Default::default()
     };
     if (gpu().limits.max_compute_workgroup_storage_size as usize) < 256 * 16 * 16 {
@@ -547,4 +549,87 @@ fn grids_beyond_65535_workgroups() {
     let r = check("decoupled", &tiny, x.clone(), true);
     assert_eq!(r.extra["tiles"], 70_000);
     check("reduce-then-scan", &tiny, x, false);
+}
+
+/// Both decoupled tile scans: the subgroup one (registers, subgroupInclusiveAdd; used where the
+/// adapter has Features::SUBGROUP) and the workgroup-memory one (--shared-scan), against the model,
+/// for odd sizes, several tile shapes (including workgroups narrower than a subgroup), exclusive,
+/// every dtype, integer wraparound, and the fallback path.
+#[test]
+fn decoupled_subgroup_and_shared_tile_scans_match_the_model() {
+    let g = gpu();
+    let has_sg = g.has_subgroups();
+    for shared in [false, true] {
+        let r = check(
+            "decoupled",
+            &Options {
+                shared_scan: shared,
+                ..Default::default()
+            },
+            random_data(1000, DType::U32, 1, false),
+            false,
+        );
+        let want = if has_sg && !shared {
+            "subgroup"
+        } else {
+            "workgroup-memory"
+        };
+        assert_eq!(r.extra["tile_scan"].as_str(), Some(want));
+        for (k, (wg, per, n)) in [
+            (256u32, 8u32, 100_003usize),
+            (256, 16, 70_001),
+            (64, 3, 9_999),
+            (32, 1, 4_097),
+            (8, 2, 1_001),
+            (4, 1, 333),
+            (2, 5, 257),
+            (128, 7, 1),
+            (128, 7, 3),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if shared && wg == 256 {
+                continue; // the workgroup-memory tile of 256 threads fits only with fewer vec4
+            }
+            for dtype in DType::ALL {
+                let x = random_data(n, dtype, 500 + k as u64, false);
+                for exclusive in [false, true] {
+                    let o = Options {
+                        workgroup_size: wg,
+                        per_thread: per,
+                        exclusive,
+                        shared_scan: shared,
+                        ..Default::default()
+                    };
+                    check("decoupled", &o, x.clone(), false);
+                }
+            }
+        }
+        // u32 wraparound: every element near the top, sums wrap many times.
+        let big: Vec<u32> = (0..50_000u32).map(|i| u32::MAX - (i % 7)).collect();
+        let o = Options {
+            workgroup_size: 32,
+            per_thread: 2,
+            shared_scan: shared,
+            ..Default::default()
+        };
+        check("decoupled", &o, Data::from_u32(&big), false);
+        // The fallback path with each tile scan.
+        let o = Options {
+            spin: 0,
+            workgroup_size: 16,
+            per_thread: 2,
+            shared_scan: shared,
+            ..Default::default()
+        };
+        let r = check(
+            "decoupled",
+            &o,
+            random_data(3_000, DType::F32, 9, false),
+            true,
+        );
+        let tiles = r.extra["tiles"].as_u64().unwrap();
+        assert_eq!(r.extra["fallbacks"].as_u64(), Some(tiles * (tiles - 1) / 2));
+    }
 }

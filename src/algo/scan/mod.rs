@@ -67,6 +67,7 @@ const PINGPONG: &str = include_str!("../../../shaders/scan/pingpong.wgsl");
 const SEQUENTIAL: &str = include_str!("../../../shaders/scan/sequential.wgsl");
 const TILE_COMMON: &str = include_str!("../../../shaders/scan/tile_common.wgsl");
 const DECOUPLED: &str = include_str!("../../../shaders/scan/decoupled.wgsl");
+const DECOUPLED_SG: &str = include_str!("../../../shaders/scan/decoupled_sg.wgsl");
 const RTS: &str = include_str!("../../../shaders/scan/rts.wgsl");
 const POISON: u32 = 0xDEAD_BEEF;
 /// Threads per workgroup of the phase kernels.
@@ -101,6 +102,11 @@ pub struct Options {
     /// test of the fallback path; the work grows with tiles²).
     #[arg(long, default_value_t = 256)]
     pub spin: u32,
+    /// decoupled: scan each tile in workgroup memory (Kogge-Stone over the thread totals) even where
+    /// the adapter has subgroup operations; by default decoupled keeps the tile in registers and
+    /// scans it with subgroupInclusiveAdd when the adapter has Features::SUBGROUP.
+    #[arg(long)]
+    pub shared_scan: bool,
 }
 
 impl Default for Options {
@@ -111,6 +117,7 @@ impl Default for Options {
             workgroup_size: 256,
             per_thread: 0,
             spin: 256,
+            shared_scan: false,
         }
     }
 }
@@ -120,20 +127,27 @@ impl Default for Options {
 pub struct TileShape {
     pub wg: u32,
     pub per: u32,
+    /// decoupled with subgroup operations (tile in registers, decoupled_sg.wgsl).
+    pub subgroups: bool,
 }
 
 impl TileShape {
     pub fn elements(self) -> usize {
         (self.wg * self.per * 4) as usize
     }
-    fn shared_bytes(wg: u32, per: u32) -> u32 {
-        wg * (per + 1) * 16 + wg * 4 + 2 * 4 * wg.min(32) + 16
+    fn shared_bytes(wg: u32, per: u32, subgroups: bool) -> u32 {
+        if subgroups {
+            wg * 4 + 2 * 4 * wg.min(32) + 16
+        } else {
+            wg * (per + 1) * 16 + wg * 4 + 2 * 4 * wg.min(32) + 16
+        }
     }
 }
 
 impl Options {
     /// The tile shape for this adapter, or a clear error naming the limit.
-    pub fn tile_shape(&self, gpu: &Gpu) -> Result<TileShape> {
+    pub fn tile_shape(&self, gpu: &Gpu, variant: &str) -> Result<TileShape> {
+        let sg = variant == "decoupled" && !self.shared_scan && gpu.has_subgroups();
         let l = &gpu.limits;
         let max_wg = l
             .max_compute_invocations_per_workgroup
@@ -148,7 +162,7 @@ impl Options {
         let per = if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()
-                .find(|&p| TileShape::shared_bytes(wg, p) <= mem)
+                .find(|&p| TileShape::shared_bytes(wg, p, sg) <= mem)
                 .ok_or_else(|| {
                     Error::Limit(format!(
                         "a {wg}-thread workgroup does not fit this adapter's {mem} bytes of workgroup memory \
@@ -163,14 +177,18 @@ impl Options {
                 "--per-thread must be 0 (auto) or 1..=16; got {per}"
             ));
         }
-        let need = TileShape::shared_bytes(wg, per);
+        let need = TileShape::shared_bytes(wg, per, sg);
         if need > mem {
             return Err(Error::Limit(format!(
                 "--workgroup-size {wg} with --per-thread {per} needs {need} bytes of workgroup memory, above this \
                  adapter's {mem} (max_compute_workgroup_storage_size)"
             )));
         }
-        Ok(TileShape { wg, per })
+        Ok(TileShape {
+            wg,
+            per,
+            subgroups: sg,
+        })
     }
 
     /// Template parameters: element type, exclusive, look-back spins, workgroup size, vec4 per thread.
@@ -395,7 +413,7 @@ impl Options {
                 plan.keep.extend([u, src, dst]);
             }
             "reduce-then-scan" | "decoupled" => {
-                let shape = self.tile_shape(gpu)?;
+                let shape = self.tile_shape(gpu, variant)?;
                 let te = shape.elements();
                 let nv = n.div_ceil(4);
                 let tiles = n.div_ceil(te);
@@ -420,7 +438,11 @@ impl Options {
                         .capture = capture_if(trace, Region::words(&dst, n));
                     plan.keep.push(sums);
                 } else {
-                    let code = specialize(&format!("{TILE_COMMON}\n{DECOUPLED}"), &params);
+                    let code = if shape.subgroups {
+                        specialize(DECOUPLED_SG, &params)
+                    } else {
+                        specialize(&format!("{TILE_COMMON}\n{DECOUPLED}"), &params)
+                    };
                     let status = gpu.storage_zeroed("scan tile status", 1 + 2 * tiles)?;
                     let info = init.scratch(gpu, "scan look-back info", 2 * tiles)?;
                     let clear = gpu.pipeline("scan decoupled", &code, "clear")?;
@@ -633,6 +655,16 @@ impl Algorithm for Options {
             extra.insert("tile_elements".into(), json!(s.elements()));
             extra.insert("workgroup_size".into(), json!(s.wg));
             extra.insert("per_thread_vec4".into(), json!(s.per));
+            if variant == "decoupled" {
+                extra.insert(
+                    "tile_scan".into(),
+                    json!(if s.subgroups {
+                        "subgroup"
+                    } else {
+                        "workgroup-memory"
+                    }),
+                );
+            }
             extra.insert("tiles".into(), json!(built.tiles));
         }
 
