@@ -5,6 +5,7 @@
 
 pub mod bitrev;
 pub mod copy;
+pub mod fft;
 
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
@@ -232,6 +233,14 @@ pub trait Algorithm {
     fn check_len(&self, _n: usize) -> Result<()> {
         Ok(())
     }
+    /// An element type the algorithm always uses, whatever `--dtype` says (e.g. f32 for the FFT).
+    fn fixed_dtype(&self) -> Option<DType> {
+        None
+    }
+    /// How many input numbers `--fill` generates when `--n` is not given (default 16).
+    fn default_len(&self) -> Option<usize> {
+        None
+    }
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult>;
     /// A plan for timed mode at size `n` (inputs filled, no read-back).
     fn bench_case(&self, gpu: &Gpu, variant: &Variant, n: usize, dtype: DType)
@@ -250,6 +259,8 @@ pub enum AlgoOptions {
     Copy(copy::Options),
     /// Bit-reversal permutation (seed 000): naive one kernel, staged Demo B.
     Bitrev(bitrev::Options),
+    /// Nabla-style workgroup FFT (seed 003): xor exchanges, raw/natural order, real FFTs.
+    Fft(fft::Options),
 }
 
 impl AlgoOptions {
@@ -257,6 +268,7 @@ impl AlgoOptions {
         match self {
             AlgoOptions::Copy(o) => o,
             AlgoOptions::Bitrev(o) => o,
+            AlgoOptions::Fft(o) => o,
         }
     }
 
@@ -264,6 +276,7 @@ impl AlgoOptions {
     pub fn all_defaults() -> Vec<AlgoOptions> {
         vec![
             AlgoOptions::Bitrev(Default::default()),
+            AlgoOptions::Fft(Default::default()),
             AlgoOptions::Copy(Default::default()),
         ]
     }
