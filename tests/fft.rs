@@ -204,8 +204,14 @@ fn seed_diagram_16_points_ept2_wg8() {
         .iter()
         .map(|v| v.as_u64().unwrap())
         .collect();
-    assert_eq!(written[2], 1, "output 2 (thread 1) is written to position 1");
-    assert_eq!(written[3], 9, "output 3 (thread 1) is written to position 9");
+    assert_eq!(
+        written[2], 1,
+        "output 2 (thread 1) is written to position 1"
+    );
+    assert_eq!(
+        written[3], 9,
+        "output 3 (thread 1) is written to position 9"
+    );
 }
 
 #[test]
@@ -235,14 +241,8 @@ fn seed_diagram_16_points_ept4_wg4() {
     assert_eq!(own[0], [0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
     // Columns 2 → 3: no exchange between threads, only a local lo/hi regroup.
     assert_eq!(own[2], own[0]);
-    assert_eq!(
-        los(&r, 1),
-        (0..16).map(|p| p & 8 == 0).collect::<Vec<_>>()
-    );
-    assert_eq!(
-        los(&r, 2),
-        (0..16).map(|p| p & 4 == 0).collect::<Vec<_>>()
-    );
+    assert_eq!(los(&r, 1), (0..16).map(|p| p & 8 == 0).collect::<Vec<_>>());
+    assert_eq!(los(&r, 2), (0..16).map(|p| p & 4 == 0).collect::<Vec<_>>());
     assert_eq!(own[4], [0, 1, 0, 1, 2, 3, 2, 3, 0, 1, 0, 1, 2, 3, 2, 3]);
     // Two consecutive elements per thread, looping over the threads twice.
     assert_eq!(own[7], [0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 1, 1, 2, 2, 3, 3]);
@@ -252,12 +252,23 @@ fn seed_diagram_16_points_ept4_wg4() {
         [0, 4, 2, 6, 8, 12, 10, 14, 1, 5, 3, 7, 9, 13, 11, 15]
     );
     let e_seq: Vec<usize> = (0..16).map(|p| model::e_map(p, 4, 2)).collect();
-    assert_eq!(e_seq, [0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15]);
+    assert_eq!(
+        e_seq,
+        [0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15]
+    );
 }
 
 #[test]
 fn traces_match_the_model_on_random_input() {
-    for (n, e) in [(2, 2), (8, 2), (32, 4), (64, 64), (128, 8), (256, 2), (1024, 16)] {
+    for (n, e) in [
+        (2, 2),
+        (8, 2),
+        (32, 4),
+        (64, 64),
+        (128, 8),
+        (256, 2),
+        (1024, 16),
+    ] {
         for inverse in [false, true] {
             let mut o = opts(n, e, Order::Natural);
             o.inverse = inverse;
@@ -280,7 +291,14 @@ fn traces_match_the_model_on_random_input() {
 
 #[test]
 fn nyquist_is_thread_0_second_element() {
-    for (n, e) in [(2usize, 2usize), (16, 2), (16, 4), (64, 8), (512, 4), (2048, 16)] {
+    for (n, e) in [
+        (2usize, 2usize),
+        (16, 2),
+        (16, 4),
+        (64, 8),
+        (512, 4),
+        (2048, 16),
+    ] {
         let w = n / e;
         let ln = n.trailing_zeros();
         assert_eq!(model::f_map(w, ln, e.trailing_zeros()), n / 2);
@@ -340,7 +358,9 @@ fn real_only_keeps_the_even_elements() {
         let w = n / e;
         let x = random(n, n as u64 + 5);
         let full = model::dft(
-            &x.iter().map(|&v| C64::new(v as f64, 0.0)).collect::<Vec<_>>(),
+            &x.iter()
+                .map(|&v| C64::new(v as f64, 0.0))
+                .collect::<Vec<_>>(),
             false,
         );
         for order in [Order::Raw, Order::Natural] {
@@ -358,7 +378,11 @@ fn real_only_keeps_the_even_elements() {
                 let k = if order == Order::Raw {
                     // c = t + m·W holds output[t + 2m·W] = DFT[bitreverse_{N−1}(c)].
                     assert_eq!(
-                        model::f_map((c % w) + 2 * (c / w) * w, n.trailing_zeros(), e.trailing_zeros()),
+                        model::f_map(
+                            (c % w) + 2 * (c / w) * w,
+                            n.trailing_zeros(),
+                            e.trailing_zeros()
+                        ),
                         model::bitrev(c, n.trailing_zeros() - 1)
                     );
                     model::bitrev(c, n.trailing_zeros() - 1)
@@ -477,4 +501,27 @@ fn errors_name_the_constraint() {
     o.real_pair = true;
     let e = err(o, 32);
     assert!(e.contains("exclude"), "{e}");
+}
+
+/// The view draws a traced run (ownership diagram, plots) without panicking; with
+/// FFT_VIEW_PNG=path it also writes a rendering for the README.
+#[test]
+fn view_draws_the_ownership_diagram() {
+    use eframe::egui;
+    use stagewise::ui::views::{ViewState, fft as view};
+    for (n, e) in [(16, 2), (16, 4), (128, 4)] {
+        let r = run(&opts(n, e, Order::Raw), random(2 * n, 2), true);
+        let last = r.stages.len() - 1;
+        let mut state = ViewState::default();
+        let mut harness = egui_kittest::Harness::builder()
+            .with_size(egui::vec2(1500.0, 1000.0))
+            .wgpu()
+            .build_ui(|ui| view::show(ui, &r, last, 1, &mut state));
+        harness.run();
+        if let Ok(path) = std::env::var("FFT_VIEW_PNG")
+            && let Ok(img) = harness.render()
+        {
+            let _ = img.save(format!("{path}_{n}_{e}.png"));
+        }
+    }
 }

@@ -439,6 +439,16 @@ impl eframe::App for StagewiseApp {
                 ui.label("Press Run to execute the algorithm on the GPU.");
             }
         });
+        // A view asked for a run with new options (e.g. the FFT view's own controls).
+        if let Some(a) = self.view.rerun.take() {
+            self.session.algo = a;
+            self.session.fill = Fill::Example;
+            self.session.typed = false;
+            if !self.is_running() {
+                let ctx = ui.ctx().clone();
+                self.start_run(&ctx);
+            }
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

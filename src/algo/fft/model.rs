@@ -97,7 +97,9 @@ pub fn schedule(n: usize, e: usize) -> Vec<Step> {
     let w = n / e;
     let half = e / 2;
     // pos[t][j]: logical position in thread t's slot j.
-    let mut pos: Vec<Vec<usize>> = (0..w).map(|t| (0..e).map(|j| t + j * w).collect()).collect();
+    let mut pos: Vec<Vec<usize>> = (0..w)
+        .map(|t| (0..e).map(|j| t + j * w).collect())
+        .collect();
     let mut steps = Vec::new();
     let snap = |pos: &Vec<Vec<usize>>, kind, stride, is_lo: &dyn Fn(usize, usize) -> bool| {
         let mut owner = vec![u32::MAX; n];
