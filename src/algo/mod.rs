@@ -6,6 +6,7 @@
 pub mod bitrev;
 pub mod bmmc;
 pub mod copy;
+pub mod fft;
 pub mod oddeven;
 pub mod scan;
 
@@ -239,6 +240,14 @@ pub trait Algorithm {
     fn check_len(&self, _n: usize) -> Result<()> {
         Ok(())
     }
+    /// An element type the algorithm always uses, whatever `--dtype` says (e.g. f32 for the FFT).
+    fn fixed_dtype(&self) -> Option<DType> {
+        None
+    }
+    /// How many input numbers `--fill` generates when `--n` is not given (default 16).
+    fn default_len(&self) -> Option<usize> {
+        None
+    }
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult>;
     /// A plan for timed mode at size `n` (inputs filled, no read-back).
     fn bench_case(&self, gpu: &Gpu, variant: &Variant, n: usize, dtype: DType)
@@ -263,6 +272,8 @@ pub enum AlgoOptions {
     Oddeven(oddeven::Options),
     /// Prefix sums (seed 004): ladder, folded, Hillis-Steele, Blelloch, reduce-then-scan, decoupled look-back.
     Scan(scan::Options),
+    /// Nabla-style workgroup FFT (seed 003): xor exchanges, raw/natural order, real FFTs.
+    Fft(fft::Options),
 }
 
 impl AlgoOptions {
@@ -273,6 +284,7 @@ impl AlgoOptions {
             AlgoOptions::Bmmc(o) => o,
             AlgoOptions::Oddeven(o) => o,
             AlgoOptions::Scan(o) => o,
+            AlgoOptions::Fft(o) => o,
         }
     }
 
@@ -281,9 +293,10 @@ impl AlgoOptions {
         vec![
             AlgoOptions::Bitrev(Default::default()),
             AlgoOptions::Bmmc(Default::default()),
+            AlgoOptions::Oddeven(Default::default()),
+            AlgoOptions::Fft(Default::default()),
             AlgoOptions::Scan(Default::default()),
             AlgoOptions::Copy(Default::default()),
-            AlgoOptions::Oddeven(Default::default()),
         ]
     }
 

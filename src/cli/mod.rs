@@ -274,23 +274,24 @@ fn adapters(as_json: bool) -> Result<i32> {
 
 /// Resolve `--input/--n/--fill/--seed` into data for `algo`.
 pub fn resolve_input(algo: &dyn algo::Algorithm, args: &RunArgs) -> Result<Data> {
+    let dtype = algo.fixed_dtype().unwrap_or(args.dtype);
     if args.input.is_some() && (args.n.is_some() || args.fill.is_some()) {
         return Err(Error::input(
             "--input cannot be combined with --n or --fill",
         ));
     }
     if let Some(path) = &args.input {
-        return data::read_input(path, args.dtype);
+        return data::read_input(path, dtype);
     }
     let fill = args
         .fill
-        .unwrap_or(if args.n.is_none() && algo.example(args.dtype).is_some() {
+        .unwrap_or(if args.n.is_none() && algo.example(dtype).is_some() {
             Fill::Example
         } else {
             Fill::Random
         });
     if fill == Fill::Example {
-        let ex = algo.example(args.dtype).ok_or_else(|| {
+        let ex = algo.example(dtype).ok_or_else(|| {
             Error::Input(format!(
                 "{} has no seed example; use --n with another --fill",
                 algo.info().name
@@ -306,24 +307,25 @@ pub fn resolve_input(algo: &dyn algo::Algorithm, args: &RunArgs) -> Result<Data>
         }
         return Ok(ex);
     }
-    let n = args.n.unwrap_or(16);
+    let n = args.n.or(algo.default_len()).unwrap_or(16);
     if n == 0 {
         return Err(Error::input("--n must be at least 1"));
     }
-    Ok(data::generate(fill, n, args.dtype, args.seed))
+    Ok(data::generate(fill, n, dtype, args.seed))
 }
 
 fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     let algo = args.algo.algo();
     let info = algo.info();
     let variant = info.variant(args.variant.as_deref())?;
-    info.check_dtype(args.dtype)?;
+    let dtype = algo.fixed_dtype().unwrap_or(args.dtype);
+    info.check_dtype(dtype)?;
     let input = resolve_input(algo, args)?;
     algo.check_len(input.len())?;
     let gpu = gpu(cli.adapter.as_deref())?;
     let req = RunRequest {
         variant,
-        dtype: args.dtype,
+        dtype,
         input,
         trace: args.trace,
     };

@@ -55,13 +55,19 @@ impl Session {
     }
 
     /// The input this session describes.
+    /// The element type runs use: the algorithm's own when it has one (the FFT's f32).
+    pub fn dtype(&self) -> DType {
+        self.algo.algo().fixed_dtype().unwrap_or(self.dtype)
+    }
+
     pub fn input(&self) -> Result<Data> {
         let algo = self.algo.algo();
+        let dtype = self.dtype();
         if self.typed {
-            return data::parse_text(&self.text, self.dtype);
+            return data::parse_text(&self.text, dtype);
         }
         if self.fill == Fill::Example {
-            return algo.example(self.dtype).ok_or_else(|| {
+            return algo.example(dtype).ok_or_else(|| {
                 Error::Input(format!(
                     "{} has no seed example: pick another input",
                     algo.info().name
@@ -70,8 +76,8 @@ impl Session {
         }
         Ok(data::generate(
             self.fill,
-            1usize << self.log_n,
-            self.dtype,
+            algo.default_len().unwrap_or(1usize << self.log_n),
+            dtype,
             self.seed,
         ))
     }
@@ -188,7 +194,7 @@ impl StagewiseApp {
                     &gpu,
                     &RunRequest {
                         variant,
-                        dtype: s.dtype,
+                        dtype: s.dtype(),
                         input,
                         trace: true,
                     },
@@ -766,6 +772,16 @@ impl eframe::App for StagewiseApp {
                 ui.label("Press Run to execute the algorithm on the GPU.");
             }
         });
+        // A view asked for a run with new options (e.g. the FFT view's own controls).
+        if let Some(a) = self.view.rerun.take() {
+            self.session.algo = a;
+            self.session.fill = Fill::Example;
+            self.session.typed = false;
+            if !self.is_running() {
+                let ctx = ui.ctx().clone();
+                self.start_run(&ctx);
+            }
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

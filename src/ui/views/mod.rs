@@ -2,6 +2,7 @@
 
 pub mod bitrev;
 pub mod bmmc;
+pub mod fft;
 pub mod generic;
 pub mod oddeven;
 pub mod scan;
@@ -21,6 +22,10 @@ pub struct ViewState {
     pub oddeven_bars: bool,
     /// scan: the picked cell whose dependencies are highlighted.
     pub scan_pick: Option<usize>,
+    /// The FFT view's own controls (size, E, signal, order, mode).
+    pub fft: fft::FftControls,
+    /// Set by a view to ask the app to run these options (with the algorithm's generated input).
+    pub rerun: Option<crate::algo::AlgoOptions>,
 }
 
 /// Draw the result's current stage with the algorithm's own view.
@@ -30,6 +35,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         "bmmc" => bmmc::show(ui, result, stage, key, state),
         "oddeven" => oddeven::show(ui, result, stage, key, state),
         "scan" => scan::show(ui, result, stage, key, state),
+        "fft" => fft::show(ui, result, stage, key, state),
         _ => generic::show(ui, result, stage, key, state),
     }
 }
