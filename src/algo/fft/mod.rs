@@ -62,6 +62,7 @@ pub enum Signal {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
+#[serde(default)]
 pub struct Options {
     /// FFT size N (complex points), a power of two ≥ 2. Default: the input length / batch (2 numbers per point; 1 with --real), or 16 for generated input.
     #[arg(long)]
