@@ -395,10 +395,20 @@ impl PerfLab {
             })
             .height((ui.available_height() - 8.0).max(200.0))
             .show(ui, |p| {
-                for (name, mut pts) in series {
+                for (k, (name, mut pts)) in series.into_iter().enumerate() {
                     pts.sort_by(|a, b| a[0].total_cmp(&b[0]));
-                    p.line(Line::new(name.clone(), PlotPoints::from(pts.clone())).width(2.0));
-                    p.points(Points::new(name, PlotPoints::from(pts)).radius(3.0));
+                    // One explicit colour per series, so its line, points and legend entry agree.
+                    let c = crate::ui::colors::thread_color(k);
+                    p.line(
+                        Line::new(name.clone(), PlotPoints::from(pts.clone()))
+                            .width(2.0)
+                            .color(c),
+                    );
+                    p.points(
+                        Points::new(name, PlotPoints::from(pts))
+                            .radius(3.0)
+                            .color(c),
+                    );
                 }
                 if !copy.is_empty() {
                     let pts: Vec<[f64; 2]> =
