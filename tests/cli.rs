@@ -208,3 +208,24 @@ fn bench_rows_are_sane() {
     let f = v["rows"][0]["fraction_of_copy"].as_f64().unwrap();
     assert!((0.3..=1.5).contains(&f), "copy vs itself: {f}");
 }
+
+#[test]
+fn bench_all_covers_every_algorithm() {
+    let v = run_ok(&[
+        "bench", "--all", "--n", "4096", "--reps", "3", "--warmup", "1", "--json",
+    ]);
+    let rows = v["rows"].as_array().unwrap();
+    for algo in ["copy", "bitrev", "bmmc", "oddeven", "fft", "scan"] {
+        assert!(
+            rows.iter().any(|r| r["algorithm"] == algo),
+            "{algo} has a row"
+        );
+    }
+    for r in rows {
+        assert!(
+            r["median_ms"].as_f64().unwrap() > 0.0 && r["copy_gbps"].as_f64().unwrap() > 0.0,
+            "{r}"
+        );
+        assert!(r["fraction_of_copy"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}

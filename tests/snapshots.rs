@@ -78,3 +78,12 @@ fn scan_ladder_phases() {
         2,
     );
 }
+
+#[test]
+fn fft_thread_ownership() {
+    snapshot(
+        "view_fft_16",
+        traced(AlgoOptions::Fft(Default::default()), "workgroup"),
+        2,
+    );
+}

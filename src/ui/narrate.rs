@@ -26,6 +26,7 @@ pub fn narrate(result: &RunResult, stage: usize) -> Option<String> {
         "oddeven" => oddeven(result, s),
         "scan" => scan(result, s),
         "bmmc" => bmmc(s),
+        "fft" => fft(s),
         _ => None,
     }
 }
@@ -136,4 +137,30 @@ fn bmmc(s: &Stage) -> Option<String> {
         "{}: {what}. The factor matrix of this pass is drawn beside the array.",
         s.label
     ))
+}
+
+fn fft(s: &Stage) -> Option<String> {
+    let l = s.label.to_lowercase();
+    if l.contains("exchange") {
+        Some(format!(
+            "{}: partner threads t and t ^ stride swap values through workgroup memory — the lower thread gives its hi \
+             and takes the higher thread's lo — so that after the barrier every thread again holds lo/hi pairs one \
+             stride apart.",
+            s.label
+        ))
+    } else if l.contains("butterfly") {
+        Some(format!(
+            "{}: every thread combines each of its lo/hi pairs, lo' = lo + hi and hi' = (lo − hi)·w with the pair's \
+             twiddle w; nothing leaves the thread.",
+            s.label
+        ))
+    } else if l.contains("regroup") {
+        Some(format!(
+            "{}: the stride is still at least the workgroup size, so the next pairs are already inside each thread: it \
+             only re-pairs its own slots.",
+            s.label
+        ))
+    } else {
+        None
+    }
 }
