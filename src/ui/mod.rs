@@ -55,3 +55,27 @@ pub fn run_app(adapter: Option<&str>, session: Option<&std::path::Path>) -> Resu
     .map_err(|e| Error::Gpu(format!("cannot open the window: {e}")))?;
     Ok(0)
 }
+
+/// Screenshot the window, crop it to `rect` and save it as PNG at `path`; `done` gets the message
+/// ("saved …" or why not). Runs in eframe's screenshot callback, never in a frame.
+pub fn save_region_png(
+    ctx: &eframe::egui::Context,
+    rect: eframe::egui::Rect,
+    path: std::path::PathBuf,
+    done: impl FnOnce(String) + Send + 'static,
+) {
+    let ppp = ctx.pixels_per_point();
+    let c2 = ctx.clone();
+    ctx.request_screenshot(move |img| {
+        let region = img.region(&rect, Some(ppp));
+        let [w, h] = region.size;
+        let bytes: Vec<u8> = region.pixels.iter().flat_map(|c| c.to_array()).collect();
+        done(
+            match image::save_buffer(&path, &bytes, w as u32, h as u32, image::ColorType::Rgba8) {
+                Ok(()) => format!("saved {}", path.display()),
+                Err(e) => format!("cannot save {}: {e}", path.display()),
+            },
+        );
+        c2.request_repaint();
+    });
+}

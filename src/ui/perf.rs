@@ -451,24 +451,8 @@ impl PerfLab {
             return;
         };
         let tx = tx.clone();
-        let ppp = ctx.pixels_per_point();
-        let c2 = ctx.clone();
-        ctx.request_screenshot(move |img| {
-            let region = img.region(&rect, Some(ppp));
-            let [w, h] = region.size;
-            let bytes: Vec<u8> = region.pixels.iter().flat_map(|c| c.to_array()).collect();
-            let msg = match image::save_buffer(
-                &path,
-                &bytes,
-                w as u32,
-                h as u32,
-                image::ColorType::Rgba8,
-            ) {
-                Ok(()) => format!("saved {}", path.display()),
-                Err(e) => format!("cannot save {}: {e}", path.display()),
-            };
+        super::save_region_png(ctx, rect, path, move |msg| {
             let _ = tx.send(Msg::Saved(msg));
-            c2.request_repaint();
         });
     }
 }
