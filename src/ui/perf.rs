@@ -367,20 +367,33 @@ impl PerfLab {
     }
 
     fn plot(&mut self, ui: &mut egui::Ui, gpu: &Gpu) {
+        // Sorts read in keys per second; everything else in GB/s of the floor's bytes. The copy
+        // roofline converts at the sort's 8 bytes per key (one read, one write).
+        let keys = self.algo.name() == "oddeven";
+        let (unit, scale) = if keys {
+            ("Gkeys/s", 1.0 / 8.0)
+        } else {
+            ("GB/s", 1.0)
+        };
         let mut series: BTreeMap<String, Vec<[f64; 2]>> = BTreeMap::new();
         let mut copy: BTreeMap<u64, f64> = BTreeMap::new();
         for r in &self.rows {
+            let y = if keys { r.gitems_per_s } else { r.gbps };
             series
                 .entry(format!("{} {}", r.algorithm, r.variant))
                 .or_default()
-                .push([(r.n as f64).log2(), r.gbps]);
-            copy.insert(r.n, r.copy_gbps);
+                .push([(r.n as f64).log2(), y]);
+            copy.insert(r.n, r.copy_gbps * scale);
         }
-        let nominal = nominal_bandwidth(&gpu.info.name);
+        let nominal = nominal_bandwidth(&gpu.info.name).map(|b| b * scale);
         let resp = Plot::new("throughput")
             .legend(Legend::default())
             .x_axis_label("log2 N")
-            .y_axis_label("GB/s (bytes moved at least / median time)")
+            .y_axis_label(if keys {
+                "Gkeys/s (keys / median time)"
+            } else {
+                "GB/s (bytes moved at least / median time)"
+            })
             .x_axis_formatter(|m, _| format!("2^{}", m.value.round() as i64))
             .label_formatter(|h| match h {
                 egui_plot::HoverPosition::NearDataPoint {
@@ -388,7 +401,7 @@ impl PerfLab {
                     position,
                     ..
                 } => Some(format!(
-                    "{plot_name}\nN = 2^{:.0}\n{:.1} GB/s",
+                    "{plot_name}\nN = 2^{:.0}\n{:.2} {unit}",
                     position.x, position.y
                 )),
                 egui_plot::HoverPosition::Elsewhere { .. } => None,
@@ -420,7 +433,7 @@ impl PerfLab {
                     );
                 }
                 if let Some(bw) = nominal {
-                    p.hline(HLine::new(format!("nominal {bw:.0} GB/s"), bw));
+                    p.hline(HLine::new(format!("nominal {bw:.0} {unit}"), bw));
                 }
             });
         self.plot_rect = Some(resp.response.rect);
