@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# decoupled scan configurations on the H100 (after `source .gpu/enter`)
+# decoupled scan configurations on the H100 (after `source .gpu/enter`). Usage: bench/h100-scan.sh [OUTDIR]
+# One line per case on stdout and in OUTDIR/scan_summary.txt; JSON of the default over 2^20..2^28.
 set -uo pipefail
-S=.gpu/stagewise
-for cfg in "" "--workgroup-size 256 --per-thread 16" "--workgroup-size 512 --per-thread 8" "--workgroup-size 512 --per-thread 16" \
-           "--workgroup-size 1024 --per-thread 4" "--workgroup-size 128 --per-thread 16" "--shared-scan"; do
-  echo -n "decoupled $cfg: "
-  $S bench scan --variant decoupled --n 268435456 $cfg --reps 30 --json | python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"][0]; print("%9.4f ms %7.1f GB/s x%.3f" % (r["median_ms"], r["gbps"], r["fraction_of_copy"]))'
+S=${SW:-.gpu/stagewise}; out=${1:-/tmp/out}; mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+for cfg in "" "--workgroup-size 256 --per-thread 4" "--workgroup-size 256 --per-thread 8" "--workgroup-size 256 --per-thread 16" \
+           "--workgroup-size 512 --per-thread 2" "--workgroup-size 512 --per-thread 8" \
+           "--workgroup-size 1024 --per-thread 2" "--workgroup-size 1024 --per-thread 4" "--workgroup-size 128 --per-thread 16"; do
+  for d in "" "--dispatch-order"; do
+    echo -n "decoupled [$cfg $d]: "
+    $S bench scan --variant decoupled --n 268435456 $cfg $d --reps 40 --json | python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"][0]; print("%9.4f ms %7.1f GB/s x%.3f (copy %.1f)" % (r["median_ms"], r["gbps"], r["fraction_of_copy"], r["copy_gbps"]))'
+  done
+done | tee "$out/scan_summary.txt"
+$S bench scan --variant decoupled --log-n 20..28 --reps 30 --json > "$out/scan_decoupled.json"
+$S bench scan --variant decoupled --exclusive --n 268435456 --reps 30 --json > "$out/scan_decoupled_excl.json"
+for d in "" "--dispatch-order"; do
+  $S run scan --variant decoupled --n 268435456 $d --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print("2^28 run verified:", r["verified"], r.get("mismatch"), r.get("dispatch_order"), r.get("tiles"))' 2>&1 | tee -a "$out/scan_summary.txt"
 done
-$S run scan --variant decoupled --n 268435456 --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print("2^28 run verified:", r["verified"], r.get("tile_scan"))'

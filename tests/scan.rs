@@ -633,3 +633,48 @@ fn decoupled_subgroup_and_shared_tile_scans_match_the_model() {
         assert_eq!(r.extra["fallbacks"].as_u64(), Some(tiles * (tiles - 1) / 2));
     }
 }
+
+/// `--dispatch-order` (subgroup path): tile indices from the workgroup id instead of the counter.
+/// Correct whatever order the workgroups run in: with spin 0 every predecessor is reduced by the
+/// fallback, with the default spin the look-back waits or falls back.
+/// Sizes stay below lavapipe's loop limit: llvmpipe silently ends a shader's loops after ~65535
+/// iterations in all (found here: with spin 0, tile 16385 — 16385 fallbacks of ~4 loop iterations
+/// each — came out wrong; the H100 has no such limit). lavapipe runs the grid in chunks per CPU
+/// thread, so in dispatch order a tile may spin on and fall back on hundreds of predecessors.
+#[test]
+fn decoupled_in_dispatch_order_matches_the_model() {
+    if !gpu().has_subgroups() {
+        return; // the workgroup-memory tile scan ignores the option (covered above)
+    }
+    for (k, (wg, per, n, spin)) in [
+        (512u32, 4u32, 300_001usize, 256u32),
+        (64, 2, 100_003, 256),
+        (8, 1, 40_000, 1),
+        (16, 2, 2_000, 0),
+        (32, 1, 40_000, 256),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for dtype in DType::ALL {
+            let x = random_data(n, dtype, 900 + k as u64, false);
+            let o = Options {
+                workgroup_size: wg,
+                per_thread: per,
+                spin,
+                dispatch_order: true,
+                ..Default::default()
+            };
+            let r = check("decoupled", &o, x.clone(), spin == 0);
+            if spin == 0 {
+                let tiles = r.extra["tiles"].as_u64().unwrap();
+                assert_eq!(r.extra["fallbacks"].as_u64(), Some(tiles * (tiles - 1) / 2));
+            }
+            let ex = Options {
+                exclusive: true,
+                ..o
+            };
+            check("decoupled", &ex, x, false);
+        }
+    }
+}

@@ -11,7 +11,7 @@
 //   totals before it with a subgroupAdd.
 // Owner and fallback reduce a tile with the same function, so both publish the same bits.
 // Subgroup size comes from the `subgroup_size` builtin (8 on lavapipe, 32 on NVIDIA).
-// {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{LB}}.
+// {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}}.
 
 alias T = {{T}};
 const WG: u32 = {{WG}}u;
@@ -30,13 +30,11 @@ struct Params { n: u32, nv: u32, tiles: u32, _b: u32 }
 const FLAG_AGGREGATE: u32 = 1u;
 const FLAG_INCLUSIVE: u32 = 2u;
 const MAX_SPIN: u32 = {{SPIN}}u;
-const LB: u32 = {{LB}}u;   // look-back window: min(32, WG)
+const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
 
 var<workgroup> s_u: u32;
 var<workgroup> s_k: u32;
 var<workgroup> s_prefix: T;
-var<workgroup> s_lb_flag: array<u32, LB>;
-var<workgroup> s_lb_val: array<u32, LB>;
 var<workgroup> s_sg: array<T, WG>;   // subgroup totals (at most WG subgroups)
 
 struct Lane { lane: u32, sid: u32, nsg: u32, lanes: u32 }
@@ -53,13 +51,16 @@ fn publish(t: u32, flag: u32, v: T) {
 fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
              pre: ptr<function, array<T, PER>>, sg_off: ptr<function, T>) -> T {
     let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
-    var carry = T(0);
+    // Every load first, so that all PER of them are in flight before the first scan waits.
     for (var j = 0u; j < PER; j++) {
         let i = base + j * me.lanes;
         var v = vec4<u32>(0u);
         if (i < params.nv) { v = src[i]; }
         (*r)[j] = v;
-        let x = bitcast<vec4<T>>(v);
+    }
+    var carry = T(0);
+    for (var j = 0u; j < PER; j++) {
+        let x = bitcast<vec4<T>>((*r)[j]);
         let s = ((x.x + x.y) + x.z) + x.w;
         let incl = subgroupInclusiveAdd(s);
         // Exclusive by shifting the inclusive scan (not incl - s: inf - inf would give NaN).
@@ -98,10 +99,21 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
              @builtin(subgroup_invocation_id) sg_lane: u32,
              @builtin(subgroup_id) sg_id: u32,
              @builtin(num_subgroups) sg_count: u32,
-             @builtin(subgroup_size) sg_size: u32) {
+             @builtin(subgroup_size) sg_size: u32,
+             @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
     let me = Lane(sg_lane, sg_id, sg_count, min(sg_size, WG));
-    if (lid == 0u) { s_u = atomicAdd(&status[0], 1u); }
-    let tile = workgroupUniformLoad(&s_u);
+    // Tile index: from a counter in the order workgroups start (the look-back then always waits on
+    // tiles already running), or from the workgroup id (no atomic round trip before the loads; a
+    // predecessor not yet launched is reduced by the fallback, so this stays correct).
+    var tile_id: u32;
+    if (DISPATCH_ORDER) {
+        tile_id = wid.x + wid.y * nwg.x;
+    } else {
+        if (lid == 0u) { s_u = atomicAdd(&status[0], 1u); }
+        tile_id = workgroupUniformLoad(&s_u);
+    }
+    let tile = tile_id;
     if (tile >= params.tiles) { return; }
 
     // 1. Load into registers, scan inside the tile: the tile's aggregate.
@@ -115,70 +127,70 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         if (tile == 0u) { publish(0u, FLAG_INCLUSIVE, agg); } else { publish(tile, FLAG_AGGREGATE, agg); }
     }
 
-    // 3. Windowed look-back with fallback (as in decoupled.wgsl).
-    var acc = T(0);
+    // 3. Look-back by subgroup 0 alone, one predecessor per lane, no workgroup barrier while it
+    //    walks: lane l reads tile k-1-l; the nearest lane that sees an inclusive prefix (or a tile
+    //    not ready yet) ends the window, and one subgroupAdd sums the aggregates before it. Only
+    //    when it has spun MAX_SPIN times on a tile that is not ready does the whole workgroup step
+    //    in and reduce that tile itself (the fallback: no forward-progress assumption).
+    var acc = T(0);        // meaningful in subgroup 0 (every lane holds the same value)
     var steps = 0u;
     var falls = 0u;
-    var spins = 0u;
+    var k = tile;          // tiles k.. are summed into acc
     if (tile > 0u) {
-        if (lid == 0u) { s_k = tile; }
         loop {
-            let k = workgroupUniformLoad(&s_k);   // tiles k.. are summed into acc
-            if (lid < LB) {
-                var f = 0u;
-                var b = 0u;
-                if (MAX_SPIN > 0u && lid < k) {
-                    let p = k - 1u - lid;
-                    let lo = atomicLoad(&status[1u + 2u * p]);
-                    let hi = atomicLoad(&status[2u + 2u * p]);
-                    if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
-                    b = (lo & 0xffffu) | (hi << 16u);
-                }
-                s_lb_flag[lid] = f;
-                s_lb_val[lid] = b;
-            }
-            workgroupBarrier();
-            if (lid == 0u) {
-                var state = 1u;   // 0 = done, 1 = read again from s_k, 2 = fall back on s_k - 1
-                var kk = k;
-                let m = min(LB, k);
-                for (var t = 0u; t < m; t++) {
-                    let f = s_lb_flag[t];
-                    if (f == 0u) { break; }
-                    acc = bitcast<T>(s_lb_val[t]) + acc;
-                    steps += 1u;
-                    kk -= 1u;
-                    if (f == FLAG_INCLUSIVE || kk == 0u) { state = 0u; break; }
-                }
-                if (state == 1u) {
-                    if (kk == k) {
+            if (me.sid == 0u) {
+                var spins = 0u;
+                var state = 1u;   // 0 = done, 2 = fall back on tile k - 1
+                loop {
+                    var f = FLAG_INCLUSIVE;   // lanes past tile 0 end the window
+                    var b = 0u;
+                    if (me.lane < k) {
+                        f = 0u;
+                        if (MAX_SPIN > 0u) {
+                            let p = k - 1u - me.lane;
+                            let lo = atomicLoad(&status[1u + 2u * p]);
+                            let hi = atomicLoad(&status[2u + 2u * p]);
+                            if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
+                            b = (lo & 0xffffu) | (hi << 16u);
+                        }
+                    }
+                    // The first lane that is not a plain aggregate, or `lanes` if none is.
+                    let stop = subgroupMin(select(me.lanes, me.lane, f != FLAG_AGGREGATE));
+                    let inclusive = stop < me.lanes && subgroupShuffle(f, stop) == FLAG_INCLUSIVE;
+                    let take = select(stop, stop + 1u, inclusive);   // lanes summed
+                    let v = select(T(0), bitcast<T>(b), me.lane < take);
+                    acc = subgroupAdd(v) + acc;
+                    steps += take;
+                    if (inclusive) { state = 0u; break; }
+                    k -= take;
+                    if (take == 0u) {
                         spins += 1u;
-                        if (spins >= MAX_SPIN) { state = 2u; spins = 0u; }
+                        if (spins >= MAX_SPIN) { state = 2u; break; }
                     } else {
                         spins = 0u;
                     }
                 }
-                s_u = state;
-                s_k = kk;
+                if (me.lane == 0u) {
+                    s_u = state;
+                    s_k = k;
+                }
             }
             let st = workgroupUniformLoad(&s_u);
             if (st == 0u) { break; }
-            if (st == 2u) {
-                // Fallback: reduce predecessor tile p with the owner's own code.
-                let p = workgroupUniformLoad(&s_k) - 1u;
-                var rp: array<vec4<u32>, PER>;
-                var prep: array<T, PER>;
-                var offp = T(0);
-                let pagg = tile_scan(p, me, &rp, &prep, &offp);
-                if (lid == 0u) {
-                    if (p == 0u) { publish(0u, FLAG_INCLUSIVE, pagg); } else { publish(p, FLAG_AGGREGATE, pagg); }
-                    acc = pagg + acc;
-                    steps += 1u;
-                    falls += 1u;
-                    s_k = p;
-                }
-                if (p == 0u) { break; }
+            // Fallback: reduce predecessor tile p with the owner's own code.
+            let p = workgroupUniformLoad(&s_k) - 1u;
+            var rp: array<vec4<u32>, PER>;
+            var prep: array<T, PER>;
+            var offp = T(0);
+            let pagg = tile_scan(p, me, &rp, &prep, &offp);
+            if (lid == 0u) {
+                if (p == 0u) { publish(0u, FLAG_INCLUSIVE, pagg); } else { publish(p, FLAG_AGGREGATE, pagg); }
             }
+            acc = pagg + acc;
+            steps += 1u;
+            falls += 1u;
+            k = p;
+            if (p == 0u) { break; }
         }
     }
 

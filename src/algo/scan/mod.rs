@@ -109,6 +109,11 @@ pub struct Options {
     /// scans it with subgroupInclusiveAdd when the adapter has Features::SUBGROUP.
     #[arg(long)]
     pub shared_scan: bool,
+    /// decoupled (subgroup path): take each tile's index from its workgroup id instead of an atomic
+    /// counter. Still correct without forward-progress guarantees (a predecessor that has not started
+    /// is reduced by the fallback); saves an atomic round trip per tile where workgroups start in order.
+    #[arg(long)]
+    pub dispatch_order: bool,
 }
 
 impl Default for Options {
@@ -120,6 +125,7 @@ impl Default for Options {
             per_thread: 0,
             spin: 256,
             shared_scan: false,
+            dispatch_order: false,
         }
     }
 }
@@ -139,7 +145,8 @@ impl TileShape {
     }
     fn shared_bytes(wg: u32, per: u32, subgroups: bool) -> u32 {
         if subgroups {
-            wg * 4 + 2 * 4 * wg.min(32) + 16
+            // s_sg (one total per subgroup, sized for W) + s_u, s_k, s_prefix.
+            wg * 4 + 12
         } else {
             wg * (per + 1) * 16 + wg * 4 + 2 * 4 * wg.min(32) + 16
         }
@@ -208,6 +215,7 @@ impl Options {
             ("WG", wg.to_string()),
             ("PER", per.to_string()),
             ("LB", wg.min(32).to_string()),
+            ("DISPATCH_ORDER", self.dispatch_order.to_string()),
         ]
     }
 }
@@ -615,6 +623,11 @@ impl Algorithm for Options {
                 "--mirror applies to --variant folded only (it turns folded's suffix sums into prefix sums)"
             ));
         }
+        if self.dispatch_order && variant != "decoupled" {
+            return Err(crate::input_err!(
+                "--dispatch-order applies to --variant decoupled only (it picks how tiles are numbered)"
+            ));
+        }
         let x = &req.input.bits;
         let n = x.len();
         let suffix = variant == "folded" && !self.mirror;
@@ -674,6 +687,12 @@ impl Algorithm for Options {
                 );
             }
             extra.insert("tiles".into(), json!(built.tiles));
+            if variant == "decoupled" {
+                extra.insert(
+                    "dispatch_order".into(),
+                    json!(self.dispatch_order && s.subgroups),
+                );
+            }
         }
 
         // The trace: the model's stages with the GPU's arrays.
@@ -881,8 +900,12 @@ impl Algorithm for Options {
                             flags[k]
                         ));
                     }
-                    if status.first().copied() != Some(tiles as u32) && mismatch.is_none() {
-                        // Every workgroup takes one tile id; the grid may launch a few spare groups.
+                    // Every workgroup takes one tile id from the counter (unused in dispatch
+                    // order); the grid may launch a few spare groups.
+                    if !self.dispatch_order
+                        && status.first().copied() != Some(tiles as u32)
+                        && mismatch.is_none()
+                    {
                         let ctr = status.first().copied().unwrap_or(0) as usize;
                         if ctr < tiles {
                             mismatch = Some(format!(
