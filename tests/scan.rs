@@ -678,3 +678,49 @@ fn decoupled_in_dispatch_order_matches_the_model() {
         }
     }
 }
+
+/// `--lookback-depth` 1..=8 (subgroup path): windows of subgroup-size × depth predecessors; sizes with
+/// a partial last tile, a window wider than the tiles before it, and the fallback with spin 1.
+#[test]
+fn decoupled_lookback_depths_match_the_model() {
+    assert!(
+        gpu().has_subgroups(),
+        "lavapipe and the H100 both have subgroups"
+    );
+    for depth in [1u32, 2, 3, 8] {
+        for (wg, per, n, spin) in [
+            (64u32, 1u32, 70_001usize, 256u32),
+            (32, 2, 9_999, 1),
+            (8, 1, 333, 256),
+        ] {
+            let x = random_data(n, DType::U32, 77 + depth as u64, false);
+            let o = Options {
+                workgroup_size: wg,
+                per_thread: per,
+                spin,
+                lookback_depth: depth,
+                ..Default::default()
+            };
+            let r = check("decoupled", &o, x.clone(), false);
+            assert_eq!(r.extra["lookback_depth"].as_u64(), Some(depth as u64));
+            let ex = Options {
+                exclusive: true,
+                ..o
+            };
+            check("decoupled", &ex, x, false);
+        }
+    }
+    let bad = Options {
+        lookback_depth: 9,
+        ..Default::default()
+    };
+    let err = try_run(
+        &scan(bad),
+        "decoupled",
+        random_data(10, DType::U32, 1, false),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("--lookback-depth must be 1..=8"), "{err}");
+}

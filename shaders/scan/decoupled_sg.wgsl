@@ -11,7 +11,8 @@
 //   totals before it with a subgroupAdd.
 // Owner and fallback reduce a tile with the same function, so both publish the same bits.
 // Subgroup size comes from the `subgroup_size` builtin (8 on lavapipe, 32 on NVIDIA).
-// {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}}.
+// {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}},
+// {{DEPTH}} look-back reads per lane.
 
 alias T = {{T}};
 const WG: u32 = {{WG}}u;
@@ -31,6 +32,8 @@ const FLAG_AGGREGATE: u32 = 1u;
 const FLAG_INCLUSIVE: u32 = 2u;
 const MAX_SPIN: u32 = {{SPIN}}u;
 const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
+const DEPTH: u32 = {{DEPTH}}u;   // look-back window = lanes x DEPTH predecessors per read
+const NONE: u32 = 0xffffffffu;
 
 var<workgroup> s_u: u32;
 var<workgroup> s_k: u32;
@@ -127,9 +130,10 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         if (tile == 0u) { publish(0u, FLAG_INCLUSIVE, agg); } else { publish(tile, FLAG_AGGREGATE, agg); }
     }
 
-    // 3. Look-back by subgroup 0 alone, one predecessor per lane, no workgroup barrier while it
-    //    walks: lane l reads tile k-1-l; the nearest lane that sees an inclusive prefix (or a tile
-    //    not ready yet) ends the window, and one subgroupAdd sums the aggregates before it. Only
+    // 3. Look-back by subgroup 0 alone, DEPTH predecessors per lane, no workgroup barrier while it
+    //    walks: the window's width bounds how fast inclusive prefixes propagate (tiles per status
+    //    round trip), so it is lanes x DEPTH wide. The nearest tile that holds an inclusive prefix
+    //    (or is not ready yet) ends the window, and one subgroupAdd sums the aggregates before it. Only
     //    when it has spun MAX_SPIN times on a tile that is not ready does the whole workgroup step
     //    in and reduce that tile itself (the fallback: no forward-progress assumption).
     var acc = T(0);        // meaningful in subgroup 0 (every lane holds the same value)
@@ -142,24 +146,46 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
                 var spins = 0u;
                 var state = 1u;   // 0 = done, 2 = fall back on tile k - 1
                 loop {
-                    var f = FLAG_INCLUSIVE;   // lanes past tile 0 end the window
-                    var b = 0u;
-                    if (me.lane < k) {
-                        f = 0u;
-                        if (MAX_SPIN > 0u) {
-                            let p = k - 1u - me.lane;
-                            let lo = atomicLoad(&status[1u + 2u * p]);
-                            let hi = atomicLoad(&status[2u + 2u * p]);
-                            if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
-                            b = (lo & 0xffffu) | (hi << 16u);
+                    // Window of lanes·DEPTH predecessors: distance d = l + lanes·m (m < DEPTH) from
+                    // tile k-1; every status load is issued before any is used. Distances past
+                    // tile 0 read as INCLUSIVE 0, which ends the walk.
+                    var fl: array<u32, DEPTH>;
+                    var bl: array<u32, DEPTH>;
+                    for (var m = 0u; m < DEPTH; m++) {
+                        let d = me.lane + me.lanes * m;
+                        var f = FLAG_INCLUSIVE;
+                        var b = 0u;
+                        if (d < k) {
+                            f = 0u;
+                            if (MAX_SPIN > 0u) {
+                                let p = k - 1u - d;
+                                let lo = atomicLoad(&status[1u + 2u * p]);
+                                let hi = atomicLoad(&status[2u + 2u * p]);
+                                if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
+                                b = (lo & 0xffffu) | (hi << 16u);
+                            }
                         }
+                        fl[m] = f;
+                        bl[m] = b;
                     }
-                    // The first lane that is not a plain aggregate, or `lanes` if none is.
-                    let stop = subgroupMin(select(me.lanes, me.lane, f != FLAG_AGGREGATE));
-                    let inclusive = stop < me.lanes && subgroupShuffle(f, stop) == FLAG_INCLUSIVE;
-                    let take = select(stop, stop + 1u, inclusive);   // lanes summed
-                    let v = select(T(0), bitcast<T>(b), me.lane < take);
-                    acc = subgroupAdd(v) + acc;
+                    // The nearest distance that is not a plain aggregate, and the nearest inclusive.
+                    var near = NONE;
+                    var near_incl = NONE;
+                    for (var m = 0u; m < DEPTH; m++) {
+                        let d = me.lane + me.lanes * m;
+                        if (fl[m] != FLAG_AGGREGATE) { near = min(near, d); }
+                        if (fl[m] == FLAG_INCLUSIVE) { near_incl = min(near_incl, d); }
+                    }
+                    let window = me.lanes * DEPTH;
+                    let stop = min(subgroupMin(near), window);
+                    let inclusive = subgroupMin(near_incl) == stop;
+                    let take = select(stop, stop + 1u, inclusive);   // distances summed
+                    var part = T(0);
+                    for (var m = 0u; m < DEPTH; m++) {
+                        let d = me.lane + me.lanes * m;
+                        part = part + select(T(0), bitcast<T>(bl[m]), d < take);
+                    }
+                    acc = subgroupAdd(part) + acc;
                     steps += take;
                     if (inclusive) { state = 0u; break; }
                     k -= take;

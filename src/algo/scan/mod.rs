@@ -114,6 +114,11 @@ pub struct Options {
     /// is reduced by the fallback); saves an atomic round trip per tile where workgroups start in order.
     #[arg(long)]
     pub dispatch_order: bool,
+    /// decoupled (subgroup path): status reads per lane in one look-back window, 1..=8; the window
+    /// is subgroup-size × this predecessors, read in one round trip. Inclusive prefixes travel at
+    /// most one window per round trip, which bounds the scan's throughput at large N.
+    #[arg(long, default_value_t = 4)]
+    pub lookback_depth: u32,
 }
 
 impl Default for Options {
@@ -126,6 +131,7 @@ impl Default for Options {
             spin: 256,
             shared_scan: false,
             dispatch_order: false,
+            lookback_depth: 4,
         }
     }
 }
@@ -216,6 +222,7 @@ impl Options {
             ("PER", per.to_string()),
             ("LB", wg.min(32).to_string()),
             ("DISPATCH_ORDER", self.dispatch_order.to_string()),
+            ("DEPTH", self.lookback_depth.to_string()),
         ]
     }
 }
@@ -276,6 +283,12 @@ impl Options {
         init: &Init,
         trace: bool,
     ) -> Result<Built> {
+        if !(1..=8).contains(&self.lookback_depth) {
+            return Err(crate::input_err!(
+                "--lookback-depth must be 1..=8 status reads per lane; got {}",
+                self.lookback_depth
+            ));
+        }
         let n = init.n();
         let mut plan = Plan::default();
         let base = self.params(dtype, PHASE_WG, 1);
@@ -692,6 +705,9 @@ impl Algorithm for Options {
                     "dispatch_order".into(),
                     json!(self.dispatch_order && s.subgroups),
                 );
+                if s.subgroups {
+                    extra.insert("lookback_depth".into(), json!(self.lookback_depth));
+                }
             }
         }
 
