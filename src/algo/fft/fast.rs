@@ -279,13 +279,21 @@ fn main(@builtin(local_invocation_index) l: u32,
     let base = b * {n}u + t;",
         w - 1
     );
+    if w == 1 {
+        // No twiddle is loaded (every twiddle is a constant); the binding stays in the layout.
+        let _ = writeln!(o, "    _ = tw[0];");
+    }
     for j in 0..e {
         let _ = writeln!(o, "    var v{j} = src[base + {}u];", j * w);
     }
     // Local phase: strides h·W for h = E/2 … 1, pairs (j, j + h) inside the thread.
     let mut h = half;
     while h >= 1 {
-        let _ = writeln!(o, "    // local butterflies, stride {} (slots j, j + {h})", h * w);
+        let _ = writeln!(
+            o,
+            "    // local butterflies, stride {} (slots j, j + {h})",
+            h * w
+        );
         let _ = writeln!(o, "    {{");
         // Twiddle of the pair with lo slot j: w0 · exp(∓πi·(j mod h)/h), w0 = tw[t·E/(2h)].
         let dynamic = w > 1;
@@ -381,12 +389,19 @@ fn main(@builtin(local_invocation_index) l: u32,
             Some(p) => format!("{x} + ({x} >> {p}u)"),
             None => x.to_string(),
         };
-        let _ = writeln!(o, "    // natural order: stage at F(t + j·W), store contiguously");
+        let _ = writeln!(
+            o,
+            "    // natural order: stage at F(t + j·W), store contiguously"
+        );
         if c.memory_exchanges() > 0 {
             let _ = writeln!(o, "    workgroupBarrier();");
         }
         if w > 1 {
-            let _ = writeln!(o, "    let ft = g * {n}u + (reverseBits(t) >> {}u);", 33 - ln);
+            let _ = writeln!(
+                o,
+                "    let ft = g * {n}u + (reverseBits(t) >> {}u);",
+                33 - ln
+            );
         } else {
             let _ = writeln!(o, "    let ft = g * {n}u;");
         }
@@ -409,7 +424,10 @@ fn main(@builtin(local_invocation_index) l: u32,
             );
         }
     } else {
-        let _ = writeln!(o, "    // raw (Nabla) order: every thread writes the indices it read");
+        let _ = writeln!(
+            o,
+            "    // raw (Nabla) order: every thread writes the indices it read"
+        );
         let _ = writeln!(o, "    if (fft < params.batch) {{");
         for j in 0..e {
             let _ = writeln!(o, "        dst[base + {}u] = v{j};", j * w);

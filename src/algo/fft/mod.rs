@@ -439,9 +439,7 @@ impl Options {
         let f = match self.ffts_per_workgroup {
             Some(g) => make(g)?,
             None => {
-                let mut g = (256 / cfg.w)
-                    .max(1)
-                    .min(cfg.batch.next_power_of_two());
+                let mut g = (256 / cfg.w).max(1).min(cfg.batch.next_power_of_two());
                 loop {
                     match make(g) {
                         Ok(f) => break f,
@@ -1039,7 +1037,11 @@ impl Algorithm for Options {
         );
         extra.insert(
             "kernel".into(),
-            json!(if fast_cfg.is_some() { "fast" } else { "teaching" }),
+            json!(if fast_cfg.is_some() {
+                "fast"
+            } else {
+                "teaching"
+            }),
         );
         extra.insert(
             "ffts_per_workgroup".into(),
