@@ -4,7 +4,7 @@ mod common;
 use common::{gpu, try_run};
 use stagewise::algo::AlgoOptions;
 use stagewise::algo::fft::model::{self, C64};
-use stagewise::algo::fft::{Options, Order};
+use stagewise::algo::fft::{Kernel, Options, Order};
 use stagewise::data::Data;
 
 fn opts(n: usize, e: usize, order: Order) -> Options {
@@ -52,7 +52,10 @@ fn every_e_w_both_orders_match_rustfft() {
             let x = random(2 * n, (log_n * 100 + log_e) as u64);
             let want = model::dft(&cplx(&x), false);
             for order in [Order::Raw, Order::Natural] {
-                let r = run(&opts(n, e, order), x.clone(), false);
+                let mut o = opts(n, e, order);
+                o.kernel = Kernel::Teaching;
+                let r = run(&o, x.clone(), false);
+                assert_eq!(r.extra["kernel"], "teaching");
                 assert!(r.verified, "N={n} E={e} {order:?}: {:?}", r.mismatch);
                 let expect = if order == Order::Natural {
                     want.clone()
@@ -526,4 +529,256 @@ fn view_draws_the_ownership_diagram() {
             let _ = img.save(format!("{path}_{n}_{e}.png"));
         }
     }
+}
+
+// ---- The fast kernel (src/algo/fft/fast.rs) ----
+
+fn fast(n: usize, e: usize, g: Option<usize>, order: Order) -> Options {
+    Options {
+        size: Some(n),
+        elements_per_invocation: Some(e),
+        order,
+        kernel: Kernel::Fast,
+        ffts_per_workgroup: g,
+        ..Default::default()
+    }
+}
+
+/// Every FFT of a batch against rustfft in the output's layout (raw: the teaching layout).
+fn check_batch(r: &stagewise::algo::RunResult, x: &[f32], n: usize, e: usize, what: &str) {
+    assert!(r.verified, "{what}: {:?}", r.mismatch);
+    let g = out(r);
+    let b = x.len() / (2 * n);
+    assert_eq!(g.len(), b * n, "{what}");
+    let natural = r.extra["order"] == "natural";
+    let inverse = r.extra["inverse"] == true;
+    for k in 0..b {
+        let want = model::dft(&cplx(&x[k * 2 * n..(k + 1) * 2 * n]), inverse);
+        let want = if natural {
+            want
+        } else {
+            model::to_raw(&want, e)
+        };
+        let err = model::rel_error(&g[k * n..(k + 1) * n], &want);
+        assert!(err <= model::tolerance(n), "{what} FFT {k}: error {err}");
+    }
+}
+
+/// Several E per size: the smallest the adapter allows, 8 or 16, and the largest (≤ 64).
+fn fast_es(n: usize) -> Vec<usize> {
+    let max_w = gpu().limits.max_compute_invocations_per_workgroup as usize;
+    let lo = (n / max_w).max(2);
+    let mut es = vec![lo, 8.min(n).max(lo), 16.min(n).max(lo), n.min(64)];
+    es.sort_unstable();
+    es.dedup();
+    es
+}
+
+#[test]
+fn fast_kernel_every_size_e_g_and_order_matches_rustfft() {
+    for log_n in 1..=12u32 {
+        let n = 1usize << log_n;
+        for e in fast_es(n) {
+            // (G, batch): one FFT per workgroup; a batch that is not a multiple of G (tail
+            // workgroup); the default G.
+            for (g, b) in [(Some(1), 2), (Some(3), 5), (None, 7)] {
+                for order in [Order::Raw, Order::Natural] {
+                    let mut o = fast(n, e, g, order);
+                    o.batch = b;
+                    let x = random(2 * n * b, (log_n * 1000 + e as u32) as u64);
+                    let what = format!("N={n} E={e} G={g:?} B={b} {order:?}");
+                    let r = match try_run(
+                        &AlgoOptions::Fft(o.clone()),
+                        "workgroup",
+                        Data::from_f32(&x),
+                        false,
+                    ) {
+                        Ok(r) => r,
+                        // A forced G may not fit the adapter's workgroup memory or invocations:
+                        // that must be the reason given.
+                        Err(err) => {
+                            let m = err.to_string();
+                            assert!(
+                                g.is_some()
+                                    && (m.contains("max_compute_workgroup_storage_size")
+                                        || m.contains("invocations per workgroup")),
+                                "{what}: {m}"
+                            );
+                            continue;
+                        }
+                    };
+                    assert_eq!(r.extra["kernel"], "fast", "{what}");
+                    if let Some(g) = g {
+                        assert_eq!(r.extra["ffts_per_workgroup"], g, "{what}");
+                    }
+                    check_batch(&r, &x, n, e, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fast_kernel_raw_layout_is_the_teaching_kernels() {
+    for (n, e) in [
+        (16, 2),
+        (16, 4),
+        (256, 8),
+        (1024, 16),
+        (4096, 16),
+        (512, 64),
+    ] {
+        let x = random(2 * n * 3, n as u64 + e as u64);
+        let mut t = opts(n, e, Order::Raw);
+        t.kernel = Kernel::Teaching;
+        t.batch = 3;
+        let mut f = fast(n, e, None, Order::Raw);
+        f.batch = 3;
+        let (rt, rf) = (run(&t, x.clone(), false), run(&f, x, false));
+        assert_eq!(rt.extra["kernel"], "teaching");
+        assert_eq!(rf.extra["kernel"], "fast");
+        let err = model::rel_error(&out(&rf), &out(&rt));
+        assert!(err <= model::tolerance(n), "N={n} E={e}: {err}");
+    }
+}
+
+#[test]
+fn fast_kernel_inverse_and_no_shuffle() {
+    let g = gpu();
+    for (n, e, gg) in [
+        (2, 2, None),
+        (32, 4, Some(2)),
+        (256, 8, None),
+        (1024, 16, Some(4)),
+        (4096, 32, None),
+    ] {
+        for no_shuffle in [false, true] {
+            for order in [Order::Natural, Order::Raw] {
+                let mut o = fast(n, e, gg, order);
+                o.inverse = true;
+                o.no_shuffle = no_shuffle;
+                o.batch = 3;
+                let x = random(2 * n * 3, n as u64 + 77);
+                let what = format!("N={n} E={e} inverse no_shuffle={no_shuffle} {order:?}");
+                let r = run(&o, x.clone(), false);
+                let below = r.extra["shuffle_below"].as_u64().unwrap();
+                if no_shuffle || !g.has_subgroups() {
+                    assert_eq!(below, 0, "{what}");
+                } else {
+                    assert_eq!(below, g.info.subgroup_min_size as u64, "{what}");
+                }
+                check_batch(&r, &x, n, e, &what);
+            }
+        }
+    }
+    // inverse(forward(x)) = N·x through the fast kernel both ways.
+    let n = 1024;
+    let x = random(2 * n, 5);
+    let fwd = run(&fast(n, 16, None, Order::Natural), x.clone(), false);
+    let mut o = fast(n, 16, None, Order::Natural);
+    o.inverse = true;
+    let back = run(&o, fwd.output.f32s(), false);
+    let want: Vec<C64> = cplx(&x).iter().map(|c| c * n as f64).collect();
+    assert!(model::rel_error(&out(&back), &want) <= 2.0 * model::tolerance(n));
+}
+
+/// The tail workgroup (batch not a multiple of G) must write nothing past the batch: the output
+/// buffer is larger than needed and poisoned; everything past the batch must stay poison.
+#[test]
+fn fast_kernel_tail_writes_nothing_past_the_batch() {
+    use stagewise::algo::fft::{POISON, plan};
+    use stagewise::gpu::{Region, execute};
+    let gp = gpu();
+    for (n, e, g, b, order) in [
+        (256, 8, 8, 13, Order::Natural),
+        (256, 8, 8, 13, Order::Raw),
+        (64, 4, 5, 7, Order::Natural),
+        (16, 2, 16, 1, Order::Raw),
+        (1024, 16, 2, 3, Order::Natural),
+    ] {
+        let mut o = fast(n, e, Some(g), order);
+        o.batch = b;
+        let x = random(2 * n * b, 9);
+        let cfg = o.config(Some(x.len()), Some(&gp.limits), false).unwrap();
+        let fc = o.fast_config(&cfg, gp, false).unwrap().expect("fast");
+        assert_eq!(fc.g, g);
+        let src = gp.storage_init("x", &Data::from_f32(&x).bits).unwrap();
+        let extra = 2 * n * g; // room for a whole extra workgroup's worth
+        let words = 2 * n * b + extra;
+        let dst = gp.storage_poisoned("y", words, POISON).unwrap();
+        let (mut p, _) = plan(gp, &cfg, Some(&fc), &src, &dst, false).unwrap();
+        p.output = Some(Region::words(&dst, words));
+        let ex = execute(gp, &p, false).unwrap();
+        let what = format!("N={n} E={e} G={g} B={b} {order:?}");
+        assert!(
+            ex.output[2 * n * b..].iter().all(|&w| w == POISON),
+            "{what}: wrote past the batch"
+        );
+        let got = cplx(
+            &ex.output[..2 * n * b]
+                .iter()
+                .map(|&w| f32::from_bits(w))
+                .collect::<Vec<_>>(),
+        );
+        for k in 0..b {
+            let want = model::dft(&cplx(&x[k * 2 * n..(k + 1) * 2 * n]), false);
+            let want = if order == Order::Natural {
+                want
+            } else {
+                model::to_raw(&want, e)
+            };
+            let err = model::rel_error(&got[k * n..(k + 1) * n], &want);
+            assert!(err <= model::tolerance(n), "{what} FFT {k}: {err}");
+        }
+    }
+}
+
+#[test]
+fn auto_picks_fast_for_complex_and_teaching_otherwise() {
+    // Complex, no trace: fast.
+    let r = run(&opts(256, 8, Order::Natural), random(512, 1), false);
+    assert_eq!(r.extra["kernel"], "fast");
+    assert!(r.verified);
+    // Traced runs: teaching (it writes the trace), even with --kernel fast.
+    let r = run(&fast(16, 2, None, Order::Raw), random(32, 2), true);
+    assert_eq!(r.extra["kernel"], "teaching");
+    assert_eq!(r.extra["ffts_per_workgroup"], 1);
+    assert!(r.verified && !r.stages.is_empty());
+    // Real and real-pair modes fall back to teaching under auto.
+    let mut o = opts(64, 4, Order::Natural);
+    o.real = true;
+    let r = run(&o, random(64, 3), false);
+    assert_eq!(r.extra["kernel"], "teaching");
+    assert!(r.verified, "{:?}", r.mismatch);
+    let mut o = opts(64, 4, Order::Raw);
+    o.real_pair = true;
+    let r = run(&o, random(128, 4), false);
+    assert_eq!(r.extra["kernel"], "teaching");
+    assert!(r.verified, "{:?}", r.mismatch);
+    // E above the unroll limit: auto falls back, fast names the limit.
+    let r = run(&opts(256, 128, Order::Natural), random(512, 5), false);
+    assert_eq!(r.extra["kernel"], "teaching");
+    assert!(r.verified);
+    let err = |o: Options, len: usize| {
+        try_run(
+            &AlgoOptions::Fft(o),
+            "workgroup",
+            Data::from_f32(&vec![0.0; len]),
+            false,
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| "no error".into())
+    };
+    let e = err(fast(256, 128, None, Order::Natural), 512);
+    assert!(e.contains("at most E = 64"), "{e}");
+    let mut o = fast(64, 4, None, Order::Natural);
+    o.real = true;
+    let e = err(o, 64);
+    assert!(e.contains("complex FFTs only"), "{e}");
+    let max_w = gpu().limits.max_compute_invocations_per_workgroup as usize;
+    let e = err(fast(256, 2, Some(2 * max_w), Order::Natural), 512);
+    assert!(e.contains("invocations per workgroup"), "{e}");
+    let e = err(fast(16, 2, Some(0), Order::Natural), 32);
+    assert!(e.contains("at least 1"), "{e}");
 }

@@ -3,6 +3,7 @@
 //! through workgroup memory, output in raw (Nabla) order or in natural order through F(n) =
 //! bitreverse(e⁻¹(n)); real-pair unpacking and a real-only FFT by the seed's rules.
 
+pub mod fast;
 pub mod model;
 
 use super::{AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, pass_infos};
@@ -42,6 +43,19 @@ pub enum Order {
     /// The DFT's order, written by the GPU through F(x) = bitreverse(e⁻¹(x)).
     #[default]
     Natural,
+}
+
+/// Which kernel runs the FFT.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Kernel {
+    /// fast when not tracing, complex mode and the configuration fits; else teaching.
+    #[default]
+    Auto,
+    /// The generated straight-line kernel (src/algo/fft/fast.rs): complex FFTs only.
+    Fast,
+    /// The teaching kernel (shaders/fft/fft.wgsl): every mode, writes the trace.
+    Teaching,
 }
 
 /// The generated signal (used when no --input/--n is given).
@@ -91,6 +105,15 @@ pub struct Options {
     /// Generated signal when no --input/--n is given.
     #[arg(long, value_enum, default_value_t = Signal::Sines)]
     pub signal: Signal,
+    /// Kernel: auto (fast unless tracing, --real/--real-pair, or it does not fit), fast, teaching.
+    #[arg(long, value_enum, default_value_t = Kernel::Auto)]
+    pub kernel: Kernel,
+    /// Fast kernel: G FFTs per workgroup (W·G threads). Default: 256 / W (at least 1), at most the batch rounded up to a power of two, halved until it fits the adapter.
+    #[arg(long)]
+    pub ffts_per_workgroup: Option<usize>,
+    /// Fast kernel: every exchange through workgroup memory (no subgroupShuffleXor).
+    #[arg(long)]
+    pub no_shuffle: bool,
 }
 
 impl Default for Options {
@@ -105,6 +128,9 @@ impl Default for Options {
             real_pair: false,
             batch: 1,
             signal: Signal::Sines,
+            kernel: Kernel::Auto,
+            ffts_per_workgroup: None,
+            no_shuffle: false,
         }
     }
 }
@@ -230,6 +256,9 @@ impl Options {
         if self.batch == 0 {
             return Err(Error::input("fft: --batch must be at least 1"));
         }
+        if self.ffts_per_workgroup == Some(0) {
+            return Err(Error::input("fft: --ffts-per-workgroup must be at least 1"));
+        }
         let n = self.size_for(len)?;
         if n < 2 || !n.is_power_of_two() {
             return Err(Error::Input(format!(
@@ -327,6 +356,108 @@ impl Options {
             }
         }
         Ok(cfg)
+    }
+
+    /// The fast kernel's configuration for `cfg` on `gpu`, or None for the teaching kernel:
+    /// `--kernel teaching`, traced runs (the trace is written by the teaching kernel), and with
+    /// `auto` whatever the fast kernel cannot run (real modes, E > 64, workgroup limits).
+    /// `--kernel fast` names the reason instead of falling back.
+    pub fn fast_config(
+        &self,
+        cfg: &Config,
+        gpu: &Gpu,
+        trace: bool,
+    ) -> Result<Option<fast::FastConfig>> {
+        if trace || self.kernel == Kernel::Teaching {
+            return Ok(None);
+        }
+        match self.try_fast(cfg, gpu) {
+            Ok(f) => Ok(Some(f)),
+            Err(_) if self.kernel == Kernel::Auto => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn try_fast(&self, cfg: &Config, gpu: &Gpu) -> Result<fast::FastConfig> {
+        if cfg.mode != Mode::Complex {
+            return Err(Error::input(
+                "fft: --kernel fast runs complex FFTs only (--real and --real-pair use --kernel teaching or auto)",
+            ));
+        }
+        if cfg.e > fast::MAX_E {
+            return Err(Error::Input(format!(
+                "fft: --kernel fast unrolls at most E = {} elements per invocation; got {}",
+                fast::MAX_E,
+                cfg.e
+            )));
+        }
+        let l = &gpu.limits;
+        let max_threads = (l.max_compute_invocations_per_workgroup as usize)
+            .min(l.max_compute_workgroup_size_x as usize);
+        let max_bytes = l.max_compute_workgroup_storage_size as usize;
+        let min_sg = gpu.info.subgroup_min_size as usize;
+        let shuffle_below = if !self.no_shuffle && gpu.has_subgroups() && min_sg >= 2 {
+            min_sg
+        } else {
+            0
+        };
+        let make = |g: usize| -> Result<fast::FastConfig> {
+            if cfg.w * g > max_threads {
+                return Err(Error::Limit(format!(
+                    "fft: --kernel fast with W = {} × G = {g} FFTs per workgroup = {} threads is above this adapter's limit of {max_threads} invocations per workgroup",
+                    cfg.w,
+                    cfg.w * g
+                )));
+            }
+            fast::FastConfig::new(
+                cfg.n,
+                cfg.e,
+                g,
+                cfg.natural,
+                cfg.inverse,
+                shuffle_below,
+                max_bytes,
+            )
+            .ok_or_else(|| {
+                let need = fast::FastConfig {
+                    n: cfg.n,
+                    e: cfg.e,
+                    w: cfg.w,
+                    g,
+                    natural: cfg.natural,
+                    inverse: cfg.inverse,
+                    shuffle_below,
+                    pad_shift: None,
+                }
+                .shared_bytes();
+                Error::Limit(format!(
+                    "fft: --kernel fast with size {} × {g} FFTs per workgroup needs {need} bytes of workgroup memory (max_compute_workgroup_storage_size = {max_bytes} on this adapter)",
+                    cfg.n
+                ))
+            })
+        };
+        let f = match self.ffts_per_workgroup {
+            Some(g) => make(g)?,
+            None => {
+                let mut g = (256 / cfg.w).max(1).min(cfg.batch.next_power_of_two());
+                loop {
+                    match make(g) {
+                        Ok(f) => break f,
+                        Err(e) if g == 1 => return Err(e),
+                        Err(_) => g /= 2,
+                    }
+                }
+            }
+        };
+        let groups = cfg.batch.div_ceil(f.g) as u64;
+        if groups > 32768 * 65535 {
+            return Err(Error::Limit(format!(
+                "fft: --batch {} needs {groups} workgroups, above the dispatch limit of {}",
+                cfg.batch,
+                32768u64 * 65535
+            )));
+        }
+        Ok(f)
     }
 
     /// The generated signal of `size × batch` points (f32 numbers: interleaved unless --real).
@@ -513,10 +644,14 @@ fn tr(stage: u32, p: u32, val: vec2<f32>, owner: u32, lo: bool) {{
 pub fn plan(
     gpu: &Gpu,
     cfg: &Config,
+    fast: Option<&fast::FastConfig>,
     src: &wgpu::Buffer,
     dst: &wgpu::Buffer,
     trace: bool,
 ) -> Result<(Plan, Option<wgpu::Buffer>)> {
+    if let Some(f) = fast {
+        return Ok((plan_fast(gpu, cfg, f, src, dst)?, None));
+    }
     let source = shader_source(cfg, trace);
     let p = gpu.pipeline("fft", &source, "main")?;
     let tw = gpu.storage_init("fft twiddles", &twiddles(cfg.n, cfg.inverse))?;
@@ -551,6 +686,37 @@ pub fn plan(
     }
     plan.keep.extend([tw, u]);
     Ok((plan, tbuf))
+}
+
+/// The fast kernel's plan: one dispatch of ⌈batch / G⌉ workgroups.
+fn plan_fast(
+    gpu: &Gpu,
+    cfg: &Config,
+    f: &fast::FastConfig,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+) -> Result<Plan> {
+    let p = gpu.pipeline("fft fast", &fast::shader(f), "main")?;
+    let tw = gpu.storage_init("fft twiddles", &twiddles(cfg.n, cfg.inverse))?;
+    let groups = cfg.batch.div_ceil(f.g);
+    let u = gpu.uniform(
+        "fft params",
+        &[cfg.batch as u32, groups as u32, (cfg.batch * cfg.n) as u32],
+    )?;
+    let bg = gpu.bind(&p, &[src, dst, &tw, &u])?;
+    let mut plan = Plan::default();
+    let label = format!(
+        "fft fast N={} E={} W={} G={} ×{}{}",
+        cfg.n,
+        cfg.e,
+        cfg.w,
+        f.g,
+        cfg.batch,
+        if cfg.inverse { " inverse" } else { "" }
+    );
+    plan.push(label, &p, bg, grid(groups as u32));
+    plan.keep.extend([tw, u]);
+    Ok(plan)
 }
 
 fn complexes(bits: &[u32]) -> Vec<C64> {
@@ -666,7 +832,8 @@ impl Algorithm for Options {
         let src = gpu.storage_init("fft input", &input.bits)?;
         let out_words = 2 * cfg.out_complex() * b;
         let dst = gpu.storage_poisoned("fft output", out_words, POISON)?;
-        let (mut plan, tbuf) = plan(gpu, &cfg, &src, &dst, req.trace)?;
+        let fast_cfg = self.fast_config(&cfg, gpu, req.trace)?;
+        let (mut plan, tbuf) = plan(gpu, &cfg, fast_cfg.as_ref(), &src, &dst, req.trace)?;
         plan.output = Some(Region::words(&dst, out_words));
         plan.keep.push(src);
         drop(tbuf);
@@ -861,7 +1028,29 @@ impl Algorithm for Options {
                 "forward: X[k] = Σ x[n]·e^{−2πikn/N} (no scaling)"
             }),
         );
-        extra.insert("workgroup_bytes".into(), json!(cfg.shared_bytes(req.trace)));
+        extra.insert(
+            "workgroup_bytes".into(),
+            json!(match &fast_cfg {
+                Some(f) => f.shared_bytes(),
+                None => cfg.shared_bytes(req.trace),
+            }),
+        );
+        extra.insert(
+            "kernel".into(),
+            json!(if fast_cfg.is_some() {
+                "fast"
+            } else {
+                "teaching"
+            }),
+        );
+        extra.insert(
+            "ffts_per_workgroup".into(),
+            json!(fast_cfg.map_or(1, |f| f.g)),
+        );
+        extra.insert(
+            "shuffle_below".into(),
+            json!(fast_cfg.map_or(0, |f| f.shuffle_below)),
+        );
         Ok(RunResult {
             algorithm: "fft".into(),
             variant: req.variant.name.into(),
@@ -903,7 +1092,8 @@ impl Algorithm for Options {
         let cfg = o.config(Some(2 * n), Some(&gpu.limits), false)?;
         let src = gpu.storage_zeroed("fft input", 2 * n)?;
         let dst = gpu.storage_zeroed("fft output", 2 * n)?;
-        let (mut plan, _) = plan(gpu, &cfg, &src, &dst, false)?;
+        let fast_cfg = o.fast_config(&cfg, gpu, false)?;
+        let (mut plan, _) = plan(gpu, &cfg, fast_cfg.as_ref(), &src, &dst, false)?;
         plan.keep.extend([src, dst]);
         Ok(BenchCase {
             plan,

@@ -148,6 +148,7 @@ fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
             real_pair: c.mode == 2,
             batch: 1,
             signal: c.signal,
+            ..Default::default()
         }));
     }
 }

@@ -1,0 +1,477 @@
+//! The fast FFT kernel: a generator of straight-line WGSL specialised for (N, E, W, G, order,
+//! inverse, shuffle threshold). Same schedule and output layout as the teaching kernel
+//! (shaders/fft/fft.wgsl): thread t of an FFT starts with the elements t + j·W, runs the local
+//! radix-2 DIF steps (strides N/2 … W) in registers, then for every stride s = W/2 … 1 trades with
+//! thread t ^ s (the lower thread gives its hi, slot 2m + 1, for the partner's lo, slot 2m) and runs
+//! the butterfly. What differs is how:
+//! - every element is its own `vec2<f32>` variable (fully unrolled, no dynamic array indexing);
+//! - G independent FFTs per workgroup (W·G threads), so small sizes still fill a workgroup;
+//! - exchanges at a stride below the adapter's minimum subgroup size use `subgroupShuffleXor`
+//!   (the partner is in the same subgroup); larger strides go through workgroup memory, two
+//!   buffers used in turn, so one barrier per exchange suffices;
+//! - twiddles: one table value per step and thread (the table of the teaching kernel, f64 rounded
+//!   to f32), times WGSL constants for the other pairs of a local step (exp(∓πi·k/h)), no sin/cos;
+//! - natural order is staged through (padded) workgroup memory so global stores are contiguous;
+//!   raw order stores straight from registers (t + j·W is already contiguous across threads).
+
+use super::model;
+use std::fmt::Write;
+
+/// Largest E the generator unrolls (64 complex values = 128 registers of data per thread).
+pub const MAX_E: usize = 64;
+
+/// One fast-kernel configuration (all parameters checked by the caller).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FastConfig {
+    pub n: usize,
+    pub e: usize,
+    pub w: usize,
+    /// FFTs per workgroup.
+    pub g: usize,
+    pub natural: bool,
+    pub inverse: bool,
+    /// Exchanges at a stride below this use subgroupShuffleXor (0: none do).
+    pub shuffle_below: usize,
+    /// Staging buffer padding: index a is stored at a + (a >> p) (None: unpadded).
+    pub pad_shift: Option<u32>,
+}
+
+impl FastConfig {
+    /// A configuration with the staging padding chosen for `max_bytes` of workgroup memory; None
+    /// when even the unpadded kernel needs more.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        n: usize,
+        e: usize,
+        g: usize,
+        natural: bool,
+        inverse: bool,
+        shuffle_below: usize,
+        max_bytes: usize,
+    ) -> Option<FastConfig> {
+        let mut c = FastConfig {
+            n,
+            e,
+            w: n / e,
+            g,
+            natural,
+            inverse,
+            shuffle_below,
+            pad_shift: None,
+        };
+        if c.shared_bytes() > max_bytes {
+            return None;
+        }
+        if natural {
+            c.pad_shift = choose_pad(&c, max_bytes);
+        }
+        Some(c)
+    }
+
+    pub fn log_n(&self) -> u32 {
+        self.n.trailing_zeros()
+    }
+    pub fn log_e(&self) -> u32 {
+        self.e.trailing_zeros()
+    }
+    pub fn log_w(&self) -> u32 {
+        self.w.trailing_zeros()
+    }
+
+    /// Threads per workgroup: W · G.
+    pub fn threads(&self) -> usize {
+        self.w * self.g
+    }
+
+    /// Whether the exchange at stride `s` goes through workgroup memory.
+    pub fn in_memory(&self, s: usize) -> bool {
+        self.shuffle_below == 0 || s >= self.shuffle_below
+    }
+
+    /// Exchanges through workgroup memory.
+    pub fn memory_exchanges(&self) -> usize {
+        (0..self.log_w())
+            .filter(|&k| self.in_memory(1 << k))
+            .count()
+    }
+
+    /// Exchanges by subgroup shuffle.
+    pub fn shuffle_exchanges(&self) -> usize {
+        self.log_w() as usize - self.memory_exchanges()
+    }
+
+    fn pad(&self, a: usize) -> usize {
+        a + self.pad_shift.map_or(0, |p| a >> p)
+    }
+
+    /// Length of the workgroup array (vec2<f32>): the staging block of G·N values (padded) for
+    /// natural order, else one or two exchange buffers of G·N/2.
+    pub fn shared_len(&self) -> usize {
+        let block = self.g * self.n;
+        if self.natural {
+            self.pad(block - 1) + 1
+        } else {
+            block / 2 * self.memory_exchanges().min(2)
+        }
+    }
+
+    pub fn shared_bytes(&self) -> usize {
+        self.shared_len() * 8
+    }
+
+    /// F(t + j·W) = rev(t) part | per-slot constant: the constant for slot j.
+    fn f_const(&self, j: usize) -> usize {
+        let lw = self.log_w();
+        model::bitrev(((j >> 1) << (lw + 1)) | (j & 1), self.log_n())
+    }
+}
+
+/// Shared-memory bank conflicts of the natural-order staging (32 banks of 4 bytes, warps of 32):
+/// the sum over all warp requests of the largest number of distinct words one bank serves.
+fn staging_cost(c: &FastConfig) -> usize {
+    let threads = c.threads();
+    let (ln, le) = (c.log_n(), c.log_e());
+    let mut cost = 0;
+    let mut words = Vec::with_capacity(64);
+    let mut request = |addrs: &mut dyn Iterator<Item = usize>| {
+        words.clear();
+        for a in addrs {
+            words.push(2 * a);
+            words.push(2 * a + 1);
+        }
+        words.sort_unstable();
+        words.dedup();
+        let mut per_bank = [0usize; 32];
+        for w in &words {
+            per_bank[w % 32] += 1;
+        }
+        cost += per_bank.iter().max().copied().unwrap_or(0);
+    };
+    for warp in (0..threads).step_by(32) {
+        let lanes = warp..(warp + 32).min(threads);
+        for j in 0..c.e {
+            request(&mut lanes.clone().map(|l| {
+                let (g, t) = (l / c.w, l % c.w);
+                c.pad(g * c.n + model::f_map(t + j * c.w, ln, le))
+            }));
+        }
+        for i in 0..c.e {
+            request(&mut lanes.clone().map(|l| c.pad(l + i * threads)));
+        }
+    }
+    cost
+}
+
+/// The padding shift with the fewest staging bank conflicts that fits `max_bytes` (ties: less
+/// memory).
+fn choose_pad(c: &FastConfig, max_bytes: usize) -> Option<u32> {
+    let block_bits = (c.g * c.n).next_power_of_two().trailing_zeros();
+    let mut best = (staging_cost(c), c.shared_len(), None);
+    for p in 3..block_bits {
+        let cand = FastConfig {
+            pad_shift: Some(p),
+            ..*c
+        };
+        if cand.shared_bytes() > max_bytes {
+            continue;
+        }
+        let key = (staging_cost(&cand), cand.shared_len(), Some(p));
+        if (key.0, key.1) < (best.0, best.1) {
+            best = key;
+        }
+    }
+    best.2
+}
+
+/// A WGSL f32 literal.
+fn lit(v: f64) -> String {
+    let f = v as f32;
+    if f == f.trunc() && f.abs() < 1e6 {
+        format!("{f:.1}f")
+    } else {
+        format!("{f:?}f")
+    }
+}
+
+/// exp(i·angle) with components snapped to 0 / ±1 where exact.
+fn unit(angle: f64) -> (f64, f64) {
+    let snap = |v: f64| {
+        if v.abs() < 1e-12 {
+            0.0
+        } else if (v - 1.0).abs() < 1e-12 {
+            1.0
+        } else if (v + 1.0).abs() < 1e-12 {
+            -1.0
+        } else {
+            v
+        }
+    };
+    (snap(angle.cos()), snap(angle.sin()))
+}
+
+/// `x` times the constant `c`, exact for 1, −1, ±i.
+fn cmul_const(x: &str, c: (f64, f64)) -> String {
+    match c {
+        (1.0, 0.0) => x.to_string(),
+        (-1.0, 0.0) => format!("(-{x})"),
+        (0.0, -1.0) => format!("vec2<f32>({x}.y, -{x}.x)"),
+        (0.0, 1.0) => format!("vec2<f32>(-{x}.y, {x}.x)"),
+        (re, im) => format!("cmul({x}, vec2<f32>({}, {}))", lit(re), lit(im)),
+    }
+}
+
+/// The kernel's WGSL. Bindings: 0 src (vec2<f32>), 1 dst, 2 twiddle table (N/2 values, as the
+/// teaching kernel's), 3 uniform Params { batch, groups, total = batch·N, _ }.
+pub fn shader(c: &FastConfig) -> String {
+    let (n, e, w, g) = (c.n, c.e, c.w, c.g);
+    let (ln, lw) = (c.log_n(), c.log_w());
+    let threads = c.threads();
+    let half = e / 2;
+    let sign = if c.inverse { 1.0 } else { -1.0 };
+    let mut s = String::new();
+    let o = &mut s;
+    let _ = writeln!(
+        o,
+        "// Fast FFT (generated by src/algo/fft/fast.rs): N = {n}, E = {e}, W = {w}, G = {g} FFTs per \
+         workgroup, {} order, {}, exchanges at stride < {} by subgroupShuffleXor ({} by shuffle, {} \
+         through workgroup memory), staging pad {:?}.",
+        if c.natural { "natural" } else { "raw" },
+        if c.inverse { "inverse" } else { "forward" },
+        c.shuffle_below,
+        c.shuffle_exchanges(),
+        c.memory_exchanges(),
+        c.pad_shift
+    );
+    let _ = writeln!(
+        o,
+        "struct Params {{ batch: u32, groups: u32, total: u32, _c: u32 }}
+@group(0) @binding(0) var<storage, read> src: array<vec2<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec2<f32>>;
+// tw[k] = exp(-+2 pi i k / N), k < N/2 (f64 on the CPU; conjugated for the inverse).
+@group(0) @binding(2) var<storage, read> tw: array<vec2<f32>>;
+@group(0) @binding(3) var<uniform> params: Params;"
+    );
+    if c.shared_len() > 0 {
+        let _ = writeln!(
+            o,
+            "var<workgroup> sh: array<vec2<f32>, {}>;",
+            c.shared_len()
+        );
+    }
+    let _ = writeln!(
+        o,
+        "
+fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {{
+    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}}
+
+@compute @workgroup_size({threads})
+fn main(@builtin(local_invocation_index) l: u32,
+        @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let wg = wid.x + wid.y * nwg.x;
+    if (wg >= params.groups) {{ return; }}   // uniform: the whole workgroup leaves
+    let t = l & {}u;
+    let g = l >> {lw}u;
+    let fft = wg * {g}u + g;
+    // A tail workgroup's FFTs past the batch compute on the last FFT's data and store nothing.
+    let b = min(fft, params.batch - 1u);
+    let base = b * {n}u + t;",
+        w - 1
+    );
+    if w == 1 {
+        // No twiddle is loaded (every twiddle is a constant); the binding stays in the layout.
+        let _ = writeln!(o, "    _ = tw[0];");
+    }
+    for j in 0..e {
+        let _ = writeln!(o, "    var v{j} = src[base + {}u];", j * w);
+    }
+    // Local phase: strides h·W for h = E/2 … 1, pairs (j, j + h) inside the thread.
+    let mut h = half;
+    while h >= 1 {
+        let _ = writeln!(
+            o,
+            "    // local butterflies, stride {} (slots j, j + {h})",
+            h * w
+        );
+        let _ = writeln!(o, "    {{");
+        // Twiddle of the pair with lo slot j: w0 · exp(∓πi·(j mod h)/h), w0 = tw[t·E/(2h)].
+        let dynamic = w > 1;
+        if dynamic {
+            let _ = writeln!(o, "        let w0 = tw[t * {}u];", e / (2 * h));
+            for kk in 1..h {
+                let cst = unit(sign * std::f64::consts::PI * kk as f64 / h as f64);
+                let _ = writeln!(o, "        let w{kk} = {};", cmul_const("w0", cst));
+            }
+        }
+        for j in (0..e).filter(|j| j & h == 0) {
+            let k = j + h;
+            let kk = j & (h - 1);
+            let tw = if dynamic {
+                format!("cmul(d, w{kk})")
+            } else {
+                cmul_const(
+                    "d",
+                    unit(sign * std::f64::consts::PI * kk as f64 / h as f64),
+                )
+            };
+            let _ = writeln!(
+                o,
+                "        {{ let a = v{j}; let d = a - v{k}; v{j} = a + v{k}; v{k} = {tw}; }}"
+            );
+        }
+        let _ = writeln!(o, "    }}");
+        h /= 2;
+    }
+    // Exchange phase: strides W/2 … 1.
+    let mut turn = 0usize;
+    let mut st = w / 2;
+    while st >= 1 {
+        let how = if c.in_memory(st) {
+            "workgroup memory"
+        } else {
+            "subgroupShuffleXor"
+        };
+        let _ = writeln!(
+            o,
+            "    // exchange with t ^ {st} ({how}): the lower thread gives its hi (slot 2m+1) for the partner's lo (slot 2m); butterfly"
+        );
+        let _ = writeln!(o, "    {{");
+        let _ = writeln!(o, "        let up = (t & {st}u) != 0u;");
+        for m in 0..half {
+            let _ = writeln!(
+                o,
+                "        let x{m} = select(v{}, v{}, up);",
+                2 * m + 1,
+                2 * m
+            );
+        }
+        if c.in_memory(st) {
+            let off = (turn % 2) * (g * n / 2);
+            turn += 1;
+            let _ = writeln!(o, "        let wi = {off}u + g * {}u + t;", n / 2);
+            for m in 0..half {
+                let _ = writeln!(o, "        sh[wi + {}u] = x{m};", m * w);
+            }
+            let _ = writeln!(o, "        workgroupBarrier();");
+            let _ = writeln!(o, "        let ri = {off}u + g * {}u + (t ^ {st}u);", n / 2);
+            for m in 0..half {
+                let _ = writeln!(o, "        let r{m} = sh[ri + {}u];", m * w);
+            }
+        } else {
+            for m in 0..half {
+                let _ = writeln!(o, "        let r{m} = subgroupShuffleXor(x{m}, {st}u);");
+            }
+        }
+        if st > 1 {
+            let _ = writeln!(
+                o,
+                "        let w = tw[(t & {}u) * {}u];",
+                st - 1,
+                n / (2 * st)
+            );
+        }
+        for m in 0..half {
+            let (lo, hi) = (2 * m, 2 * m + 1);
+            let mul = if st > 1 { "cmul(a - c, w)" } else { "a - c" };
+            let _ = writeln!(
+                o,
+                "        {{ let a = select(v{lo}, r{m}, up); let c = select(r{m}, v{hi}, up); v{lo} = a + c; v{hi} = {mul}; }}"
+            );
+        }
+        let _ = writeln!(o, "    }}");
+        st /= 2;
+    }
+    if c.natural {
+        // Stage through workgroup memory at F(t + j·W) = rev(2t) | const_j, then store the
+        // workgroup's G·N contiguous outputs with contiguous threads.
+        let pad = |x: &str| match c.pad_shift {
+            Some(p) => format!("{x} + ({x} >> {p}u)"),
+            None => x.to_string(),
+        };
+        let _ = writeln!(
+            o,
+            "    // natural order: stage at F(t + j·W), store contiguously"
+        );
+        if c.memory_exchanges() > 0 {
+            let _ = writeln!(o, "    workgroupBarrier();");
+        }
+        if w > 1 {
+            let _ = writeln!(
+                o,
+                "    let ft = g * {n}u + (reverseBits(t) >> {}u);",
+                33 - ln
+            );
+        } else {
+            let _ = writeln!(o, "    let ft = g * {n}u;");
+        }
+        for j in 0..e {
+            let _ = writeln!(
+                o,
+                "    {{ let a = ft | {}u; sh[{}] = v{j}; }}",
+                c.f_const(j),
+                pad("a")
+            );
+        }
+        let _ = writeln!(o, "    workgroupBarrier();");
+        let _ = writeln!(o, "    let ob = wg * {}u;", g * n);
+        for i in 0..e {
+            let _ = writeln!(
+                o,
+                "    {{ let q = l + {}u; if (ob + q < params.total) {{ dst[ob + q] = sh[{}]; }} }}",
+                i * threads,
+                pad("q")
+            );
+        }
+    } else {
+        let _ = writeln!(
+            o,
+            "    // raw (Nabla) order: every thread writes the indices it read"
+        );
+        let _ = writeln!(o, "    if (fft < params.batch) {{");
+        for j in 0..e {
+            let _ = writeln!(o, "        dst[base + {}u] = v{j};", j * w);
+        }
+        let _ = writeln!(o, "    }}");
+    }
+    let _ = writeln!(o, "}}");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f_split_matches_the_model() {
+        for ln in 1..=12u32 {
+            for le in 1..=ln.min(6) {
+                let (n, e) = (1usize << ln, 1usize << le);
+                let c = FastConfig::new(n, e, 1, true, false, 0, usize::MAX).unwrap();
+                let w = n / e;
+                for t in 0..w {
+                    let ft = if w > 1 {
+                        ((t as u32).reverse_bits() >> (33 - ln)) as usize
+                    } else {
+                        0
+                    };
+                    for j in 0..e {
+                        assert_eq!(ft | c.f_const(j), model::f_map(t + j * w, ln, le));
+                        assert_eq!(ft & c.f_const(j), 0);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn padding_removes_staging_conflicts() {
+        let c = FastConfig::new(4096, 16, 1, true, false, 32, 48 << 10).unwrap();
+        let plain = FastConfig {
+            pad_shift: None,
+            ..c
+        };
+        assert!(c.pad_shift.is_some());
+        assert!(staging_cost(&c) * 4 < staging_cost(&plain));
+    }
+}
