@@ -208,7 +208,7 @@ fn mib(bytes: u64) -> String {
     if bytes >= 1 << 20 {
         format!("{} MiB", bytes >> 20)
     } else {
-        format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
     }
 }
 
@@ -442,6 +442,9 @@ impl Gpu {
     /// Allocate a buffer of `bytes` named `label` with `f`: checked against the memory budget, and
     /// out of memory reported in one line that names the buffer and its size.
     fn alloc<T>(&self, label: &str, bytes: u64, f: impl FnOnce() -> T) -> Result<T> {
+        if let Some(why) = self.check_lost() {
+            return Err(Error::DeviceLost(why));
+        }
         if let Some(b) = self.budget
             && bytes > b
         {
@@ -464,18 +467,48 @@ impl Gpu {
 
     /// A storage buffer of `n` u32 words initialised from `data`.
     pub fn storage_init(&self, label: &str, data: &[u32]) -> Result<wgpu::Buffer> {
-        use wgpu::util::DeviceExt;
         self.check_elements(data.len(), label)?;
         self.alloc(label, data.len() as u64 * 4, || {
-            self.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: bytemuck::cast_slice(data),
-                    usage: wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::COPY_SRC
-                        | wgpu::BufferUsages::COPY_DST,
-                })
-        })
+            self.buffer_init(
+                label,
+                bytemuck::cast_slice(data),
+                wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+            )
+        })?
+    }
+
+    /// `create_buffer_init` without its panic: wgpu's helper `expect`s the mapping, which fails
+    /// when the allocation did (out of memory, a lost device). Call inside an error scope.
+    fn buffer_init(
+        &self,
+        label: &str,
+        contents: &[u8],
+        usage: wgpu::BufferUsages,
+    ) -> Result<wgpu::Buffer> {
+        let size = (contents.len() as u64).div_ceil(4).max(1) * 4;
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage,
+            mapped_at_creation: true,
+        });
+        match buffer.get_mapped_range_mut(..) {
+            Ok(mut view) => {
+                view.slice(..contents.len()).copy_from_slice(contents);
+                drop(view);
+                buffer.unmap();
+                Ok(buffer)
+            }
+            Err(e) => Err(match self.check_lost() {
+                Some(why) => Error::DeviceLost(why),
+                None => Error::OutOfMemory(format!(
+                    "allocating {label} ({}) failed: {e}; use a smaller N",
+                    mib(size)
+                )),
+            }),
+        }
     }
 
     /// A storage buffer of `words` u32 words filled with `poison`, so unwritten elements show.
@@ -500,18 +533,16 @@ impl Gpu {
 
     /// A small uniform buffer of u32 parameters.
     pub fn uniform(&self, label: &str, words: &[u32]) -> Result<wgpu::Buffer> {
-        use wgpu::util::DeviceExt;
         // Uniform buffers need 16-byte sized structs; pad to a multiple of 4 words.
         let mut padded = words.to_vec();
         padded.resize(words.len().div_ceil(4).max(1) * 4, 0);
         self.scoped(|| {
-            self.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: bytemuck::cast_slice(&padded),
-                    usage: wgpu::BufferUsages::UNIFORM,
-                })
-        })
+            self.buffer_init(
+                label,
+                bytemuck::cast_slice(&padded),
+                wgpu::BufferUsages::UNIFORM,
+            )
+        })?
     }
 
     /// A bind group binding `buffers[i]` (whole) at binding i of group 0.

@@ -116,7 +116,7 @@ enum IoMsg {
 }
 
 const HELP: &[(&str, &str)] = &[
-    ("→ / ←", "next / previous stage"),
+    ("Right / Left arrow", "next / previous stage"),
     ("Home / End", "first / last stage"),
     ("Space", "play / pause"),
     ("Ctrl+R", "run on the GPU"),
