@@ -275,7 +275,9 @@ fn options_a_variant_ignores_are_one_line_errors() {
     );
     assert_eq!(code, 1);
     assert!(
-        err.contains("--workgroup-size 128 applies to --variant decoupled or reduce-then-scan only"),
+        err.contains(
+            "--workgroup-size 128 applies to --variant decoupled or reduce-then-scan only"
+        ),
         "{err}"
     );
     let (code, err) = run_err(
@@ -304,7 +306,7 @@ fn options_a_variant_ignores_are_one_line_errors() {
         );
         assert_eq!(code, 1);
         assert!(
-            err.contains(&format!("--tile-bits must be in 5..=13")) && err.contains(bad),
+            err.contains("--tile-bits must be in 5..=13") && err.contains(bad),
             "{err}"
         );
     }
@@ -338,11 +340,23 @@ fn out_of_memory_is_one_line_and_a_nonzero_exit() {
         err.starts_with("stagewise: error: GPU out of memory: ") && err.contains("use a smaller N"),
         "{err}"
     );
-    assert!(err.contains("allocating ") && err.contains("KiB"), "names the buffer and size: {err}");
+    assert!(
+        err.contains("allocating ") && err.contains("KiB"),
+        "names the buffer and size: {err}"
+    );
     // A memory budget: allocations above 1% of max_buffer_size (lavapipe: 2 GiB) fail before
     // wgpu is asked.
     let (code, err) = run_err_env(
-        &["run", "scan", "--variant", "decoupled", "--n", "8388608", "--fill", "iota"],
+        &[
+            "run",
+            "scan",
+            "--variant",
+            "decoupled",
+            "--n",
+            "8388608",
+            "--fill",
+            "iota",
+        ],
         &[("STAGEWISE_MEMORY_BUDGET", "1")],
     );
     assert_eq!(code, 1);
@@ -354,9 +368,23 @@ fn out_of_memory_is_one_line_and_a_nonzero_exit() {
     );
     // Under the budget the same run works.
     let out = bin()
-        .args(["run", "scan", "--variant", "decoupled", "--n", "4096", "--fill", "iota", "--json"])
+        .args([
+            "run",
+            "scan",
+            "--variant",
+            "decoupled",
+            "--n",
+            "4096",
+            "--fill",
+            "iota",
+            "--json",
+        ])
         .env("STAGEWISE_MEMORY_BUDGET", "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

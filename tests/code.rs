@@ -32,7 +32,10 @@ fn check_every_stage(r: &RunResult) {
             .collect();
         for h in &hs {
             let lines = h.source.lines().count();
-            assert!(!h.ranges.is_empty(), "{what} stage {stage}: nothing highlighted");
+            assert!(
+                !h.ranges.is_empty(),
+                "{what} stage {stage}: nothing highlighted"
+            );
             // The file is the source of a kernel that ran for this stage, and every range lies
             // inside the entry point of one of those kernels.
             let entries: Vec<(usize, usize)> = ran
@@ -40,16 +43,23 @@ fn check_every_stage(r: &RunResult) {
                 .filter(|k| *k.source == *h.source)
                 .filter_map(|k| entry_lines(&k.source, &k.entry))
                 .collect();
-            assert!(!entries.is_empty(), "{what} stage {stage}: not a kernel that ran");
+            assert!(
+                !entries.is_empty(),
+                "{what} stage {stage}: not a kernel that ran"
+            );
             for &(a, b) in &h.ranges {
-                assert!(a < b && b <= lines, "{what} stage {stage}: range {a}..{b} of {lines}");
+                assert!(
+                    a < b && b <= lines,
+                    "{what} stage {stage}: range {a}..{b} of {lines}"
+                );
                 assert!(
                     entries.iter().any(|&(ea, eb)| ea <= a && b <= eb),
                     "{what} stage {stage}: {a}..{b} outside the entry point(s) {entries:?}"
                 );
                 let text: Vec<&str> = h.source.lines().skip(a).take(b - a).collect();
                 assert!(
-                    text.iter().any(|l| !l.trim().is_empty() && !l.trim().starts_with("//")),
+                    text.iter()
+                        .any(|l| !l.trim().is_empty() && !l.trim().starts_with("//")),
                     "{what} stage {stage}: the range {a}..{b} holds no code"
                 );
             }
@@ -76,7 +86,10 @@ fn marked_text(r: &RunResult, stage: usize) -> String {
         .map(|(a, b)| b - a)
         .sum();
     let lit: usize = h.ranges.iter().map(|(a, b)| b - a).sum();
-    assert!(lit < entry, "a marked step is part of the kernel, not all of it");
+    assert!(
+        lit < entry,
+        "a marked step is part of the kernel, not all of it"
+    );
     h.ranges
         .iter()
         .flat_map(|&(a, b)| h.source.lines().skip(a).take(b - a))
@@ -118,7 +131,10 @@ fn transposition_phases_highlight_the_compare_exchange() {
     for s in phases {
         let t = marked_text(&r, s);
         assert!(t.contains("min(x, y)") && t.contains("max(x, y)"), "{t}");
-        assert!(!t.contains("to_key(data"), "the load is not part of a phase: {t}");
+        assert!(
+            !t.contains("to_key(data"),
+            "the load is not part of a phase: {t}"
+        );
     }
 }
 
@@ -130,7 +146,9 @@ fn fft_steps_highlight_their_sections() {
     let algo = AlgoOptions::Fft(o);
     let input = Data::new(
         DType::F32,
-        (0..64).map(|i| ((i as f32) * 0.37).sin().to_bits()).collect(),
+        (0..64)
+            .map(|i| ((i as f32) * 0.37).sin().to_bits())
+            .collect(),
     );
     let r = common::run(&algo, "workgroup", input, true);
     check_every_stage(&r);
@@ -141,7 +159,10 @@ fn fft_steps_highlight_their_sections() {
         match kind.as_str() {
             "butterfly" => assert!(t.contains("cmul(a - c"), "{t}"),
             "exchange" => {
-                assert!(t.contains("partner") && t.contains("workgroupBarrier"), "{t}");
+                assert!(
+                    t.contains("partner") && t.contains("workgroupBarrier"),
+                    "{t}"
+                );
                 assert!(!t.contains("cmul"), "an exchange has no butterfly: {t}");
             }
             "regroup" => assert!(!t.contains("cmul"), "{t}"),
@@ -149,7 +170,11 @@ fn fft_steps_highlight_their_sections() {
         }
         seen.insert(kind);
     }
-    assert_eq!(seen.len(), 3, "butterfly, regroup and exchange stages: {seen:?}");
+    assert_eq!(
+        seen.len(),
+        3,
+        "butterfly, regroup and exchange stages: {seen:?}"
+    );
 }
 
 #[test]
@@ -170,7 +195,10 @@ fn decoupled_stages_highlight_the_look_back_and_the_store() {
     assert!(!t.contains("store_scanned"), "{t}");
     let out = r.stages.len() - 1;
     let t = marked_text(&r, out);
-    assert!(t.contains("store_scanned") && !t.contains("atomicLoad"), "{t}");
+    assert!(
+        t.contains("store_scanned") && !t.contains("atomicLoad"),
+        "{t}"
+    );
 }
 
 #[test]

@@ -214,7 +214,11 @@ fn controls_without_tooltip(h: &Harness<'_, StagewiseApp>) -> (usize, Vec<String
                 .iter()
                 .all(|s| s.role() == Role::CheckBox && !described(s));
         if !slider_value && !legend_entry {
-            missing.push(format!("{:?} '{}'", a.role(), a.label().unwrap_or_default()));
+            missing.push(format!(
+                "{:?} '{}'",
+                a.role(),
+                a.label().unwrap_or_default()
+            ));
         }
     }
     (seen, missing)
@@ -254,7 +258,11 @@ fn every_control_has_a_tooltip() {
     for algo in stagewise::algo::AlgoOptions::all_defaults() {
         let name = algo.name();
         run_algo(&mut h, algo);
-        assert!(h.state().message.is_none(), "{name}: {:?}", h.state().message);
+        assert!(
+            h.state().message.is_none(),
+            "{name}: {:?}",
+            h.state().message
+        );
         check(&h, name);
         if name == "bmmc" {
             for tab in ["Permuted image", "Matrix editor", "rank statistics", "Plan"] {

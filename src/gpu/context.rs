@@ -248,7 +248,8 @@ impl Gpu {
             }
         });
         let limits = device.limits();
-        let budget = memory_budget_pct().map(|p| (limits.max_buffer_size as f64 * p / 100.0) as u64);
+        let budget =
+            memory_budget_pct().map(|p| (limits.max_buffer_size as f64 * p / 100.0) as u64);
         let fault = std::env::var("STAGEWISE_FAULT").unwrap_or_default();
         Gpu {
             features: device.features(),

@@ -656,8 +656,9 @@ impl StagewiseApp {
                     });
                 }
             });
-            file.response
-                .on_hover_text("Open input data, save the output, the diagram, the trace or the session");
+            file.response.on_hover_text(
+                "Open input data, save the output, the diagram, the trace or the session",
+            );
             let view = ui.menu_button("View", |ui| {
                 if ui
                     .button("Dark / light theme")

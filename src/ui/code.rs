@@ -268,6 +268,12 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
         }
     }
     let files = highlights(result, stage);
+    if files.iter().any(|h| h.marked) {
+        ui.small(format!(
+            "highlighted: the kernel's {} lines (// @step / @section markers)",
+            stage_steps(result, stage).join(", ")
+        ));
+    }
     // Scroll the highlighted code into view once per stage change.
     let key = egui::Id::unique("code-scrolled");
     let scroll_now = ui.data(|d| d.get_temp::<usize>(key)) != Some(stage);
@@ -333,8 +339,10 @@ mod tests {
     fn finds_steps_and_sections() {
         let src = "fn main() {\n  // @step a\n  x();\n\n  // @end\n  for (;;) {\n    // @section b\n    y();\n    if (z) { w(); }\n  }\n  // @section c\n  v();\n}\n";
         let m = super::markers(src);
-        let r: Vec<(&str, usize, usize)> =
-            m.iter().map(|m| (m.name.as_str(), m.start, m.end)).collect();
+        let r: Vec<(&str, usize, usize)> = m
+            .iter()
+            .map(|m| (m.name.as_str(), m.start, m.end))
+            .collect();
         assert_eq!(r, [("a", 2, 3), ("b", 7, 9), ("c", 11, 12)]);
     }
 }

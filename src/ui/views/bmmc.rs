@@ -117,8 +117,16 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     let st = &mut state.bmmc;
     ui.horizontal(|ui| {
         for (t, name, tip) in [
-            (Tab::Plan, "Plan", "The plan's passes: each pass's matrix and the array after it"),
-            (Tab::Image, "Permuted image", "A picture permuted by every pass, as an image"),
+            (
+                Tab::Plan,
+                "Plan",
+                "The plan's passes: each pass's matrix and the array after it",
+            ),
+            (
+                Tab::Image,
+                "Permuted image",
+                "A picture permuted by every pass, as an image",
+            ),
             (Tab::Editor, "Matrix editor", "Edit a bit matrix and run it"),
             (
                 Tab::Stats,

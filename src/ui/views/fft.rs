@@ -127,8 +127,16 @@ fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
         ui.separator();
         for (m, name, tip) in [
             (0u8, "complex", "A complex FFT of N points"),
-            (1, "real-only", "A real signal: the FFT keeps half the spectrum"),
-            (2, "real pair", "Two real signals packed into one complex FFT"),
+            (
+                1,
+                "real-only",
+                "A real signal: the FFT keeps half the spectrum",
+            ),
+            (
+                2,
+                "real pair",
+                "Two real signals packed into one complex FFT",
+            ),
         ] {
             if ui
                 .selectable_label(c.mode == m, name)
@@ -146,7 +154,11 @@ fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
                 "raw (Nabla)",
                 "Output in the kernel's raw order: output[x] = DFT[F(x)]",
             ),
-            (Order::Natural, "natural", "Output in natural order: output[k] = DFT[k]"),
+            (
+                Order::Natural,
+                "natural",
+                "Output in natural order: output[k] = DFT[k]",
+            ),
         ] {
             if ui
                 .selectable_label(c.order == o, name)
@@ -159,7 +171,9 @@ fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
         }
         run |= ui
             .checkbox(&mut c.inverse, "inverse")
-            .on_hover_text("The unnormalised inverse FFT (conjugate twiddles; inverse(forward(x)) = N·x)")
+            .on_hover_text(
+                "The unnormalised inverse FFT (conjugate twiddles; inverse(forward(x)) = N·x)",
+            )
             .changed();
         run |= ui
             .button("Run FFT")
