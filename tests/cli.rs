@@ -229,3 +229,162 @@ fn bench_all_covers_every_algorithm() {
         assert!(r["fraction_of_copy"].as_f64().unwrap() > 0.0, "{r}");
     }
 }
+
+#[test]
+fn oddeven_sorts_nan_keys_by_the_documented_total_order() {
+    // f32 keys sort by the total order -NaN < -inf < … < -0.0 < +0.0 < … < +inf < +NaN.
+    let dir = std::env::temp_dir().join(format!("stagewise-nan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("nan.txt");
+    std::fs::write(&f, "nan 1 -nan -inf inf -0 0 -1 2.5 nan -7 3\n").unwrap();
+    for variant in ["transposition", "global", "merge-split", "batcher"] {
+        let v = run_ok(&[
+            "run",
+            "oddeven",
+            "--variant",
+            variant,
+            "--dtype",
+            "f32",
+            "--input",
+            f.to_str().unwrap(),
+            "--json",
+        ]);
+        assert_eq!(v["verified"], true, "{variant}");
+        assert_eq!(
+            v["output"],
+            serde_json::json!([
+                "-NaN", "-inf", -7.0, -1.0, -0.0, 0.0, 1.0, 2.5, 3.0, "inf", "NaN", "NaN"
+            ]),
+            "{variant}"
+        );
+    }
+}
+
+#[test]
+fn options_a_variant_ignores_are_one_line_errors() {
+    let (code, err) = run_err(
+        &[
+            "run",
+            "scan",
+            "--variant",
+            "ladder",
+            "--workgroup-size",
+            "128",
+        ],
+        None,
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(
+            "--workgroup-size 128 applies to --variant decoupled or reduce-then-scan only"
+        ),
+        "{err}"
+    );
+    let (code, err) = run_err(
+        &["run", "scan", "--variant", "blelloch", "--per-thread", "2"],
+        None,
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("--per-thread 2 applies to"), "{err}");
+    // Where they apply, they are accepted.
+    let v = run_ok(&[
+        "run",
+        "scan",
+        "--variant",
+        "reduce-then-scan",
+        "--workgroup-size",
+        "64",
+        "--per-thread",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(v["verified"], true);
+    for bad in ["4", "14", "40"] {
+        let (code, err) = run_err(
+            &["run", "bmmc", "--variant", "tiled", "--tile-bits", bad],
+            None,
+        );
+        assert_eq!(code, 1);
+        assert!(
+            err.contains("--tile-bits must be in 5..=13") && err.contains(bad),
+            "{err}"
+        );
+    }
+}
+
+/// `run` with environment variables; must fail: (exit code, stderr).
+fn run_err_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let mut cmd = bin();
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run stagewise");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let code = out.status.code().unwrap_or(-1);
+    assert_ne!(code, 0, "{args:?} {env:?} should fail");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    (code, err)
+}
+
+#[test]
+fn out_of_memory_is_one_line_and_a_nonzero_exit() {
+    // The injected fault: the first allocation fails as wgpu reports running out of memory.
+    let (code, err) = run_err_env(
+        &["run", "bitrev", "--n", "1024", "--fill", "iota"],
+        &[("STAGEWISE_FAULT", "oom")],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("stagewise: error: GPU out of memory: ") && err.contains("use a smaller N"),
+        "{err}"
+    );
+    assert!(
+        err.contains("allocating ") && err.contains("KiB"),
+        "names the buffer and size: {err}"
+    );
+    // A memory budget: allocations above 1% of max_buffer_size (lavapipe: 2 GiB) fail before
+    // wgpu is asked.
+    let (code, err) = run_err_env(
+        &[
+            "run",
+            "scan",
+            "--variant",
+            "decoupled",
+            "--n",
+            "8388608",
+            "--fill",
+            "iota",
+        ],
+        &[("STAGEWISE_MEMORY_BUDGET", "1")],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("GPU out of memory: ")
+            && err.contains("STAGEWISE_MEMORY_BUDGET = 1% of max_buffer_size")
+            && err.contains("use a smaller N"),
+        "{err}"
+    );
+    // Under the budget the same run works.
+    let out = bin()
+        .args([
+            "run",
+            "scan",
+            "--variant",
+            "decoupled",
+            "--n",
+            "4096",
+            "--fill",
+            "iota",
+            "--json",
+        ])
+        .env("STAGEWISE_MEMORY_BUDGET", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

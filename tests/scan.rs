@@ -41,7 +41,18 @@ fn want(variant: &str, o: &Options, x: &Data) -> Vec<u32> {
     }
 }
 
+/// `o` for `variant`: the tile options only where they apply (elsewhere they are an error).
+fn for_variant(variant: &str, o: &Options) -> Options {
+    let mut o = o.clone();
+    if !matches!(variant, "decoupled" | "reduce-then-scan") {
+        o.workgroup_size = 0;
+        o.per_thread = 0;
+    }
+    o
+}
+
 fn check(variant: &str, o: &Options, x: Data, trace: bool) -> RunResult {
+    let o = &for_variant(variant, o);
     let n = x.len();
     let dtype = x.dtype;
     let w = want(variant, o, &x);

@@ -154,3 +154,221 @@ fn performance_lab_runs_a_sweep_and_plots_it() {
     h.run();
     h.get_by_label("Stage 1 / 4");
 }
+
+/// Roles of widgets a user operates: each must explain itself (a tooltip, which egui also gives
+/// to accessibility as the node's description).
+fn is_control(role: eframe::egui::accesskit::Role) -> bool {
+    use eframe::egui::accesskit::Role::*;
+    matches!(
+        role,
+        Button
+            | CheckBox
+            | Slider
+            | SpinButton
+            | ComboBox
+            | TextInput
+            | MultilineTextInput
+            | MenuItem
+            | MenuItemCheckBox
+            | MenuItemRadio
+            | RadioButton
+            | Switch
+            | Tab
+            | Link
+    )
+}
+
+/// Every visible control of the current frame with no description: (role, label).
+///
+/// Two kinds of node share another node's tooltip and are not counted: the value box of a slider
+/// (egui's `Slider` response is the union of the slider and its value box, so hovering either shows
+/// the tooltip, which accessibility gets on the slider node), and the entries of an egui_plot
+/// legend (drawn by egui_plot, which takes no tooltips; clicking one shows or hides its line).
+fn controls_without_tooltip(h: &Harness<'_, StagewiseApp>) -> (usize, Vec<String>) {
+    use eframe::egui::accesskit::Role;
+    use egui_kittest::kittest::NodeT;
+    let described = |a: &egui_kittest::kittest::AccessKitNode<'_>| {
+        a.description().is_some_and(|d| !d.trim().is_empty())
+    };
+    let mut seen = 0;
+    let mut missing = Vec::new();
+    for n in h.root().children_recursive() {
+        let a = n.accesskit_node();
+        if a.is_hidden() || !is_control(a.role()) {
+            continue;
+        }
+        seen += 1;
+        if described(&a) {
+            continue;
+        }
+        let siblings: Vec<_> = n
+            .parent()
+            .map(|p| p.accesskit_node().children().collect())
+            .unwrap_or_default();
+        let slider_value = a.role() == Role::SpinButton
+            && siblings
+                .iter()
+                .any(|s| s.role() == Role::Slider && described(s));
+        let legend_entry = a.role() == Role::CheckBox
+            && siblings
+                .iter()
+                .all(|s| s.role() == Role::CheckBox && !described(s));
+        if !slider_value && !legend_entry {
+            missing.push(format!(
+                "{:?} '{}'",
+                a.role(),
+                a.label().unwrap_or_default()
+            ));
+        }
+    }
+    (seen, missing)
+}
+
+fn run_algo(h: &mut Harness<'_, StagewiseApp>, algo: stagewise::algo::AlgoOptions) {
+    {
+        let s = &mut h.state_mut().session;
+        s.variant = algo.algo().info().variants[0].name.into();
+        s.fill = if algo.algo().example(s.dtype).is_some() {
+            stagewise::data::Fill::Example
+        } else {
+            stagewise::data::Fill::Small
+        };
+        s.typed = false;
+        s.algo = algo;
+    }
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(h);
+}
+
+#[test]
+fn every_control_has_a_tooltip() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    let mut report = Vec::new();
+    let mut total = 0;
+    let mut check = |h: &Harness<'_, StagewiseApp>, view: &str| {
+        let (seen, missing) = controls_without_tooltip(h);
+        total += seen;
+        for m in missing {
+            report.push(format!("{view}: {m}"));
+        }
+    };
+    for algo in stagewise::algo::AlgoOptions::all_defaults() {
+        let name = algo.name();
+        run_algo(&mut h, algo);
+        assert!(
+            h.state().message.is_none(),
+            "{name}: {:?}",
+            h.state().message
+        );
+        check(&h, name);
+        if name == "bmmc" {
+            for tab in ["Permuted image", "Matrix editor", "rank statistics", "Plan"] {
+                h.get_by_label(tab).click();
+                h.run();
+                check(&h, &format!("bmmc {tab}"));
+            }
+        }
+    }
+    // The menus, opened.
+    for (menu, item) in [("File", "Open input…"), ("View", "Dark / light theme")] {
+        h.get_by_label(menu).click();
+        h.run();
+        h.get_by_label(item);
+        check(&h, &format!("{menu} menu"));
+        h.key_press(eframe::egui::Key::Escape);
+        h.run();
+    }
+    h.get_by_label("Performance").click();
+    h.run();
+    check(&h, "Performance");
+    assert!(total > 40, "only {total} controls seen");
+    assert!(
+        report.is_empty(),
+        "controls without a tooltip:\n{}",
+        report.join("\n")
+    );
+}
+
+#[test]
+fn hovering_shows_the_tooltip() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    h.get_by_label("Next >").hover();
+    // Tooltips appear after egui's hover delay: keep the pointer there for a few frames.
+    for _ in 0..90 {
+        h.step();
+    }
+    h.get_by_label("Next stage (Right arrow key)");
+    h.get_by_label("Run on GPU").hover();
+    for _ in 0..90 {
+        h.step();
+    }
+    h.get_by_label_contains("Run every pass on the GPU and read the buffers back");
+}
+
+#[test]
+fn out_of_memory_is_a_message_and_the_next_run_works() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    h.state().gpu().expect("a device").inject_out_of_memory();
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    let msg = h.state().message.clone().expect("an out-of-memory message");
+    assert!(
+        msg.starts_with("GPU out of memory: ") && msg.contains("use a smaller N"),
+        "{msg}"
+    );
+    assert!(!msg.contains('\n'), "one line: {msg}");
+    h.get_by_label_contains("GPU out of memory");
+    // The fault was one allocation: the next run works.
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    assert!(h.state().message.is_none(), "{:?}", h.state().message);
+    let r = h.state().result.as_ref().unwrap();
+    assert!(r.verified);
+    assert_eq!(
+        r.output.bits,
+        [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91]
+    );
+}
+
+#[test]
+fn a_lost_device_is_replaced_and_the_next_run_works() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    // Hand the app a headless device of its own, run on it, then destroy it.
+    let g = stagewise::gpu::Gpu::headless(None).expect("a headless device");
+    h.state_mut().use_gpu(g.clone());
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    assert!(h.state().message.is_none(), "{:?}", h.state().message);
+    g.device.destroy();
+    drop(g);
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    let msg = h.state().message.clone().expect("a device-lost message");
+    assert!(
+        msg.contains("device lost") && msg.contains("re-created a device"),
+        "{msg}"
+    );
+    let fresh = h.state().gpu().expect("a new device");
+    assert!(fresh.lost().is_none());
+    // The next run works on the new device.
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    assert!(h.state().message.is_none(), "{:?}", h.state().message);
+    let r = h.state().result.as_ref().unwrap();
+    assert!(r.verified);
+    assert_eq!(
+        r.output.bits,
+        [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91]
+    );
+}

@@ -86,9 +86,12 @@ fn main(@builtin(local_invocation_index) t: u32,
         {{TRACE}}(stage, pos[j], v[j], t, (j & HALF_E) == 0u);
     }
     stage++;
+    // `// @section NAME` lines mark what the app highlights for a stage (src/ui/code.rs); a section
+    // runs to the next marker or to the end of its block.
     // Local phase: strides N/2 .. W, pairs inside the thread (h = stride / W, in slots).
     for (var h = HALF_E; h >= 1u; h = h / 2u) {
         let s = h * W;
+        // @section regroup
         if (h < HALF_E) {
             // Regroup: no data moves, the thread pairs its slots at the new stride.
             for (var j = 0u; j < E; j++) {
@@ -96,6 +99,7 @@ fn main(@builtin(local_invocation_index) t: u32,
             }
             stage++;
         }
+        // @section local-butterfly
         for (var q = 0u; q < HALF_E; q++) {
             let j = ((q & ~(h - 1u)) << 1u) | (q & (h - 1u));
             let k = j + h;
@@ -112,6 +116,7 @@ fn main(@builtin(local_invocation_index) t: u32,
     }
     // Exchange phase: strides W/2 .. 1; pairs are slots (2m, 2m+1).
     for (var s = W / 2u; s >= 1u; s = s / 2u) {
+        // @section exchange
         let partner = t ^ s;
         let upper = (t & s) != 0u;
         for (var m = 0u; m < HALF_E; m++) {
@@ -131,6 +136,7 @@ fn main(@builtin(local_invocation_index) t: u32,
             {{TRACE}}(stage, pos[j], v[j], t, (j & 1u) == 0u);
         }
         stage++;
+        // @section exchange-butterfly
         // The lo of every pair sits at 2*W*m + (t with a 0 inserted at bit log2(s)); its offset
         // inside the butterfly block is t & (s - 1), the same for every pair of the thread.
         let w = twiddle(t & (s - 1u), s);
@@ -145,5 +151,6 @@ fn main(@builtin(local_invocation_index) t: u32,
         }
         stage++;
     }
+    // @section store
     {{STORE}}
 }

@@ -19,6 +19,7 @@
 //
 // Network position y -> array position pos = y - shift -> segment s = pos >> lseg_pad, offset
 // o = pos & (seg_pad - 1); the element exists iff 0 <= pos, o < seg_len and s * seg_len + o < n.
+// `// @step NAME` … `// @end` mark what the app highlights for a stage (src/ui/code.rs).
 
 struct Params {
     n: u32, seg_len: u32, lseg_pad: u32, shift: u32,
@@ -143,6 +144,7 @@ fn tile(@builtin(local_invocation_index) lid: u32,
             }
             continue;
         }
+        // @step compare-exchange
         let ld = lk - lk_lo;              // distance in rows: d = 2^ld
         let d = 1u << ld;
         let straddle = select(0u, d, lk < lp);
@@ -177,6 +179,7 @@ fn tile(@builtin(local_invocation_index) lid: u32,
         } else {
             lk = lk - 1u;
         }
+        // @end
     }
 
     for (var x = lid; x < SIZE; x += WG) {

@@ -6,6 +6,7 @@
 // barrier, and the phase loop runs L times in every invocation (unlike the seed's `continue`).
 // Tracing (params.trace != 0, a uniform value): after every phase the workgroup writes the array
 // and, for every pair compared, (phase << 1) | swapped.
+// `// @step NAME` … `// @end` mark what the app highlights for a stage (src/ui/code.rs).
 
 struct Params { n: u32, seg_len: u32, trace: u32, nseg: u32 }
 
@@ -26,12 +27,15 @@ fn transposition(@builtin(local_invocation_index) lid: u32,
     let L = params.seg_len;
     let base = seg * L;
     let n = params.n;
+    // @step load
     for (var x = lid; x < L; x += WG) {
         sm[x] = to_key(data[base + x]);
     }
     workgroupBarrier();
+    // @end
     let owners = (L + 1u) / 2u;
     for (var ph = 0u; ph < L; ph++) {
+        // @step phase
         let parity = ph & 1u;
         for (var i = lid; i < owners; i += WG) {
             let a = 2u * i + parity;      // pair 2i (even phase) or pair 2i+1 (odd phase)
@@ -52,8 +56,11 @@ fn transposition(@builtin(local_invocation_index) lid: u32,
             }
             workgroupBarrier();
         }
+        // @end
     }
+    // @step store
     for (var x = lid; x < L; x += WG) {
         data[base + x] = from_key(sm[x]);
     }
+    // @end
 }

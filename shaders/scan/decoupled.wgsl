@@ -13,6 +13,7 @@
 //   writer of a given flag writes the same bits.
 // info[2k], info[2k + 1] : tile k's look-back steps and fallbacks (trace and diagnostics).
 // {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}.
+// `// @step NAME` … `// @end` mark what the app highlights for a stage (src/ui/code.rs).
 
 struct Params { n: u32, nv: u32, tiles: u32, _b: u32 }
 
@@ -54,6 +55,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
     let tile = workgroupUniformLoad(&s_u);
     if (tile >= params.tiles) { return; }
 
+    // @step reduce
     // 1. Load, reduce: the tile's aggregate; each thread keeps its elements in registers.
     load_tile(tile, lid);
     var r = chunk(lid);
@@ -61,12 +63,16 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
     let agg = s_tot[WG - 1u];
     var thread_excl = T(0);
     if (lid > 0u) { thread_excl = s_tot[lid - 1u]; }
+    // @end
 
+    // @step publish
     // 2. Publish the aggregate (tile 0: already inclusive).
     if (lid == 0u) {
         if (tile == 0u) { publish(0u, FLAG_INCLUSIVE, agg); } else { publish(tile, FLAG_AGGREGATE, agg); }
     }
+    // @end
 
+    // @step look-back
     // 3. Look back through a window of LB predecessors at a time: threads 0..LB-1 read the status
     //    of tiles k-1 … k-LB at once, thread 0 adds AGGREGATEs from the nearest on until an
     //    INCLUSIVE. Stopped by a NOT_READY tile, it re-reads the window from there; after MAX_SPIN
@@ -136,7 +142,9 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
             }
         }
     }
+    // @end
 
+    // @step prefix
     // 4. Publish the inclusive prefix, broadcast the exclusive one.
     if (lid == 0u) {
         if (tile > 0u) { publish(tile, FLAG_INCLUSIVE, acc + agg); }
@@ -145,7 +153,10 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
         s_prefix = acc;
     }
     let prefix = workgroupUniformLoad(&s_prefix);
+    // @end
 
+    // @step store
     // 5. Scan the registers from the thread's offset; coalesced store.
     store_scanned(tile, lid, &r, prefix + thread_excl);
+    // @end
 }

@@ -182,6 +182,34 @@ pub struct Gpu {
     pub limits: wgpu::Limits,
     pipelines: Arc<Mutex<HashMap<u64, wgpu::ComputePipeline>>>,
     lost: Arc<Mutex<Option<String>>>,
+    /// A test hook: the next buffer allocation fails as out of memory ([`Gpu::inject_out_of_memory`],
+    /// `STAGEWISE_FAULT=oom`). Shared by every clone of this `Gpu`.
+    fault_oom: Arc<std::sync::atomic::AtomicBool>,
+    /// The largest buffer one allocation may take (`STAGEWISE_MEMORY_BUDGET`), if limited.
+    budget: Option<u64>,
+}
+
+/// `STAGEWISE_MEMORY_BUDGET=PCT`: allocations above PCT % of `max_buffer_size` fail as out of memory.
+pub fn memory_budget_pct() -> Option<f64> {
+    let v = std::env::var("STAGEWISE_MEMORY_BUDGET").ok()?;
+    let v = v.trim().trim_end_matches('%');
+    match v.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Some(p),
+        _ => {
+            eprintln!(
+                "stagewise: ignoring STAGEWISE_MEMORY_BUDGET='{v}' (want a percentage in (0, 100])"
+            );
+            None
+        }
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
 }
 
 impl Gpu {
@@ -194,10 +222,6 @@ impl Gpu {
         let (device, queue) =
             pollster::block_on(adapter.request_device(&device_descriptor(&adapter)))
                 .map_err(|e| Error::Gpu(format!("cannot open {}: {e}", adapter.get_info().name)))?;
-        // Errors outside our error scopes must not panic the process (wgpu's default handler does).
-        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
-            eprintln!("stagewise: uncaptured GPU error: {e}");
-        }));
         Ok(Gpu::wrap(device, queue, adapter.get_info()))
     }
 
@@ -207,6 +231,15 @@ impl Gpu {
     }
 
     fn wrap(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Gpu {
+        // Errors outside our error scopes must not panic the process (wgpu's default handler
+        // does): they are logged, on the CLI's device and on the app's.
+        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
+            let text = e.to_string();
+            eprintln!(
+                "stagewise: uncaptured GPU error: {}",
+                text.lines().next().unwrap_or("")
+            );
+        }));
         let lost = Arc::new(Mutex::new(None));
         let l = lost.clone();
         device.set_device_lost_callback(move |reason, msg| {
@@ -214,15 +247,35 @@ impl Gpu {
                 *slot = Some(format!("{reason:?}: {msg}"));
             }
         });
+        let limits = device.limits();
+        let budget =
+            memory_budget_pct().map(|p| (limits.max_buffer_size as f64 * p / 100.0) as u64);
+        let fault = std::env::var("STAGEWISE_FAULT").unwrap_or_default();
         Gpu {
             features: device.features(),
-            limits: device.limits(),
+            limits,
             device,
             queue,
             info,
             pipelines: Arc::default(),
             lost,
+            fault_oom: Arc::new(std::sync::atomic::AtomicBool::new(
+                fault.split(',').any(|f| f.trim() == "oom"),
+            )),
+            budget,
         }
+    }
+
+    /// Test hook: the next buffer allocation on this device fails the way wgpu reports running out
+    /// of memory (an `OutOfMemory` error popped from the allocation's error scope). One shot.
+    pub fn inject_out_of_memory(&self) {
+        self.fault_oom
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The per-allocation limit set by `STAGEWISE_MEMORY_BUDGET`, in bytes.
+    pub fn memory_budget(&self) -> Option<u64> {
+        self.budget
     }
 
     pub fn adapter_name(&self) -> String {
@@ -240,6 +293,15 @@ impl Gpu {
     /// Why the device was lost, if it was.
     pub fn lost(&self) -> Option<String> {
         self.lost.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// [`Gpu::lost`] after letting wgpu run its device-lost callback (a destroyed device is
+    /// reported as lost at the next poll): for the moment a GPU call has failed.
+    pub fn check_lost(&self) -> Option<String> {
+        if self.lost().is_none() {
+            let _ = self.device.poll(wgpu::PollType::Poll);
+        }
+        self.lost()
     }
 
     /// The largest buffer one storage binding may hold, in bytes.
@@ -333,6 +395,12 @@ impl Gpu {
     /// Run `f` inside validation and out-of-memory error scopes and turn captured errors into
     /// `Err`. Scopes are thread-local, so this never catches egui's own rendering errors.
     pub fn scoped<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
+        self.scoped_with(false, f)
+    }
+
+    /// [`Gpu::scoped`]; with `alloc`, an injected out-of-memory fault is consumed here and reported
+    /// through the same path as an `OutOfMemory` error that wgpu's scope captured.
+    fn scoped_with<T>(&self, alloc: bool, f: impl FnOnce() -> T) -> Result<T> {
         if let Some(why) = self.lost() {
             return Err(Error::DeviceLost(why));
         }
@@ -340,9 +408,28 @@ impl Gpu {
         let val = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let out = f();
         let v = pollster::block_on(val.pop());
-        let o = pollster::block_on(oom.pop());
+        let mut o = pollster::block_on(oom.pop());
+        if alloc
+            && o.is_none()
+            && self
+                .fault_oom
+                .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            o = Some(wgpu::Error::OutOfMemory {
+                source: "injected fault (Gpu::inject_out_of_memory / STAGEWISE_FAULT=oom)".into(),
+            });
+        }
+        if (o.is_some() || v.is_some())
+            && let Some(why) = self.check_lost()
+        {
+            // Errors from a device that is gone: the loss is the message.
+            return Err(Error::DeviceLost(why));
+        }
         if let Some(e) = o {
-            return Err(Error::OutOfMemory(e.to_string()));
+            return Err(Error::OutOfMemory(format!(
+                "{}; use a smaller N",
+                first_lines(&e.to_string(), 1)
+            )));
         }
         if let Some(e) = v {
             return Err(Error::Validation(first_lines(&e.to_string(), 12)));
@@ -353,20 +440,76 @@ impl Gpu {
         Ok(out)
     }
 
+    /// Allocate a buffer of `bytes` named `label` with `f`: checked against the memory budget, and
+    /// out of memory reported in one line that names the buffer and its size.
+    fn alloc<T>(&self, label: &str, bytes: u64, f: impl FnOnce() -> T) -> Result<T> {
+        if let Some(why) = self.check_lost() {
+            return Err(Error::DeviceLost(why));
+        }
+        if let Some(b) = self.budget
+            && bytes > b
+        {
+            return Err(Error::OutOfMemory(format!(
+                "{label}: {} is above the memory budget of {} (STAGEWISE_MEMORY_BUDGET = {}% of \
+                 max_buffer_size {}); use a smaller N",
+                mib(bytes),
+                mib(b),
+                memory_budget_pct().unwrap_or(100.0),
+                mib(self.limits.max_buffer_size)
+            )));
+        }
+        self.scoped_with(true, f).map_err(|e| match e {
+            Error::OutOfMemory(m) => {
+                Error::OutOfMemory(format!("allocating {label} ({}) failed: {m}", mib(bytes)))
+            }
+            e => e,
+        })
+    }
+
     /// A storage buffer of `n` u32 words initialised from `data`.
     pub fn storage_init(&self, label: &str, data: &[u32]) -> Result<wgpu::Buffer> {
-        use wgpu::util::DeviceExt;
         self.check_elements(data.len(), label)?;
-        self.scoped(|| {
-            self.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: bytemuck::cast_slice(data),
-                    usage: wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::COPY_SRC
-                        | wgpu::BufferUsages::COPY_DST,
-                })
-        })
+        self.alloc(label, data.len() as u64 * 4, || {
+            self.buffer_init(
+                label,
+                bytemuck::cast_slice(data),
+                wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+            )
+        })?
+    }
+
+    /// `create_buffer_init` without its panic: wgpu's helper `expect`s the mapping, which fails
+    /// when the allocation did (out of memory, a lost device). Call inside an error scope.
+    fn buffer_init(
+        &self,
+        label: &str,
+        contents: &[u8],
+        usage: wgpu::BufferUsages,
+    ) -> Result<wgpu::Buffer> {
+        let size = (contents.len() as u64).div_ceil(4).max(1) * 4;
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage,
+            mapped_at_creation: true,
+        });
+        match buffer.get_mapped_range_mut(..) {
+            Ok(mut view) => {
+                view.slice(..contents.len()).copy_from_slice(contents);
+                drop(view);
+                buffer.unmap();
+                Ok(buffer)
+            }
+            Err(e) => Err(match self.check_lost() {
+                Some(why) => Error::DeviceLost(why),
+                None => Error::OutOfMemory(format!(
+                    "allocating {label} ({}) failed: {e}; use a smaller N",
+                    mib(size)
+                )),
+            }),
+        }
     }
 
     /// A storage buffer of `words` u32 words filled with `poison`, so unwritten elements show.
@@ -377,7 +520,7 @@ impl Gpu {
     /// An uninitialised (zeroed) storage buffer, for large benchmarks where filling costs time.
     pub fn storage_zeroed(&self, label: &str, words: usize) -> Result<wgpu::Buffer> {
         self.check_elements(words, label)?;
-        self.scoped(|| {
+        self.alloc(label, words.max(1) as u64 * 4, || {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
                 size: (words.max(1) * 4) as u64,
@@ -391,18 +534,16 @@ impl Gpu {
 
     /// A small uniform buffer of u32 parameters.
     pub fn uniform(&self, label: &str, words: &[u32]) -> Result<wgpu::Buffer> {
-        use wgpu::util::DeviceExt;
         // Uniform buffers need 16-byte sized structs; pad to a multiple of 4 words.
         let mut padded = words.to_vec();
         padded.resize(words.len().div_ceil(4).max(1) * 4, 0);
         self.scoped(|| {
-            self.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: bytemuck::cast_slice(&padded),
-                    usage: wgpu::BufferUsages::UNIFORM,
-                })
-        })
+            self.buffer_init(
+                label,
+                bytemuck::cast_slice(&padded),
+                wgpu::BufferUsages::UNIFORM,
+            )
+        })?
     }
 
     /// A bind group binding `buffers[i]` (whole) at binding i of group 0.

@@ -191,6 +191,17 @@ fn record(
     }
 }
 
+/// Wait for the GPU; a failure on a lost device is reported as the loss.
+fn wait(gpu: &Gpu) -> Result<()> {
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map(|_| ())
+        .map_err(|e| match gpu.check_lost() {
+            Some(why) => Error::DeviceLost(why),
+            None => Error::Gpu(format!("waiting for the GPU failed: {e}")),
+        })
+}
+
 /// Map every buffer, wait for the GPU, and return their contents as u32 words.
 fn read_all(gpu: &Gpu, buffers: &[(&wgpu::Buffer, u64)]) -> Result<Vec<Vec<u32>>> {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -201,11 +212,12 @@ fn read_all(gpu: &Gpu, buffers: &[(&wgpu::Buffer, u64)]) -> Result<Vec<Vec<u32>>
         });
     }
     drop(tx);
-    gpu.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Gpu(format!("waiting for the GPU failed: {e}")))?;
+    wait(gpu)?;
     for (_, r) in rx.iter() {
-        r.map_err(|e| Error::Gpu(format!("read-back failed: {e}")))?;
+        r.map_err(|e| match gpu.check_lost() {
+            Some(why) => Error::DeviceLost(why),
+            None => Error::Gpu(format!("read-back failed: {e}")),
+        })?;
     }
     if let Some(why) = gpu.lost() {
         return Err(Error::DeviceLost(why));
@@ -311,9 +323,7 @@ pub fn wall_once(gpu: &Gpu, plan: &Plan) -> Result<f64> {
         record(&mut enc, plan, None, |_, _| {});
         gpu.queue.submit([enc.finish()]);
     })?;
-    gpu.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Gpu(format!("waiting for the GPU failed: {e}")))?;
+    wait(gpu)?;
     Ok(t0.elapsed().as_secs_f64())
 }
 
@@ -347,9 +357,7 @@ pub fn time_with(
             gpu.queue.submit([enc.finish()]);
         }
     })?;
-    gpu.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Gpu(format!("waiting for the GPU failed: {e}")))?;
+    wait(gpu)?;
     for r in 0..reps {
         if cancelled() {
             return Err(Error::Cancelled);

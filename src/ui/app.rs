@@ -116,7 +116,7 @@ enum IoMsg {
 }
 
 const HELP: &[(&str, &str)] = &[
-    ("→ / ←", "next / previous stage"),
+    ("Right / Left arrow", "next / previous stage"),
     ("Home / End", "first / last stage"),
     ("Space", "play / pause"),
     ("Ctrl+R", "run on the GPU"),
@@ -170,8 +170,47 @@ impl StagewiseApp {
         self.pending.is_some()
     }
 
+    /// The device GPU runs use (eframe's, or a headless one after a device loss).
+    pub fn gpu(&self) -> Option<&Gpu> {
+        self.gpu.as_ref()
+    }
+
+    /// Run on this device from now on (tests hand the app a headless device they can destroy).
+    pub fn use_gpu(&mut self, gpu: Gpu) {
+        self.gpu = None;
+        self.gpu = Some(gpu);
+        self.gpu_error = None;
+    }
+
+    /// After a device loss: drop the lost device first (one device at a time), then open a headless
+    /// one on the same adapter so the next run works. Returns the message to show.
+    fn recreate_device(&mut self, why: &str) -> String {
+        let name = self.gpu.as_ref().map(|g| g.info.name.clone());
+        self.gpu = None;
+        match Gpu::headless(name.as_deref()).or_else(|_| Gpu::headless(None)) {
+            Ok(g) => {
+                let msg = format!(
+                    "GPU device lost ({why}); re-created a device on {} — run again",
+                    g.adapter_name()
+                );
+                self.gpu = Some(g);
+                self.gpu_error = None;
+                msg
+            }
+            Err(e) => {
+                let msg = format!("GPU device lost ({why}) and no new device: {e}");
+                self.gpu_error = Some(msg.clone());
+                msg
+            }
+        }
+    }
+
     /// Start a GPU run on a worker thread; the result arrives through a channel.
     pub fn start_run(&mut self, ctx: &egui::Context) {
+        let mut note = None;
+        if let Some(why) = self.gpu.as_ref().and_then(Gpu::check_lost) {
+            note = Some(self.recreate_device(&why));
+        }
         let Some(gpu) = self.gpu.clone() else {
             self.message = self.gpu_error.clone();
             return;
@@ -204,7 +243,7 @@ impl StagewiseApp {
             ctx.request_repaint();
         });
         self.pending = Some(rx);
-        self.message = None;
+        self.message = note;
     }
 
     fn poll(&mut self) {
@@ -223,8 +262,16 @@ impl StagewiseApp {
                 self.pending = None;
             }
             Ok(Err(e)) => {
-                self.message = Some(e.to_string());
                 self.pending = None;
+                // A lost device (reported by the run, or by the device-lost callback): replace it.
+                let lost = match &e {
+                    Error::DeviceLost(why) => Some(why.clone()),
+                    _ => self.gpu.as_ref().and_then(Gpu::check_lost),
+                };
+                self.message = Some(match lost {
+                    Some(why) => self.recreate_device(&why),
+                    None => e.to_string(),
+                });
             }
             Err(std::sync::mpsc::TryRecvError::Empty) => {}
             Err(std::sync::mpsc::TryRecvError::Disconnected) => {
@@ -246,7 +293,12 @@ impl StagewiseApp {
                 for a in AlgoOptions::all_defaults() {
                     let name = a.name();
                     let title = a.algo().info().title;
-                    if ui.selectable_label(name == current, title).clicked() && name != current {
+                    if ui
+                        .selectable_label(name == current, title)
+                        .on_hover_text(a.algo().info().summary)
+                        .clicked()
+                        && name != current
+                    {
                         self.session.variant = a.algo().info().variants[0].name.to_string();
                         if a.algo().example(self.session.dtype).is_none()
                             && self.session.fill == Fill::Example
@@ -523,7 +575,7 @@ impl StagewiseApp {
     fn menu(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         egui::MenuBar::new().ui(ui, |ui| {
-            ui.menu_button("File", |ui| {
+            let file = ui.menu_button("File", |ui| {
                 if ui
                     .button("Open input…")
                     .on_hover_text("Text, CSV, JSON or .npy (Ctrl+O)")
@@ -604,7 +656,10 @@ impl StagewiseApp {
                     });
                 }
             });
-            ui.menu_button("View", |ui| {
+            file.response.on_hover_text(
+                "Open input data, save the output, the diagram, the trace or the session",
+            );
+            let view = ui.menu_button("View", |ui| {
                 if ui
                     .button("Dark / light theme")
                     .on_hover_text("Switch the colour theme")
@@ -627,6 +682,8 @@ impl StagewiseApp {
                     self.show_help = true;
                 }
             });
+            view.response
+                .on_hover_text("Theme, the narration and code panel, keyboard shortcuts");
             ui.separator();
             ui.selectable_value(&mut self.tab, Tab::Stages, "Stages")
                 .on_hover_text("Run stage by stage and see every pass");

@@ -1,8 +1,11 @@
 //! Narration and code: what the current stage did, in a sentence or two, and the WGSL of the
-//! kernel(s) that produced it with the entry point's lines highlighted.
+//! kernel(s) that produced it with the lines of this stage highlighted: the lines between the
+//! kernel's `// @step NAME` / `// @end` (or `// @section NAME`) markers for stages that are a part of
+//! one dispatch (a phase, a butterfly, the look-back), else the entry point's lines.
 
 use crate::algo::{PassInfo, RunResult};
 use eframe::egui::{self, Color32, RichText};
+use std::sync::Arc;
 
 /// The passes that produced `stage`: the stage's "passes" note, else an even split of the passes
 /// over the stages after the input.
@@ -61,6 +64,174 @@ pub fn entry_lines(src: &str, entry: &str) -> Option<(usize, usize)> {
     Some((first, lines.len()))
 }
 
+/// A marked region of a kernel's WGSL, lines `[start, end)` (0-based, the marker lines excluded):
+/// `// @step NAME` … `// @end`, or `// @section NAME`, which runs to the next marker or to the end
+/// of the block it sits in. Markers are comments: the kernels compile the same with or without them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Marker {
+    pub name: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+fn marker_of(line: &str) -> Option<(&'static str, &str)> {
+    let t = line.trim_start().strip_prefix("//")?.trim_start();
+    for kind in ["@step", "@section", "@end"] {
+        if let Some(rest) = t.strip_prefix(kind) {
+            return Some((kind, rest.trim()));
+        }
+    }
+    None
+}
+
+/// Every `@step` and `@section` region of `src`.
+pub fn markers(src: &str) -> Vec<Marker> {
+    let lines: Vec<&str> = src.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some((kind, name)) = marker_of(l) else {
+            continue;
+        };
+        if kind == "@end" || name.is_empty() {
+            continue;
+        }
+        let mut end = lines.len();
+        let mut depth = 0i32;
+        'scan: for (j, lj) in lines.iter().enumerate().skip(i + 1) {
+            if let Some((k2, _)) = marker_of(lj) {
+                // A step ends at its @end; a section at any marker.
+                if k2 == "@end" || kind == "@section" {
+                    end = j;
+                    break;
+                }
+                continue;
+            }
+            if kind == "@section" {
+                let code = lj.split("//").next().unwrap_or("");
+                for c in code.chars() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth < 0 {
+                                end = j;
+                                break 'scan;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        // Trailing blank lines are not part of the region.
+        while end > i + 1 && lines[end - 1].trim().is_empty() {
+            end -= 1;
+        }
+        out.push(Marker {
+            name: name.to_string(),
+            start: i + 1,
+            end,
+        });
+    }
+    out
+}
+
+/// The marker names (see [`markers`]) of the kernel lines that produced `stage`, for stages that
+/// are part of a kernel (a step inside one dispatch); empty when the whole entry point is the stage.
+pub fn stage_steps(result: &RunResult, stage: usize) -> Vec<&'static str> {
+    let Some(s) = result.stages.get(stage) else {
+        return Vec::new();
+    };
+    if stage == 0 {
+        return Vec::new();
+    }
+    let note = |k: &str| s.notes.get(k).and_then(|v| v.as_str());
+    match result.algorithm.as_str() {
+        "oddeven" => {
+            if s.notes.contains_key("parity") && result.variant == "transposition" {
+                vec!["phase"]
+            } else if s.notes.contains_key("p") && s.notes.contains_key("k") {
+                vec!["compare-exchange"]
+            } else {
+                Vec::new()
+            }
+        }
+        "scan" if result.variant == "decoupled" => match note("array") {
+            Some("tile inclusive prefixes") => vec!["reduce", "publish", "look-back", "prefix"],
+            Some("output") => vec!["store"],
+            _ => Vec::new(),
+        },
+        "fft" => match note("kind") {
+            Some("regroup") => vec!["regroup"],
+            Some("exchange") => vec!["exchange"],
+            Some("butterfly") => {
+                let after_exchange = result.stages[..stage]
+                    .iter()
+                    .any(|p| p.notes.get("kind").and_then(|v| v.as_str()) == Some("exchange"));
+                vec![if after_exchange {
+                    "exchange-butterfly"
+                } else {
+                    "local-butterfly"
+                }]
+            }
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// One shader file of a stage: its source, the entry points of the stage's passes in it, and the
+/// highlighted line ranges `[start, end)`: the marked steps of the stage inside those entry points
+/// where the kernel has them (`marked`), else the entry points whole.
+#[derive(Clone, Debug)]
+pub struct Highlight {
+    pub source: Arc<str>,
+    pub entries: Vec<String>,
+    pub ranges: Vec<(usize, usize)>,
+    pub marked: bool,
+}
+
+/// The code of `stage`: each shader file of its passes once, with the lines of this stage.
+pub fn highlights(result: &RunResult, stage: usize) -> Vec<Highlight> {
+    let passes = passes_of(result, stage);
+    let mut files: Vec<Highlight> = Vec::new();
+    for k in passes
+        .iter()
+        .filter_map(|&i| result.passes.get(i)?.kernel.as_ref())
+    {
+        match files.iter_mut().find(|h| *h.source == *k.source) {
+            Some(h) => {
+                if !h.entries.contains(&k.entry) {
+                    h.entries.push(k.entry.clone());
+                }
+            }
+            None => files.push(Highlight {
+                source: k.source.clone(),
+                entries: vec![k.entry.clone()],
+                ranges: Vec::new(),
+                marked: false,
+            }),
+        }
+    }
+    let steps = stage_steps(result, stage);
+    for h in &mut files {
+        let entry: Vec<(usize, usize)> = h
+            .entries
+            .iter()
+            .filter_map(|e| entry_lines(&h.source, e))
+            .collect();
+        let marked: Vec<(usize, usize)> = markers(&h.source)
+            .into_iter()
+            .filter(|m| steps.contains(&m.name.as_str()) && m.start < m.end)
+            .filter(|m| entry.iter().any(|&(a, b)| a <= m.start && m.end <= b))
+            .map(|m| (m.start, m.end))
+            .collect();
+        h.marked = !marked.is_empty();
+        h.ranges = if h.marked { marked } else { entry };
+    }
+    files
+}
+
 pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
     let Some(st) = result.stages.get(stage) else {
         return;
@@ -96,20 +267,12 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
             pass_header(ui, i, p);
         }
     }
-    // Each shader file once, with the entry points of this stage's passes highlighted.
-    let mut files: Vec<(std::sync::Arc<str>, Vec<String>)> = Vec::new();
-    for k in passes
-        .iter()
-        .filter_map(|&i| result.passes.get(i)?.kernel.as_ref())
-    {
-        match files.iter_mut().find(|(s, _)| **s == *k.source) {
-            Some((_, entries)) => {
-                if !entries.contains(&k.entry) {
-                    entries.push(k.entry.clone());
-                }
-            }
-            None => files.push((k.source.clone(), vec![k.entry.clone()])),
-        }
+    let files = highlights(result, stage);
+    if files.iter().any(|h| h.marked) {
+        ui.small(format!(
+            "highlighted: the kernel's {} lines (// @step / @section markers)",
+            stage_steps(result, stage).join(", ")
+        ));
     }
     // Scroll the highlighted code into view once per stage change.
     let key = egui::Id::unique("code-scrolled");
@@ -119,8 +282,8 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
         .id_salt("code")
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            for (i, (src, entries)) in files.iter().enumerate() {
-                code(ui, src, entries, scroll_now && i == 0);
+            for (i, h) in files.iter().enumerate() {
+                code(ui, &h.source, &h.ranges, scroll_now && i == 0);
             }
         });
 }
@@ -136,8 +299,7 @@ fn pass_header(ui: &mut egui::Ui, i: usize, p: &PassInfo) {
     ui.label(RichText::new(format!("pass {i}: {}{entry} · {time}", p.label)).strong());
 }
 
-fn code(ui: &mut egui::Ui, src: &str, entries: &[String], scroll: bool) {
-    let ranges: Vec<(usize, usize)> = entries.iter().filter_map(|e| entry_lines(src, e)).collect();
+fn code(ui: &mut egui::Ui, src: &str, ranges: &[(usize, usize)], scroll: bool) {
     let first = ranges.iter().map(|r| r.0).min();
     let bg = if ui.visuals().dark_mode {
         Color32::from_rgb(40, 60, 40)
@@ -171,5 +333,16 @@ mod tests {
         let src = "fn helper() {\n}\n@compute @workgroup_size(1)\nfn main(@builtin(x) y: u32) {\n  if (a) {\n  }\n}\nfn after() {}\n";
         assert_eq!(super::entry_lines(src, "main"), Some((2, 7)));
         assert_eq!(super::entry_lines(src, "nope"), None);
+    }
+
+    #[test]
+    fn finds_steps_and_sections() {
+        let src = "fn main() {\n  // @step a\n  x();\n\n  // @end\n  for (;;) {\n    // @section b\n    y();\n    if (z) { w(); }\n  }\n  // @section c\n  v();\n}\n";
+        let m = super::markers(src);
+        let r: Vec<(&str, usize, usize)> = m
+            .iter()
+            .map(|m| (m.name.as_str(), m.start, m.end))
+            .collect();
+        assert_eq!(r, [("a", 2, 3), ("b", 7, 9), ("c", 11, 12)]);
     }
 }

@@ -10,12 +10,41 @@ fn pretty(name: &str) -> String {
     name.replace('_', " ")
 }
 
+/// The tooltip of option `key` of `algo`: the help text of its CLI flag (one source for both), so
+/// every generated control explains itself.
+pub fn option_help(algo: &str, key: &str) -> String {
+    use std::collections::HashMap;
+    use std::sync::OnceLock;
+    static HELP: OnceLock<HashMap<(String, String), String>> = OnceLock::new();
+    let help = HELP.get_or_init(|| {
+        let mut m = HashMap::new();
+        let root = <crate::cli::Cli as clap::CommandFactory>::command();
+        if let Some(run) = root.find_subcommand("run") {
+            for sub in run.get_subcommands() {
+                for a in sub.get_arguments() {
+                    if let Some(h) = a.get_help() {
+                        m.insert(
+                            (sub.get_name().to_string(), a.get_id().to_string()),
+                            h.to_string(),
+                        );
+                    }
+                }
+            }
+        }
+        m
+    });
+    help.get(&(algo.to_string(), key.to_string()))
+        .cloned()
+        .unwrap_or_else(|| format!("{}: an option of {algo}", pretty(key)))
+}
+
 /// Edit `opts` in place; returns true when a value changed.
 pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
     let Ok(Value::Object(mut map)) = serde_json::to_value(&*opts) else {
         return false;
     };
     let mut changed = false;
+    let algo = opts.name();
     let keys: Vec<String> = map.keys().filter(|k| *k != "algorithm").cloned().collect();
     if keys.is_empty() {
         return false;
@@ -24,11 +53,16 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
         .num_columns(2)
         .show(ui, |ui| {
             for k in keys {
-                let label = ui.label(pretty(&k));
+                let tip = option_help(algo, &k);
+                let label = ui.label(pretty(&k)).on_hover_text(&tip);
                 let v = map.get_mut(&k).expect("key from map");
                 match v {
                     Value::Bool(b) => {
-                        changed |= ui.checkbox(b, "").labelled_by(label.id).changed();
+                        changed |= ui
+                            .checkbox(b, "")
+                            .labelled_by(label.id)
+                            .on_hover_text(&tip)
+                            .changed();
                     }
                     Value::Number(n) if n.is_u64() => {
                         let mut x = n.as_u64().unwrap_or(0);
@@ -45,7 +79,7 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                         } else {
                             ui.add(egui::DragValue::new(&mut x))
                         };
-                        if r.labelled_by(label.id).changed() {
+                        if r.labelled_by(label.id).on_hover_text(&tip).changed() {
                             *v = Value::from(x);
                             changed = true;
                         }
@@ -55,6 +89,7 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                         if ui
                             .add(egui::DragValue::new(&mut x).speed(0.01))
                             .labelled_by(label.id)
+                            .on_hover_text(&tip)
                             .changed()
                         {
                             *v = serde_json::Number::from_f64(x)
@@ -67,6 +102,7 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                         changed |= ui
                             .add(egui::TextEdit::singleline(s).desired_width(160.0))
                             .labelled_by(label.id)
+                            .on_hover_text(&tip)
                             .changed();
                     }
                     Value::Null => {
@@ -78,6 +114,7 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                                     .hint_text("(not set)"),
                             )
                             .labelled_by(label.id)
+                            .on_hover_text(&tip)
                             .changed()
                         {
                             *v = Value::String(s);

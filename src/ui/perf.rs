@@ -241,6 +241,7 @@ impl PerfLab {
                     for a in AlgoOptions::all_defaults() {
                         if ui
                             .selectable_label(a.name() == current, a.algo().info().title)
+                            .on_hover_text(a.algo().info().summary)
                             .clicked()
                             && a.name() != current
                         {
@@ -249,7 +250,9 @@ impl PerfLab {
                             live_changed = true;
                         }
                     }
-                });
+                })
+                .response
+                .on_hover_text("Which algorithm to time");
             for (name, on) in self.variants.iter_mut() {
                 live_changed |= ui
                     .checkbox(on, *name)

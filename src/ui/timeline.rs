@@ -57,7 +57,7 @@ impl Timeline {
             }
             if ui
                 .button("< Previous")
-                .on_hover_text("Previous stage (←)")
+                .on_hover_text("Previous stage (Left arrow key)")
                 .clicked()
             {
                 self.stage = self.stage.saturating_sub(1);
@@ -75,7 +75,7 @@ impl Timeline {
             }
             if ui
                 .button("Next >")
-                .on_hover_text("Next stage (→)")
+                .on_hover_text("Next stage (Right arrow key)")
                 .clicked()
             {
                 self.stage = (self.stage + 1).min(last);

@@ -214,6 +214,16 @@ impl Options {
         (v.len() == 2).then(|| v[0] + v[1])
     }
 
+    /// `--tile-bits` must be in 5..=13 (a tile of 2^5 to 2^13 words).
+    pub fn check_tile_bits(&self) -> Result<()> {
+        match self.tile_bits {
+            Some(t) if !(5..=13).contains(&t) => Err(Error::Input(format!(
+                "--tile-bits must be in 5..=13 (log2 of the words in one workgroup's tile); got {t}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     pub fn params(&self, gpu: &Gpu) -> Params {
         let cap = self.tile_bits.unwrap_or(12).clamp(5, 13) as usize;
         Params {
@@ -285,6 +295,7 @@ impl Algorithm for Options {
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
         let input = &req.input;
         let len = input.len();
+        self.check_tile_bits()?;
         let n = require_pow2("bmmc", len)? as usize;
         let target = self.target(n)?;
         let params = self.params(gpu);
@@ -378,6 +389,7 @@ impl Algorithm for Options {
         len: usize,
         _dtype: DType,
     ) -> Result<BenchCase> {
+        self.check_tile_bits()?;
         let n = require_pow2("bmmc", len)? as usize;
         let target = self.target(n)?;
         let spec = plan::build(variant.name, &target, &self.params(gpu))?;

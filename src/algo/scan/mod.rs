@@ -160,6 +160,25 @@ impl TileShape {
 }
 
 impl Options {
+    /// `--workgroup-size` and `--per-thread` shape the tiles of `decoupled` and `reduce-then-scan`
+    /// only; given to another variant they would be silently ignored, so they are an error.
+    pub fn check_tile_options(&self, variant: &str) -> Result<()> {
+        if matches!(variant, "decoupled" | "reduce-then-scan") {
+            return Ok(());
+        }
+        for (flag, v) in [
+            ("--workgroup-size", self.workgroup_size),
+            ("--per-thread", self.per_thread),
+        ] {
+            if v != 0 {
+                return Err(crate::input_err!(
+                    "{flag} {v} applies to --variant decoupled or reduce-then-scan only; scan {variant} does not use it"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The tile shape for this adapter, or a clear error naming the limit.
     pub fn tile_shape(&self, gpu: &Gpu, variant: &str) -> Result<TileShape> {
         let sg = variant == "decoupled" && !self.shared_scan && gpu.has_subgroups();
@@ -641,6 +660,7 @@ impl Algorithm for Options {
                 "--dispatch-order applies to --variant decoupled only (it picks how tiles are numbered)"
             ));
         }
+        self.check_tile_options(variant)?;
         let x = &req.input.bits;
         let n = x.len();
         let suffix = variant == "folded" && !self.mirror;
@@ -947,6 +967,8 @@ impl Algorithm for Options {
                         Data::new(dtype, got),
                     )
                     .note("array", "tile inclusive prefixes")
+                    // Both stages come from the look-back pass (after "clear tile status").
+                    .note("passes", json!([1]))
                     .note("tile", te)
                     .note("step", 1)
                     .note("work", work)
@@ -972,6 +994,7 @@ impl Algorithm for Options {
                     stages.push(
                         Stage::new("output", Data::new(dtype, out))
                             .note("array", "output")
+                            .note("passes", json!([1]))
                             .note("step", 1)
                             .note("work", work),
                     );

@@ -116,13 +116,29 @@ fn draw_matrix(ui: &mut egui::Ui, rows: &[String], cell: f32, strong: bool) -> e
 pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
     let st = &mut state.bmmc;
     ui.horizontal(|ui| {
-        for (t, name) in [
-            (Tab::Plan, "Plan"),
-            (Tab::Image, "Permuted image"),
-            (Tab::Editor, "Matrix editor"),
-            (Tab::Stats, "rank statistics"),
+        for (t, name, tip) in [
+            (
+                Tab::Plan,
+                "Plan",
+                "The plan's passes: each pass's matrix and the array after it",
+            ),
+            (
+                Tab::Image,
+                "Permuted image",
+                "A picture permuted by every pass, as an image",
+            ),
+            (Tab::Editor, "Matrix editor", "Edit a bit matrix and run it"),
+            (
+                Tab::Stats,
+                "rank statistics",
+                "Distributions of rank_m, rank_b and pass counts over random bit permutations",
+            ),
         ] {
-            if ui.selectable_label(st.tab == t, name).clicked() {
+            if ui
+                .selectable_label(st.tab == t, name)
+                .on_hover_text(tip)
+                .clicked()
+            {
                 st.tab = t;
             }
         }
@@ -432,11 +448,17 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
             .show_ui(ui, |ui| {
                 for p in PRESETS {
                     let name = p.replace(":R,C", "").replace(":SEED", ":1");
-                    if ui.selectable_label(ed.preset == name, &name).clicked() {
+                    if ui
+                        .selectable_label(ed.preset == name, &name)
+                        .on_hover_text("Pick this preset, then Load preset")
+                        .clicked()
+                    {
                         ed.preset = name;
                     }
                 }
-            });
+            })
+            .response
+            .on_hover_text("A preset matrix (see `stagewise list`)");
         if ui
             .button("Load preset")
             .on_hover_text("Fill the grid with the preset")

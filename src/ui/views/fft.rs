@@ -112,7 +112,11 @@ fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
             (Signal::Noise, "noise"),
             (Signal::TwoReal, "two real"),
         ] {
-            if ui.selectable_label(c.signal == s, name).clicked() {
+            if ui
+                .selectable_label(c.signal == s, name)
+                .on_hover_text("The input signal")
+                .clicked()
+            {
                 c.signal = s;
                 if s == Signal::TwoReal {
                     c.mode = 2;
@@ -121,21 +125,60 @@ fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
             }
         }
         ui.separator();
-        for (m, name) in [(0u8, "complex"), (1, "real-only"), (2, "real pair")] {
-            if ui.selectable_label(c.mode == m, name).clicked() {
+        for (m, name, tip) in [
+            (0u8, "complex", "A complex FFT of N points"),
+            (
+                1,
+                "real-only",
+                "A real signal: the FFT keeps half the spectrum",
+            ),
+            (
+                2,
+                "real pair",
+                "Two real signals packed into one complex FFT",
+            ),
+        ] {
+            if ui
+                .selectable_label(c.mode == m, name)
+                .on_hover_text(tip)
+                .clicked()
+            {
                 c.mode = m;
                 run = true;
             }
         }
         ui.separator();
-        for (o, name) in [(Order::Raw, "raw (Nabla)"), (Order::Natural, "natural")] {
-            if ui.selectable_label(c.order == o, name).clicked() {
+        for (o, name, tip) in [
+            (
+                Order::Raw,
+                "raw (Nabla)",
+                "Output in the kernel's raw order: output[x] = DFT[F(x)]",
+            ),
+            (
+                Order::Natural,
+                "natural",
+                "Output in natural order: output[k] = DFT[k]",
+            ),
+        ] {
+            if ui
+                .selectable_label(c.order == o, name)
+                .on_hover_text(tip)
+                .clicked()
+            {
                 c.order = o;
                 run = true;
             }
         }
-        run |= ui.checkbox(&mut c.inverse, "inverse").changed();
-        run |= ui.button("Run FFT").clicked();
+        run |= ui
+            .checkbox(&mut c.inverse, "inverse")
+            .on_hover_text(
+                "The unnormalised inverse FFT (conjugate twiddles; inverse(forward(x)) = N·x)",
+            )
+            .changed();
+        run |= ui
+            .button("Run FFT")
+            .on_hover_text("Run the FFT on the GPU with these settings")
+            .clicked();
     });
     if run {
         state.rerun = Some(AlgoOptions::Fft(Options {
