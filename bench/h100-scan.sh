@@ -4,22 +4,15 @@
 set -uo pipefail
 S=${SW:-.gpu/stagewise}; out=${1:-/tmp/out}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-for cfg in "" "--workgroup-size 256 --per-thread 4" "--workgroup-size 256 --per-thread 8" "--workgroup-size 256 --per-thread 16" \
-           "--workgroup-size 512 --per-thread 2" "--workgroup-size 512 --per-thread 8" \
-           "--workgroup-size 1024 --per-thread 2" "--workgroup-size 1024 --per-thread 4" "--workgroup-size 128 --per-thread 16"; do
-  for d in "" "--dispatch-order"; do
-    echo -n "decoupled [$cfg $d]: "
-    $S bench scan --variant decoupled --n 268435456 $cfg $d --reps 40 --json | python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"][0]; print("%9.4f ms %7.1f GB/s x%.3f (copy %.1f)" % (r["median_ms"], r["gbps"], r["fraction_of_copy"], r["copy_gbps"]))'
-  done
-done | tee "$out/scan_summary.txt"
-for cfg in "--lookback-depth 1" "--lookback-depth 2" "--lookback-depth 8" "--lookback-depth 8 --dispatch-order" \
-           "--workgroup-size 512 --per-thread 8 --lookback-depth 8" "--workgroup-size 1024 --per-thread 4 --lookback-depth 8" \
-           "--workgroup-size 256 --per-thread 8 --lookback-depth 8" "--workgroup-size 256 --per-thread 16 --lookback-depth 8"; do
+for cfg in "" "--tile-order counter" "--lookback-depth 1" "--lookback-depth 2" "--lookback-depth 8" \
+           "--workgroup-size 256 --per-thread 4" "--workgroup-size 256 --per-thread 8" "--workgroup-size 256 --per-thread 16" \
+           "--workgroup-size 512 --per-thread 6" "--workgroup-size 512 --per-thread 8" "--workgroup-size 1024 --per-thread 4" \
+           "--workgroup-size 128 --per-thread 16" "--workgroup-size 512 --per-thread 8 --lookback-depth 2"; do
   echo -n "decoupled [$cfg]: "
-  $S bench scan --variant decoupled --n 268435456 $cfg --reps 40 --json | python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"][0]; print("%9.4f ms %7.1f GB/s x%.3f (copy %.1f)" % (r["median_ms"], r["gbps"], r["fraction_of_copy"], r["copy_gbps"]))'
-done | tee -a "$out/scan_summary.txt"
-$S bench scan --variant decoupled --log-n 20..28 --reps 30 --json > "$out/scan_decoupled.json"
-$S bench scan --variant decoupled --exclusive --n 268435456 --reps 30 --json > "$out/scan_decoupled_excl.json"
-for d in "" "--dispatch-order"; do
-  $S run scan --variant decoupled --n 268435456 $d --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print("2^28 run verified:", r["verified"], r.get("mismatch"), r.get("dispatch_order"), r.get("tiles"))' 2>&1 | tee -a "$out/scan_summary.txt"
+  timeout 30 $S bench scan --variant decoupled --n 268435456 $cfg --reps 40 --json | python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"][0]; print("%9.4f ms %7.1f GB/s x%.3f (copy %.1f)" % (r["median_ms"], r["gbps"], r["fraction_of_copy"], r["copy_gbps"]))'
+done | tee "$out/scan_summary.txt"
+for d in "" "--exclusive" "--tile-order counter"; do
+  timeout 30 $S run scan --variant decoupled --n 268435456 $d --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print("2^28 run verified:", r["verified"], r.get("mismatch"), r.get("tile_order"), r.get("tiles"), r.get("lookback_depth"))' 2>&1 | tee -a "$out/scan_summary.txt"
 done
+timeout 60 $S bench scan --variant decoupled --log-n 20..28 --reps 30 --json > "$out/scan_decoupled.json"
+timeout 30 $S bench scan --variant decoupled --exclusive --n 268435456 --reps 30 --json > "$out/scan_decoupled_excl.json"

@@ -5,7 +5,7 @@ mod common;
 
 use common::{bin, gpu, random_data, run, try_run};
 use serde_json::Value;
-use stagewise::algo::scan::{Options, model};
+use stagewise::algo::scan::{Options, TileOrder, model};
 use stagewise::algo::{AlgoOptions, RunResult};
 use stagewise::data::{DType, Data};
 
@@ -673,7 +673,7 @@ fn decoupled_in_dispatch_order_matches_the_model() {
                 workgroup_size: wg,
                 per_thread: per,
                 spin,
-                dispatch_order: true,
+                tile_order: TileOrder::Dispatch,
                 ..Default::default()
             };
             let r = check("decoupled", &o, x.clone(), spin == 0);

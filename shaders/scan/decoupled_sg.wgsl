@@ -55,22 +55,26 @@ fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
              pre: ptr<function, array<T, PER>>, sg_off: ptr<function, T>) -> T {
     let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
     // Every load first, so that all PER of them are in flight before the first scan waits.
-    for (var j = 0u; j < PER; j++) {
-        let i = base + j * me.lanes;
+    // #unroll j {{PER}}
+    {
+        let i = base + {j} * me.lanes;
         var v = vec4<u32>(0u);
         if (i < params.nv) { v = src[i]; }
-        (*r)[j] = v;
+        (*r)[{j}] = v;
     }
+    // #end
     var carry = T(0);
-    for (var j = 0u; j < PER; j++) {
-        let x = bitcast<vec4<T>>((*r)[j]);
+    // #unroll j {{PER}}
+    {
+        let x = bitcast<vec4<T>>((*r)[{j}]);
         let s = ((x.x + x.y) + x.z) + x.w;
         let incl = subgroupInclusiveAdd(s);
         // Exclusive by shifting the inclusive scan (not incl - s: inf - inf would give NaN).
         let up = subgroupShuffleUp(incl, 1u);
-        (*pre)[j] = carry + select(up, T(0), me.lane == 0u);
+        (*pre)[{j}] = carry + select(up, T(0), me.lane == 0u);
         carry = carry + subgroupShuffle(incl, me.lanes - 1u);
     }
+    // #end
     if (me.lane == 0u) { s_sg[me.sid] = carry; }
     workgroupBarrier();
     var before = T(0);
@@ -151,8 +155,9 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
                     // tile 0 read as INCLUSIVE 0, which ends the walk.
                     var fl: array<u32, DEPTH>;
                     var bl: array<u32, DEPTH>;
-                    for (var m = 0u; m < DEPTH; m++) {
-                        let d = me.lane + me.lanes * m;
+                    // #unroll m {{DEPTH}}
+                    {
+                        let d = me.lane + me.lanes * {m};
                         var f = FLAG_INCLUSIVE;
                         var b = 0u;
                         if (d < k) {
@@ -165,26 +170,31 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
                                 b = (lo & 0xffffu) | (hi << 16u);
                             }
                         }
-                        fl[m] = f;
-                        bl[m] = b;
+                        fl[{m}] = f;
+                        bl[{m}] = b;
                     }
+                    // #end
                     // The nearest distance that is not a plain aggregate, and the nearest inclusive.
                     var near = NONE;
                     var near_incl = NONE;
-                    for (var m = 0u; m < DEPTH; m++) {
-                        let d = me.lane + me.lanes * m;
-                        if (fl[m] != FLAG_AGGREGATE) { near = min(near, d); }
-                        if (fl[m] == FLAG_INCLUSIVE) { near_incl = min(near_incl, d); }
+                    // #unroll m {{DEPTH}}
+                    {
+                        let d = me.lane + me.lanes * {m};
+                        if (fl[{m}] != FLAG_AGGREGATE) { near = min(near, d); }
+                        if (fl[{m}] == FLAG_INCLUSIVE) { near_incl = min(near_incl, d); }
                     }
+                    // #end
                     let window = me.lanes * DEPTH;
                     let stop = min(subgroupMin(near), window);
                     let inclusive = subgroupMin(near_incl) == stop;
                     let take = select(stop, stop + 1u, inclusive);   // distances summed
                     var part = T(0);
-                    for (var m = 0u; m < DEPTH; m++) {
-                        let d = me.lane + me.lanes * m;
-                        part = part + select(T(0), bitcast<T>(bl[m]), d < take);
+                    // #unroll m {{DEPTH}}
+                    {
+                        let d = me.lane + me.lanes * {m};
+                        part = part + select(T(0), bitcast<T>(bl[{m}]), d < take);
                     }
+                    // #end
                     acc = subgroupAdd(part) + acc;
                     steps += take;
                     if (inclusive) { state = 0u; break; }
@@ -231,10 +241,11 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
 
     // 5. Scan each vec4 from its offset; coalesced stores straight from registers.
     let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
-    for (var j = 0u; j < PER; j++) {
-        let i = base + j * me.lanes;
-        let x = bitcast<vec4<T>>(r[j]);
-        var run = prefix + pre[j];
+    // #unroll j {{PER}}
+    {
+        let i = base + {j} * me.lanes;
+        let x = bitcast<vec4<T>>(r[{j}]);
+        var run = prefix + pre[{j}];
         var o: vec4<T>;
         if (EXCLUSIVE) {
             o.x = run; run = run + x.x;
@@ -249,4 +260,5 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         }
         if (i < params.nv) { dst[i] = bitcast<vec4<u32>>(o); }
     }
+    // #end
 }

@@ -109,11 +109,13 @@ pub struct Options {
     /// scans it with subgroupInclusiveAdd when the adapter has Features::SUBGROUP.
     #[arg(long)]
     pub shared_scan: bool,
-    /// decoupled (subgroup path): take each tile's index from its workgroup id instead of an atomic
-    /// counter. Still correct without forward-progress guarantees (a predecessor that has not started
-    /// is reduced by the fallback); saves an atomic round trip per tile where workgroups start in order.
-    #[arg(long)]
-    pub dispatch_order: bool,
+    /// decoupled (subgroup path): how tiles are numbered. counter = an atomic counter in the order
+    /// workgroups start; dispatch = the workgroup id (no atomic round trip before the loads; still
+    /// correct without forward-progress guarantees: a predecessor that has not started is spun on,
+    /// then reduced by the fallback). auto = dispatch on GPUs, counter on CPU adapters (lavapipe runs
+    /// the grid in chunks per thread, so in dispatch order late chunks would fall back a lot).
+    #[arg(long, value_enum, default_value_t = TileOrder::Auto)]
+    pub tile_order: TileOrder,
     /// decoupled (subgroup path): status reads per lane in one look-back window, 1..=8; the window
     /// is subgroup-size × this predecessors, read in one round trip. Inclusive prefixes travel at
     /// most one window per round trip, which bounds the scan's throughput at large N.
@@ -130,8 +132,32 @@ impl Default for Options {
             per_thread: 0,
             spin: 256,
             shared_scan: false,
-            dispatch_order: false,
+            tile_order: TileOrder::Auto,
             lookback_depth: 4,
+        }
+    }
+}
+
+/// How `decoupled` numbers its tiles (see [`Options::tile_order`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum TileOrder {
+    /// dispatch on GPUs, counter on CPU adapters.
+    #[default]
+    Auto,
+    /// An atomic counter: tile ids in the order workgroups start.
+    Counter,
+    /// The workgroup id.
+    Dispatch,
+}
+
+impl Options {
+    /// Whether `decoupled` takes tile ids from workgroup ids on this adapter.
+    pub fn dispatch_order(&self, gpu: &Gpu) -> bool {
+        match self.tile_order {
+            TileOrder::Auto => gpu.info.device_type != wgpu::DeviceType::Cpu,
+            TileOrder::Counter => false,
+            TileOrder::Dispatch => true,
         }
     }
 }
@@ -232,7 +258,13 @@ impl Options {
     }
 
     /// Template parameters: element type, exclusive, look-back spins, workgroup size, vec4 per thread.
-    fn params(&self, dtype: DType, wg: u32, per: u32) -> Vec<(&'static str, String)> {
+    fn params(
+        &self,
+        dtype: DType,
+        wg: u32,
+        per: u32,
+        dispatch: bool,
+    ) -> Vec<(&'static str, String)> {
         vec![
             ("T", dtype.wgsl().to_string()),
             ("EXCL", self.exclusive.to_string()),
@@ -240,7 +272,7 @@ impl Options {
             ("WG", wg.to_string()),
             ("PER", per.to_string()),
             ("LB", wg.min(32).to_string()),
-            ("DISPATCH_ORDER", self.dispatch_order.to_string()),
+            ("DISPATCH_ORDER", dispatch.to_string()),
             ("DEPTH", self.lookback_depth.to_string()),
         ]
     }
@@ -310,7 +342,7 @@ impl Options {
         }
         let n = init.n();
         let mut plan = Plan::default();
-        let base = self.params(dtype, PHASE_WG, 1);
+        let base = self.params(dtype, PHASE_WG, 1, false);
         let mut built = Built {
             plan: Plan::default(),
             tile: None,
@@ -465,7 +497,7 @@ impl Options {
                 let te = shape.elements();
                 let nv = n.div_ceil(4);
                 let tiles = n.div_ceil(te);
-                let params = self.params(dtype, shape.wg, shape.per);
+                let params = self.params(dtype, shape.wg, shape.per, self.dispatch_order(gpu));
                 let src = init.buffer(gpu, "scan input", nv * 4)?;
                 let dst = init.scratch(gpu, "scan output", nv * 4)?;
                 let u = gpu.uniform("scan params", &[n as u32, nv as u32, tiles as u32])?;
@@ -655,9 +687,9 @@ impl Algorithm for Options {
                 "--mirror applies to --variant folded only (it turns folded's suffix sums into prefix sums)"
             ));
         }
-        if self.dispatch_order && variant != "decoupled" {
+        if self.tile_order != TileOrder::Auto && variant != "decoupled" {
             return Err(crate::input_err!(
-                "--dispatch-order applies to --variant decoupled only (it picks how tiles are numbered)"
+                "--tile-order applies to --variant decoupled only (it picks how tiles are numbered)"
             ));
         }
         self.check_tile_options(variant)?;
@@ -722,8 +754,12 @@ impl Algorithm for Options {
             extra.insert("tiles".into(), json!(built.tiles));
             if variant == "decoupled" {
                 extra.insert(
-                    "dispatch_order".into(),
-                    json!(self.dispatch_order && s.subgroups),
+                    "tile_order".into(),
+                    json!(if self.dispatch_order(gpu) && s.subgroups {
+                        "dispatch"
+                    } else {
+                        "counter"
+                    }),
                 );
                 if s.subgroups {
                     extra.insert("lookback_depth".into(), json!(self.lookback_depth));
@@ -938,7 +974,7 @@ impl Algorithm for Options {
                     }
                     // Every workgroup takes one tile id from the counter (unused in dispatch
                     // order); the grid may launch a few spare groups.
-                    if !self.dispatch_order
+                    if !(self.dispatch_order(gpu) && built.tile.is_some_and(|t| t.subgroups))
                         && status.first().copied() != Some(tiles as u32)
                         && mismatch.is_none()
                     {
