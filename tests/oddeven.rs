@@ -605,3 +605,55 @@ fn views_render_every_variant() {
         }
     }
 }
+
+/// Small --threads (an invocation plays many owners): every N the kernel takes sorts, or — only where
+/// the driver caps loop iterations (lavapipe) — the run is refused naming that limit. Regression:
+/// 8 or fewer threads at N = 1024 used to stop sorting silently around phase 169 on lavapipe.
+#[test]
+fn transposition_with_few_threads_sorts_or_names_the_limit() {
+    let words = (gpu().limits.max_compute_workgroup_storage_size / 4) as usize;
+    let llvmpipe = gpu().adapter_name().to_lowercase().contains("llvmpipe");
+    for threads in [1u32, 2, 3, 4, 5, 8] {
+        for (i, n) in [1usize, 2, 3, 10, 255, 1000, 1024, 1025, 2048, 4093]
+            .into_iter()
+            .enumerate()
+        {
+            if n > words {
+                continue;
+            }
+            let dtype = DType::ALL[i % 3];
+            let desc = i % 2 == 1;
+            let opts = AlgoOptions::Oddeven(Options {
+                threads: Some(threads),
+                descending: desc,
+                ..Default::default()
+            });
+            let input = random_data(n, dtype, (n * 7 + threads as usize) as u64, true);
+            let what = format!("transposition threads={threads} n={n} {dtype} desc={desc}");
+            match try_run(&opts, "transposition", input.clone(), false) {
+                Ok(r) => check(&r, &input, n, desc, &what),
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(llvmpipe, "{what}: {e}");
+                    assert!(n > 2048, "{what}: refused below 2048: {e}");
+                    assert!(
+                        e.contains("65535") && e.contains("--threads ≥"),
+                        "{what}: {e}"
+                    );
+                    assert!(!e.contains('\n'), "{what}: one line: {e}");
+                }
+            }
+        }
+    }
+    // Traced, the kernel also copies the array after every phase: still exact at few threads.
+    for threads in [1u32, 3, 8] {
+        let input = random_data(300, DType::I32, threads as u64, false);
+        let opts = AlgoOptions::Oddeven(Options {
+            threads: Some(threads),
+            ..Default::default()
+        });
+        let r = run_opts(&opts, "transposition", input.clone(), true);
+        check(&r, &input, 300, false, &format!("traced threads={threads}"));
+        assert_eq!(r.stages.len(), 301);
+    }
+}

@@ -620,6 +620,16 @@ fn unroll(src: &str) -> String {
     out
 }
 
+/// Workgroup grid for `groups` workgroups: 1D while it fits the 65535 per-dimension limit, else 2D
+/// with x = 32768 (kernels compute the linear id as `wid.x + wid.y * nwg.x` and skip ids past the end).
+pub fn grid(groups: u32) -> [u32; 3] {
+    if groups <= 65535 {
+        [groups.max(1), 1, 1]
+    } else {
+        [32768, groups.div_ceil(32768), 1]
+    }
+}
+
 #[cfg(test)]
 mod unroll_tests {
     #[test]
@@ -629,15 +639,5 @@ mod unroll_tests {
             &[("N", "3".into())],
         );
         assert_eq!(s, "a\n  x[0u] = 0u;\n  x[1u] = 1u;\n  x[2u] = 2u;\nb\n");
-    }
-}
-
-/// Workgroup grid for `groups` workgroups: 1D while it fits the 65535 per-dimension limit, else 2D
-/// with x = 32768 (kernels compute the linear id as `wid.x + wid.y * nwg.x` and skip ids past the end).
-pub fn grid(groups: u32) -> [u32; 3] {
-    if groups <= 65535 {
-        [groups.max(1), 1, 1]
-    } else {
-        [32768, groups.div_ceil(32768), 1]
     }
 }

@@ -57,6 +57,20 @@ pub const MAX_SEGMENT: usize = 4096;
 pub const MAX_GLOBAL: usize = 1 << 20;
 /// Pairs lists in trace stages are kept up to this many pairs per stage.
 const MAX_PAIRS_NOTE: usize = 1 << 16;
+/// The transposition kernel plays up to this many owners per loop iteration (straight-line code).
+const MAX_UNROLL: usize = 64;
+/// lavapipe (Mesa llvmpipe) ends every loop of an invocation once the shader has run this many loop
+/// iterations in all (LP_MAX_TGSI_LOOP_ITERATIONS, shared by every loop of the shader): the kernel
+/// then silently stops sorting. Configurations above it are refused on that driver.
+pub const LLVMPIPE_LOOP_LIMIT: u64 = 65535;
+
+/// The loop-iteration cap of this adapter's driver, if it has one.
+fn loop_limit(gpu: &Gpu) -> Option<u64> {
+    gpu.adapter_name()
+        .to_lowercase()
+        .contains("llvmpipe")
+        .then_some(LLVMPIPE_LOOP_LIMIT)
+}
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
 #[serde(default)]
@@ -89,7 +103,7 @@ struct Caps {
     words: usize,
 }
 
-fn caps(gpu: &Gpu) -> Caps {
+fn caps_of(gpu: &Gpu) -> Caps {
     let l = &gpu.limits;
     let words = (l.max_compute_workgroup_storage_size / 4) as usize;
     let tile = if words == 0 {
@@ -148,7 +162,7 @@ impl Shape {
 impl Options {
     /// The adapter's caps, narrowed by --tile / --threads.
     fn caps(&self, gpu: &Gpu) -> Result<Caps> {
-        let mut c = caps(gpu);
+        let mut c = caps_of(gpu);
         if let Some(t) = self.tile {
             if !t.is_power_of_two() || t < 256 || t > c.tile {
                 return Err(Error::Input(format!(
@@ -249,6 +263,18 @@ fn check_transposition(caps: &Caps, s: &Shape, trace: bool) -> Result<()> {
     Ok(())
 }
 
+/// The transposition kernel's unroll factor U and the loop iterations one invocation runs (every
+/// loop of the shader counted, as llvmpipe counts them: every entry of a loop costs its iterations
+/// + 1, so a phase costs (⌈owners / (U·W)⌉ + 1) + 1, plus ⌈L / (U·W)⌉ + 1 when traced).
+fn transposition_loops(seg: usize, wg: usize, trace: bool) -> (usize, u64) {
+    let owners = seg.div_ceil(2);
+    let unroll = owners.div_ceil(wg).clamp(1, MAX_UNROLL);
+    let per = |items: usize| items.div_ceil(unroll * wg) as u64 + 1;
+    let phase = per(owners) + 1 + if trace { per(seg) } else { 0 };
+    let copies = 2 * (seg.div_ceil(wg) as u64 + 1);
+    (unroll, seg as u64 * phase + copies + 1)
+}
+
 struct Traced {
     plan: Plan,
     out: Region,
@@ -265,11 +291,37 @@ fn plan_transposition(
 ) -> Result<Traced> {
     check_transposition(caps, s, trace)?;
     let wg = caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1);
+    let (unroll, iters) = transposition_loops(s.seg, wg as usize, trace);
+    if let Some(limit) = loop_limit(gpu)
+        && iters + 16 > limit
+    {
+        let max_wg = caps_of(gpu).wg_max.min(s.seg.div_ceil(2) as u32).max(1) as usize;
+        let min_wg = (1..=max_wg)
+            .find(|&w| transposition_loops(s.seg, w, trace).1 <= limit)
+            .map(|w| format!("use --threads ≥ {w}"))
+            .unwrap_or_else(|| "use --segment or batcher".into());
+        return Err(Error::Limit(format!(
+            "transposition of L = {} with {wg} invocations loops {iters} times per invocation; this driver (llvmpipe) stops a shader after {limit} loop iterations (LP_MAX_TGSI_LOOP_ITERATIONS): {min_wg}",
+            s.seg
+        )));
+    }
+    let call = |f: &str| {
+        (0..unroll)
+            .map(|u| format!("            {f}").replace("#", &format!("{u}u")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     let src = source(
         TRANSPOSITION,
         s.dtype,
         s.desc,
-        &[("WG", wg.to_string()), ("TILE", s.seg.to_string())],
+        &[
+            ("WG", wg.to_string()),
+            ("TILE", s.seg.to_string()),
+            ("UNROLL", unroll.to_string()),
+            ("OWNERS", call("owner(i + # * WG, ph, L, owners, base, n);")),
+            ("TRACE", call("trace_word(x + # * WG, ph, L, base, n);")),
+        ],
     );
     let pipe = gpu.pipeline("oddeven transposition", &src, "transposition")?;
     let words = if trace { s.seg * s.n } else { 1 };
