@@ -782,3 +782,25 @@ fn auto_picks_fast_for_complex_and_teaching_otherwise() {
     let e = err(fast(16, 2, Some(0), Order::Natural), 32);
     assert!(e.contains("at least 1"), "{e}");
 }
+
+#[test]
+fn default_shapes_are_the_fastest_measured() {
+    // (N, E, G) picked from the H100 sweep of bench/h100-fft.sh (natural order).
+    let max_w = gpu().limits.max_compute_invocations_per_workgroup as usize;
+    for (n, e, g) in [(256, 8, 4), (1024, 8, 1), (4096, 16, 1)] {
+        if n / e > max_w {
+            continue;
+        }
+        let o = Options {
+            size: Some(n),
+            batch: 5,
+            ..Default::default()
+        };
+        let x = random(2 * n * 5, n as u64);
+        let r = run(&o, x.clone(), false);
+        assert_eq!(r.extra["kernel"], "fast", "N={n}");
+        assert_eq!(r.extra["elements_per_invocation"], e, "N={n}");
+        assert_eq!(r.extra["ffts_per_workgroup"], g, "N={n}");
+        check_batch(&r, &x, n, e, &format!("default N={n}"));
+    }
+}
