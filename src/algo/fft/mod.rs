@@ -58,6 +58,19 @@ pub enum Kernel {
     Teaching,
 }
 
+/// How the fast kernel writes natural order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum NaturalStore {
+    /// Straight from registers: each thread's outputs are runs of E/2 consecutive values, stored
+    /// as 16-byte pairs (no staging memory, no extra barrier).
+    #[default]
+    Direct,
+    /// Through padded workgroup memory (G·N values), so consecutive threads store consecutive
+    /// values.
+    Staged,
+}
+
 /// The generated signal (used when no --input/--n is given).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -114,6 +127,9 @@ pub struct Options {
     /// Fast kernel: every exchange through workgroup memory (no subgroupShuffleXor).
     #[arg(long)]
     pub no_shuffle: bool,
+    /// Fast kernel, natural order: direct (16-byte stores of each thread's runs straight from registers) or staged (through workgroup memory, coalesced across threads).
+    #[arg(long, value_enum, default_value_t = NaturalStore::Direct)]
+    pub natural_store: NaturalStore,
 }
 
 impl Default for Options {
@@ -131,6 +147,7 @@ impl Default for Options {
             kernel: Kernel::Auto,
             ffts_per_workgroup: None,
             no_shuffle: false,
+            natural_store: NaturalStore::Direct,
         }
     }
 }
@@ -417,6 +434,7 @@ impl Options {
                 cfg.e,
                 g,
                 cfg.natural,
+                self.natural_store == NaturalStore::Staged,
                 cfg.inverse,
                 shuffle_below,
                 max_bytes,
@@ -428,6 +446,7 @@ impl Options {
                     w: cfg.w,
                     g,
                     natural: cfg.natural,
+                    staged: self.natural_store == NaturalStore::Staged,
                     inverse: cfg.inverse,
                     shuffle_below,
                     pad_shift: None,
@@ -1051,6 +1070,14 @@ impl Algorithm for Options {
         extra.insert(
             "ffts_per_workgroup".into(),
             json!(fast_cfg.map_or(1, |f| f.g)),
+        );
+        extra.insert(
+            "natural_store".into(),
+            json!(match fast_cfg {
+                Some(f) if f.natural && f.staged => Some("staged"),
+                Some(f) if f.natural => Some("direct"),
+                _ => None,
+            }),
         );
         extra.insert(
             "shuffle_below".into(),
