@@ -5,10 +5,11 @@
 # 16-byte pairs straight from registers: no staging memory, no extra barrier) with `staged` (the
 # old path: through padded workgroup memory) at sizes 2^8, 2^10, 2^12 over 2^27 complex values
 # (1 GiB in + 1 GiB out), a few (E, G) each, plus raw order as the no-permutation reference and the
-# copy of the same 2 GiB first. One line per case in OUTDIR/summary.txt:
+# copy of the same 2 GiB first. The defaults are the first `direct` shape of each size (E8 G4,
+# E8 G1, E16 G1); `staged` at the same shape is the old default path. One line per case in OUTDIR/summary.txt:
 #   name  median ms  GB/s  fraction of that copy (xcopy)  [bench row's own copy fraction]
 # cuFFT (torch.fft) measured 0.7287 / 0.7312 / 0.7389 ms: ≥ 0.9x cuFFT means ≤ 0.809 / 0.812 / 0.821.
-# A 64-FFT `run` per size and store checks the kernel against rustfft on this GPU first.
+# A 16-FFT `run` per size and store (default shape) checks the kernel against rustfft on this GPU first.
 set -uo pipefail
 out=${1:-/tmp/fft2-out}; S=${SW:-.gpu/stagewise}; mkdir -p "$out"
 sum="$out/summary.txt"; rows="$out/rows.jsonl"; : > "$sum"; : > "$rows"; : > "$out/errors.txt"
@@ -46,7 +47,7 @@ echo "$cj" | line "copy 2^28 u32 (2 GiB moved)" | tee -a "$sum"
 
 for s in 256 1024 4096; do
   for st in direct staged; do
-    timeout 30 $S run fft --size $s --batch 64 --signal noise --natural-store $st --json 2>>"$out/errors.txt" | python3 -c '
+    timeout 30 $S run fft --size $s --batch 16 --signal noise --natural-store $st --json 2>>"$out/errors.txt" | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
 print("check %-5s %-6s kernel=%s E=%s G=%s store=%s verified=%s err=%.2e wg_bytes=%s" % (sys.argv[1], sys.argv[2], r["kernel"], r["elements_per_invocation"], r["ffts_per_workgroup"], r["natural_store"], r["verified"], r["max_rel_error"], r["workgroup_bytes"]))
@@ -62,14 +63,11 @@ F() { # size, store (direct|staged|raw), then E x G pairs
       --elements-per-invocation "$e" --ffts-per-workgroup "$g"
   done
 }
-B "fft256 default" fft --size 256 --n "$N"
 F 256 staged 8x4
 F 256 direct 8x4 8x8 8x16 4x8 16x8
-B "fft1024 default" fft --size 1024 --n "$N"
 F 1024 staged 8x1
 F 1024 direct 8x1 8x2 16x1 16x2 16x4
 F 1024 raw 16x4
-B "fft4096 default" fft --size 4096 --n "$N"
 F 4096 staged 16x1
 F 4096 direct 16x1 32x1 8x1
 F 4096 raw 16x1
