@@ -58,7 +58,8 @@ print("check %-5s %-8s kernel=%s E=%s G=%s shuffle_below=%s verified=%s err=%.2e
   B "fft$s no-shuffle"         fft --size $s --n $N --kernel fast --no-shuffle
 done
 
-# (E, G) sweep of the fast kernel, natural order. Natural order needs 8·G·N bytes (+ padding) of
+# (E, G) sweep of the fast kernel, natural order (default --natural-store direct; bench/h100-fft2.sh
+# compares it with staged). Staged natural order needs 8·G·N bytes (+ padding) of
 # workgroup memory: with 48 KiB, G ≤ 16 at 256, G ≤ 4 at 1024, G = 1 at 4096.
 sweep() { local s=$1; shift; for eg in "$@"; do local e=${eg%x*} g=${eg#*x}
   B "fft$s E$e G$g" fft --size $s --n $N --kernel fast --elements-per-invocation $e --ffts-per-workgroup $g

@@ -4,7 +4,7 @@ mod common;
 use common::{gpu, try_run};
 use stagewise::algo::AlgoOptions;
 use stagewise::algo::fft::model::{self, C64};
-use stagewise::algo::fft::{Kernel, Options, Order};
+use stagewise::algo::fft::{Kernel, NaturalStore, Options, Order};
 use stagewise::data::Data;
 
 fn opts(n: usize, e: usize, order: Order) -> Options {
@@ -582,11 +582,16 @@ fn fast_kernel_every_size_e_g_and_order_matches_rustfft() {
             // (G, batch): one FFT per workgroup; a batch that is not a multiple of G (tail
             // workgroup); the default G.
             for (g, b) in [(Some(1), 2), (Some(3), 5), (None, 7)] {
-                for order in [Order::Raw, Order::Natural] {
+                for (order, store) in [
+                    (Order::Raw, NaturalStore::Direct),
+                    (Order::Natural, NaturalStore::Direct),
+                    (Order::Natural, NaturalStore::Staged),
+                ] {
                     let mut o = fast(n, e, g, order);
                     o.batch = b;
+                    o.natural_store = store;
                     let x = random(2 * n * b, (log_n * 1000 + e as u32) as u64);
-                    let what = format!("N={n} E={e} G={g:?} B={b} {order:?}");
+                    let what = format!("N={n} E={e} G={g:?} B={b} {order:?} {store:?}");
                     let r = match try_run(
                         &AlgoOptions::Fft(o.clone()),
                         "workgroup",
@@ -611,6 +616,12 @@ fn fast_kernel_every_size_e_g_and_order_matches_rustfft() {
                     if let Some(g) = g {
                         assert_eq!(r.extra["ffts_per_workgroup"], g, "{what}");
                     }
+                    let want_store = match (order, store) {
+                        (Order::Raw, _) => serde_json::Value::Null,
+                        (_, NaturalStore::Direct) => "direct".into(),
+                        (_, NaturalStore::Staged) => "staged".into(),
+                    };
+                    assert_eq!(r.extra["natural_store"], want_store, "{what}");
                     check_batch(&r, &x, n, e, &what);
                 }
             }
@@ -653,13 +664,19 @@ fn fast_kernel_inverse_and_no_shuffle() {
         (4096, 32, None),
     ] {
         for no_shuffle in [false, true] {
-            for order in [Order::Natural, Order::Raw] {
+            for (order, store) in [
+                (Order::Natural, NaturalStore::Direct),
+                (Order::Natural, NaturalStore::Staged),
+                (Order::Raw, NaturalStore::Direct),
+            ] {
                 let mut o = fast(n, e, gg, order);
                 o.inverse = true;
                 o.no_shuffle = no_shuffle;
+                o.natural_store = store;
                 o.batch = 3;
                 let x = random(2 * n * 3, n as u64 + 77);
-                let what = format!("N={n} E={e} inverse no_shuffle={no_shuffle} {order:?}");
+                let what =
+                    format!("N={n} E={e} inverse no_shuffle={no_shuffle} {order:?} {store:?}");
                 let r = run(&o, x.clone(), false);
                 let below = r.extra["shuffle_below"].as_u64().unwrap();
                 if no_shuffle || !g.has_subgroups() {
@@ -689,15 +706,23 @@ fn fast_kernel_tail_writes_nothing_past_the_batch() {
     use stagewise::algo::fft::{POISON, plan};
     use stagewise::gpu::{Region, execute};
     let gp = gpu();
-    for (n, e, g, b, order) in [
-        (256, 8, 8, 13, Order::Natural),
-        (256, 8, 8, 13, Order::Raw),
-        (64, 4, 5, 7, Order::Natural),
-        (16, 2, 16, 1, Order::Raw),
-        (1024, 16, 2, 3, Order::Natural),
+    use NaturalStore::{Direct, Staged};
+    for (n, e, g, b, order, store) in [
+        (256, 8, 8, 13, Order::Natural, Staged),
+        (256, 8, 8, 13, Order::Natural, Direct),
+        (256, 8, 8, 13, Order::Raw, Direct),
+        (64, 4, 5, 7, Order::Natural, Staged),
+        (64, 4, 5, 7, Order::Natural, Direct),
+        (16, 2, 16, 1, Order::Raw, Direct),
+        (16, 2, 3, 2, Order::Natural, Direct),
+        (1024, 16, 2, 3, Order::Natural, Staged),
+        (1024, 16, 2, 3, Order::Natural, Direct),
+        (4096, 16, 1, 2, Order::Natural, Direct),
+        (4096, 32, 1, 2, Order::Natural, Direct),
     ] {
         let mut o = fast(n, e, Some(g), order);
         o.batch = b;
+        o.natural_store = store;
         let x = random(2 * n * b, 9);
         let cfg = o.config(Some(x.len()), Some(&gp.limits), false).unwrap();
         let fc = o.fast_config(&cfg, gp, false).unwrap().expect("fast");
@@ -709,7 +734,7 @@ fn fast_kernel_tail_writes_nothing_past_the_batch() {
         let (mut p, _) = plan(gp, &cfg, Some(&fc), &src, &dst, false).unwrap();
         p.output = Some(Region::words(&dst, words));
         let ex = execute(gp, &p, false).unwrap();
-        let what = format!("N={n} E={e} G={g} B={b} {order:?}");
+        let what = format!("N={n} E={e} G={g} B={b} {order:?} {store:?}");
         assert!(
             ex.output[2 * n * b..].iter().all(|&w| w == POISON),
             "{what}: wrote past the batch"
@@ -781,4 +806,26 @@ fn auto_picks_fast_for_complex_and_teaching_otherwise() {
     assert!(e.contains("invocations per workgroup"), "{e}");
     let e = err(fast(16, 2, Some(0), Order::Natural), 32);
     assert!(e.contains("at least 1"), "{e}");
+}
+
+#[test]
+fn default_shapes_are_the_fastest_measured() {
+    // (N, E, G) picked from the H100 sweep of bench/h100-fft.sh (natural order).
+    let max_w = gpu().limits.max_compute_invocations_per_workgroup as usize;
+    for (n, e, g) in [(256, 8, 4), (1024, 8, 1), (4096, 16, 1)] {
+        if n / e > max_w {
+            continue;
+        }
+        let o = Options {
+            size: Some(n),
+            batch: 5,
+            ..Default::default()
+        };
+        let x = random(2 * n * 5, n as u64);
+        let r = run(&o, x.clone(), false);
+        assert_eq!(r.extra["kernel"], "fast", "N={n}");
+        assert_eq!(r.extra["elements_per_invocation"], e, "N={n}");
+        assert_eq!(r.extra["ffts_per_workgroup"], g, "N={n}");
+        check_batch(&r, &x, n, e, &format!("default N={n}"));
+    }
 }

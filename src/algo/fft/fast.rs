@@ -11,7 +11,10 @@
 //!   buffers used in turn, so one barrier per exchange suffices;
 //! - twiddles: one table value per step and thread (the table of the teaching kernel, f64 rounded
 //!   to f32), times WGSL constants for the other pairs of a local step (exp(∓πi·k/h)), no sin/cos;
-//! - natural order is staged through (padded) workgroup memory so global stores are contiguous;
+//! - natural order, `direct` (default): thread t's outputs F(t + j·W) form two runs of E/2
+//!   consecutive values, stored straight from registers two complex values (16 bytes) at a time
+//!   (no staging memory, no extra barrier; with E ≥ 8 each thread fills whole 32-byte sectors);
+//!   `staged`: through (padded) workgroup memory so consecutive threads store consecutive values;
 //!   raw order stores straight from registers (t + j·W is already contiguous across threads).
 
 use super::model;
@@ -29,6 +32,8 @@ pub struct FastConfig {
     /// FFTs per workgroup.
     pub g: usize,
     pub natural: bool,
+    /// Natural order through workgroup memory (else direct 16-byte stores from registers).
+    pub staged: bool,
     pub inverse: bool,
     /// Exchanges at a stride below this use subgroupShuffleXor (0: none do).
     pub shuffle_below: usize,
@@ -45,6 +50,7 @@ impl FastConfig {
         e: usize,
         g: usize,
         natural: bool,
+        staged: bool,
         inverse: bool,
         shuffle_below: usize,
         max_bytes: usize,
@@ -55,6 +61,7 @@ impl FastConfig {
             w: n / e,
             g,
             natural,
+            staged,
             inverse,
             shuffle_below,
             pad_shift: None,
@@ -62,7 +69,7 @@ impl FastConfig {
         if c.shared_bytes() > max_bytes {
             return None;
         }
-        if natural {
+        if c.staging() {
             c.pad_shift = choose_pad(&c, max_bytes);
         }
         Some(c)
@@ -76,6 +83,16 @@ impl FastConfig {
     }
     pub fn log_w(&self) -> u32 {
         self.w.trailing_zeros()
+    }
+
+    /// Natural order staged through workgroup memory.
+    pub fn staging(&self) -> bool {
+        self.natural && self.staged
+    }
+
+    /// Natural order stored straight from registers as vec4 pairs (E ≥ 4; E = 2 stores vec2s).
+    fn direct_pairs(&self) -> bool {
+        self.natural && !self.staged && self.e >= 4
     }
 
     /// Threads per workgroup: W · G.
@@ -105,10 +122,10 @@ impl FastConfig {
     }
 
     /// Length of the workgroup array (vec2<f32>): the staging block of G·N values (padded) for
-    /// natural order, else one or two exchange buffers of G·N/2.
+    /// staged natural order, else one or two exchange buffers of G·N/2.
     pub fn shared_len(&self) -> usize {
         let block = self.g * self.n;
-        if self.natural {
+        if self.staging() {
             self.pad(block - 1) + 1
         } else {
             block / 2 * self.memory_exchanges().min(2)
@@ -246,10 +263,15 @@ pub fn shader(c: &FastConfig) -> String {
         o,
         "struct Params {{ batch: u32, groups: u32, total: u32, _c: u32 }}
 @group(0) @binding(0) var<storage, read> src: array<vec2<f32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<vec2<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<{}>;
 // tw[k] = exp(-+2 pi i k / N), k < N/2 (f64 on the CPU; conjugated for the inverse).
 @group(0) @binding(2) var<storage, read> tw: array<vec2<f32>>;
-@group(0) @binding(3) var<uniform> params: Params;"
+@group(0) @binding(3) var<uniform> params: Params;",
+        if c.direct_pairs() {
+            "vec4<f32>"
+        } else {
+            "vec2<f32>"
+        }
     );
     if c.shared_len() > 0 {
         let _ = writeln!(
@@ -382,7 +404,43 @@ fn main(@builtin(local_invocation_index) l: u32,
         let _ = writeln!(o, "    }}");
         st /= 2;
     }
-    if c.natural {
+    if c.natural && !c.staged {
+        // Thread t's outputs are F(t + j·W) = ft | f_const(j): the low log2(E) − 1 bits and the
+        // top bit come from j, so they form two runs of E/2 consecutive values; slots j and
+        // j + E/2 are neighbours (f_const(j + E/2) = f_const(j) | 1), stored as one vec4.
+        let _ = writeln!(
+            o,
+            "    // natural order, direct: each thread stores its runs of E/2 consecutive values"
+        );
+        let _ = writeln!(o, "    if (fft < params.batch) {{");
+        if w > 1 {
+            let _ = writeln!(
+                o,
+                "        let ft = b * {n}u + (reverseBits(t) >> {}u);",
+                33 - ln
+            );
+        } else {
+            let _ = writeln!(o, "        let ft = b * {n}u;");
+        }
+        if c.direct_pairs() {
+            let mut pairs: Vec<usize> = (0..e).filter(|j| j & half == 0).collect();
+            pairs.sort_by_key(|&j| c.f_const(j));
+            for j in pairs {
+                debug_assert_eq!(c.f_const(j + half), c.f_const(j) | 1);
+                let _ = writeln!(
+                    o,
+                    "        dst[(ft | {}u) >> 1u] = vec4<f32>(v{j}, v{});",
+                    c.f_const(j),
+                    j + half
+                );
+            }
+        } else {
+            for j in 0..e {
+                let _ = writeln!(o, "        dst[ft | {}u] = v{j};", c.f_const(j));
+            }
+        }
+        let _ = writeln!(o, "    }}");
+    } else if c.natural {
         // Stage through workgroup memory at F(t + j·W) = rev(2t) | const_j, then store the
         // workgroup's G·N contiguous outputs with contiguous threads.
         let pad = |x: &str| match c.pad_shift {
@@ -447,7 +505,7 @@ mod tests {
         for ln in 1..=12u32 {
             for le in 1..=ln.min(6) {
                 let (n, e) = (1usize << ln, 1usize << le);
-                let c = FastConfig::new(n, e, 1, true, false, 0, usize::MAX).unwrap();
+                let c = FastConfig::new(n, e, 1, true, true, false, 0, usize::MAX).unwrap();
                 let w = n / e;
                 for t in 0..w {
                     let ft = if w > 1 {
@@ -465,8 +523,24 @@ mod tests {
     }
 
     #[test]
+    fn direct_store_pairs_are_neighbours() {
+        for ln in 2..=12u32 {
+            for le in 2..=ln.min(6) {
+                let (n, e) = (1usize << ln, 1usize << le);
+                let c = FastConfig::new(n, e, 1, true, false, false, 0, usize::MAX).unwrap();
+                assert!(c.direct_pairs() && c.pad_shift.is_none());
+                assert_eq!(c.shared_bytes(), n / 2 * 8 * c.memory_exchanges().min(2));
+                for j in (0..e).filter(|j| j & (e / 2) == 0) {
+                    assert_eq!(c.f_const(j) & 1, 0);
+                    assert_eq!(c.f_const(j + e / 2), c.f_const(j) | 1);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn padding_removes_staging_conflicts() {
-        let c = FastConfig::new(4096, 16, 1, true, false, 32, 48 << 10).unwrap();
+        let c = FastConfig::new(4096, 16, 1, true, true, false, 32, 48 << 10).unwrap();
         let plain = FastConfig {
             pad_shift: None,
             ..c

@@ -58,6 +58,19 @@ pub enum Kernel {
     Teaching,
 }
 
+/// How the fast kernel writes natural order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum NaturalStore {
+    /// Straight from registers: each thread's outputs are runs of E/2 consecutive values, stored
+    /// as 16-byte pairs (no staging memory, no extra barrier).
+    #[default]
+    Direct,
+    /// Through padded workgroup memory (G·N values), so consecutive threads store consecutive
+    /// values.
+    Staged,
+}
+
 /// The generated signal (used when no --input/--n is given).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -81,7 +94,7 @@ pub struct Options {
     /// FFT size N (complex points), a power of two ≥ 2. Default: the input length / batch (2 numbers per point; 1 with --real), or 16 for generated input.
     #[arg(long)]
     pub size: Option<usize>,
-    /// ElementsPerInvocation E: a power of two ≥ 2 with E · WorkgroupSize = N. Default: N / --workgroup-size, else max(2, min(16, N/32)) raised until N/E fits the adapter.
+    /// ElementsPerInvocation E: a power of two ≥ 2 with E · WorkgroupSize = N. Default: N / --workgroup-size, else max(2, min(N/32, 8 below N = 4096, 16 from it)) raised until N/E fits the adapter (256: 8, 1024: 8, 4096: 16).
     #[arg(long)]
     pub elements_per_invocation: Option<usize>,
     /// WorkgroupSize W (threads per FFT). Default: N / E.
@@ -108,12 +121,15 @@ pub struct Options {
     /// Kernel: auto (fast unless tracing, --real/--real-pair, or it does not fit), fast, teaching.
     #[arg(long, value_enum, default_value_t = Kernel::Auto)]
     pub kernel: Kernel,
-    /// Fast kernel: G FFTs per workgroup (W·G threads). Default: 256 / W (at least 1), at most the batch rounded up to a power of two, halved until it fits the adapter.
+    /// Fast kernel: G FFTs per workgroup (W·G threads). Default: 128 / W (at least 1), at most the batch rounded up to a power of two, halved until it fits the adapter.
     #[arg(long)]
     pub ffts_per_workgroup: Option<usize>,
     /// Fast kernel: every exchange through workgroup memory (no subgroupShuffleXor).
     #[arg(long)]
     pub no_shuffle: bool,
+    /// Fast kernel, natural order: direct (16-byte stores of each thread's runs straight from registers) or staged (through workgroup memory, coalesced across threads).
+    #[arg(long, value_enum, default_value_t = NaturalStore::Direct)]
+    pub natural_store: NaturalStore,
 }
 
 impl Default for Options {
@@ -131,6 +147,7 @@ impl Default for Options {
             kernel: Kernel::Auto,
             ffts_per_workgroup: None,
             no_shuffle: false,
+            natural_store: NaturalStore::Direct,
         }
     }
 }
@@ -284,7 +301,10 @@ impl Options {
                 n / w
             }
             (None, None) => {
-                let mut e = (n / 32).clamp(2, 16).min(n);
+                // Fastest natural-order shapes measured on the H100 (bench/h100-fft.sh): E = 8
+                // up to N = 2048 (256: E8, 1024: E8), E = 16 from 4096.
+                let cap = if n >= 4096 { 16 } else { 8 };
+                let mut e = (n / 32).clamp(2, cap).min(n);
                 while n / e > max_w && e < n {
                     e *= 2;
                 }
@@ -414,6 +434,7 @@ impl Options {
                 cfg.e,
                 g,
                 cfg.natural,
+                self.natural_store == NaturalStore::Staged,
                 cfg.inverse,
                 shuffle_below,
                 max_bytes,
@@ -425,6 +446,7 @@ impl Options {
                     w: cfg.w,
                     g,
                     natural: cfg.natural,
+                    staged: self.natural_store == NaturalStore::Staged,
                     inverse: cfg.inverse,
                     shuffle_below,
                     pad_shift: None,
@@ -439,7 +461,9 @@ impl Options {
         let f = match self.ffts_per_workgroup {
             Some(g) => make(g)?,
             None => {
-                let mut g = (256 / cfg.w).max(1).min(cfg.batch.next_power_of_two());
+                // 128 threads per workgroup: the fastest G measured on the H100 (256, E8: G4;
+                // 1024, E8: G1; 4096, E16: G1).
+                let mut g = (128 / cfg.w).max(1).min(cfg.batch.next_power_of_two());
                 loop {
                     match make(g) {
                         Ok(f) => break f,
@@ -1046,6 +1070,14 @@ impl Algorithm for Options {
         extra.insert(
             "ffts_per_workgroup".into(),
             json!(fast_cfg.map_or(1, |f| f.g)),
+        );
+        extra.insert(
+            "natural_store".into(),
+            json!(match fast_cfg {
+                Some(f) if f.natural && f.staged => Some("staged"),
+                Some(f) if f.natural => Some("direct"),
+                _ => None,
+            }),
         );
         extra.insert(
             "shuffle_below".into(),
