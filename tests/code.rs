@@ -130,7 +130,8 @@ fn transposition_phases_highlight_the_compare_exchange() {
     assert!(!phases.is_empty(), "phase stages in the trace");
     for s in phases {
         let t = marked_text(&r, s);
-        assert!(t.contains("min(x, y)") && t.contains("max(x, y)"), "{t}");
+        // The phase loop: every owner's compare-exchange (straight-line calls of `owner`).
+        assert!(t.contains("owner(i + 0u * WG, ph"), "{t}");
         assert!(
             !t.contains("to_key(data"),
             "the load is not part of a phase: {t}"

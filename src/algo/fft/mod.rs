@@ -63,11 +63,12 @@ pub enum Kernel {
 #[serde(rename_all = "kebab-case")]
 pub enum NaturalStore {
     /// Straight from registers: each thread's outputs are runs of E/2 consecutive values, stored
-    /// as 16-byte pairs (no staging memory, no extra barrier).
-    #[default]
+    /// as 16-byte pairs (no staging memory, no extra barrier). Slower on the H100 (1024: 1.19 ms
+    /// against 0.84 ms staged): 16-byte stores spread over a warp cost more than staging.
     Direct,
     /// Through padded workgroup memory (G·N values), so consecutive threads store consecutive
-    /// values.
+    /// values. The default (the H100's faster).
+    #[default]
     Staged,
 }
 
@@ -128,7 +129,7 @@ pub struct Options {
     #[arg(long)]
     pub no_shuffle: bool,
     /// Fast kernel, natural order: direct (16-byte stores of each thread's runs straight from registers) or staged (through workgroup memory, coalesced across threads).
-    #[arg(long, value_enum, default_value_t = NaturalStore::Direct)]
+    #[arg(long, value_enum, default_value_t = NaturalStore::Staged)]
     pub natural_store: NaturalStore,
 }
 
@@ -147,7 +148,7 @@ impl Default for Options {
             kernel: Kernel::Auto,
             ffts_per_workgroup: None,
             no_shuffle: false,
-            natural_store: NaturalStore::Direct,
+            natural_store: NaturalStore::Staged,
         }
     }
 }

@@ -84,10 +84,10 @@ pub struct Options {
     /// merge-split block size (a power of two ≤ half the workgroup tile; default: about N/8).
     #[arg(long)]
     pub block: Option<usize>,
-    /// Tuning (batcher, merge-split): keys per workgroup tile, a power of two ≥ 256 that fits workgroup memory (default: the largest ≤ 8192).
+    /// Tuning (batcher, merge-split): keys per workgroup tile, a power of two ≥ 256 that fits workgroup memory (default: the largest ≤ 8192; batcher: ≤ 4096, the H100's best).
     #[arg(long)]
     pub tile: Option<usize>,
-    /// Tuning: invocations per workgroup at most (default: min(1024, the adapter's limit)).
+    /// Tuning: invocations per workgroup at most (default: min(1024, the adapter's limit); batcher: 512, the H100's best).
     #[arg(long)]
     pub threads: Option<u32>,
 }
@@ -161,22 +161,29 @@ impl Shape {
 
 impl Options {
     /// The adapter's caps, narrowed by --tile / --threads.
-    fn caps(&self, gpu: &Gpu) -> Result<Caps> {
+    fn caps(&self, gpu: &Gpu, variant: &str) -> Result<Caps> {
         let mut c = caps_of(gpu);
+        if variant == "batcher" {
+            // Defaults from the H100 sweep (docs/PERFORMANCE.md): 4096-key tiles with 512 threads
+            // beat 8192 with 1024 in every batcher case (segments 1024/2048/4096, full 2^24).
+            c.tile = c.tile.min(4096);
+            c.wg_max = c.wg_max.min(512);
+        }
         if let Some(t) = self.tile {
-            if !t.is_power_of_two() || t < 256 || t > c.tile {
+            if !t.is_power_of_two() || t < 256 || t > caps_of(gpu).tile {
                 return Err(Error::Input(format!(
                     "--tile {t}: a power of two from 256 to {} (this adapter's workgroup memory holds {} keys)",
-                    c.tile, c.words
+                    caps_of(gpu).tile,
+                    c.words
                 )));
             }
             c.tile = t;
         }
         if let Some(w) = self.threads {
-            if w == 0 || w > c.wg_max {
+            if w == 0 || w > caps_of(gpu).wg_max {
                 return Err(Error::Input(format!(
                     "--threads {w}: from 1 to {} (max_compute_invocations_per_workgroup)",
-                    c.wg_max
+                    caps_of(gpu).wg_max
                 )));
             }
             c.wg_max = w;
@@ -849,7 +856,7 @@ impl Algorithm for Options {
         let input = &req.input;
         let variant = req.variant.name;
         let s = self.shape(variant, req.dtype, input.len())?;
-        let caps = self.caps(gpu)?;
+        let caps = self.caps(gpu, variant)?;
         let (dtype, desc, n) = (s.dtype, s.desc, s.n);
         let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
         let mut stages = vec![
@@ -1170,7 +1177,7 @@ impl Algorithm for Options {
         dtype: DType,
     ) -> Result<BenchCase> {
         let s = self.shape(variant.name, dtype, n)?;
-        let caps = self.caps(gpu)?;
+        let caps = self.caps(gpu, variant.name)?;
         let plan = match variant.name {
             "transposition" => {
                 let data = gpu.storage_zeroed("oddeven data", n)?;
@@ -1233,7 +1240,7 @@ impl Algorithm for Options {
 /// The tile passes of a run (labels), for docs and tests.
 pub fn plan_summary(gpu: &Gpu, opts: &Options, variant: &str, n: usize) -> Result<Vec<String>> {
     let s = opts.shape(variant, DType::U32, n)?;
-    let caps = opts.caps(gpu)?;
+    let caps = opts.caps(gpu, variant)?;
     Ok(match variant {
         "batcher" => batcher_passes(&caps, &s, true)?
             .1
