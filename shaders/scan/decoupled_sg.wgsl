@@ -11,8 +11,7 @@
 //   totals before it with a subgroupAdd.
 // Owner and fallback reduce a tile with the same function, so both publish the same bits.
 // Subgroup size comes from the `subgroup_size` builtin (8 on lavapipe, 32 on NVIDIA).
-// {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}},
-// {{DEPTH}} look-back reads per lane.
+// {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}}.
 
 alias T = {{T}};
 const WG: u32 = {{WG}}u;
@@ -32,8 +31,6 @@ const FLAG_AGGREGATE: u32 = 1u;
 const FLAG_INCLUSIVE: u32 = 2u;
 const MAX_SPIN: u32 = {{SPIN}}u;
 const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
-const DEPTH: u32 = {{DEPTH}}u;   // look-back window = lanes x DEPTH predecessors per read
-const NONE: u32 = 0xffffffffu;
 
 var<workgroup> s_u: u32;
 var<workgroup> s_k: u32;
@@ -55,26 +52,22 @@ fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
              pre: ptr<function, array<T, PER>>, sg_off: ptr<function, T>) -> T {
     let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
     // Every load first, so that all PER of them are in flight before the first scan waits.
-    // #unroll j {{PER}}
-    {
-        let i = base + {j} * me.lanes;
+    for (var j = 0u; j < PER; j++) {
+        let i = base + j * me.lanes;
         var v = vec4<u32>(0u);
         if (i < params.nv) { v = src[i]; }
-        (*r)[{j}] = v;
+        (*r)[j] = v;
     }
-    // #end
     var carry = T(0);
-    // #unroll j {{PER}}
-    {
-        let x = bitcast<vec4<T>>((*r)[{j}]);
+    for (var j = 0u; j < PER; j++) {
+        let x = bitcast<vec4<T>>((*r)[j]);
         let s = ((x.x + x.y) + x.z) + x.w;
         let incl = subgroupInclusiveAdd(s);
         // Exclusive by shifting the inclusive scan (not incl - s: inf - inf would give NaN).
         let up = subgroupShuffleUp(incl, 1u);
-        (*pre)[{j}] = carry + select(up, T(0), me.lane == 0u);
+        (*pre)[j] = carry + select(up, T(0), me.lane == 0u);
         carry = carry + subgroupShuffle(incl, me.lanes - 1u);
     }
-    // #end
     if (me.lane == 0u) { s_sg[me.sid] = carry; }
     workgroupBarrier();
     var before = T(0);
@@ -134,10 +127,9 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         if (tile == 0u) { publish(0u, FLAG_INCLUSIVE, agg); } else { publish(tile, FLAG_AGGREGATE, agg); }
     }
 
-    // 3. Look-back by subgroup 0 alone, DEPTH predecessors per lane, no workgroup barrier while it
-    //    walks: the window's width bounds how fast inclusive prefixes propagate (tiles per status
-    //    round trip), so it is lanes x DEPTH wide. The nearest tile that holds an inclusive prefix
-    //    (or is not ready yet) ends the window, and one subgroupAdd sums the aggregates before it. Only
+    // 3. Look-back by subgroup 0 alone, one predecessor per lane, no workgroup barrier while it
+    //    walks: lane l reads tile k-1-l; the nearest lane that sees an inclusive prefix (or a tile
+    //    not ready yet) ends the window, and one subgroupAdd sums the aggregates before it. Only
     //    when it has spun MAX_SPIN times on a tile that is not ready does the whole workgroup step
     //    in and reduce that tile itself (the fallback: no forward-progress assumption).
     var acc = T(0);        // meaningful in subgroup 0 (every lane holds the same value)
@@ -150,52 +142,24 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
                 var spins = 0u;
                 var state = 1u;   // 0 = done, 2 = fall back on tile k - 1
                 loop {
-                    // Window of lanes·DEPTH predecessors: distance d = l + lanes·m (m < DEPTH) from
-                    // tile k-1; every status load is issued before any is used. Distances past
-                    // tile 0 read as INCLUSIVE 0, which ends the walk.
-                    var fl: array<u32, DEPTH>;
-                    var bl: array<u32, DEPTH>;
-                    // #unroll m {{DEPTH}}
-                    {
-                        let d = me.lane + me.lanes * {m};
-                        var f = FLAG_INCLUSIVE;
-                        var b = 0u;
-                        if (d < k) {
-                            f = 0u;
-                            if (MAX_SPIN > 0u) {
-                                let p = k - 1u - d;
-                                let lo = atomicLoad(&status[1u + 2u * p]);
-                                let hi = atomicLoad(&status[2u + 2u * p]);
-                                if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
-                                b = (lo & 0xffffu) | (hi << 16u);
-                            }
+                    var f = FLAG_INCLUSIVE;   // lanes past tile 0 end the window
+                    var b = 0u;
+                    if (me.lane < k) {
+                        f = 0u;
+                        if (MAX_SPIN > 0u) {
+                            let p = k - 1u - me.lane;
+                            let lo = atomicLoad(&status[1u + 2u * p]);
+                            let hi = atomicLoad(&status[2u + 2u * p]);
+                            if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
+                            b = (lo & 0xffffu) | (hi << 16u);
                         }
-                        fl[{m}] = f;
-                        bl[{m}] = b;
                     }
-                    // #end
-                    // The nearest distance that is not a plain aggregate, and the nearest inclusive.
-                    var near = NONE;
-                    var near_incl = NONE;
-                    // #unroll m {{DEPTH}}
-                    {
-                        let d = me.lane + me.lanes * {m};
-                        if (fl[{m}] != FLAG_AGGREGATE) { near = min(near, d); }
-                        if (fl[{m}] == FLAG_INCLUSIVE) { near_incl = min(near_incl, d); }
-                    }
-                    // #end
-                    let window = me.lanes * DEPTH;
-                    let stop = min(subgroupMin(near), window);
-                    let inclusive = subgroupMin(near_incl) == stop;
-                    let take = select(stop, stop + 1u, inclusive);   // distances summed
-                    var part = T(0);
-                    // #unroll m {{DEPTH}}
-                    {
-                        let d = me.lane + me.lanes * {m};
-                        part = part + select(T(0), bitcast<T>(bl[{m}]), d < take);
-                    }
-                    // #end
-                    acc = subgroupAdd(part) + acc;
+                    // The first lane that is not a plain aggregate, or `lanes` if none is.
+                    let stop = subgroupMin(select(me.lanes, me.lane, f != FLAG_AGGREGATE));
+                    let inclusive = stop < me.lanes && subgroupShuffle(f, stop) == FLAG_INCLUSIVE;
+                    let take = select(stop, stop + 1u, inclusive);   // lanes summed
+                    let v = select(T(0), bitcast<T>(b), me.lane < take);
+                    acc = subgroupAdd(v) + acc;
                     steps += take;
                     if (inclusive) { state = 0u; break; }
                     k -= take;
@@ -241,11 +205,10 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
 
     // 5. Scan each vec4 from its offset; coalesced stores straight from registers.
     let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
-    // #unroll j {{PER}}
-    {
-        let i = base + {j} * me.lanes;
-        let x = bitcast<vec4<T>>(r[{j}]);
-        var run = prefix + pre[{j}];
+    for (var j = 0u; j < PER; j++) {
+        let i = base + j * me.lanes;
+        let x = bitcast<vec4<T>>(r[j]);
+        var run = prefix + pre[j];
         var o: vec4<T>;
         if (EXCLUSIVE) {
             o.x = run; run = run + x.x;
@@ -260,5 +223,4 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         }
         if (i < params.nv) { dst[i] = bitcast<vec4<u32>>(o); }
     }
-    // #end
 }

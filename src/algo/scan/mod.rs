@@ -91,12 +91,13 @@ pub struct Options {
     #[arg(long)]
     pub mirror: bool,
     /// decoupled / reduce-then-scan: threads per workgroup (a power of two up to the adapter's
-    /// limit). 0 = auto: 256 for the subgroup decoupled path (fastest measured on an H100), else 256.
+    /// limit). 0 = auto: 512 for the subgroup decoupled path (fastest measured on an H100), else 256.
     #[arg(long, default_value_t = 0)]
     pub workgroup_size: u32,
     /// decoupled / reduce-then-scan: vec4 (4 elements) per thread, 1..=16; a tile is
-    /// 4 × this × workgroup-size elements. 0 = auto: 8 for the subgroup decoupled path (H100, 2^28,
-    /// look-back depth 1: 256×8 ran 0.92× of copy, 512×6 0.92×, 512×4 0.84×), else the largest of 8, 4, 2, 1 that fits workgroup memory.
+    /// 4 × this × workgroup-size elements. 0 = auto: 4 for the subgroup decoupled path (H100, 2^28,
+    /// dispatch order: 512×4 ran 0.924× of copy, 256×4 0.909×, 512×6 0.899×; 8 or more vec4 per
+    /// thread drop below 0.32×), else the largest of 8, 4, 2, 1 that fits workgroup memory.
     #[arg(long, default_value_t = 0)]
     pub per_thread: u32,
     /// decoupled: look-back window reads that find the nearest predecessor still not ready before
@@ -116,12 +117,6 @@ pub struct Options {
     /// the grid in chunks per thread, so in dispatch order late chunks would fall back a lot).
     #[arg(long, value_enum, default_value_t = TileOrder::Auto)]
     pub tile_order: TileOrder,
-    /// decoupled (subgroup path): status reads per lane in one look-back window, 1..=8; the window
-    /// is subgroup-size × this predecessors, read in one round trip. Inclusive prefixes travel at
-    /// most one window per round trip, which bounds the scan's throughput at large N.
-    /// Default 1: on the H100 deeper windows were slower (2^28, 256x8: 0.922x copy at 1, 0.867x at 4).
-    #[arg(long, default_value_t = 1)]
-    pub lookback_depth: u32,
 }
 
 impl Default for Options {
@@ -134,7 +129,6 @@ impl Default for Options {
             spin: 256,
             shared_scan: false,
             tile_order: TileOrder::Auto,
-            lookback_depth: 1,
         }
     }
 }
@@ -214,8 +208,8 @@ impl Options {
             .max_compute_invocations_per_workgroup
             .min(l.max_compute_workgroup_size_x);
         let wg = match self.workgroup_size {
-            // The H100's best (0.92x copy at 2^28 with --lookback-depth 1; 512x4: 0.77x).
-            0 if sg => 256.min(max_wg),
+            // The H100's best, verified there: 512x4 in dispatch order ran 0.924x copy at 2^28.
+            0 if sg => 512.min(max_wg),
             0 => 256.min(max_wg),
             w => w,
         };
@@ -226,7 +220,7 @@ impl Options {
         }
         let mem = l.max_compute_workgroup_storage_size;
         let per = if self.per_thread == 0 && sg {
-            8
+            4
         } else if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()
@@ -275,7 +269,6 @@ impl Options {
             ("PER", per.to_string()),
             ("LB", wg.min(32).to_string()),
             ("DISPATCH_ORDER", dispatch.to_string()),
-            ("DEPTH", self.lookback_depth.to_string()),
         ]
     }
 }
@@ -336,12 +329,6 @@ impl Options {
         init: &Init,
         trace: bool,
     ) -> Result<Built> {
-        if !(1..=8).contains(&self.lookback_depth) {
-            return Err(crate::input_err!(
-                "--lookback-depth must be 1..=8 status reads per lane; got {}",
-                self.lookback_depth
-            ));
-        }
         let n = init.n();
         let mut plan = Plan::default();
         let base = self.params(dtype, PHASE_WG, 1, false);
@@ -763,9 +750,6 @@ impl Algorithm for Options {
                         "counter"
                     }),
                 );
-                if s.subgroups {
-                    extra.insert("lookback_depth".into(), json!(self.lookback_depth));
-                }
             }
         }
 
