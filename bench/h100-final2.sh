@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Final H100 cases of 2026-11-23 (after `source .gpu/enter`). Usage: bash bench/h100-final2.sh OUTDIR
-# scan configuration repeats (to pick the default), the issue cases at the defaults, peers (torch).
+# the issue cases at the defaults (scan: see bench/h100-scan.sh, which verifies first), peers (torch).
 set -uo pipefail
 out=${1:-/tmp/out}; S=${SW:-.gpu/stagewise}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
@@ -14,12 +14,6 @@ for r in rows:
           r["median_ms"], r["gitems_per_s"], r["gbps"], r["copy_gbps"], r["fraction_of_copy"]))' "$1"; }
 B() { local name=$1; shift; timeout 60 $S bench "$@" --json 2>> "$out/errors.txt" | row "$name"; }
 {
-for rep in 1 2; do
-  for cfg in "512 4 4" "512 6 4" "512 4 1" "512 6 1" "256 8 4" "256 8 1" "256 4 1"; do
-    set -- $cfg
-    B "scan_w$1_p$2_d$3_r$rep" scan --variant decoupled --n 268435456 --workgroup-size $1 --per-thread $2 --lookback-depth $3 --reps 40
-  done
-done
 B scan_counter_default scan --variant decoupled --n 268435456 --tile-order counter --reps 40
 B scan_default scan --variant decoupled --log-n 24..28 --reps 30
 B scan_default_excl scan --variant decoupled --exclusive --n 268435456 --reps 30
