@@ -657,3 +657,41 @@ fn transposition_with_few_threads_sorts_or_names_the_limit() {
         assert_eq!(r.stages.len(), 301);
     }
 }
+
+/// Batcher with few --threads: every tile pass either sorts exactly or — only on lavapipe, whose
+/// loops stop silently after 65535 iterations — is refused naming that limit. Regression: 2 threads
+/// at N = 8192 returned a half-sorted array on lavapipe.
+#[test]
+fn batcher_with_few_threads_sorts_or_names_the_limit() {
+    let llvmpipe = gpu().adapter_name().to_lowercase().contains("llvmpipe");
+    let mut sorted = 0;
+    for threads in [1u32, 2, 4, 5, 8, 16] {
+        for (i, n) in [1000usize, 4097, 8192, 20_011].into_iter().enumerate() {
+            let dtype = DType::ALL[i % 3];
+            let desc = i % 2 == 1;
+            let opts = AlgoOptions::Oddeven(Options {
+                threads: Some(threads),
+                descending: desc,
+                ..Default::default()
+            });
+            let input = random_data(n, dtype, (n + threads as usize) as u64, true);
+            let what = format!("batcher threads={threads} n={n} {dtype} desc={desc}");
+            match try_run(&opts, "batcher", input.clone(), false) {
+                Ok(r) => {
+                    check(&r, &input, n, desc, &what);
+                    sorted += 1;
+                }
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(llvmpipe && threads < 8, "{what}: {e}");
+                    assert!(
+                        e.contains("65535") && e.contains("--threads ≥"),
+                        "{what}: {e}"
+                    );
+                    assert!(!e.contains('\n'), "{what}: one line: {e}");
+                }
+            }
+        }
+    }
+    assert!(sorted >= 12, "most configurations run: {sorted}");
+}

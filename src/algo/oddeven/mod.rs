@@ -534,6 +534,21 @@ impl TileRunner<'_> {
     ) -> Result<()> {
         let size = tp.res * tp.rows;
         let wg = self.caps.wg_max.min((size / 2).max(1) as u32);
+        if let Some(limit) = loop_limit(self.gpu)
+            && batcher_loops(size, wg as usize, tp.stages()) + 16 > limit
+        {
+            let max_wg = caps_of(self.gpu).wg_max.min((size / 2).max(1) as u32) as usize;
+            let hint = (1..=max_wg)
+                .find(|&w| batcher_loops(size, w, tp.stages()) + 16 <= limit)
+                .map_or_else(
+                    || "use a smaller --tile".into(),
+                    |w| format!("use --threads ≥ {w}"),
+                );
+            return Err(Error::Limit(format!(
+                "batcher tile of {size} keys with {wg} invocations may loop {} times per invocation; this driver (llvmpipe) stops a shader after {limit} loop iterations (LP_MAX_TGSI_LOOP_ITERATIONS): {hint}",
+                batcher_loops(size, wg as usize, tp.stages())
+            )));
+        }
         let code = source(
             BATCHER,
             self.dtype,
@@ -585,6 +600,18 @@ impl TileRunner<'_> {
         plan.keep.push(u);
         Ok(())
     }
+}
+
+/// An upper bound on the loop iterations one invocation of batcher.wgsl's `tile` kernel runs for a
+/// tile of `size` keys, `wg` invocations and `stages` network stages, counted as llvmpipe counts
+/// them (every loop entry costs its iterations + 1): per stage the plain step's task loop, or a
+/// register step's task loop with its two 8-key loops (charged to each stage it covers, ÷ 3), plus
+/// the outer loop, the load and the store.
+fn batcher_loops(size: usize, wg: usize, stages: usize) -> u64 {
+    let per = |items: usize| items.div_ceil(wg) as u64 + 1;
+    let plain = per(size / 2);
+    let regs = per(size / 8) * 19 / 3 + 1;
+    stages as u64 * (plain.max(regs) + 1) + 2 * per(size) + 1
 }
 
 /// The passes of Batcher's network: fused (few passes) or one pass per stage (trace).
