@@ -645,7 +645,7 @@ fn decoupled_subgroup_and_shared_tile_scans_match_the_model() {
     }
 }
 
-/// `--dispatch-order` (subgroup path): tile indices from the workgroup id instead of the counter.
+/// `--tile-order dispatch` (subgroup path): tile indices from the workgroup id instead of the counter.
 /// Correct whatever order the workgroups run in: with spin 0 every predecessor is reduced by the
 /// fallback, with the default spin the look-back waits or falls back.
 /// Sizes stay below lavapipe's loop limit: llvmpipe silently ends a shader's loops after ~65535
