@@ -654,9 +654,7 @@ fn decoupled_subgroup_and_shared_tile_scans_match_the_model() {
 /// thread, so in dispatch order a tile may spin on and fall back on hundreds of predecessors.
 #[test]
 fn decoupled_in_dispatch_order_matches_the_model() {
-    if !gpu().has_subgroups() {
-        return; // the workgroup-memory tile scan ignores the option (covered above)
-    }
+    // Without subgroups the workgroup-memory tile scan ignores the option: still checked.
     for (k, (wg, per, n, spin)) in [
         (512u32, 4u32, 300_001usize, 256u32),
         (64, 2, 100_003, 256),
