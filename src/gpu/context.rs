@@ -582,42 +582,7 @@ pub fn specialize(template: &str, params: &[(&str, String)]) -> String {
     for (k, v) in params {
         s = s.replace(&format!("{{{{{k}}}}}"), v);
     }
-    unroll(&s)
-}
-
-/// Expands `// #unroll NAME COUNT` … `// #end` blocks (not nested): the lines between are repeated
-/// COUNT times with `{NAME}` replaced by `0u`, `1u`, …. Register arrays are then indexed only by
-/// constants, which keeps them in registers (a loop with a run-time index may put them in local
-/// memory; naga emits WGSL loops as loops and leaves unrolling to the driver).
-fn unroll(src: &str) -> String {
-    let mut out = String::with_capacity(src.len());
-    let mut lines = src.lines();
-    while let Some(line) = lines.next() {
-        let spec = line
-            .trim_start()
-            .strip_prefix("// #unroll ")
-            .and_then(|rest| {
-                let mut it = rest.split_whitespace();
-                Some((it.next()?.to_string(), it.next()?.parse::<u32>().ok()?))
-            });
-        let Some((name, count)) = spec else {
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        };
-        let body: Vec<&str> = lines
-            .by_ref()
-            .take_while(|l| l.trim() != "// #end")
-            .collect();
-        let key = format!("{{{name}}}");
-        for i in 0..count {
-            for l in &body {
-                out.push_str(&l.replace(&key, &format!("{i}u")));
-                out.push('\n');
-            }
-        }
-    }
-    out
+    s
 }
 
 /// Workgroup grid for `groups` workgroups: 1D while it fits the 65535 per-dimension limit, else 2D
@@ -627,17 +592,5 @@ pub fn grid(groups: u32) -> [u32; 3] {
         [groups.max(1), 1, 1]
     } else {
         [32768, groups.div_ceil(32768), 1]
-    }
-}
-
-#[cfg(test)]
-mod unroll_tests {
-    #[test]
-    fn unroll_repeats_blocks_with_constant_indices() {
-        let s = super::specialize(
-            "a\n  // #unroll j {{N}}\n  x[{j}] = {j};\n  // #end\nb\n",
-            &[("N", "3".into())],
-        );
-        assert_eq!(s, "a\n  x[0u] = 0u;\n  x[1u] = 1u;\n  x[2u] = 2u;\nb\n");
     }
 }

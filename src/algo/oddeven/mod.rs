@@ -162,7 +162,8 @@ impl Shape {
 impl Options {
     /// The adapter's caps, narrowed by --tile / --threads.
     fn caps(&self, gpu: &Gpu, variant: &str) -> Result<Caps> {
-        let mut c = caps_of(gpu);
+        let adapter = caps_of(gpu);
+        let mut c = adapter;
         if variant == "batcher" {
             // Defaults from the H100 sweep (docs/PERFORMANCE.md): 4096-key tiles with 512 threads
             // beat 8192 with 1024 in every batcher case (segments 1024/2048/4096, full 2^24).
@@ -179,7 +180,7 @@ impl Options {
             }
         }
         if let Some(t) = self.tile {
-            if !t.is_power_of_two() || t < 256 || t > caps_of(gpu).tile {
+            if !t.is_power_of_two() || t < 256 || t > adapter.tile {
                 return Err(Error::Input(format!(
                     "--tile {t}: a power of two from 256 to {} (this adapter's workgroup memory holds {} keys)",
                     caps_of(gpu).tile,
@@ -189,10 +190,10 @@ impl Options {
             c.tile = t;
         }
         if let Some(w) = self.threads {
-            if w == 0 || w > caps_of(gpu).wg_max {
+            if w == 0 || w > adapter.wg_max {
                 return Err(Error::Input(format!(
                     "--threads {w}: from 1 to {} (max_compute_invocations_per_workgroup)",
-                    caps_of(gpu).wg_max
+                    adapter.wg_max
                 )));
             }
             c.wg_max = w;

@@ -182,8 +182,14 @@ impl TileShape {
 
 impl Options {
     /// `--workgroup-size` and `--per-thread` shape the tiles of `decoupled` and `reduce-then-scan`
-    /// only; given to another variant they would be silently ignored, so they are an error.
+    /// only, `--tile-order` numbers the tiles of `decoupled` only; given to another variant they
+    /// would be silently ignored, so they are an error.
     pub fn check_tile_options(&self, variant: &str) -> Result<()> {
+        if self.tile_order != TileOrder::Auto && variant != "decoupled" {
+            return Err(crate::input_err!(
+                "--tile-order applies to --variant decoupled only (it picks how tiles are numbered)"
+            ));
+        }
         if matches!(variant, "decoupled" | "reduce-then-scan") {
             return Ok(());
         }
@@ -674,11 +680,6 @@ impl Algorithm for Options {
         if self.mirror && variant != "folded" {
             return Err(crate::input_err!(
                 "--mirror applies to --variant folded only (it turns folded's suffix sums into prefix sums)"
-            ));
-        }
-        if self.tile_order != TileOrder::Auto && variant != "decoupled" {
-            return Err(crate::input_err!(
-                "--tile-order applies to --variant decoupled only (it picks how tiles are numbered)"
             ));
         }
         self.check_tile_options(variant)?;
