@@ -4,7 +4,7 @@ index gather/scatter (bit-reversal), transpose, cumsum, sort (full and batched r
 
 Each case: warm-up, then REPS timed runs with CUDA events, median reported. Bytes are the floor
 (each input element read once, each output written once), as in `stagewise bench`.
-Usage: python3 bench/peers.py [--reps 50] [--json FILE] [--quick]
+Usage: python3 bench/peers.py [--reps 50] [--json FILE] [--quick] [--only fft,cumsum]
 """
 import argparse
 import json
@@ -43,13 +43,18 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--json", default=None)
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    ap.add_argument("--only", default="", help="comma-separated substrings: time only the cases that contain one")
     args = ap.parse_args()
     dev = torch.device("cuda")
     torch.manual_seed(0)
     log_big = 20 if args.quick else 28
     rows = []
 
+    only = [o for o in args.only.split(",") if o]
+
     def add(case, n, nbytes, fn, items=None):
+        if only and not any(o in case for o in only):
+            return
         med, mn = timeit(fn, args.reps)
         row = {"peer": "torch " + torch.__version__, "case": case, "n": n, "bytes": nbytes,
                "median_ms": med, "min_ms": mn, "gbps": nbytes / (med * 1e6),

@@ -23,6 +23,16 @@ pub struct BenchRow {
     pub reps: usize,
     /// Elements processed per second, in billions (keys/s for sorts).
     pub gitems_per_s: f64,
+    /// Every pass's own median (its label and GPU ms, timestamps at its start and end); what
+    /// `median_ms` adds beyond their sum is the gaps between passes.
+    #[serde(default)]
+    pub passes: Vec<PassTime>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PassTime {
+    pub label: String,
+    pub median_ms: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -183,6 +193,7 @@ pub fn run(
                     min_ms: t.min_ms,
                     reps: t.reps,
                     gitems_per_s: case.items as f64 / (t.total_ms * 1e6),
+                    passes: pass_times(&case.plan, &t.pass_ms),
                 };
                 on_event(Event::Row(row.clone()));
                 rows.push(row);
@@ -192,6 +203,19 @@ pub fn run(
         }
     }
     Ok(rows)
+}
+
+/// Per-pass medians for the JSON row; plans of many passes (one per phase) list the first 64.
+fn pass_times(plan: &crate::gpu::Plan, ms: &[f64]) -> Vec<PassTime> {
+    plan.passes
+        .iter()
+        .zip(ms)
+        .take(64)
+        .map(|(p, &m)| PassTime {
+            label: p.label.clone(),
+            median_ms: m,
+        })
+        .collect()
 }
 
 /// Parse `A..B` (inclusive log2 range) or a single `A`.

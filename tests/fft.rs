@@ -759,9 +759,18 @@ fn fast_kernel_tail_writes_nothing_past_the_batch() {
 }
 
 #[test]
-fn auto_picks_fast_for_complex_and_teaching_otherwise() {
-    // Complex, no trace: fast.
+fn auto_picks_radix_or_fast_for_complex_and_teaching_otherwise() {
+    // Complex, no trace: radix in natural order, fast in raw order.
     let r = run(&opts(256, 8, Order::Natural), random(512, 1), false);
+    assert_eq!(r.extra["kernel"], "radix");
+    assert!(r.verified);
+    let r = run(&opts(256, 8, Order::Raw), random(512, 1), false);
+    assert_eq!(r.extra["kernel"], "fast");
+    assert!(r.verified);
+    // Options of the fast kernel keep it.
+    let mut o = opts(256, 8, Order::Natural);
+    o.natural_store = NaturalStore::Direct;
+    let r = run(&o, random(512, 1), false);
     assert_eq!(r.extra["kernel"], "fast");
     assert!(r.verified);
     // Traced runs: teaching (it writes the trace), even with --kernel fast.
@@ -810,9 +819,9 @@ fn auto_picks_fast_for_complex_and_teaching_otherwise() {
 
 #[test]
 fn default_shapes_are_the_fastest_measured() {
-    // (N, E, G) picked from the H100 sweep of bench/h100-fft.sh (natural order).
+    // (N, E, G) picked from the H100 sweep of bench/h100-radix.sh (natural order).
     let max_w = gpu().limits.max_compute_invocations_per_workgroup as usize;
-    for (n, e, g) in [(256, 8, 4), (1024, 8, 1), (4096, 16, 1)] {
+    for (n, e, g) in [(256, 8, 4), (1024, 16, 1), (4096, 16, 1)] {
         if n / e > max_w {
             continue;
         }
@@ -823,9 +832,92 @@ fn default_shapes_are_the_fastest_measured() {
         };
         let x = random(2 * n * 5, n as u64);
         let r = run(&o, x.clone(), false);
-        assert_eq!(r.extra["kernel"], "fast", "N={n}");
+        assert_eq!(r.extra["kernel"], "radix", "N={n}");
         assert_eq!(r.extra["elements_per_invocation"], e, "N={n}");
         assert_eq!(r.extra["ffts_per_workgroup"], g, "N={n}");
         check_batch(&r, &x, n, e, &format!("default N={n}"));
     }
+}
+
+// ---- The radix kernel (src/algo/fft/radix.rs) ----
+
+/// Every size, several E, forced and default G (with tail workgroups), forward and inverse.
+#[test]
+fn radix_kernel_every_size_e_g_matches_rustfft() {
+    for log_n in 1..=12u32 {
+        let n = 1usize << log_n;
+        for e in fast_es(n) {
+            // The inverse with the default G only (straight-line kernels compile slowly on lavapipe).
+            for (g, b, inverse) in [
+                (Some(1), 2, false),
+                (Some(3), 5, false),
+                (None, 7, false),
+                (None, 3, true),
+            ] {
+                {
+                    let o = Options {
+                        kernel: Kernel::Radix,
+                        batch: b,
+                        inverse,
+                        ..fast(n, e, g, Order::Natural)
+                    };
+                    let x = random(2 * n * b, (log_n * 1000 + e as u32 + 7) as u64);
+                    let what = format!("radix N={n} E={e} G={g:?} B={b} inverse={inverse}");
+                    let r = match try_run(
+                        &AlgoOptions::Fft(o.clone()),
+                        "workgroup",
+                        Data::from_f32(&x),
+                        false,
+                    ) {
+                        Ok(r) => r,
+                        Err(err) => {
+                            let m = err.to_string();
+                            assert!(
+                                g.is_some()
+                                    && (m.contains("max_compute_workgroup_storage_size")
+                                        || m.contains("invocations per workgroup")),
+                                "{what}: {m}"
+                            );
+                            continue;
+                        }
+                    };
+                    assert_eq!(r.extra["kernel"], "radix", "{what}");
+                    assert_eq!(r.extra["natural_store"], serde_json::Value::Null, "{what}");
+                    if let Some(g) = g {
+                        assert_eq!(r.extra["ffts_per_workgroup"], g, "{what}");
+                    }
+                    check_batch(&r, &x, n, e, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn radix_kernel_refuses_what_it_cannot_do() {
+    let err = |o: Options| {
+        try_run(
+            &AlgoOptions::Fft(o),
+            "workgroup",
+            Data::from_f32(&[0.0; 64]),
+            false,
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| "no error".into())
+    };
+    let radix = |order| Options {
+        kernel: Kernel::Radix,
+        ..fast(32, 4, None, order)
+    };
+    let e = err(radix(Order::Raw));
+    assert!(e.contains("natural order only"), "{e}");
+    let mut o = radix(Order::Natural);
+    o.no_shuffle = true;
+    let e = err(o);
+    assert!(e.contains("apply to --kernel fast"), "{e}");
+    let mut o = radix(Order::Natural);
+    o.real_pair = true;
+    let e = err(o);
+    assert!(e.contains("natural order only"), "{e}");
 }

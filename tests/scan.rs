@@ -687,3 +687,68 @@ fn decoupled_in_dispatch_order_matches_the_model() {
         }
     }
 }
+
+/// The subgroup kernel has no clear pass: statuses carry a generation and the last workgroup to
+/// finish moves it on. One plan run again and again (as timed mode does) must be right every
+/// time, in both tile orders, and across the wrap of the 14-bit generation, where the last
+/// workgroup also clears every status (else the next generation's smaller tags could not replace
+/// the old ones: tiles would reduce their predecessors themselves, right but slow — caught here
+/// through the tags).
+#[test]
+fn decoupled_runs_again_and_again_without_a_clear_pass() {
+    let g = gpu();
+    for (k, (wg, per, n, order)) in [
+        (512u32, 4u32, 200_003usize, TileOrder::Dispatch),
+        (32, 2, 30_001, TileOrder::Counter),
+        (64, 1, 4_096, TileOrder::Dispatch),
+        (8, 1, 1, TileOrder::Counter),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let x = random_data(n, DType::U32, 1200 + k as u64, false);
+        let want = model::sequential(DType::U32, &x.bits, false);
+        let o = Options {
+            workgroup_size: wg,
+            per_thread: per,
+            tile_order: order,
+            ..Default::default()
+        };
+        let te = (wg * per * 4) as usize;
+        let tiles = n.div_ceil(te);
+        let want_values: Vec<u32> = (0..tiles).map(|t| want[((t + 1) * te).min(n) - 1]).collect();
+        for start in [None, Some(0x3fff - 2)] {
+            let runs = o
+                .decoupled_runs(g, DType::U32, &x.bits, 5, start)
+                .unwrap_or_else(|e| panic!("{wg}x{per} n={n}: {e}"));
+            for (i, r) in runs.iter().enumerate() {
+                let what = format!("{wg}x{per} n={n} {order:?} start {start:?} run {i}");
+                assert_eq!(r.output.len(), n, "{what}");
+                if let Some(j) = (0..n).find(|&j| r.output[j] != want[j]) {
+                    panic!("{what}: element {j} is {} instead of {}", r.output[j], want[j]);
+                }
+                let generation = (start.unwrap_or(0) + i as u32) % 0x4000;
+                if g.has_subgroups() && generation == 0x3fff {
+                    // The wrap: the last workgroup cleared every status after the run.
+                    assert!(r.values.iter().all(|&v| v == 0), "{what}: not cleared");
+                    assert_eq!(r.control, [0, 0, 0, 0], "{what}: counter, generation, in, out");
+                    continue;
+                }
+                assert_eq!(
+                    r.values, want_values,
+                    "{what}: tile statuses (tags {:?}, control {:?})",
+                    r.tags, r.control
+                );
+                if g.has_subgroups() {
+                    let tag = Some((generation << 2) | 2);
+                    assert!(
+                        r.tags.iter().all(|&t| t == tag),
+                        "{what}: tags {:?} instead of {tag:?}",
+                        &r.tags[..r.tags.len().min(8)]
+                    );
+                    assert_eq!(r.control, [0, generation + 1, 0, 0], "{what}: control words");
+                }
+            }
+        }
+    }
+}

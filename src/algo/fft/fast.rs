@@ -39,6 +39,8 @@ pub struct FastConfig {
     pub shuffle_below: usize,
     /// Staging buffer padding: index a is stored at a + (a >> p) (None: unpadded).
     pub pad_shift: Option<u32>,
+    /// The radix schedule (src/algo/fft/radix.rs) instead of the seed's exchanges.
+    pub radix: bool,
 }
 
 impl FastConfig {
@@ -65,6 +67,7 @@ impl FastConfig {
             inverse,
             shuffle_below,
             pad_shift: None,
+            radix: false,
         };
         if c.shared_bytes() > max_bytes {
             return None;
@@ -73,6 +76,56 @@ impl FastConfig {
             c.pad_shift = choose_pad(&c, max_bytes);
         }
         Some(c)
+    }
+
+    /// A radix-kernel configuration (natural order), padding chosen for `max_bytes`; None when
+    /// even the unpadded kernel needs more.
+    pub fn radix(
+        n: usize,
+        e: usize,
+        g: usize,
+        inverse: bool,
+        max_bytes: usize,
+    ) -> Option<FastConfig> {
+        let mut c = FastConfig {
+            n,
+            e,
+            w: n / e,
+            g,
+            natural: true,
+            staged: false,
+            inverse,
+            shuffle_below: 0,
+            pad_shift: None,
+            radix: true,
+        };
+        if c.shared_bytes() > max_bytes {
+            return None;
+        }
+        if c.rounds() > 1 {
+            let block_bits = (g * n).next_power_of_two().trailing_zeros();
+            let mut best = (super::radix::exchange_cost(&c), c.shared_len(), None);
+            for p in 3..block_bits {
+                let cand = FastConfig {
+                    pad_shift: Some(p),
+                    ..c
+                };
+                if cand.shared_bytes() > max_bytes {
+                    continue;
+                }
+                let key = (super::radix::exchange_cost(&cand), cand.shared_len());
+                if key < (best.0, best.1) {
+                    best = (key.0, key.1, Some(p));
+                }
+            }
+            c.pad_shift = best.2;
+        }
+        Some(c)
+    }
+
+    /// Rounds of the radix schedule (1 + transposes through workgroup memory).
+    pub fn rounds(&self) -> usize {
+        super::radix::round_los(self).len()
     }
 
     pub fn log_n(&self) -> u32 {
@@ -117,7 +170,7 @@ impl FastConfig {
         self.log_w() as usize - self.memory_exchanges()
     }
 
-    fn pad(&self, a: usize) -> usize {
+    pub(crate) fn pad(&self, a: usize) -> usize {
         a + self.pad_shift.map_or(0, |p| a >> p)
     }
 
@@ -125,7 +178,13 @@ impl FastConfig {
     /// staged natural order, else one or two exchange buffers of G·N/2.
     pub fn shared_len(&self) -> usize {
         let block = self.g * self.n;
-        if self.staging() {
+        if self.radix {
+            if self.rounds() > 1 {
+                self.pad(block - 1) + 1
+            } else {
+                0
+            }
+        } else if self.staging() {
             self.pad(block - 1) + 1
         } else {
             block / 2 * self.memory_exchanges().min(2)
@@ -211,7 +270,7 @@ fn lit(v: f64) -> String {
 }
 
 /// exp(i·angle) with components snapped to 0 / ±1 where exact.
-fn unit(angle: f64) -> (f64, f64) {
+pub(crate) fn unit(angle: f64) -> (f64, f64) {
     let snap = |v: f64| {
         if v.abs() < 1e-12 {
             0.0
@@ -227,7 +286,7 @@ fn unit(angle: f64) -> (f64, f64) {
 }
 
 /// `x` times the constant `c`, exact for 1, −1, ±i.
-fn cmul_const(x: &str, c: (f64, f64)) -> String {
+pub(crate) fn cmul_const(x: &str, c: (f64, f64)) -> String {
     match c {
         (1.0, 0.0) => x.to_string(),
         (-1.0, 0.0) => format!("(-{x})"),
@@ -240,6 +299,9 @@ fn cmul_const(x: &str, c: (f64, f64)) -> String {
 /// The kernel's WGSL. Bindings: 0 src (vec2<f32>), 1 dst, 2 twiddle table (N/2 values, as the
 /// teaching kernel's), 3 uniform Params { batch, groups, total = batch·N, _ }.
 pub fn shader(c: &FastConfig) -> String {
+    if c.radix {
+        return super::radix::shader(c);
+    }
     let (n, e, w, g) = (c.n, c.e, c.w, c.g);
     let (ln, lw) = (c.log_n(), c.log_w());
     let threads = c.threads();

@@ -4,6 +4,7 @@
 //! bitreverse(e⁻¹(n)); real-pair unpacking and a real-only FFT by the seed's rules.
 
 pub mod fast;
+pub mod radix;
 pub mod model;
 
 use super::{AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, pass_infos};
@@ -49,13 +50,17 @@ pub enum Order {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Kernel {
-    /// fast when not tracing, complex mode and the configuration fits; else teaching.
+    /// Not tracing, complex: radix in natural order, fast in raw order (where the configuration
+    /// fits); else teaching.
     #[default]
     Auto,
     /// The generated straight-line kernel (src/algo/fft/fast.rs): complex FFTs only.
     Fast,
     /// The teaching kernel (shaders/fft/fft.wgsl): every mode, writes the trace.
     Teaching,
+    /// Not the seed's schedule: rounds of log2(E) stages in registers with a transpose through
+    /// workgroup memory between rounds (src/algo/fft/radix.rs); complex FFTs in natural order.
+    Radix,
 }
 
 /// How the fast kernel writes natural order.
@@ -95,7 +100,7 @@ pub struct Options {
     /// FFT size N (complex points), a power of two ≥ 2. Default: the input length / batch (2 numbers per point; 1 with --real), or 16 for generated input.
     #[arg(long)]
     pub size: Option<usize>,
-    /// ElementsPerInvocation E: a power of two ≥ 2 with E · WorkgroupSize = N. Default: N / --workgroup-size, else max(2, min(N/32, 8 below N = 4096, 16 from it)) raised until N/E fits the adapter (256: 8, 1024: 8, 4096: 16).
+    /// ElementsPerInvocation E: a power of two ≥ 2 with E · WorkgroupSize = N. Default: N / --workgroup-size, else max(2, min(N/32, 8 below N = 1024, 16 from it)) raised until N/E fits the adapter (256: 8, 1024: 16, 4096: 16).
     #[arg(long)]
     pub elements_per_invocation: Option<usize>,
     /// WorkgroupSize W (threads per FFT). Default: N / E.
@@ -119,10 +124,10 @@ pub struct Options {
     /// Generated signal when no --input/--n is given.
     #[arg(long, value_enum, default_value_t = Signal::Sines)]
     pub signal: Signal,
-    /// Kernel: auto (fast unless tracing, --real/--real-pair, or it does not fit), fast, teaching.
+    /// Kernel: auto (untraced complex FFTs: radix in natural order, fast in raw order; else teaching), fast (the seed's schedule, straight-line), teaching (every mode, writes the trace), radix (natural order only: rounds of log2 E stages with transposes between them, not the seed's exchanges).
     #[arg(long, value_enum, default_value_t = Kernel::Auto)]
     pub kernel: Kernel,
-    /// Fast kernel: G FFTs per workgroup (W·G threads). Default: 128 / W (at least 1), at most the batch rounded up to a power of two, halved until it fits the adapter.
+    /// Fast and radix kernels: G FFTs per workgroup (W·G threads). Default: fast 128 / W, radix 1024 / N (at least 1), at most the batch rounded up to a power of two, halved until it fits the adapter.
     #[arg(long)]
     pub ffts_per_workgroup: Option<usize>,
     /// Fast kernel: every exchange through workgroup memory (no subgroupShuffleXor).
@@ -302,9 +307,9 @@ impl Options {
                 n / w
             }
             (None, None) => {
-                // Fastest natural-order shapes measured on the H100 (bench/h100-fft.sh): E = 8
-                // up to N = 2048 (256: E8, 1024: E8), E = 16 from 4096.
-                let cap = if n >= 4096 { 16 } else { 8 };
+                // Fastest natural-order shapes measured on the H100 (radix kernel,
+                // bench/h100-radix.sh): 256: E8, 1024: E16, 4096: E16.
+                let cap = if n >= 1024 { 16 } else { 8 };
                 let mut e = (n / 32).clamp(2, cap).min(n);
                 while n / e > max_w && e < n {
                     e *= 2;
@@ -392,11 +397,86 @@ impl Options {
         if trace || self.kernel == Kernel::Teaching {
             return Ok(None);
         }
+        if self.kernel == Kernel::Radix {
+            return self.try_radix(cfg, gpu).map(Some);
+        }
+        if self.kernel == Kernel::Auto
+            && cfg.natural
+            && !self.no_shuffle
+            && self.natural_store == NaturalStore::Staged
+            && let Ok(f) = self.try_radix(cfg, gpu)
+        {
+            return Ok(Some(f));
+        }
         match self.try_fast(cfg, gpu) {
             Ok(f) => Ok(Some(f)),
             Err(_) if self.kernel == Kernel::Auto => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    fn try_radix(&self, cfg: &Config, gpu: &Gpu) -> Result<fast::FastConfig> {
+        if cfg.mode != Mode::Complex || !cfg.natural {
+            return Err(Error::input(
+                "fft: --kernel radix runs complex FFTs in natural order only (no --order raw, --real, --real-pair)",
+            ));
+        }
+        if self.no_shuffle || self.natural_store != NaturalStore::Staged {
+            return Err(Error::input(
+                "fft: --no-shuffle and --natural-store apply to --kernel fast; --kernel radix uses no shuffles and stores natural order from registers",
+            ));
+        }
+        if cfg.e > fast::MAX_E {
+            return Err(Error::Input(format!(
+                "fft: --kernel radix unrolls at most E = {} elements per invocation; got {}",
+                fast::MAX_E,
+                cfg.e
+            )));
+        }
+        let l = &gpu.limits;
+        let max_threads = (l.max_compute_invocations_per_workgroup as usize)
+            .min(l.max_compute_workgroup_size_x as usize);
+        let max_bytes = l.max_compute_workgroup_storage_size as usize;
+        let make = |g: usize| -> Result<fast::FastConfig> {
+            if cfg.w * g > max_threads {
+                return Err(Error::Limit(format!(
+                    "fft: --kernel radix with W = {} × G = {g} FFTs per workgroup = {} threads is above this adapter's limit of {max_threads} invocations per workgroup",
+                    cfg.w,
+                    cfg.w * g
+                )));
+            }
+            fast::FastConfig::radix(cfg.n, cfg.e, g, cfg.inverse, max_bytes).ok_or_else(|| {
+                Error::Limit(format!(
+                    "fft: --kernel radix with size {} × {g} FFTs per workgroup needs {} bytes of workgroup memory (max_compute_workgroup_storage_size = {max_bytes} on this adapter)",
+                    cfg.n,
+                    cfg.n * g * 8
+                ))
+            })
+        };
+        let f = match self.ffts_per_workgroup {
+            Some(g) => make(g)?,
+            None => {
+                // About 8 KiB of data per workgroup: the fastest measured on the H100 (256: G4,
+                // 1024: G1 — G2 was 18% slower —, 4096: G1).
+                let mut g = (1024 / cfg.n).max(1).min(cfg.batch.next_power_of_two());
+                loop {
+                    match make(g) {
+                        Ok(f) => break f,
+                        Err(e) if g == 1 => return Err(e),
+                        Err(_) => g /= 2,
+                    }
+                }
+            }
+        };
+        let groups = cfg.batch.div_ceil(f.g) as u64;
+        if groups > 32768 * 65535 {
+            return Err(Error::Limit(format!(
+                "fft: --batch {} needs {groups} workgroups, above the dispatch limit of {}",
+                cfg.batch,
+                32768u64 * 65535
+            )));
+        }
+        Ok(f)
     }
 
     fn try_fast(&self, cfg: &Config, gpu: &Gpu) -> Result<fast::FastConfig> {
@@ -451,6 +531,7 @@ impl Options {
                     inverse: cfg.inverse,
                     shuffle_below,
                     pad_shift: None,
+                    radix: false,
                 }
                 .shared_bytes();
                 Error::Limit(format!(
@@ -731,7 +812,8 @@ fn plan_fast(
     let bg = gpu.bind(&p, &[src, dst, &tw, &u])?;
     let mut plan = Plan::default();
     let label = format!(
-        "fft fast N={} E={} W={} G={} ×{}{}",
+        "fft {} N={} E={} W={} G={} ×{}{}",
+        if f.radix { "radix" } else { "fast" },
         cfg.n,
         cfg.e,
         cfg.w,
@@ -1062,10 +1144,10 @@ impl Algorithm for Options {
         );
         extra.insert(
             "kernel".into(),
-            json!(if fast_cfg.is_some() {
-                "fast"
-            } else {
-                "teaching"
+            json!(match fast_cfg {
+                Some(f) if f.radix => "radix",
+                Some(_) => "fast",
+                None => "teaching",
             }),
         );
         extra.insert(
@@ -1075,6 +1157,7 @@ impl Algorithm for Options {
         extra.insert(
             "natural_store".into(),
             json!(match fast_cfg {
+                Some(f) if f.radix => None,
                 Some(f) if f.natural && f.staged => Some("staged"),
                 Some(f) if f.natural => Some("direct"),
                 _ => None,

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Second run of 2026-11-23 (after `source .gpu/enter`): bash bench/h100-radix2.sh OUTDIR
+# Everything verified on the H100 first; then timed with long warm-ups (the GPU idles at low clocks
+# between the CPU-bound verifications: 5 warm-up runs of 1 ms were not enough in the first run).
+# scan: statuses reset by counting workgroups in (no clear pass, no end-of-workgroup atomic wait);
+# FFT: the radix kernel with split re/im workgroup arrays (the new auto default in natural order).
+set -uo pipefail
+out=${1:-/tmp/out}; S=${SW:-.gpu/stagewise}; mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
+row() { python3 -c '
+import json, sys
+name = sys.argv[1]
+try: rows = json.load(sys.stdin)["rows"]
+except Exception as e: print("%-40s FAILED (%s)" % (name, e)); sys.exit()
+for r in rows:
+    ps = " ".join("%s=%.4f" % (p["label"][:18].replace(" ", "_"), p["median_ms"]) for p in r.get("passes", [])[:3])
+    print("%-40s 2^%-2d %9.4f ms (min %.4f) %7.1f GB/s copy %7.1f x%.3f  [%s]" % (name, r["n"].bit_length() - 1,
+          r["median_ms"], r["min_ms"], r["gbps"], r["copy_gbps"], r["fraction_of_copy"], ps))' "$1"; }
+B() { local name=$1; shift; timeout 60 $S bench "$@" --warmup 300 --json 2>> "$out/errors.txt" | row "$name"; }
+V() { local name=$1; shift
+  timeout 60 $S run "$@" --json 2>> "$out/errors.txt" | python3 -c '
+import json, sys
+try:
+    r = json.load(sys.stdin); print("verify %-36s %s %s %s" % (sys.argv[1], r["verified"], r.get("kernel", ""), (r.get("mismatch") or "")[:160]))
+except Exception as e: print("verify %-36s FAILED (%s)" % (sys.argv[1], e))' "$name"; }
+{
+[ -x .gpu/test-scan ] && timeout 120 .gpu/test-scan decoupled 2>&1 | grep -E "^test |test result|panicked" | head -20
+for cfg in "" "--workgroup-size 256 --per-thread 4" "--workgroup-size 256 --per-thread 8"; do
+  for n in 16777216 10000019; do V "scan [$cfg] n=$n" scan --variant decoupled --n $n $cfg; done
+done
+for n in 16777216 10000019; do V "scan counter n=$n" scan --variant decoupled --n $n --tile-order counter; done
+for s in 256 1024 4096; do V "fft$s auto" fft --size $s --batch 67 --signal noise; done
+for s in 1024 4096; do STAGEWISE_FFT_TW=1 V "fft$s radix tw-table" fft --size $s --batch 67 --signal noise --kernel radix; done
+V "fft4096 radix E32" fft --size 4096 --batch 67 --signal noise --kernel radix --elements-per-invocation 32
+B copy-warm copy --n 268435456 --reps 200
+B "scan default" scan --variant decoupled --n 268435456 --reps 100
+B "scan default again" scan --variant decoupled --n 268435456 --reps 100
+B "scan exclusive" scan --variant decoupled --exclusive --n 268435456 --reps 100
+B "scan counter" scan --variant decoupled --n 268435456 --tile-order counter --reps 100
+B "scan 256x4" scan --variant decoupled --n 268435456 --workgroup-size 256 --per-thread 4 --reps 100
+B "scan 256x8" scan --variant decoupled --n 268435456 --workgroup-size 256 --per-thread 8 --reps 50
+for s in 256 1024 4096; do B "fft$s auto (radix)" fft --size $s --n 134217728 --reps 60; done
+for s in 1024 4096; do STAGEWISE_FFT_TW=1 B "fft$s radix tw-table" fft --size $s --n 134217728 --kernel radix --reps 60; done
+B "fft4096 radix E32" fft --size 4096 --n 134217728 --kernel radix --elements-per-invocation 32 --reps 60
+B "fft4096 radix E8" fft --size 4096 --n 134217728 --kernel radix --elements-per-invocation 8 --reps 60
+B "fft1024 radix E32 G1" fft --size 1024 --n 134217728 --kernel radix --elements-per-invocation 32 --ffts-per-workgroup 1 --reps 60
+B "fft1024 fast E8 G1 (old default)" fft --size 1024 --n 134217728 --kernel fast --elements-per-invocation 8 --reps 60
+B "fft4096 fast (old default)" fft --size 4096 --n 134217728 --kernel fast --reps 60
+B "fft1024 auto again" fft --size 1024 --n 134217728 --reps 60
+B copy copy --n 268435456 --reps 100
+} 2>&1 | tee "$out/summary.txt"
+timeout 200 python3 bench/peers.py --reps 100 --only "fft,cumsum,copy" --json "$out/peers.json" > "$out/peers.txt" 2>&1; tail -8 "$out/peers.txt"
