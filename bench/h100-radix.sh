@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session of 2026-11-23 (afternoon), after `source .gpu/enter`. Usage: bash bench/h100-radix.sh OUTDIR
-# 1. scan without its clear pass (self-resetting statuses): every shape verified on the H100, then
-#    timed at 2^28 with per-pass medians; the scan tests' repeated-run check if .gpu/test-scan exists.
+# 1. scan decoupled: every shape verified on the H100, then timed at 2^28 with per-pass medians
+#    (first run of 2026-11-23 afternoon: a version without the clear pass, since reverted: slower);
+#    the scan tests' decoupled cases first if .gpu/test-scan exists.
 # 2. FFT --kernel radix (rounds of log2 E stages, transposes through workgroup memory): verified
 #    against rustfft on the H100 for each (size, E, G), then timed over 2^27 complex values beside
 #    the fast kernel's default; cuFFT and cumsum through PyTorch in the same run.

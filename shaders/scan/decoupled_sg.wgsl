@@ -10,15 +10,6 @@
 // - The subgroup totals go through workgroup memory once (one barrier); every subgroup sums the
 //   totals before it with a subgroupAdd.
 // Owner and fallback reduce a tile with the same function, so both publish the same bits.
-// No clear pass: statuses carry a generation (tag = gen << 2 | flag in the upper 16 bits of each
-// half) and a status of another generation reads as not ready. Every workgroup reads the
-// generation once, then counts itself in (an add that depends on the value read, so it cannot
-// land first); the last to count in knows that all have read it and taken their tile tickets, and
-// at its end resets the counters and moves the generation on — no workgroup waits for an atomic.
-// Once in 2^14 runs the generation wraps to 0, whose tags could not replace the old ones: that run
-// every workgroup counts itself out at its end, and the last one out clears every status.
-// status: [0] tile counter, [1 + 2k + h] tile k's halves, then at G = 1 + 2T (T tiles): [G]
-// generation, [G + 1] workgroups counted in, [G + 2] workgroups counted out (wrap runs).
 // Subgroup size comes from the `subgroup_size` builtin (8 on lavapipe, 32 on NVIDIA).
 // {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}}.
 
@@ -38,56 +29,20 @@ struct Params { n: u32, nv: u32, tiles: u32, _b: u32 }
 
 const FLAG_AGGREGATE: u32 = 1u;
 const FLAG_INCLUSIVE: u32 = 2u;
-const GEN_MAX: u32 = 0x3fffu;   // 14 bits of generation above the 2 flag bits
 const MAX_SPIN: u32 = {{SPIN}}u;
 const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
 
 var<workgroup> s_u: u32;
 var<workgroup> s_k: u32;
-var<workgroup> s_gen: u32;
-var<workgroup> s_last: u32;
 var<workgroup> s_prefix: T;
 var<workgroup> s_sg: array<T, WG>;   // subgroup totals (at most WG subgroups)
 
 struct Lane { lane: u32, sid: u32, nsg: u32, lanes: u32 }
 
-fn publish(t: u32, flag: u32, v: T, gen: u32) {
+fn publish(t: u32, flag: u32, v: T) {
     let b = bitcast<u32>(v);
-    let tag = ((gen << 2u) | flag) << 16u;
-    atomicMax(&status[1u + 2u * t], tag | (b & 0xffffu));
-    atomicMax(&status[2u + 2u * t], tag | (b >> 16u));
-}
-
-// Count in: after the generation was read (the add depends on it). Returns the count before.
-fn count_in(gen: u32) -> u32 {
-    return atomicAdd(&status[2u + 2u * params.tiles], select(1u, 2u, gen == 0xffffffffu));
-}
-
-// The end of every workgroup (spare ones too); `early` is lid 0's count_in result.
-fn finish(lid: u32, wgs: u32, early: u32, gen: u32) {
-    let g_at = 1u + 2u * params.tiles;
-    if (lid == 0u) {
-        var last = 0u;
-        if (gen >= GEN_MAX) {
-            last = select(0u, 1u, atomicAdd(&status[g_at + 2u], 1u) + 1u == wgs);
-        } else if (early + 1u == wgs) {
-            // Counted in last: every workgroup has its generation and its ticket.
-            atomicStore(&status[0], 0u);
-            atomicStore(&status[g_at + 1u], 0u);
-            atomicStore(&status[g_at], gen + 1u);
-        }
-        s_last = last;
-    }
-    if (workgroupUniformLoad(&s_last) == 1u) {
-        // Wrap run, out last: nobody reads or writes a status any more.
-        for (var i = 1u + lid; i < g_at; i += WG) { atomicStore(&status[i], 0u); }
-        if (lid == 0u) {
-            atomicStore(&status[0], 0u);
-            atomicStore(&status[g_at + 1u], 0u);
-            atomicStore(&status[g_at + 2u], 0u);
-            atomicStore(&status[g_at], 0u);
-        }
-    }
+    atomicMax(&status[1u + 2u * t], (flag << 16u) | (b & 0xffffu));
+    atomicMax(&status[2u + 2u * t], (flag << 16u) | (b >> 16u));
 }
 
 // Load tile `tile` into registers `r` (zeros past the end), scan it inside each subgroup:
@@ -130,6 +85,15 @@ fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
     return agg;
 }
 
+// Zero the counter and every tile's status (one pass before the scan).
+@compute @workgroup_size(256)
+fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 256u;
+    if (i < 1u + 2u * params.tiles) { atomicStore(&status[i], 0u); }
+    // Never true; keeps src, dst and info in this entry point's bind group layout.
+    if (params.n == 0xffffffffu) { dst[0] = src[0]; info[0] = 0u; }
+}
+
 @compute @workgroup_size({{WG}})
 fn decoupled(@builtin(local_invocation_index) lid: u32,
              @builtin(subgroup_invocation_id) sg_lane: u32,
@@ -139,10 +103,6 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
              @builtin(workgroup_id) wid: vec3<u32>,
              @builtin(num_workgroups) nwg: vec3<u32>) {
     let me = Lane(sg_lane, sg_id, sg_count, min(sg_size, WG));
-    let wgs = nwg.x * nwg.y;
-    // The generation arrives while the tile loads (read after tile_scan's barrier).
-    if (lid == 0u) { s_gen = atomicLoad(&status[1u + 2u * params.tiles]); }
-    var early = 0u;   // lid 0's count_in result
     // Tile index: from a counter in the order workgroups start (the look-back then always waits on
     // tiles already running), or from the workgroup id (no atomic round trip before the loads; a
     // predecessor not yet launched is reduced by the fallback, so this stays correct).
@@ -154,23 +114,17 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         tile_id = workgroupUniformLoad(&s_u);
     }
     let tile = tile_id;
-    if (tile >= params.tiles) {
-        if (lid == 0u) { early = count_in(s_gen); }
-        finish(lid, wgs, early, workgroupUniformLoad(&s_gen));
-        return;
-    }
+    if (tile >= params.tiles) { return; }
 
     // 1. Load into registers, scan inside the tile: the tile's aggregate.
     var r: array<vec4<u32>, PER>;
     var pre: array<T, PER>;
     var sg_off = T(0);
     let agg = tile_scan(tile, me, &r, &pre, &sg_off);
-    let gen = s_gen;
-    if (lid == 0u) { early = count_in(gen); }
 
     // 2. Publish the aggregate (tile 0: already inclusive).
     if (lid == 0u) {
-        if (tile == 0u) { publish(0u, FLAG_INCLUSIVE, agg, gen); } else { publish(tile, FLAG_AGGREGATE, agg, gen); }
+        if (tile == 0u) { publish(0u, FLAG_INCLUSIVE, agg); } else { publish(tile, FLAG_AGGREGATE, agg); }
     }
 
     // 3. Look-back by subgroup 0 alone, one predecessor per lane, no workgroup barrier while it
@@ -196,8 +150,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
                             let p = k - 1u - me.lane;
                             let lo = atomicLoad(&status[1u + 2u * p]);
                             let hi = atomicLoad(&status[2u + 2u * p]);
-                            // Both halves of this generation's one write (else: not ready).
-                            if ((lo >> 16u) == (hi >> 16u) && (lo >> 18u) == gen) { f = (lo >> 16u) & 3u; }
+                            if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
                             b = (lo & 0xffffu) | (hi << 16u);
                         }
                     }
@@ -231,7 +184,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
             var offp = T(0);
             let pagg = tile_scan(p, me, &rp, &prep, &offp);
             if (lid == 0u) {
-                if (p == 0u) { publish(0u, FLAG_INCLUSIVE, pagg, gen); } else { publish(p, FLAG_AGGREGATE, pagg, gen); }
+                if (p == 0u) { publish(0u, FLAG_INCLUSIVE, pagg); } else { publish(p, FLAG_AGGREGATE, pagg); }
             }
             acc = pagg + acc;
             steps += 1u;
@@ -243,7 +196,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
 
     // 4. Publish the inclusive prefix, broadcast the exclusive one.
     if (lid == 0u) {
-        if (tile > 0u) { publish(tile, FLAG_INCLUSIVE, acc + agg, gen); }
+        if (tile > 0u) { publish(tile, FLAG_INCLUSIVE, acc + agg); }
         info[2u * tile] = steps;
         info[2u * tile + 1u] = falls;
         s_prefix = acc;
@@ -270,5 +223,4 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         }
         if (i < params.nv) { dst[i] = bitcast<vec4<u32>>(o); }
     }
-    finish(lid, wgs, early, gen);
 }

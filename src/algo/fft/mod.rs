@@ -4,8 +4,8 @@
 //! bitreverse(e⁻¹(n)); real-pair unpacking and a real-only FFT by the seed's rules.
 
 pub mod fast;
-pub mod radix;
 pub mod model;
+pub mod radix;
 
 use super::{AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, pass_infos};
 use crate::data::{DType, Data, f32_to_json};

@@ -316,21 +316,6 @@ struct Built {
     plan: Plan,
     tile: Option<TileShape>,
     tiles: usize,
-    /// The subgroup decoupled kernel's status buffer and the word index of its generation.
-    generation: Option<(wgpu::Buffer, usize)>,
-}
-
-/// One run of [`Options::decoupled_runs`]: what the look-back pass left behind.
-#[derive(Clone, Debug)]
-pub struct DecoupledRun {
-    pub output: Vec<u32>,
-    /// Per tile: the tag (generation << 2 | flag) both halves carry, or None where they differ.
-    pub tags: Vec<Option<u32>>,
-    /// Per tile: the published value.
-    pub values: Vec<u32>,
-    /// After the run: the tile counter, the generation, the workgroups counted in and out (the
-    /// subgroup kernel; empty for the other).
-    pub control: Vec<u32>,
 }
 
 fn capture_if(trace: bool, r: Region) -> Vec<Region> {
@@ -357,7 +342,6 @@ impl Options {
             plan: Plan::default(),
             tile: None,
             tiles: 0,
-            generation: None,
         };
         match variant {
             "ladder" | "folded" | "hillis-steele" => {
@@ -534,26 +518,21 @@ impl Options {
                     } else {
                         specialize(&format!("{TILE_COMMON}\n{DECOUPLED}"), &params)
                     };
-                    // The subgroup kernel resets its own statuses (a generation and a count of
-                    // finished workgroups after them); the other one clears them in a pass.
-                    let words = 1 + 2 * tiles + if shape.subgroups { 3 } else { 0 };
-                    let status = gpu.storage_zeroed("scan tile status", words)?;
+                    let status = gpu.storage_zeroed("scan tile status", 1 + 2 * tiles)?;
                     let info = init.scratch(gpu, "scan look-back info", 2 * tiles)?;
+                    let clear = gpu.pipeline("scan decoupled", &code, "clear")?;
                     let scan = gpu.pipeline("scan decoupled", &code, "decoupled")?;
-                    if !shape.subgroups {
-                        let clear = gpu.pipeline("scan decoupled", &code, "clear")?;
-                        let bg = gpu.bind(&clear, &[&src, &dst, &status, &info, &u])?;
-                        plan.push(
-                            "clear tile status",
-                            &clear,
-                            bg,
-                            grid((1 + 2 * tiles as u32).div_ceil(256)),
-                        );
-                    }
+                    let bg = gpu.bind(&clear, &[&src, &dst, &status, &info, &u])?;
+                    plan.push(
+                        "clear tile status",
+                        &clear,
+                        bg,
+                        grid((1 + 2 * tiles as u32).div_ceil(256)),
+                    );
                     let bg = gpu.bind(&scan, &[&src, &dst, &status, &info, &u])?;
                     let caps = if trace {
                         vec![
-                            Region::words(&status, words),
+                            Region::words(&status, 1 + 2 * tiles),
                             Region::words(&info, 2 * tiles),
                             Region::words(&dst, n),
                         ]
@@ -562,9 +541,6 @@ impl Options {
                     };
                     plan.push("decoupled look-back scan", &scan, bg, grid(tiles as u32))
                         .capture = caps;
-                    if shape.subgroups {
-                        built.generation = Some((status.clone(), 1 + 2 * tiles));
-                    }
                     plan.keep.extend([status, info]);
                 }
                 plan.output = Some(Region::words(&dst, n));
@@ -687,52 +663,6 @@ fn phase_stage(
             .note("sleeping", sleeping);
     }
     st
-}
-
-impl Options {
-    /// Build the `decoupled` plan for `x` once and run it `runs` times, as timed mode does: the
-    /// subgroup kernel resets its own statuses, so every run must be right. `start_generation`
-    /// first writes that generation (tests use it to cross the wrap at 2^14 runs).
-    pub fn decoupled_runs(
-        &self,
-        gpu: &Gpu,
-        dtype: DType,
-        x: &[u32],
-        runs: usize,
-        start_generation: Option<u32>,
-    ) -> Result<Vec<DecoupledRun>> {
-        self.check_tile_options("decoupled")?;
-        let built = self.build(gpu, "decoupled", dtype, &Init::Data(x), true)?;
-        if let (Some(g), Some((buf, at))) = (start_generation, &built.generation) {
-            gpu.queue
-                .write_buffer(buf, (*at * 4) as u64, bytemuck::cast_slice(&[g]));
-        }
-        let mut out = Vec::with_capacity(runs);
-        for _ in 0..runs {
-            let ex = execute(gpu, &built.plan, true)?;
-            let c = ex.captures.last().cloned().unwrap_or_default();
-            let status = c.first().cloned().unwrap_or_default();
-            let (mut tags, mut values) = (Vec::new(), Vec::new());
-            for k in 0..built.tiles {
-                let lo = status.get(1 + 2 * k).copied().unwrap_or(0);
-                let hi = status.get(2 + 2 * k).copied().unwrap_or(0);
-                tags.push((lo >> 16 == hi >> 16).then_some(lo >> 16));
-                values.push((lo & 0xffff) | (hi << 16));
-            }
-            let mut control = Vec::new();
-            if built.generation.is_some() {
-                control.push(status.first().copied().unwrap_or(0));
-                control.extend(status.iter().skip(1 + 2 * built.tiles).take(3));
-            }
-            out.push(DecoupledRun {
-                output: c.get(2).cloned().unwrap_or_default(),
-                tags,
-                values,
-                control,
-            });
-        }
-        Ok(out)
-    }
 }
 
 impl Algorithm for Options {
@@ -1002,7 +932,6 @@ impl Algorithm for Options {
                 }
                 "decoupled" => {
                     let te = built.tile.map_or(1, |s| s.elements());
-                    let look_pass = built.plan.passes.len() - 1;
                     let c = next();
                     let (status, info, out) = (
                         c.first().cloned().unwrap_or_default(),
@@ -1020,8 +949,7 @@ impl Algorithm for Options {
                         let lo = status.get(1 + 2 * k).copied().unwrap_or(0);
                         let hi = status.get(2 + 2 * k).copied().unwrap_or(0);
                         got.push((lo & 0xffff) | (hi << 16));
-                        // The subgroup kernel's tags carry a generation above the flag.
-                        flags.push(if lo >> 16 == hi >> 16 { (lo >> 16) & 3 } else { 99 });
+                        flags.push(if lo >> 16 == hi >> 16 { lo >> 16 } else { 99 });
                     }
                     if mismatch.is_none()
                         && let Some(k) = flags.iter().position(|&f| f != 2)
@@ -1033,8 +961,7 @@ impl Algorithm for Options {
                     }
                     // Every workgroup takes one tile id from the counter (unused in dispatch
                     // order); the grid may launch a few spare groups.
-                    // (The subgroup kernel's last workgroup resets it for the next run.)
-                    if !built.tile.is_some_and(|t| t.subgroups)
+                    if !(self.dispatch_order(gpu) && built.tile.is_some_and(|t| t.subgroups))
                         && status.first().copied() != Some(tiles as u32)
                         && mismatch.is_none()
                     {
@@ -1063,9 +990,8 @@ impl Algorithm for Options {
                         Data::new(dtype, got),
                     )
                     .note("array", "tile inclusive prefixes")
-                    // Both stages come from the look-back pass (after "clear tile status"
-                    // where there is one).
-                    .note("passes", json!([look_pass]))
+                    // Both stages come from the look-back pass (after "clear tile status").
+                    .note("passes", json!([1]))
                     .note("tile", te)
                     .note("step", 1)
                     .note("work", work)
@@ -1091,7 +1017,7 @@ impl Algorithm for Options {
                     stages.push(
                         Stage::new("output", Data::new(dtype, out))
                             .note("array", "output")
-                            .note("passes", json!([look_pass]))
+                            .note("passes", json!([1]))
                             .note("step", 1)
                             .note("work", work),
                     );
