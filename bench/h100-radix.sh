@@ -6,26 +6,11 @@
 # 2. FFT --kernel radix (rounds of log2 E stages, transposes through workgroup memory): verified
 #    against rustfft on the H100 for each (size, E, G), then timed over 2^27 complex values beside
 #    the fast kernel's default; cuFFT and cumsum through PyTorch in the same run.
+# Its recorded run (docs/PERFORMANCE.md) timed with 5 warm-up runs; bench/lib.sh now uses 300.
 set -uo pipefail
 out=${1:-/tmp/out}; S=${SW:-.gpu/stagewise}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
-row() { python3 -c '
-import json, sys
-name = sys.argv[1]
-try: rows = json.load(sys.stdin)["rows"]
-except Exception as e: print("%-40s FAILED (%s)" % (name, e)); sys.exit()
-for r in rows:
-    ps = " ".join("%s=%.4f" % (p["label"][:18].replace(" ", "_"), p["median_ms"]) for p in r.get("passes", [])[:3])
-    print("%-40s 2^%-2d %9.4f ms %7.1f GB/s copy %7.1f x%.3f  [%s]" % (name, r["n"].bit_length() - 1,
-          r["median_ms"], r["gbps"], r["copy_gbps"], r["fraction_of_copy"], ps))' "$1"; }
-B() { local name=$1; shift; timeout 60 $S bench "$@" --json 2>> "$out/errors.txt" | row "$name"; }
-V() { # name, run args...: verified?
-  local name=$1; shift
-  timeout 60 $S run "$@" --json 2>> "$out/errors.txt" | python3 -c '
-import json, sys
-try:
-    r = json.load(sys.stdin); print("verify %-36s %s %s" % (sys.argv[1], r["verified"], (r.get("mismatch") or "")[:160]))
-except Exception as e: print("verify %-36s FAILED (%s)" % (sys.argv[1], e))' "$name"; }
+source "$(dirname "$0")/lib.sh"
 {
 if [ -x .gpu/test-scan ]; then
   timeout 120 .gpu/test-scan decoupled 2>&1 | grep -E "^test |test result" | head -20

@@ -564,6 +564,29 @@ fn check_batch(r: &stagewise::algo::RunResult, x: &[f32], n: usize, e: usize, wh
     }
 }
 
+/// Run `o` on `x`; None when a forced G (`--ffts-per-workgroup`) does not fit the adapter, which
+/// must then be the reason given (workgroup memory or invocations).
+fn run_or_misfit(o: &Options, x: &[f32], what: &str) -> Option<stagewise::algo::RunResult> {
+    match try_run(
+        &AlgoOptions::Fft(o.clone()),
+        "workgroup",
+        Data::from_f32(x),
+        false,
+    ) {
+        Ok(r) => Some(r),
+        Err(err) => {
+            let m = err.to_string();
+            assert!(
+                o.ffts_per_workgroup.is_some()
+                    && (m.contains("max_compute_workgroup_storage_size")
+                        || m.contains("invocations per workgroup")),
+                "{what}: {m}"
+            );
+            None
+        }
+    }
+}
+
 /// Several E per size: the smallest the adapter allows, 8 or 16, and the largest (≤ 64).
 fn fast_es(n: usize) -> Vec<usize> {
     let max_w = gpu().limits.max_compute_invocations_per_workgroup as usize;
@@ -592,25 +615,8 @@ fn fast_kernel_every_size_e_g_and_order_matches_rustfft() {
                     o.natural_store = store;
                     let x = random(2 * n * b, (log_n * 1000 + e as u32) as u64);
                     let what = format!("N={n} E={e} G={g:?} B={b} {order:?} {store:?}");
-                    let r = match try_run(
-                        &AlgoOptions::Fft(o.clone()),
-                        "workgroup",
-                        Data::from_f32(&x),
-                        false,
-                    ) {
-                        Ok(r) => r,
-                        // A forced G may not fit the adapter's workgroup memory or invocations:
-                        // that must be the reason given.
-                        Err(err) => {
-                            let m = err.to_string();
-                            assert!(
-                                g.is_some()
-                                    && (m.contains("max_compute_workgroup_storage_size")
-                                        || m.contains("invocations per workgroup")),
-                                "{what}: {m}"
-                            );
-                            continue;
-                        }
+                    let Some(r) = run_or_misfit(&o, &x, &what) else {
+                        continue;
                     };
                     assert_eq!(r.extra["kernel"], "fast", "{what}");
                     if let Some(g) = g {
@@ -854,40 +860,23 @@ fn radix_kernel_every_size_e_g_matches_rustfft() {
                 (None, 7, false),
                 (None, 3, true),
             ] {
-                {
-                    let o = Options {
-                        kernel: Kernel::Radix,
-                        batch: b,
-                        inverse,
-                        ..fast(n, e, g, Order::Natural)
-                    };
-                    let x = random(2 * n * b, (log_n * 1000 + e as u32 + 7) as u64);
-                    let what = format!("radix N={n} E={e} G={g:?} B={b} inverse={inverse}");
-                    let r = match try_run(
-                        &AlgoOptions::Fft(o.clone()),
-                        "workgroup",
-                        Data::from_f32(&x),
-                        false,
-                    ) {
-                        Ok(r) => r,
-                        Err(err) => {
-                            let m = err.to_string();
-                            assert!(
-                                g.is_some()
-                                    && (m.contains("max_compute_workgroup_storage_size")
-                                        || m.contains("invocations per workgroup")),
-                                "{what}: {m}"
-                            );
-                            continue;
-                        }
-                    };
-                    assert_eq!(r.extra["kernel"], "radix", "{what}");
-                    assert_eq!(r.extra["natural_store"], serde_json::Value::Null, "{what}");
-                    if let Some(g) = g {
-                        assert_eq!(r.extra["ffts_per_workgroup"], g, "{what}");
-                    }
-                    check_batch(&r, &x, n, e, &what);
+                let o = Options {
+                    kernel: Kernel::Radix,
+                    batch: b,
+                    inverse,
+                    ..fast(n, e, g, Order::Natural)
+                };
+                let x = random(2 * n * b, (log_n * 1000 + e as u32 + 7) as u64);
+                let what = format!("radix N={n} E={e} G={g:?} B={b} inverse={inverse}");
+                let Some(r) = run_or_misfit(&o, &x, &what) else {
+                    continue;
+                };
+                assert_eq!(r.extra["kernel"], "radix", "{what}");
+                assert_eq!(r.extra["natural_store"], serde_json::Value::Null, "{what}");
+                if let Some(g) = g {
+                    assert_eq!(r.extra["ffts_per_workgroup"], g, "{what}");
                 }
+                check_batch(&r, &x, n, e, &what);
             }
         }
     }

@@ -296,6 +296,88 @@ pub(crate) fn cmul_const(x: &str, c: (f64, f64)) -> String {
     }
 }
 
+/// The head the fast and radix generators share: Params and bindings (`dst` of `dst_ty`), the
+/// workgroup array where the configuration needs one, cmul, and the entry point down to the E
+/// loads v_j = src[b·N + t + j·W] (thread t of FFT b; a tail workgroup's FFTs past the batch
+/// load the last FFT and must store nothing).
+pub(crate) fn preamble(o: &mut String, c: &FastConfig, dst_ty: &str) {
+    let (n, e, w, g) = (c.n, c.e, c.w, c.g);
+    let _ = writeln!(
+        o,
+        "struct Params {{ batch: u32, groups: u32, total: u32, _c: u32 }}
+@group(0) @binding(0) var<storage, read> src: array<vec2<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<{dst_ty}>;
+// tw[k] = exp(-+2 pi i k / N), k < N/2 (f64 on the CPU; conjugated for the inverse).
+@group(0) @binding(2) var<storage, read> tw: array<vec2<f32>>;
+@group(0) @binding(3) var<uniform> params: Params;"
+    );
+    if c.shared_len() > 0 {
+        let _ = writeln!(
+            o,
+            "var<workgroup> sh: array<vec2<f32>, {}>;",
+            c.shared_len()
+        );
+    }
+    let _ = writeln!(
+        o,
+        "
+fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {{
+    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}}
+
+@compute @workgroup_size({})
+fn main(@builtin(local_invocation_index) l: u32,
+        @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let wg = wid.x + wid.y * nwg.x;
+    if (wg >= params.groups) {{ return; }}   // uniform: the whole workgroup leaves
+    let t = l & {}u;
+    let g = l >> {}u;
+    let fft = wg * {g}u + g;
+    // A tail workgroup's FFTs past the batch compute on the last FFT's data and store nothing.
+    let b = min(fft, params.batch - 1u);
+    let base = b * {n}u + t;",
+        c.threads(),
+        w - 1,
+        c.log_w()
+    );
+    if w == 1 {
+        // No twiddle is loaded (every twiddle is a constant); the binding stays in the layout.
+        let _ = writeln!(o, "    _ = tw[0];");
+    }
+    for j in 0..e {
+        let _ = writeln!(o, "    var v{j} = src[base + {}u];", j * w);
+    }
+}
+
+/// One radix-2 DIF stage inside a thread, as a WGSL block: pairs (j, j + h) for the slots j with
+/// bit h clear; the pair's twiddle is w0 · exp(∓πi·(j mod h)/h), with w0 the WGSL expression
+/// `w0` (a table read, once per stage) or 1 (None: constants only).
+pub(crate) fn butterflies(o: &mut String, e: usize, h: usize, sign: f64, w0: Option<&str>) {
+    let _ = writeln!(o, "    {{");
+    let cst = |kk: usize| unit(sign * std::f64::consts::PI * kk as f64 / h as f64);
+    if let Some(w0) = w0 {
+        let _ = writeln!(o, "        let w0 = {w0};");
+        for kk in 1..h {
+            let _ = writeln!(o, "        let w{kk} = {};", cmul_const("w0", cst(kk)));
+        }
+    }
+    for j in (0..e).filter(|j| j & h == 0) {
+        let k = j + h;
+        let kk = j & (h - 1);
+        let tw = if w0.is_some() {
+            format!("cmul(d, w{kk})")
+        } else {
+            cmul_const("d", cst(kk))
+        };
+        let _ = writeln!(
+            o,
+            "        {{ let a = v{j}; let d = a - v{k}; v{j} = a + v{k}; v{k} = {tw}; }}"
+        );
+    }
+    let _ = writeln!(o, "    }}");
+}
+
 /// The kernel's WGSL. Bindings: 0 src (vec2<f32>), 1 dst, 2 twiddle table (N/2 values, as the
 /// teaching kernel's), 3 uniform Params { batch, groups, total = batch·N, _ }.
 pub fn shader(c: &FastConfig) -> String {
@@ -303,7 +385,7 @@ pub fn shader(c: &FastConfig) -> String {
         return super::radix::shader(c);
     }
     let (n, e, w, g) = (c.n, c.e, c.w, c.g);
-    let (ln, lw) = (c.log_n(), c.log_w());
+    let ln = c.log_n();
     let threads = c.threads();
     let half = e / 2;
     let sign = if c.inverse { 1.0 } else { -1.0 };
@@ -321,55 +403,15 @@ pub fn shader(c: &FastConfig) -> String {
         c.memory_exchanges(),
         c.pad_shift
     );
-    let _ = writeln!(
+    preamble(
         o,
-        "struct Params {{ batch: u32, groups: u32, total: u32, _c: u32 }}
-@group(0) @binding(0) var<storage, read> src: array<vec2<f32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<{}>;
-// tw[k] = exp(-+2 pi i k / N), k < N/2 (f64 on the CPU; conjugated for the inverse).
-@group(0) @binding(2) var<storage, read> tw: array<vec2<f32>>;
-@group(0) @binding(3) var<uniform> params: Params;",
+        c,
         if c.direct_pairs() {
             "vec4<f32>"
         } else {
             "vec2<f32>"
-        }
+        },
     );
-    if c.shared_len() > 0 {
-        let _ = writeln!(
-            o,
-            "var<workgroup> sh: array<vec2<f32>, {}>;",
-            c.shared_len()
-        );
-    }
-    let _ = writeln!(
-        o,
-        "
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {{
-    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}}
-
-@compute @workgroup_size({threads})
-fn main(@builtin(local_invocation_index) l: u32,
-        @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {{
-    let wg = wid.x + wid.y * nwg.x;
-    if (wg >= params.groups) {{ return; }}   // uniform: the whole workgroup leaves
-    let t = l & {}u;
-    let g = l >> {lw}u;
-    let fft = wg * {g}u + g;
-    // A tail workgroup's FFTs past the batch compute on the last FFT's data and store nothing.
-    let b = min(fft, params.batch - 1u);
-    let base = b * {n}u + t;",
-        w - 1
-    );
-    if w == 1 {
-        // No twiddle is loaded (every twiddle is a constant); the binding stays in the layout.
-        let _ = writeln!(o, "    _ = tw[0];");
-    }
-    for j in 0..e {
-        let _ = writeln!(o, "    var v{j} = src[base + {}u];", j * w);
-    }
     // Local phase: strides h·W for h = E/2 … 1, pairs (j, j + h) inside the thread.
     let mut h = half;
     while h >= 1 {
@@ -378,33 +420,9 @@ fn main(@builtin(local_invocation_index) l: u32,
             "    // local butterflies, stride {} (slots j, j + {h})",
             h * w
         );
-        let _ = writeln!(o, "    {{");
         // Twiddle of the pair with lo slot j: w0 · exp(∓πi·(j mod h)/h), w0 = tw[t·E/(2h)].
-        let dynamic = w > 1;
-        if dynamic {
-            let _ = writeln!(o, "        let w0 = tw[t * {}u];", e / (2 * h));
-            for kk in 1..h {
-                let cst = unit(sign * std::f64::consts::PI * kk as f64 / h as f64);
-                let _ = writeln!(o, "        let w{kk} = {};", cmul_const("w0", cst));
-            }
-        }
-        for j in (0..e).filter(|j| j & h == 0) {
-            let k = j + h;
-            let kk = j & (h - 1);
-            let tw = if dynamic {
-                format!("cmul(d, w{kk})")
-            } else {
-                cmul_const(
-                    "d",
-                    unit(sign * std::f64::consts::PI * kk as f64 / h as f64),
-                )
-            };
-            let _ = writeln!(
-                o,
-                "        {{ let a = v{j}; let d = a - v{k}; v{j} = a + v{k}; v{k} = {tw}; }}"
-            );
-        }
-        let _ = writeln!(o, "    }}");
+        let w0 = format!("tw[t * {}u]", e / (2 * h));
+        butterflies(o, e, h, sign, (w > 1).then_some(w0.as_str()));
         h /= 2;
     }
     // Exchange phase: strides W/2 … 1.

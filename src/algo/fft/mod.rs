@@ -426,57 +426,16 @@ impl Options {
                 "fft: --no-shuffle and --natural-store apply to --kernel fast; --kernel radix uses no shuffles and stores natural order from registers",
             ));
         }
-        if cfg.e > fast::MAX_E {
-            return Err(Error::Input(format!(
-                "fft: --kernel radix unrolls at most E = {} elements per invocation; got {}",
-                fast::MAX_E,
-                cfg.e
-            )));
-        }
-        let l = &gpu.limits;
-        let max_threads = (l.max_compute_invocations_per_workgroup as usize)
-            .min(l.max_compute_workgroup_size_x as usize);
-        let max_bytes = l.max_compute_workgroup_storage_size as usize;
-        let make = |g: usize| -> Result<fast::FastConfig> {
-            if cfg.w * g > max_threads {
-                return Err(Error::Limit(format!(
-                    "fft: --kernel radix with W = {} × G = {g} FFTs per workgroup = {} threads is above this adapter's limit of {max_threads} invocations per workgroup",
-                    cfg.w,
-                    cfg.w * g
-                )));
-            }
-            fast::FastConfig::radix(cfg.n, cfg.e, g, cfg.inverse, max_bytes).ok_or_else(|| {
-                Error::Limit(format!(
-                    "fft: --kernel radix with size {} × {g} FFTs per workgroup needs {} bytes of workgroup memory (max_compute_workgroup_storage_size = {max_bytes} on this adapter)",
-                    cfg.n,
-                    cfg.n * g * 8
-                ))
-            })
-        };
-        let f = match self.ffts_per_workgroup {
-            Some(g) => make(g)?,
-            None => {
-                // About 8 KiB of data per workgroup: the fastest measured on the H100 (256: G4,
-                // 1024: G1 — G2 was 18% slower —, 4096: G1).
-                let mut g = (1024 / cfg.n).max(1).min(cfg.batch.next_power_of_two());
-                loop {
-                    match make(g) {
-                        Ok(f) => break f,
-                        Err(e) if g == 1 => return Err(e),
-                        Err(_) => g /= 2,
-                    }
-                }
-            }
-        };
-        let groups = cfg.batch.div_ceil(f.g) as u64;
-        if groups > 32768 * 65535 {
-            return Err(Error::Limit(format!(
-                "fft: --batch {} needs {groups} workgroups, above the dispatch limit of {}",
-                cfg.batch,
-                32768u64 * 65535
-            )));
-        }
-        Ok(f)
+        // About 8 KiB of data per workgroup: the fastest measured on the H100 (256: G4,
+        // 1024: G1 — G2 was 18% slower —, 4096: G1).
+        self.fit_groups(
+            cfg,
+            gpu,
+            "radix",
+            1024 / cfg.n,
+            |g, max_bytes| fast::FastConfig::radix(cfg.n, cfg.e, g, cfg.inverse, max_bytes),
+            |g| cfg.n * g * 8,
+        )
     }
 
     fn try_fast(&self, cfg: &Config, gpu: &Gpu) -> Result<fast::FastConfig> {
@@ -485,9 +444,55 @@ impl Options {
                 "fft: --kernel fast runs complex FFTs only (--real and --real-pair use --kernel teaching or auto)",
             ));
         }
+        let min_sg = gpu.info.subgroup_min_size as usize;
+        let shuffle_below = if !self.no_shuffle && gpu.has_subgroups() && min_sg >= 2 {
+            min_sg
+        } else {
+            0
+        };
+        let staged = self.natural_store == NaturalStore::Staged;
+        let build = |g: usize, max_bytes: usize| {
+            fast::FastConfig::new(
+                cfg.n,
+                cfg.e,
+                g,
+                cfg.natural,
+                staged,
+                cfg.inverse,
+                shuffle_below,
+                max_bytes,
+            )
+        };
+        // 128 threads per workgroup: the fastest G measured on the H100 (256, E8: G4;
+        // 1024, E8: G1; 4096, E16: G1).
+        self.fit_groups(cfg, gpu, "fast", 128 / cfg.w, build, |g| {
+            // The unpadded need: the least any padding choice could ask for.
+            build(g, usize::MAX).map_or(0, |c| {
+                fast::FastConfig {
+                    pad_shift: None,
+                    ..c
+                }
+                .shared_bytes()
+            })
+        })
+    }
+
+    /// The checks both generated kernels share, and their G: `--ffts-per-workgroup` as given, else
+    /// `default_g` (at least 1, at most the batch rounded up to a power of two) halved until the
+    /// workgroup fits. `build(g, max_bytes)` is None when G FFTs need more workgroup memory than
+    /// `max_bytes` (`need(g)` bytes).
+    fn fit_groups(
+        &self,
+        cfg: &Config,
+        gpu: &Gpu,
+        kernel: &str,
+        default_g: usize,
+        build: impl Fn(usize, usize) -> Option<fast::FastConfig>,
+        need: impl Fn(usize) -> usize,
+    ) -> Result<fast::FastConfig> {
         if cfg.e > fast::MAX_E {
             return Err(Error::Input(format!(
-                "fft: --kernel fast unrolls at most E = {} elements per invocation; got {}",
+                "fft: --kernel {kernel} unrolls at most E = {} elements per invocation; got {}",
                 fast::MAX_E,
                 cfg.e
             )));
@@ -496,56 +501,26 @@ impl Options {
         let max_threads = (l.max_compute_invocations_per_workgroup as usize)
             .min(l.max_compute_workgroup_size_x as usize);
         let max_bytes = l.max_compute_workgroup_storage_size as usize;
-        let min_sg = gpu.info.subgroup_min_size as usize;
-        let shuffle_below = if !self.no_shuffle && gpu.has_subgroups() && min_sg >= 2 {
-            min_sg
-        } else {
-            0
-        };
         let make = |g: usize| -> Result<fast::FastConfig> {
             if cfg.w * g > max_threads {
                 return Err(Error::Limit(format!(
-                    "fft: --kernel fast with W = {} × G = {g} FFTs per workgroup = {} threads is above this adapter's limit of {max_threads} invocations per workgroup",
+                    "fft: --kernel {kernel} with W = {} × G = {g} FFTs per workgroup = {} threads is above this adapter's limit of {max_threads} invocations per workgroup",
                     cfg.w,
                     cfg.w * g
                 )));
             }
-            fast::FastConfig::new(
-                cfg.n,
-                cfg.e,
-                g,
-                cfg.natural,
-                self.natural_store == NaturalStore::Staged,
-                cfg.inverse,
-                shuffle_below,
-                max_bytes,
-            )
-            .ok_or_else(|| {
-                let need = fast::FastConfig {
-                    n: cfg.n,
-                    e: cfg.e,
-                    w: cfg.w,
-                    g,
-                    natural: cfg.natural,
-                    staged: self.natural_store == NaturalStore::Staged,
-                    inverse: cfg.inverse,
-                    shuffle_below,
-                    pad_shift: None,
-                    radix: false,
-                }
-                .shared_bytes();
+            build(g, max_bytes).ok_or_else(|| {
                 Error::Limit(format!(
-                    "fft: --kernel fast with size {} × {g} FFTs per workgroup needs {need} bytes of workgroup memory (max_compute_workgroup_storage_size = {max_bytes} on this adapter)",
-                    cfg.n
+                    "fft: --kernel {kernel} with size {} × {g} FFTs per workgroup needs {} bytes of workgroup memory (max_compute_workgroup_storage_size = {max_bytes} on this adapter)",
+                    cfg.n,
+                    need(g)
                 ))
             })
         };
         let f = match self.ffts_per_workgroup {
             Some(g) => make(g)?,
             None => {
-                // 128 threads per workgroup: the fastest G measured on the H100 (256, E8: G4;
-                // 1024, E8: G1; 4096, E16: G1).
-                let mut g = (128 / cfg.w).max(1).min(cfg.batch.next_power_of_two());
+                let mut g = default_g.max(1).min(cfg.batch.next_power_of_two());
                 loop {
                     match make(g) {
                         Ok(f) => break f,

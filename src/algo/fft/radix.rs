@@ -12,7 +12,7 @@
 //! positions t + j·W the thread loaded). The thread's bits fill the other position bits in
 //! increasing order (last round: bit-reversed, above the slot bits).
 
-use super::fast::{FastConfig, cmul_const, unit};
+use super::fast::{FastConfig, butterflies, preamble};
 use super::model;
 use std::fmt::Write;
 
@@ -80,7 +80,6 @@ pub fn exchange_cost(c: &FastConfig) -> usize {
 pub fn shader(c: &FastConfig) -> String {
     let (n, e, w, g) = (c.n, c.e, c.w, c.g);
     let (ln, le) = (c.log_n(), c.log_e());
-    let threads = c.threads();
     let sign = if c.inverse { 1.0 } else { -1.0 };
     let los = round_los(c);
     let mut s = String::new();
@@ -92,50 +91,9 @@ pub fn shader(c: &FastConfig) -> String {
         if c.inverse { "inverse" } else { "forward" },
         c.pad_shift
     );
-    let _ = writeln!(
-        o,
-        "struct Params {{ batch: u32, groups: u32, total: u32, _c: u32 }}
-@group(0) @binding(0) var<storage, read> src: array<vec2<f32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<vec2<f32>>;
-// tw[k] = exp(-+2 pi i k / N), k < N/2 (f64 on the CPU; conjugated for the inverse).
-@group(0) @binding(2) var<storage, read> tw: array<vec2<f32>>;
-@group(0) @binding(3) var<uniform> params: Params;"
-    );
-    if los.len() > 1 {
-        // One vec2 array: split re/im arrays (conflict-free for the last round's reads) measured
-        // no faster on the H100 (4096: 1.09 against 1.05 ms).
-        let _ = writeln!(
-            o,
-            "var<workgroup> sh: array<vec2<f32>, {}>;",
-            c.shared_len()
-        );
-    }
-    let _ = writeln!(
-        o,
-        "
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {{
-    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}}
-
-@compute @workgroup_size({threads})
-fn main(@builtin(local_invocation_index) l: u32,
-        @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {{
-    let wg = wid.x + wid.y * nwg.x;
-    if (wg >= params.groups) {{ return; }}   // uniform: the whole workgroup leaves
-    let t = l & {}u;
-    let g = l >> {}u;
-    let fft = wg * {g}u + g;
-    // A tail workgroup's FFTs past the batch compute on the last FFT's data and store nothing.
-    let b = min(fft, params.batch - 1u);
-    let base = b * {n}u + t;
-    _ = tw[0];",
-        w - 1,
-        c.log_w()
-    );
-    for j in 0..e {
-        let _ = writeln!(o, "    var v{j} = src[base + {}u];", j * w);
-    }
+    // One vec2 workgroup array: split re/im arrays (conflict-free for the last round's reads)
+    // measured no faster on the H100 (4096: 1.09 against 1.05 ms).
+    preamble(o, c, "vec2<f32>");
     let pad = |x: &str| match c.pad_shift {
         Some(p) => format!("{x} + ({x} >> {p}u)"),
         None => x.to_string(),
@@ -159,7 +117,6 @@ fn main(@builtin(local_invocation_index) l: u32,
         if r > 0 {
             // Transpose: write at the previous round's positions, read this round's.
             let prev = los[r - 1];
-            let prev_last = false;
             let _ = writeln!(
                 o,
                 "    // transpose: round {} positions → round {r} positions (lo bit {lo})",
@@ -175,7 +132,7 @@ fn main(@builtin(local_invocation_index) l: u32,
             let _ = writeln!(
                 o,
                 "        let p0 = g * {n}u + {};",
-                thread_part(prev, prev_last)
+                thread_part(prev, false)
             );
             for j in 0..e {
                 let _ = writeln!(
@@ -203,40 +160,11 @@ fn main(@builtin(local_invocation_index) l: u32,
                 "    // round {r}: butterflies at stride {} (position bit {b}; slots j, j + {h})",
                 1usize << b
             );
-            let _ = writeln!(o, "    {{");
             // Twiddle exp(∓2πi·(p mod s)/(2s)), s = 2^b: the thread's bits below lo give the
             // table value w0 = tw[(t mod 2^lo) · N/(2s)]; the slot bits below b give constants.
-            let dynamic = lo > 0;
-            if dynamic {
-                let _ = writeln!(
-                    o,
-                    "        let w0 = tw[(t & {}u) << {}u];",
-                    (1u32 << lo) - 1,
-                    ln - 1 - b
-                );
-                for kk in 1..h {
-                    let cst = unit(sign * std::f64::consts::PI * kk as f64 / h as f64);
-                    let _ = writeln!(o, "        let w{kk} = {};", cmul_const("w0", cst));
-                }
-            }
-            for j in (0..e).filter(|j| j & h == 0) {
-                let k = j + h;
-                let kk = j & (h - 1);
-                // (A table value per butterfly instead of constants measured slower: 4096 1.40 ms.)
-                let tw = if dynamic {
-                    format!("cmul(d, w{kk})")
-                } else {
-                    cmul_const(
-                        "d",
-                        unit(sign * std::f64::consts::PI * kk as f64 / h as f64),
-                    )
-                };
-                let _ = writeln!(
-                    o,
-                    "        {{ let a = v{j}; let d = a - v{k}; v{j} = a + v{k}; v{k} = {tw}; }}"
-                );
-            }
-            let _ = writeln!(o, "    }}");
+            // (A table value per butterfly instead of constants measured slower: 4096 1.40 ms.)
+            let w0 = format!("tw[(t & {}u) << {}u]", (1u32 << lo) - 1, ln - 1 - b);
+            butterflies(o, e, h, sign, (lo > 0).then_some(w0.as_str()));
         }
         top = lo;
     }

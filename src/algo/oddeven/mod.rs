@@ -183,8 +183,7 @@ impl Options {
             if !t.is_power_of_two() || t < 256 || t > adapter.tile {
                 return Err(Error::Input(format!(
                     "--tile {t}: a power of two from 256 to {} (this adapter's workgroup memory holds {} keys)",
-                    caps_of(gpu).tile,
-                    c.words
+                    adapter.tile, c.words
                 )));
             }
             c.tile = t;
