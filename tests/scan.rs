@@ -687,3 +687,74 @@ fn decoupled_in_dispatch_order_matches_the_model() {
         }
     }
 }
+
+/// The subgroup kernel has no clear pass: alternate runs publish in alternate halves of the
+/// status buffer, each tile zeroing its entry of the other half, and the ticket count goes back
+/// to 0 after every second run. One plan run again and again (as timed mode does) must be right
+/// every time, in both tile orders, with spare workgroups in the grid, and leave the other half
+/// clean for the next run.
+#[test]
+fn decoupled_runs_again_and_again_without_a_clear_pass() {
+    let g = gpu();
+    for (k, (wg, per, n, order)) in [
+        (512u32, 4u32, 200_003usize, TileOrder::Dispatch),
+        (32, 2, 30_001, TileOrder::Counter),
+        (16, 1, 70_000 * 64 - 3, TileOrder::Counter), // a 2D grid with spare workgroups
+        (64, 1, 4_096, TileOrder::Counter),
+        (8, 1, 1, TileOrder::Dispatch),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let x = random_data(n, DType::U32, 1200 + k as u64, false);
+        let want = model::sequential(DType::U32, &x.bits, false);
+        let o = Options {
+            workgroup_size: wg,
+            per_thread: per,
+            tile_order: order,
+            ..Default::default()
+        };
+        let runs = o
+            .decoupled_runs(g, DType::U32, &x.bits, 5)
+            .unwrap_or_else(|e| panic!("{wg}x{per} n={n}: {e}"));
+        for (i, r) in runs.iter().enumerate() {
+            let what = format!("{wg}x{per} n={n} {order:?} run {i}");
+            assert_eq!(r.output.len(), n, "{what}");
+            if let Some(j) = (0..n).find(|&j| r.output[j] != want[j]) {
+                panic!(
+                    "{what}: element {j} is {} instead of {}",
+                    r.output[j], want[j]
+                );
+            }
+            if !g.has_subgroups() {
+                continue; // the workgroup-memory kernel clears its one half in a pass
+            }
+            let t = r.tiles;
+            assert_eq!(r.status.len(), 1 + 4 * t, "{what}");
+            let tickets = if i % 2 == 0 { r.workgroups as u32 } else { 0 };
+            assert_eq!(r.status[0], tickets, "{what}: ticket count");
+            let te = (wg * per * 4) as usize;
+            let (mine, other) = if i % 2 == 0 {
+                (1, 1 + 2 * t)
+            } else {
+                (1 + 2 * t, 1)
+            };
+            for tile in 0..t {
+                let (lo, hi) = (r.status[mine + 2 * tile], r.status[mine + 2 * tile + 1]);
+                assert_eq!(
+                    (lo >> 16, hi >> 16),
+                    (2, 2),
+                    "{what}: tile {tile} not INCLUSIVE"
+                );
+                let v = (lo & 0xffff) | (hi << 16);
+                assert_eq!(v, want[((tile + 1) * te).min(n) - 1], "{what}: tile {tile}");
+                let o2 = &r.status[other + 2 * tile..other + 2 * tile + 2];
+                assert_eq!(
+                    o2,
+                    [0, 0],
+                    "{what}: tile {tile} of the other half not cleaned"
+                );
+            }
+        }
+    }
+}

@@ -9,7 +9,15 @@
 // - Row j is scanned with one subgroupInclusiveAdd of the vec4 sums; a carry runs over the rows.
 // - The subgroup totals go through workgroup memory once (one barrier); every subgroup sums the
 //   totals before it with a subgroupAdd.
-// Owner and fallback reduce a tile with the same function, so both publish the same bits.
+// Owner and fallback reduce a tile with the same arithmetic (tile_scan, tile_reduce), so both
+// publish the same bits; the fallback streams the tile (no second register array live beside the
+// owner's: registers decide how many workgroups an SM holds).
+// No clear pass: the statuses come in two halves used by alternate runs. Every workgroup (spares
+// too) takes a ticket; ticket / workgroups = the run's parity. A tile publishes in its run's half
+// and zeroes its own entry in the other half (the previous run's, finished: a dispatch boundary),
+// so the next run finds it clean. The holder of the last ticket of an odd run resets the ticket
+// count (all tickets of this run are taken, the next run has not started).
+// status: [0] tickets, [1 + 2k + h] half 0, [1 + 2T + 2k + h] half 1 (tile k, 16-bit half h).
 // Subgroup size comes from the `subgroup_size` builtin (8 on lavapipe, 32 on NVIDIA).
 // {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}}.
 
@@ -33,16 +41,23 @@ const MAX_SPIN: u32 = {{SPIN}}u;
 const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
 
 var<workgroup> s_u: u32;
+var<workgroup> s_ticket: u32;
 var<workgroup> s_k: u32;
 var<workgroup> s_prefix: T;
 var<workgroup> s_sg: array<T, WG>;   // subgroup totals (at most WG subgroups)
 
 struct Lane { lane: u32, sid: u32, nsg: u32, lanes: u32 }
 
-fn publish(t: u32, flag: u32, v: T) {
+// The status words of tile t in half `half` (0 or 1).
+fn slot(half: u32, t: u32) -> u32 {
+    return 1u + 2u * (half * params.tiles + t);
+}
+
+fn publish(half: u32, t: u32, flag: u32, v: T) {
     let b = bitcast<u32>(v);
-    atomicMax(&status[1u + 2u * t], (flag << 16u) | (b & 0xffffu));
-    atomicMax(&status[2u + 2u * t], (flag << 16u) | (b >> 16u));
+    let i = slot(half, t);
+    atomicMax(&status[i], (flag << 16u) | (b & 0xffffu));
+    atomicMax(&status[i + 1u], (flag << 16u) | (b >> 16u));
 }
 
 // Load tile `tile` into registers `r` (zeros past the end), scan it inside each subgroup:
@@ -85,13 +100,31 @@ fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
     return agg;
 }
 
-// Zero the counter and every tile's status (one pass before the scan).
-@compute @workgroup_size(256)
-fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u;
-    if (i < 1u + 2u * params.tiles) { atomicStore(&status[i], 0u); }
-    // Never true; keeps src, dst and info in this entry point's bind group layout.
-    if (params.n == 0xffffffffu) { dst[0] = src[0]; info[0] = 0u; }
+// tile_scan's aggregate with tile_scan's arithmetic in tile_scan's order, one vec4 at a time.
+fn tile_reduce(tile: u32, me: Lane) -> T {
+    let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
+    var carry = T(0);
+    for (var j = 0u; j < PER; j++) {
+        let i = base + j * me.lanes;
+        var v = vec4<u32>(0u);
+        if (i < params.nv) { v = src[i]; }
+        let x = bitcast<vec4<T>>(v);
+        let s = ((x.x + x.y) + x.z) + x.w;
+        let incl = subgroupInclusiveAdd(s);
+        carry = carry + subgroupShuffle(incl, me.lanes - 1u);
+    }
+    if (me.lane == 0u) { s_sg[me.sid] = carry; }
+    workgroupBarrier();
+    var all = T(0);
+    for (var c = 0u; c < me.nsg; c += me.lanes) {
+        let t = c + me.lane;
+        var v = T(0);
+        if (t < me.nsg) { v = s_sg[t]; }
+        all = all + v;
+    }
+    let agg = subgroupAdd(all);
+    workgroupBarrier();   // s_sg may be written again
+    return agg;
 }
 
 @compute @workgroup_size({{WG}})
@@ -106,12 +139,21 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
     // Tile index: from a counter in the order workgroups start (the look-back then always waits on
     // tiles already running), or from the workgroup id (no atomic round trip before the loads; a
     // predecessor not yet launched is reduced by the fallback, so this stays correct).
+    let wgs = nwg.x * nwg.y;
+    if (lid == 0u) {
+        let ticket = atomicAdd(&status[0], 1u);
+        // The last ticket of an odd run: back to 0 for the next (even) run.
+        if (ticket + 1u == 2u * wgs) { atomicStore(&status[0], 0u); }
+        s_ticket = ticket;
+    }
     var tile_id: u32;
+    var ticket: u32;
     if (DISPATCH_ORDER) {
+        // The ticket arrives while the tile loads (read after tile_scan's barriers).
         tile_id = wid.x + wid.y * nwg.x;
     } else {
-        if (lid == 0u) { s_u = atomicAdd(&status[0], 1u); }
-        tile_id = workgroupUniformLoad(&s_u);
+        ticket = workgroupUniformLoad(&s_ticket);
+        tile_id = ticket % wgs;
     }
     let tile = tile_id;
     if (tile >= params.tiles) { return; }
@@ -121,10 +163,15 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
     var pre: array<T, PER>;
     var sg_off = T(0);
     let agg = tile_scan(tile, me, &r, &pre, &sg_off);
+    if (DISPATCH_ORDER) { ticket = s_ticket; }   // written before tile_scan's barriers
+    let half = (ticket / wgs) & 1u;
 
-    // 2. Publish the aggregate (tile 0: already inclusive).
+    // 2. Publish the aggregate (tile 0: already inclusive); clean this tile's entry of the other half.
     if (lid == 0u) {
-        if (tile == 0u) { publish(0u, FLAG_INCLUSIVE, agg); } else { publish(tile, FLAG_AGGREGATE, agg); }
+        if (tile == 0u) { publish(half, 0u, FLAG_INCLUSIVE, agg); } else { publish(half, tile, FLAG_AGGREGATE, agg); }
+        let o = slot(half ^ 1u, tile);
+        atomicStore(&status[o], 0u);
+        atomicStore(&status[o + 1u], 0u);
     }
 
     // 3. Look-back by subgroup 0 alone, one predecessor per lane, no workgroup barrier while it
@@ -148,8 +195,9 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
                         f = 0u;
                         if (MAX_SPIN > 0u) {
                             let p = k - 1u - me.lane;
-                            let lo = atomicLoad(&status[1u + 2u * p]);
-                            let hi = atomicLoad(&status[2u + 2u * p]);
+                            let q = slot(half, p);
+                            let lo = atomicLoad(&status[q]);
+                            let hi = atomicLoad(&status[q + 1u]);
                             if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
                             b = (lo & 0xffffu) | (hi << 16u);
                         }
@@ -177,14 +225,11 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
             }
             let st = workgroupUniformLoad(&s_u);
             if (st == 0u) { break; }
-            // Fallback: reduce predecessor tile p with the owner's own code.
+            // Fallback: reduce predecessor tile p with the owner's arithmetic.
             let p = workgroupUniformLoad(&s_k) - 1u;
-            var rp: array<vec4<u32>, PER>;
-            var prep: array<T, PER>;
-            var offp = T(0);
-            let pagg = tile_scan(p, me, &rp, &prep, &offp);
+            let pagg = tile_reduce(p, me);
             if (lid == 0u) {
-                if (p == 0u) { publish(0u, FLAG_INCLUSIVE, pagg); } else { publish(p, FLAG_AGGREGATE, pagg); }
+                if (p == 0u) { publish(half, 0u, FLAG_INCLUSIVE, pagg); } else { publish(half, p, FLAG_AGGREGATE, pagg); }
             }
             acc = pagg + acc;
             steps += 1u;
@@ -196,7 +241,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
 
     // 4. Publish the inclusive prefix, broadcast the exclusive one.
     if (lid == 0u) {
-        if (tile > 0u) { publish(tile, FLAG_INCLUSIVE, acc + agg); }
+        if (tile > 0u) { publish(half, tile, FLAG_INCLUSIVE, acc + agg); }
         info[2u * tile] = steps;
         info[2u * tile + 1u] = falls;
         s_prefix = acc;

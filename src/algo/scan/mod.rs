@@ -91,13 +91,15 @@ pub struct Options {
     #[arg(long)]
     pub mirror: bool,
     /// decoupled / reduce-then-scan: threads per workgroup (a power of two up to the adapter's
-    /// limit). 0 = auto: 512 for the subgroup decoupled path (fastest measured on an H100), else 256.
+    /// limit). 0 = auto: 256 (with 6 vec4 per thread on the subgroup decoupled path: the fastest
+    /// measured on an H100).
     #[arg(long, default_value_t = 0)]
     pub workgroup_size: u32,
     /// decoupled / reduce-then-scan: vec4 (4 elements) per thread, 1..=16; a tile is
-    /// 4 × this × workgroup-size elements. 0 = auto: 4 for the subgroup decoupled path (H100, 2^28,
-    /// dispatch order: 512×4 ran 0.924× of copy, 256×4 0.909×, 512×6 0.899×; 8 or more vec4 per
-    /// thread drop below 0.32×), else the largest of 8, 4, 2, 1 that fits workgroup memory.
+    /// 4 × this × workgroup-size elements. 0 = auto: 6 for the subgroup decoupled path (H100, 2^28,
+    /// dispatch order: 256×6 and 256×7 ran 0.972× of copy, 512×5 0.968×, 512×4 0.959×, 256×4
+    /// 0.949×; 8 or more vec4 per thread drop below 0.43×), else the largest of 8, 4, 2, 1 that
+    /// fits workgroup memory.
     #[arg(long, default_value_t = 0)]
     pub per_thread: u32,
     /// decoupled: look-back window reads that find the nearest predecessor still not ready before
@@ -214,8 +216,7 @@ impl Options {
             .max_compute_invocations_per_workgroup
             .min(l.max_compute_workgroup_size_x);
         let wg = match self.workgroup_size {
-            // The H100's best, verified there: 512x4 in dispatch order ran 0.924x copy at 2^28.
-            0 if sg => 512.min(max_wg),
+            // The H100's best, verified there: 256x6 in dispatch order ran 0.972x copy at 2^28.
             0 => 256.min(max_wg),
             w => w,
         };
@@ -226,7 +227,7 @@ impl Options {
         }
         let mem = l.max_compute_workgroup_storage_size;
         let per = if self.per_thread == 0 && sg {
-            4
+            6
         } else if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()
@@ -316,6 +317,17 @@ struct Built {
     plan: Plan,
     tile: Option<TileShape>,
     tiles: usize,
+}
+
+/// Words of the decoupled status buffer: the ticket counter, then one half (2 words per tile) for
+/// the workgroup-memory kernel (cleared by a pass before each run), two halves for the subgroup
+/// kernel (alternate runs use alternate halves, each tile cleaning its entry of the other).
+fn status_words(shape: TileShape, tiles: usize) -> usize {
+    if shape.subgroups {
+        1 + 4 * tiles
+    } else {
+        1 + 2 * tiles
+    }
 }
 
 fn capture_if(trace: bool, r: Region) -> Vec<Region> {
@@ -518,21 +530,26 @@ impl Options {
                     } else {
                         specialize(&format!("{TILE_COMMON}\n{DECOUPLED}"), &params)
                     };
-                    let status = gpu.storage_zeroed("scan tile status", 1 + 2 * tiles)?;
+                    // The subgroup kernel keeps two halves of statuses, used by alternate runs
+                    // (no clear pass); the workgroup-memory kernel clears them in a pass first.
+                    let sw = status_words(shape, tiles);
+                    let status = gpu.storage_zeroed("scan tile status", sw)?;
                     let info = init.scratch(gpu, "scan look-back info", 2 * tiles)?;
-                    let clear = gpu.pipeline("scan decoupled", &code, "clear")?;
                     let scan = gpu.pipeline("scan decoupled", &code, "decoupled")?;
-                    let bg = gpu.bind(&clear, &[&src, &dst, &status, &info, &u])?;
-                    plan.push(
-                        "clear tile status",
-                        &clear,
-                        bg,
-                        grid((1 + 2 * tiles as u32).div_ceil(256)),
-                    );
+                    if !shape.subgroups {
+                        let clear = gpu.pipeline("scan decoupled", &code, "clear")?;
+                        let bg = gpu.bind(&clear, &[&src, &dst, &status, &info, &u])?;
+                        plan.push(
+                            "clear tile status",
+                            &clear,
+                            bg,
+                            grid((sw as u32).div_ceil(256)),
+                        );
+                    }
                     let bg = gpu.bind(&scan, &[&src, &dst, &status, &info, &u])?;
                     let caps = if trace {
                         vec![
-                            Region::words(&status, 1 + 2 * tiles),
+                            Region::words(&status, sw),
                             Region::words(&info, 2 * tiles),
                             Region::words(&dst, n),
                         ]
@@ -554,6 +571,45 @@ impl Options {
         }
         built.plan = plan;
         Ok(built)
+    }
+}
+
+/// One run of [`Options::decoupled_runs`]: the output and the whole status buffer after it.
+#[derive(Clone, Debug)]
+pub struct DecoupledRun {
+    pub output: Vec<u32>,
+    pub status: Vec<u32>,
+    /// Workgroups in the grid (every one takes a ticket) and tiles.
+    pub workgroups: usize,
+    pub tiles: usize,
+}
+
+impl Options {
+    /// Build the `decoupled` plan for `x` once and run it `runs` times, as timed mode does: the
+    /// subgroup kernel has no clear pass (alternate runs use alternate halves of the statuses),
+    /// so every run must be right and leave the other half clean.
+    pub fn decoupled_runs(
+        &self,
+        gpu: &Gpu,
+        dtype: DType,
+        x: &[u32],
+        runs: usize,
+    ) -> Result<Vec<DecoupledRun>> {
+        self.check_tile_options("decoupled")?;
+        let built = self.build(gpu, "decoupled", dtype, &Init::Data(x), true)?;
+        let g = grid(built.tiles as u32);
+        let mut out = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let ex = execute(gpu, &built.plan, true)?;
+            let c = ex.captures.last().cloned().unwrap_or_default();
+            out.push(DecoupledRun {
+                output: c.get(2).cloned().unwrap_or_default(),
+                status: c.first().cloned().unwrap_or_default(),
+                workgroups: (g[0] * g[1] * g[2]) as usize,
+                tiles: built.tiles,
+            });
+        }
+        Ok(out)
     }
 }
 
@@ -945,9 +1001,18 @@ impl Algorithm for Options {
                         .collect();
                     let mut got = Vec::with_capacity(tiles);
                     let mut flags = Vec::with_capacity(tiles);
+                    let sg = built.tile.is_some_and(|t| t.subgroups);
+                    let lb_pass = usize::from(!sg);
+                    // Subgroup kernel: the ticket count is back at 0 after an odd run, whose
+                    // statuses are in the second half.
+                    let half = if sg && status.first() == Some(&0) {
+                        2 * tiles
+                    } else {
+                        0
+                    };
                     for k in 0..tiles {
-                        let lo = status.get(1 + 2 * k).copied().unwrap_or(0);
-                        let hi = status.get(2 + 2 * k).copied().unwrap_or(0);
+                        let lo = status.get(1 + half + 2 * k).copied().unwrap_or(0);
+                        let hi = status.get(2 + half + 2 * k).copied().unwrap_or(0);
                         got.push((lo & 0xffff) | (hi << 16));
                         flags.push(if lo >> 16 == hi >> 16 { lo >> 16 } else { 99 });
                     }
@@ -959,9 +1024,10 @@ impl Algorithm for Options {
                             flags[k]
                         ));
                     }
-                    // Every workgroup takes one tile id from the counter (unused in dispatch
-                    // order); the grid may launch a few spare groups.
-                    if !(self.dispatch_order(gpu) && built.tile.is_some_and(|t| t.subgroups))
+                    // Every workgroup takes one ticket (the tile id in counter order); the grid
+                    // may launch a few spare groups. The subgroup kernel's count is back at 0
+                    // after an odd run.
+                    if !(sg && half > 0)
                         && status.first().copied() != Some(tiles as u32)
                         && mismatch.is_none()
                     {
@@ -990,8 +1056,9 @@ impl Algorithm for Options {
                         Data::new(dtype, got),
                     )
                     .note("array", "tile inclusive prefixes")
-                    // Both stages come from the look-back pass (after "clear tile status").
-                    .note("passes", json!([1]))
+                    // Both stages come from the look-back pass (after "clear tile status"
+                    // where the kernel has one).
+                    .note("passes", json!([lb_pass]))
                     .note("tile", te)
                     .note("step", 1)
                     .note("work", work)
@@ -1017,7 +1084,7 @@ impl Algorithm for Options {
                     stages.push(
                         Stage::new("output", Data::new(dtype, out))
                             .note("array", "output")
-                            .note("passes", json!([1]))
+                            .note("passes", json!([lb_pass]))
                             .note("step", 1)
                             .note("work", work),
                     );
