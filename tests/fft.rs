@@ -854,20 +854,23 @@ fn radix_kernel_every_size_e_g_matches_rustfft() {
         let n = 1usize << log_n;
         for e in fast_es(n) {
             // The inverse with the default G only (straight-line kernels compile slowly on lavapipe).
-            for (g, b, inverse) in [
-                (Some(1), 2, false),
-                (Some(3), 5, false),
-                (None, 7, false),
-                (None, 3, true),
+            // S FFTs in a loop per thread group, with tails: 5 FFTs over G·S = 6 per workgroup,
+            // 7 over S = 3.
+            for (g, sq, b, inverse) in [
+                (Some(1), None, 2, false),
+                (Some(3), Some(2), 5, false),
+                (None, Some(3), 7, false),
+                (None, None, 3, true),
             ] {
                 let o = Options {
                     kernel: Kernel::Radix,
                     batch: b,
                     inverse,
+                    sequential_ffts: sq,
                     ..fast(n, e, g, Order::Natural)
                 };
                 let x = random(2 * n * b, (log_n * 1000 + e as u32 + 7) as u64);
-                let what = format!("radix N={n} E={e} G={g:?} B={b} inverse={inverse}");
+                let what = format!("radix N={n} E={e} G={g:?} S={sq:?} B={b} inverse={inverse}");
                 let Some(r) = run_or_misfit(&o, &x, &what) else {
                     continue;
                 };
@@ -876,6 +879,7 @@ fn radix_kernel_every_size_e_g_matches_rustfft() {
                 if let Some(g) = g {
                     assert_eq!(r.extra["ffts_per_workgroup"], g, "{what}");
                 }
+                assert_eq!(r.extra["sequential_ffts"], sq.unwrap_or(1), "{what}");
                 check_batch(&r, &x, n, e, &what);
             }
         }
@@ -909,4 +913,36 @@ fn radix_kernel_refuses_what_it_cannot_do() {
     o.real_pair = true;
     let e = err(o);
     assert!(e.contains("natural order only"), "{e}");
+    let mut o = fast(32, 4, None, Order::Natural);
+    o.kernel = Kernel::Fast;
+    o.sequential_ffts = Some(2);
+    let e = err(o);
+    assert!(
+        e.contains("--sequential-ffts applies to the radix kernel"),
+        "{e}"
+    );
+}
+
+/// The default S: 4 FFTs per thread group in a loop from size 2048 when the batch is large
+/// (≥ 4096 FFTs), else 1; the result is right either way. (4096 × 4096 values would exceed
+/// lavapipe's 128 MiB binding limit; the sweep above runs size 4096 with S = 3.)
+#[test]
+fn radix_sequential_default_follows_size_and_batch() {
+    for (n, b, want) in [
+        (2048usize, 4099usize, 4u64),
+        (4096, 4095, 1),
+        (4096, 9, 1),
+        (1024, 8192, 1),
+    ] {
+        let o = Options {
+            kernel: Kernel::Radix,
+            batch: b,
+            ..fast(n, 16, None, Order::Natural)
+        };
+        let x = random(2 * n * b, n as u64 + b as u64);
+        let what = format!("radix N={n} B={b}");
+        let r = run_or_misfit(&o, &x, &what).expect("fits");
+        assert_eq!(r.extra["sequential_ffts"], want, "{what}");
+        check_batch(&r, &x, n, 16, &what);
+    }
 }

@@ -41,6 +41,8 @@ pub struct FastConfig {
     pub pad_shift: Option<u32>,
     /// The radix schedule (src/algo/fft/radix.rs) instead of the seed's exchanges.
     pub radix: bool,
+    /// Radix kernel: FFTs each thread group runs one after another (S; 1 for the fast kernel).
+    pub s: usize,
 }
 
 impl FastConfig {
@@ -68,6 +70,7 @@ impl FastConfig {
             shuffle_below,
             pad_shift: None,
             radix: false,
+            s: 1,
         };
         if c.shared_bytes() > max_bytes {
             return None;
@@ -84,6 +87,7 @@ impl FastConfig {
         n: usize,
         e: usize,
         g: usize,
+        s: usize,
         inverse: bool,
         max_bytes: usize,
     ) -> Option<FastConfig> {
@@ -98,6 +102,7 @@ impl FastConfig {
             shuffle_below: 0,
             pad_shift: None,
             radix: true,
+            s,
         };
         if c.shared_bytes() > max_bytes {
             return None;
@@ -297,10 +302,10 @@ pub(crate) fn cmul_const(x: &str, c: (f64, f64)) -> String {
 }
 
 /// The head the fast and radix generators share: Params and bindings (`dst` of `dst_ty`), the
-/// workgroup array where the configuration needs one, cmul, and the entry point down to the E
-/// loads v_j = src[b·N + t + j·W] (thread t of FFT b; a tail workgroup's FFTs past the batch
-/// load the last FFT and must store nothing).
-pub(crate) fn preamble(o: &mut String, c: &FastConfig, dst_ty: &str) {
+/// workgroup array where the configuration needs one, cmul, and the entry point down to (with
+/// `loads`) the E loads v_j = src[b·N + t + j·W] (thread t of FFT b; a tail workgroup's FFTs past
+/// the batch load the last FFT and must store nothing).
+pub(crate) fn preamble(o: &mut String, c: &FastConfig, dst_ty: &str, loads: bool) {
     let (n, e, w, g) = (c.n, c.e, c.w, c.g);
     let _ = writeln!(
         o,
@@ -344,6 +349,9 @@ fn main(@builtin(local_invocation_index) l: u32,
     if w == 1 {
         // No twiddle is loaded (every twiddle is a constant); the binding stays in the layout.
         let _ = writeln!(o, "    _ = tw[0];");
+    }
+    if !loads {
+        return;
     }
     for j in 0..e {
         let _ = writeln!(o, "    var v{j} = src[base + {}u];", j * w);
@@ -411,6 +419,7 @@ pub fn shader(c: &FastConfig) -> String {
         } else {
             "vec2<f32>"
         },
+        true,
     );
     // Local phase: strides h·W for h = E/2 … 1, pairs (j, j + h) inside the thread.
     let mut h = half;

@@ -130,6 +130,9 @@ pub struct Options {
     /// Fast and radix kernels: G FFTs per workgroup (W·G threads). Default: fast 128 / W, radix 1024 / N (at least 1), at most the batch rounded up to a power of two, halved until it fits the adapter.
     #[arg(long)]
     pub ffts_per_workgroup: Option<usize>,
+    /// Radix kernel: S FFTs every thread group runs one after another (a loop; the next FFT's loads fly while the current one computes), so a workgroup does G·S FFTs. Default: 4 from size 2048 when the batch has at least 4096 FFTs (measured on an H100), else 1.
+    #[arg(long)]
+    pub sequential_ffts: Option<usize>,
     /// Fast kernel: every exchange through workgroup memory (no subgroupShuffleXor).
     #[arg(long)]
     pub no_shuffle: bool,
@@ -152,6 +155,7 @@ impl Default for Options {
             signal: Signal::Sines,
             kernel: Kernel::Auto,
             ffts_per_workgroup: None,
+            sequential_ffts: None,
             no_shuffle: false,
             natural_store: NaturalStore::Staged,
         }
@@ -281,6 +285,9 @@ impl Options {
         }
         if self.ffts_per_workgroup == Some(0) {
             return Err(Error::input("fft: --ffts-per-workgroup must be at least 1"));
+        }
+        if self.sequential_ffts == Some(0) {
+            return Err(Error::input("fft: --sequential-ffts must be at least 1"));
         }
         let n = self.size_for(len)?;
         if n < 2 || !n.is_power_of_two() {
@@ -426,19 +433,32 @@ impl Options {
                 "fft: --no-shuffle and --natural-store apply to --kernel fast; --kernel radix uses no shuffles and stores natural order from registers",
             ));
         }
-        // About 8 KiB of data per workgroup: the fastest measured on the H100 (256: G4,
-        // 1024: G1 — G2 was 18% slower —, 4096: G1).
+        // About 8 KiB of data per workgroup side by side: the fastest measured on the H100 (256:
+        // G4, 1024: G1 — G2 was 18% slower —, 4096: G1); from 2048, 4 FFTs in a loop (4096: S4
+        // 0.726 ms, S8 0.733, S1 0.913; 2048: S8 0.733, S1 0.879 — the next FFT's loads hide
+        // the barriers' waits) where the batch still leaves at least 1024 workgroups.
+        let seq = if cfg.n >= 2048 && cfg.batch >= 4 * 1024 {
+            4
+        } else {
+            1
+        };
+        let s = self.sequential_ffts.unwrap_or(seq);
         self.fit_groups(
             cfg,
             gpu,
             "radix",
             1024 / cfg.n,
-            |g, max_bytes| fast::FastConfig::radix(cfg.n, cfg.e, g, cfg.inverse, max_bytes),
+            |g, max_bytes| fast::FastConfig::radix(cfg.n, cfg.e, g, s, cfg.inverse, max_bytes),
             |g| cfg.n * g * 8,
         )
     }
 
     fn try_fast(&self, cfg: &Config, gpu: &Gpu) -> Result<fast::FastConfig> {
+        if self.kernel == Kernel::Fast && self.sequential_ffts.is_some() {
+            return Err(Error::input(
+                "fft: --sequential-ffts applies to the radix kernel; --kernel fast has no FFT loop",
+            ));
+        }
         if cfg.mode != Mode::Complex {
             return Err(Error::input(
                 "fft: --kernel fast runs complex FFTs only (--real and --real-pair use --kernel teaching or auto)",
@@ -502,11 +522,11 @@ impl Options {
             .min(l.max_compute_workgroup_size_x as usize);
         let max_bytes = l.max_compute_workgroup_storage_size as usize;
         let make = |g: usize| -> Result<fast::FastConfig> {
-            if cfg.w * g > max_threads {
+            let threads = build(g, usize::MAX).map_or(cfg.w * g, |f| f.threads());
+            if threads > max_threads {
                 return Err(Error::Limit(format!(
-                    "fft: --kernel {kernel} with W = {} × G = {g} FFTs per workgroup = {} threads is above this adapter's limit of {max_threads} invocations per workgroup",
+                    "fft: --kernel {kernel} with W = {} × G = {g} FFTs per workgroup = {threads} threads is above this adapter's limit of {max_threads} invocations per workgroup",
                     cfg.w,
-                    cfg.w * g
                 )));
             }
             build(g, max_bytes).ok_or_else(|| {
@@ -530,7 +550,7 @@ impl Options {
                 }
             }
         };
-        let groups = cfg.batch.div_ceil(f.g) as u64;
+        let groups = cfg.batch.div_ceil(f.g * f.s) as u64;
         if groups > 32768 * 65535 {
             return Err(Error::Limit(format!(
                 "fft: --batch {} needs {groups} workgroups, above the dispatch limit of {}",
@@ -769,7 +789,7 @@ pub fn plan(
     Ok((plan, tbuf))
 }
 
-/// The fast kernel's plan: one dispatch of ⌈batch / G⌉ workgroups.
+/// The fast or radix kernel's plan: one dispatch of ⌈batch / (G·S)⌉ workgroups.
 fn plan_fast(
     gpu: &Gpu,
     cfg: &Config,
@@ -779,7 +799,7 @@ fn plan_fast(
 ) -> Result<Plan> {
     let p = gpu.pipeline("fft fast", &fast::shader(f), "main")?;
     let tw = gpu.storage_init("fft twiddles", &twiddles(cfg.n, cfg.inverse))?;
-    let groups = cfg.batch.div_ceil(f.g);
+    let groups = cfg.batch.div_ceil(f.g * f.s);
     let u = gpu.uniform(
         "fft params",
         &[cfg.batch as u32, groups as u32, (cfg.batch * cfg.n) as u32],
@@ -787,12 +807,17 @@ fn plan_fast(
     let bg = gpu.bind(&p, &[src, dst, &tw, &u])?;
     let mut plan = Plan::default();
     let label = format!(
-        "fft {} N={} E={} W={} G={} ×{}{}",
+        "fft {} N={} E={} W={} G={}{} ×{}{}",
         if f.radix { "radix" } else { "fast" },
         cfg.n,
         cfg.e,
         cfg.w,
         f.g,
+        if f.s > 1 {
+            format!(" S={}", f.s)
+        } else {
+            String::new()
+        },
         cfg.batch,
         if cfg.inverse { " inverse" } else { "" }
     );
@@ -1129,6 +1154,7 @@ impl Algorithm for Options {
             "ffts_per_workgroup".into(),
             json!(fast_cfg.map_or(1, |f| f.g)),
         );
+        extra.insert("sequential_ffts".into(), json!(fast_cfg.map_or(1, |f| f.s)));
         extra.insert(
             "natural_store".into(),
             json!(match fast_cfg {
