@@ -1,16 +1,17 @@
-//! The radix kernel (`--kernel radix`): the same DIF butterflies as the teaching and fast
+//! The radix kernel (`--kernel radix`): the same DIF decomposition as the teaching and fast
 //! kernels, on a different schedule — the one batched-FFT libraries use. Instead of trading with
 //! one partner per stride (the seed's exchanges), the stages go in *rounds* of log2(E) stages
-//! done in registers; between rounds every thread writes its E values to workgroup memory at
-//! their positions and reads the E positions of its next round (a transpose, one barrier each
-//! way). The last round gives thread t the positions bitrev(t) · E + j, whose outputs X[t + W ·
+//! done in registers; every round reads its E positions (round 0: from global memory), runs its
+//! stages and writes the same positions back to workgroup memory (one barrier between rounds).
+//! The last round gives thread t the positions bitrev(t) · E + j, whose outputs X[t + W ·
 //! bitrev(j)] are stored straight from registers, consecutive threads to consecutive addresses:
 //! natural order with no staging pass.
 //!
 //! Round r owns the "slot bits" [lo_r, lo_r + log2 E) of the position (slot j gives them) and runs
 //! the stages on the bits below the previous round's lo down to lo_r (round 0: lo = log2 W, the
 //! positions t + j·W the thread loaded). The thread's bits fill the other position bits in
-//! increasing order (last round: bit-reversed, above the slot bits).
+//! increasing order (last round: bit-reversed, above the slot bits). See [`shader`] for the
+//! twiddles (constants inside a round, one factor per slot at its end) and the FFT loop (S).
 
 use super::fast::{FastConfig, butterflies, preamble};
 use super::model;
