@@ -76,7 +76,7 @@ impl FastConfig {
             return None;
         }
         if c.staging() {
-            c.pad_shift = choose_pad(&c, max_bytes);
+            c.pad_shift = choose_pad(&c, max_bytes, staging_cost);
         }
         Some(c)
     }
@@ -108,27 +108,12 @@ impl FastConfig {
             return None;
         }
         if c.rounds() > 1 {
-            let block_bits = (g * n).next_power_of_two().trailing_zeros();
-            let mut best = (super::radix::exchange_cost(&c), c.shared_len(), None);
-            for p in 3..block_bits {
-                let cand = FastConfig {
-                    pad_shift: Some(p),
-                    ..c
-                };
-                if cand.shared_bytes() > max_bytes {
-                    continue;
-                }
-                let key = (super::radix::exchange_cost(&cand), cand.shared_len());
-                if key < (best.0, best.1) {
-                    best = (key.0, key.1, Some(p));
-                }
-            }
-            c.pad_shift = best.2;
+            c.pad_shift = choose_pad(&c, max_bytes, super::radix::exchange_cost);
         }
         Some(c)
     }
 
-    /// Rounds of the radix schedule (1 + transposes through workgroup memory).
+    /// Rounds of the radix schedule (1 + round trips through workgroup memory).
     pub fn rounds(&self) -> usize {
         super::radix::round_los(self).len()
     }
@@ -243,11 +228,11 @@ fn staging_cost(c: &FastConfig) -> usize {
     cost
 }
 
-/// The padding shift with the fewest staging bank conflicts that fits `max_bytes` (ties: less
-/// memory).
-fn choose_pad(c: &FastConfig, max_bytes: usize) -> Option<u32> {
+/// The padding shift with the fewest bank conflicts by `cost` (the fast kernel's staging or the
+/// radix kernel's rounds) that fits `max_bytes` (ties: less memory; None: unpadded).
+fn choose_pad(c: &FastConfig, max_bytes: usize, cost: fn(&FastConfig) -> usize) -> Option<u32> {
     let block_bits = (c.g * c.n).next_power_of_two().trailing_zeros();
-    let mut best = (staging_cost(c), c.shared_len(), None);
+    let mut best = (cost(c), c.shared_len(), None);
     for p in 3..block_bits {
         let cand = FastConfig {
             pad_shift: Some(p),
@@ -256,7 +241,7 @@ fn choose_pad(c: &FastConfig, max_bytes: usize) -> Option<u32> {
         if cand.shared_bytes() > max_bytes {
             continue;
         }
-        let key = (staging_cost(&cand), cand.shared_len(), Some(p));
+        let key = (cost(&cand), cand.shared_len(), Some(p));
         if (key.0, key.1) < (best.0, best.1) {
             best = key;
         }
@@ -302,9 +287,9 @@ pub(crate) fn cmul_const(x: &str, c: (f64, f64)) -> String {
 }
 
 /// The head the fast and radix generators share: Params and bindings (`dst` of `dst_ty`), the
-/// workgroup array where the configuration needs one, cmul, and the entry point down to (with
-/// `loads`) the E loads v_j = src[b·N + t + j·W] (thread t of FFT b; a tail workgroup's FFTs past
-/// the batch load the last FFT and must store nothing).
+/// workgroup array where the configuration needs one, cmul, and the entry point down to thread t
+/// of FFT slot g; with `loads`, also FFT b and its E loads v_j = src[b·N + t + j·W] (a tail
+/// workgroup's FFTs past the batch load the last FFT and must store nothing).
 pub(crate) fn preamble(o: &mut String, c: &FastConfig, dst_ty: &str, loads: bool) {
     let (n, e, w, g) = (c.n, c.e, c.w, c.g);
     let _ = writeln!(
@@ -337,11 +322,7 @@ fn main(@builtin(local_invocation_index) l: u32,
     let wg = wid.x + wid.y * nwg.x;
     if (wg >= params.groups) {{ return; }}   // uniform: the whole workgroup leaves
     let t = l & {}u;
-    let g = l >> {}u;
-    let fft = wg * {g}u + g;
-    // A tail workgroup's FFTs past the batch compute on the last FFT's data and store nothing.
-    let b = min(fft, params.batch - 1u);
-    let base = b * {n}u + t;",
+    let g = l >> {}u;",
         c.threads(),
         w - 1,
         c.log_w()
@@ -353,6 +334,13 @@ fn main(@builtin(local_invocation_index) l: u32,
     if !loads {
         return;
     }
+    let _ = writeln!(
+        o,
+        "    let fft = wg * {g}u + g;
+    // A tail workgroup's FFTs past the batch compute on the last FFT's data and store nothing.
+    let b = min(fft, params.batch - 1u);
+    let base = b * {n}u + t;"
+    );
     for j in 0..e {
         let _ = writeln!(o, "    var v{j} = src[base + {}u];", j * w);
     }

@@ -58,7 +58,7 @@ pub enum Kernel {
     Fast,
     /// The teaching kernel (shaders/fft/fft.wgsl): every mode, writes the trace.
     Teaching,
-    /// Not the seed's schedule: rounds of log2(E) stages in registers with a transpose through
+    /// Not the seed's schedule: rounds of log2(E) stages in registers, written back in place to
     /// workgroup memory between rounds (src/algo/fft/radix.rs); complex FFTs in natural order.
     Radix,
 }
@@ -124,7 +124,7 @@ pub struct Options {
     /// Generated signal when no --input/--n is given.
     #[arg(long, value_enum, default_value_t = Signal::Sines)]
     pub signal: Signal,
-    /// Kernel: auto (untraced complex FFTs: radix in natural order, fast in raw order; else teaching), fast (the seed's schedule, straight-line), teaching (every mode, writes the trace), radix (natural order only: rounds of log2 E stages with transposes between them, not the seed's exchanges).
+    /// Kernel: auto (untraced complex FFTs: radix in natural order, fast in raw order; else teaching), fast (the seed's schedule, straight-line), teaching (every mode, writes the trace), radix (natural order only: rounds of log2 E stages in registers with workgroup-memory round trips between them, not the seed's exchanges).
     #[arg(long, value_enum, default_value_t = Kernel::Auto)]
     pub kernel: Kernel,
     /// Fast and radix kernels: G FFTs per workgroup (W·G threads). Default: fast 128 / W, radix 1024 / N (at least 1), at most the batch rounded up to a power of two, halved until it fits the adapter.
@@ -522,7 +522,7 @@ impl Options {
             .min(l.max_compute_workgroup_size_x as usize);
         let max_bytes = l.max_compute_workgroup_storage_size as usize;
         let make = |g: usize| -> Result<fast::FastConfig> {
-            let threads = build(g, usize::MAX).map_or(cfg.w * g, |f| f.threads());
+            let threads = cfg.w * g;
             if threads > max_threads {
                 return Err(Error::Limit(format!(
                     "fft: --kernel {kernel} with W = {} × G = {g} FFTs per workgroup = {threads} threads is above this adapter's limit of {max_threads} invocations per workgroup",

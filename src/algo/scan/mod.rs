@@ -597,7 +597,12 @@ impl Options {
     ) -> Result<Vec<DecoupledRun>> {
         self.check_tile_options("decoupled")?;
         let built = self.build(gpu, "decoupled", dtype, &Init::Data(x), true)?;
-        let g = grid(built.tiles as u32);
+        let look_back = built
+            .plan
+            .passes
+            .last()
+            .expect("decoupled has a look-back pass");
+        let workgroups = look_back.workgroups.iter().product::<u32>() as usize;
         let mut out = Vec::with_capacity(runs);
         for _ in 0..runs {
             let ex = execute(gpu, &built.plan, true)?;
@@ -605,7 +610,7 @@ impl Options {
             out.push(DecoupledRun {
                 output: c.get(2).cloned().unwrap_or_default(),
                 status: c.first().cloned().unwrap_or_default(),
-                workgroups: (g[0] * g[1] * g[2]) as usize,
+                workgroups,
                 tiles: built.tiles,
             });
         }
@@ -1002,7 +1007,9 @@ impl Algorithm for Options {
                     let mut got = Vec::with_capacity(tiles);
                     let mut flags = Vec::with_capacity(tiles);
                     let sg = built.tile.is_some_and(|t| t.subgroups);
-                    let lb_pass = usize::from(!sg);
+                    // The look-back pass is the plan's last (after "clear tile status" where the
+                    // kernel has one).
+                    let lb_pass = built.plan.passes.len() - 1;
                     // Subgroup kernel: the ticket count is back at 0 after an odd run, whose
                     // statuses are in the second half.
                     let half = if sg && status.first() == Some(&0) {
@@ -1056,8 +1063,7 @@ impl Algorithm for Options {
                         Data::new(dtype, got),
                     )
                     .note("array", "tile inclusive prefixes")
-                    // Both stages come from the look-back pass (after "clear tile status"
-                    // where the kernel has one).
+                    // Both stages come from the look-back pass.
                     .note("passes", json!([lb_pass]))
                     .note("tile", te)
                     .note("step", 1)
