@@ -17,26 +17,12 @@
 // Reads `src`, writes `dst` (tiles overlap in what they read). All sizes are powers of two: the
 // index arithmetic is shifts and masks.
 //
-// Network position y -> array position pos = y - shift -> segment s = pos >> lseg_pad, offset
+// index_of (tile.wgsl, prepended): network position y -> array position pos = y - shift -> segment s = pos >> lseg_pad, offset
 // o = pos & (seg_pad - 1); the element exists iff 0 <= pos, o < seg_len and s * seg_len + o < n.
 // `// @step NAME` … `// @end` mark what the app highlights for a stage (src/ui/code.rs).
 
-struct Params {
-    n: u32, seg_len: u32, lseg_pad: u32, shift: u32,
-    lk_lo: u32, lres: u32, rows: u32, halo: u32,
-    lp_lo: u32, lk_first: u32, nstages: u32, trace: u32,
-    stage_id: u32, groups: u32, tiles: u32, _pad: u32,
-}
-
-@group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read_write> flags: array<u32>;
-
 const WG: u32 = {{WG}}u;
 const SIZE: u32 = {{TILE}}u;
-const MISSING_LOW: u32 = 0xfffffffeu;
-const MISSING_HIGH: u32 = 0xffffffffu;
 var<workgroup> sm: array<u32, {{TILE}}>;
 
 fn cx(e: ptr<function, array<u32, 8>>, i: u32, j: u32) {
@@ -44,18 +30,6 @@ fn cx(e: ptr<function, array<u32, 8>>, i: u32, j: u32) {
     let b = (*e)[j];
     (*e)[i] = min(a, b);
     (*e)[j] = max(a, b);
-}
-
-// The array index of network position y (an i32 that may be negative), or MISSING_LOW (before the
-// start) / MISSING_HIGH (past the end of the array or of its segment).
-fn index_of(y: i32) -> u32 {
-    let pos = y - i32(params.shift);
-    if (pos < 0) { return MISSING_LOW; }
-    let s = u32(pos) >> params.lseg_pad;
-    let o = u32(pos) & ((1u << params.lseg_pad) - 1u);
-    let i = s * params.seg_len + o;
-    if (o >= params.seg_len || i >= params.n) { return MISSING_HIGH; }
-    return i;
 }
 
 @compute @workgroup_size({{WG}})

@@ -3,6 +3,7 @@
 //! and Batcher's odd-even merge sort network, all on u32/i32/f32 keys, ascending or descending.
 
 pub mod model;
+pub mod regs;
 
 use super::{
     AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, first_mismatch,
@@ -50,6 +51,8 @@ const KEYS: &str = include_str!("../../../shaders/oddeven/keys.wgsl");
 const TRANSPOSITION: &str = include_str!("../../../shaders/oddeven/transposition.wgsl");
 const GLOBAL: &str = include_str!("../../../shaders/oddeven/global.wgsl");
 const BATCHER: &str = include_str!("../../../shaders/oddeven/batcher.wgsl");
+/// Parameters, bindings and `index_of`, shared by batcher.wgsl and the generated register kernel.
+const TILE: &str = include_str!("../../../shaders/oddeven/tile.wgsl");
 const POISON: u32 = 0xDEAD_BEEF;
 /// The longest segment `--segment` takes.
 pub const MAX_SEGMENT: usize = 4096;
@@ -90,6 +93,22 @@ pub struct Options {
     /// Tuning: invocations per workgroup at most (default: min(1024, the adapter's limit); batcher: 512, the H100's best).
     #[arg(long)]
     pub threads: Option<u32>,
+    /// Tile kernel (batcher, merge-split): auto (untraced runs: the generated register kernel wherever a tile fits it, else generic), registers (refuse what it cannot run), generic (shaders/oddeven/batcher.wgsl, one stage per barrier; traces always use it).
+    #[arg(long, value_enum, default_value_t = TileKernel::Auto)]
+    pub kernel: TileKernel,
+}
+
+/// Which kernel runs the tile passes of batcher and merge-split.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum TileKernel {
+    /// Registers where the pass fits them (untraced), else generic.
+    #[default]
+    Auto,
+    /// The generated register kernel (src/algo/oddeven/regs.rs): 16 keys per invocation.
+    Registers,
+    /// shaders/oddeven/batcher.wgsl: one stage per barrier in workgroup memory; writes the trace.
+    Generic,
 }
 
 /// What this adapter allows for the tiled kernels.
@@ -476,6 +495,27 @@ impl TilePass {
         }
     }
 
+    /// The network stages (p, k) this pass runs, in order.
+    fn stage_list(&self) -> Vec<(usize, usize)> {
+        let mut v = Vec::new();
+        if self.p_lo > self.p_hi {
+            return v;
+        }
+        let (mut p, mut k) = (self.p_lo, self.k_first);
+        loop {
+            v.push((p, k));
+            if p == self.p_hi && k == self.k_last {
+                return v;
+            }
+            if k == 1 || k == self.k_lo {
+                p *= 2;
+                k = p;
+            } else {
+                k /= 2;
+            }
+        }
+    }
+
     fn stages(&self) -> usize {
         if self.p_lo > self.p_hi {
             return 0;
@@ -529,9 +569,75 @@ struct TileRunner<'a> {
     dtype: DType,
     desc: bool,
     trace: bool,
+    kernel: TileKernel,
 }
 
 impl TileRunner<'_> {
+    /// The register kernel's form of `tp`, or why it cannot run it.
+    fn regs_pass(&self, tp: &TilePass) -> std::result::Result<regs::RegsPass, String> {
+        if self.trace {
+            return Err("traces are written by the generic kernel".into());
+        }
+        let size = tp.res * tp.rows;
+        let adapter = caps_of(self.gpu);
+        if !size.is_power_of_two() || size < 256 || size / 16 < tp.res {
+            return Err(format!(
+                "a tile of {size} keys (the register kernel needs a power of two ≥ 256)"
+            ));
+        }
+        if size / 16 > adapter.wg_max as usize {
+            return Err(format!(
+                "a tile of {size} keys needs {} invocations per workgroup; this adapter allows {}",
+                size / 16,
+                adapter.wg_max
+            ));
+        }
+        let limit = self.gpu.limits.max_compute_workgroup_storage_size as usize;
+        let double = regs::RegsPass::smem_bytes(size, true) <= limit;
+        if !double && regs::RegsPass::smem_bytes(size, false) > limit {
+            return Err(format!(
+                "a tile of {size} keys needs {} bytes of workgroup memory; this adapter has {limit}",
+                regs::RegsPass::smem_bytes(size, false)
+            ));
+        }
+        let list = tp.stage_list();
+        if list.is_empty() {
+            return Err("no stages".into());
+        }
+        let written = tp.rows - 2 * tp.halo;
+        let mut stages = Vec::with_capacity(list.len());
+        let mut lblk = 0;
+        for &(p, k) in &list {
+            let block_rows = 2 * p / tp.k_lo;
+            let k_z = k / tp.k_lo * tp.res;
+            if tp.halo == 0 && block_rows <= tp.rows {
+                stages.push((regs::Block::Local(block_rows * tp.res / 2), k_z));
+            } else {
+                let d = k / tp.k_lo;
+                if k == p || tp.p_lo != tp.p_hi || tp.halo % (2 * d) != 0 || written % (2 * d) != 0
+                {
+                    return Err(format!("stage (p {p}, k {k}) of a halo tile"));
+                }
+                lblk = block_rows.ilog2();
+                stages.push((regs::Block::Masked, k_z));
+            }
+        }
+        Ok(regs::RegsPass {
+            tile: size,
+            lres: tp.res.ilog2(),
+            lk_lo: tp.k_lo.ilog2(),
+            halo: tp.halo,
+            stages,
+            lblk,
+            shuffle_within: if self.gpu.has_subgroups() {
+                self.gpu.info.subgroup_min_size as usize
+            } else {
+                0
+            },
+            double,
+        })
+    }
+
     fn push(
         &self,
         plan: &mut Plan,
@@ -542,8 +648,19 @@ impl TileRunner<'_> {
         flags: &wgpu::Buffer,
     ) -> Result<()> {
         let size = tp.res * tp.rows;
-        let wg = self.caps.wg_max.min((size / 2).max(1) as u32);
-        if let Some(limit) = loop_limit(self.gpu)
+        let rp = match self.kernel {
+            TileKernel::Generic => None,
+            TileKernel::Auto => self.regs_pass(tp).ok(),
+            TileKernel::Registers => Some(self.regs_pass(tp).map_err(|why| {
+                Error::Input(format!("--kernel registers cannot run {}: {why}", tp.label))
+            })?),
+        };
+        let wg = match &rp {
+            Some(rp) => rp.threads() as u32,
+            None => self.caps.wg_max.min((size / 2).max(1) as u32),
+        };
+        if rp.is_none()
+            && let Some(limit) = loop_limit(self.gpu)
             && batcher_loops(size, wg as usize, tp.stages()) + 16 > limit
         {
             let max_wg = caps_of(self.gpu).wg_max.min((size / 2).max(1) as u32) as usize;
@@ -558,13 +675,27 @@ impl TileRunner<'_> {
                 batcher_loops(size, wg as usize, tp.stages())
             )));
         }
-        let code = source(
-            BATCHER,
-            self.dtype,
-            self.desc,
-            &[("WG", wg.to_string()), ("TILE", size.to_string())],
-        );
-        let pipe = self.gpu.pipeline("oddeven batcher tile", &code, "tile")?;
+        let pipe = match &rp {
+            Some(rp) => {
+                let code = source(
+                    &format!("{TILE}\n{}", regs::shader(rp)),
+                    self.dtype,
+                    self.desc,
+                    &[],
+                );
+                self.gpu
+                    .pipeline("oddeven batcher registers", &code, "regs")?
+            }
+            None => {
+                let code = source(
+                    &format!("{TILE}\n{BATCHER}"),
+                    self.dtype,
+                    self.desc,
+                    &[("WG", wg.to_string()), ("TILE", size.to_string())],
+                );
+                self.gpu.pipeline("oddeven batcher tile", &code, "tile")?
+            }
+        };
         let written = tp.rows - 2 * tp.halo;
         let groups = tp.k_lo / tp.res;
         let rows_total = net.span(tp.shift).div_ceil(tp.k_lo);
@@ -596,7 +727,12 @@ impl TileRunner<'_> {
         )?;
         let bg = self.gpu.bind(&pipe, &[src, dst, &u, flags])?;
         plan.push(
-            format!("{} [{} tiles of {size}]", tp.label, tiles),
+            format!(
+                "{} [{} tiles of {size}{}]",
+                tp.label,
+                tiles,
+                if rp.is_some() { ", registers" } else { "" }
+            ),
             &pipe,
             bg,
             grid(tiles as u32),
@@ -1015,6 +1151,7 @@ impl Algorithm for Options {
                     dtype,
                     desc,
                     trace: req.trace,
+                    kernel: self.kernel,
                 };
                 let (net, tps, block) = if variant == "batcher" {
                     if req.trace && n > 1 << 16 {
@@ -1243,6 +1380,7 @@ impl Algorithm for Options {
                     dtype,
                     desc: s.desc,
                     trace: false,
+                    kernel: self.kernel,
                 };
                 let (net, tps) = if variant.name == "batcher" {
                     batcher_passes(&caps, &s, true)?

@@ -1,0 +1,546 @@
+//! The register kernel: Batcher's network on a tile with 16 keys per invocation in registers,
+//! generated as straight-line WGSL for one tile pass (untraced runs; traces use batcher.wgsl,
+//! one stage per step). Same tiles, same comparators, far fewer trips through workgroup memory.
+//!
+//! Tile coordinates: z = r + R·row (R residues of the network, rows k_lo apart, see batcher.wgsl).
+//! A network stage (p, k) becomes the tile stage (p_z, k_z) with k_z = R·k/k_lo; p_z = R·p/k_lo
+//! when every merge block lies inside the tile, else the block test runs per comparator on the
+//! network row (`Block::Masked`: halo tiles).
+//!
+//! The stages go in *groups*; during a group thread t holds the 16 tile positions
+//!   z(t, j) = (t mod c) + c·(16·⌊t / c⌋ + j),   j = 0..16
+//! — 16 consecutive rows of one residue class mod c. A stage at distance k_z = d·c (d ≤ 8) then
+//! compares rows j and j + d of the class:
+//! - the first stages of a merge (k = p, p/2, p/4, p/8; c = p/8) stay inside one thread: the
+//!   16 rows are the class's whole 2p block;
+//! - later stages (k < p: pairs (a, a + k) with bit k of a set) stay inside a thread except the
+//!   top d rows, whose partners are the next thread's bottom d rows (thread t + c): those go by
+//!   subgroup shuffle when the whole block's threads share a subgroup, else through workgroup
+//!   memory with one barrier. This carry into the next group is why no set of positions is closed
+//!   under two such stages (unlike bitonic butterflies): up to 4 of them per group.
+//!
+//! Between groups of different c the keys change hands through workgroup memory (one barrier with
+//! two buffers; two with one). Word z lives at z + ⌊z/16⌋: with that padding every layout above
+//! reads and writes without bank conflicts, and the offsets of a thread's 16 words from its first
+//! are constants (tested below), so the kernel does no index arithmetic per key.
+
+use super::model;
+use std::fmt::Write;
+
+/// How a tile stage decides "same merge block".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block {
+    /// Merge blocks of 2·p_z tile positions, aligned in the tile.
+    Local(usize),
+    /// Blocks larger than the tile (or not aligned with it): test the network rows, 2^lblk rows per block.
+    Masked,
+}
+
+/// One generated tile pass.
+#[derive(Clone, Debug)]
+pub struct RegsPass {
+    /// Keys per tile: a power of two ≥ 256, 16 per invocation.
+    pub tile: usize,
+    /// log2 of the residues per row (R) and of the network distance between rows (k_lo).
+    pub lres: u32,
+    pub lk_lo: u32,
+    /// Rows recomputed on each side and not written.
+    pub halo: usize,
+    /// Tile stages (block, k_z).
+    pub stages: Vec<(Block, usize)>,
+    /// log2 of a merge block in network rows (Block::Masked stages).
+    pub lblk: u32,
+    /// Neighbour exchanges inside blocks of at most this many threads go by subgroup shuffle (the
+    /// adapter's minimum subgroup size; 0: never).
+    pub shuffle_within: usize,
+    /// Two workgroup buffers (one barrier per change of hands) or one (two barriers).
+    pub double: bool,
+}
+
+impl RegsPass {
+    pub fn threads(&self) -> usize {
+        self.tile / 16
+    }
+
+    /// Workgroup memory in bytes.
+    pub fn smem_bytes(tile: usize, double: bool) -> usize {
+        4 * padded(tile) * if double { 2 } else { 1 }
+    }
+}
+
+fn padded(z: usize) -> usize {
+    z + z / 16
+}
+
+/// The constant offset of z(t, j + m) from z(t, j = 0) after padding, for layout c (m may be
+/// negative or ≥ 16: rows of the neighbouring threads t ∓ c).
+fn off(c: usize, m: i64) -> i64 {
+    let x = c as i64 * m;
+    x + x.div_euclid(16)
+}
+
+/// A group of stages sharing one layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    /// Class modulus (tile positions): thread t holds rows of class t mod c.
+    pub c: usize,
+    /// Threads per merge block along the class (1: the block is the thread's 16 rows), or None
+    /// when the block test is per comparator (Masked).
+    pub threads_per_block: Option<usize>,
+    pub stages: Vec<(Block, usize)>,
+}
+
+/// Split the tile stages into groups (see the module doc).
+pub fn groups(tile: usize, stages: &[(Block, usize)]) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
+    let mut i = 0;
+    while i < stages.len() {
+        let (b, k) = stages[i];
+        // The run of stages of this merge (same block).
+        let run_end = (i..stages.len())
+            .find(|&x| stages[x].0 != b)
+            .unwrap_or(stages.len());
+        let last_k = stages[run_end - 1].1;
+        if let Block::Local(p) = b
+            && p <= 8
+        {
+            // Whole merges of 2p ≤ 16 positions: one chunk of 16 per thread, all in registers.
+            let end = (i..stages.len())
+                .find(|&x| !matches!(stages[x].0, Block::Local(q) if q <= 8))
+                .unwrap_or(stages.len());
+            out.push(Group {
+                c: 1,
+                threads_per_block: Some(1),
+                stages: stages[i..end].to_vec(),
+            });
+            i = end;
+            continue;
+        }
+        let c = match b {
+            Block::Local(p) if k == p => (p / 8).max(last_k),
+            _ => (k / 8).max(last_k).max(1),
+        };
+        let end = (i..run_end).find(|&x| stages[x].1 < c).unwrap_or(run_end);
+        let threads_per_block = match b {
+            Block::Local(p) => Some((2 * p / (16 * c)).max(1)),
+            Block::Masked => None,
+        };
+        debug_assert!(16 * c <= tile);
+        out.push(Group {
+            c,
+            threads_per_block,
+            stages: stages[i..end].to_vec(),
+        });
+        i = end;
+    }
+    out
+}
+
+/// Thread t's first tile position in layout c.
+pub fn layout_base(c: usize, t: usize) -> usize {
+    (t % c) + c * 16 * (t / c)
+}
+
+struct Emit {
+    o: String,
+    double: bool,
+    /// The buffer the next hand-over writes.
+    cur: usize,
+    /// Reads since the last barrier (one buffer: a barrier before the next write).
+    reads: bool,
+    /// The layout (c) the registers are in.
+    c: usize,
+}
+
+impl Emit {
+    fn barrier(&mut self) {
+        self.o.push_str("    workgroupBarrier();\n");
+        self.reads = false;
+    }
+
+    fn buf(&self) -> String {
+        format!("s{}", if self.double { self.cur } else { 0 })
+    }
+
+    fn before_write(&mut self) {
+        if !self.double && self.reads {
+            self.barrier();
+        }
+    }
+
+    fn after_read(&mut self) {
+        if self.double {
+            self.cur ^= 1;
+        } else {
+            self.reads = true;
+        }
+    }
+
+    fn base(&mut self, c: usize, name: &str) {
+        let lc = c.trailing_zeros();
+        let _ = writeln!(
+            self.o,
+            "    let {name} = (t & {}u) + ((t >> {lc}u) << {}u);",
+            c - 1,
+            lc + 4
+        );
+    }
+
+    /// Hand the registers over from layout self.c to layout c through workgroup memory.
+    fn relayout(&mut self, c: usize) {
+        if c == self.c {
+            return;
+        }
+        self.before_write();
+        let b = self.buf();
+        let _ = writeln!(self.o, "    // layout c = {} -> c = {c}", self.c);
+        self.o.push_str("    {\n");
+        self.base(self.c, "zw");
+        self.o.push_str("        let pw = zw + (zw >> 4u);\n");
+        for j in 0..16 {
+            let _ = writeln!(self.o, "        {b}[pw + {}u] = e{j};", off(self.c, j));
+        }
+        self.o.push_str("    }\n");
+        self.barrier();
+        self.o.push_str("    {\n");
+        self.base(c, "zr");
+        self.o.push_str("        let pr = zr + (zr >> 4u);\n");
+        for j in 0..16 {
+            let _ = writeln!(self.o, "        e{j} = {b}[pr + {}u];", off(c, j));
+        }
+        self.o.push_str("    }\n");
+        self.after_read();
+        self.c = c;
+    }
+}
+
+fn cx(o: &mut String, i: usize, j: usize, keep: Option<&str>) {
+    match keep {
+        None => {
+            let _ = writeln!(
+                o,
+                "        {{ let a = e{i}; e{i} = min(a, e{j}); e{j} = max(a, e{j}); }}"
+            );
+        }
+        Some(k) => {
+            let _ = writeln!(
+                o,
+                "        {{ let a = e{i}; let b = e{j}; e{i} = select(a, min(a, b), {k}); e{j} = select(b, max(a, b), {k}); }}"
+            );
+        }
+    }
+}
+
+/// The WGSL of one tile pass (prepend keys.wgsl and tile.wgsl).
+pub fn shader(rp: &RegsPass) -> String {
+    let tile = rp.tile;
+    let t_count = rp.threads();
+    assert!(tile.is_power_of_two() && tile >= 256, "tile {tile}");
+    let lres = rp.lres;
+    let res = 1usize << lres;
+    let rows = tile >> lres;
+    assert!(rows > 2 * rp.halo && t_count >= res);
+    let written = rows - 2 * rp.halo;
+    let gs = groups(tile, &rp.stages);
+    let mut e = Emit {
+        o: String::new(),
+        double: rp.double,
+        cur: 0,
+        reads: false,
+        c: t_count,
+    };
+    let pb = padded(tile);
+    let _ = writeln!(
+        e.o,
+        "// Generated register kernel (src/algo/oddeven/regs.rs): tile {tile}, R = {res}, rows {rows} \
+         (halo {}), {} stages in {} groups.",
+        rp.halo,
+        rp.stages.len(),
+        gs.len()
+    );
+    let _ = writeln!(e.o, "var<workgroup> s0: array<u32, {pb}>;");
+    if rp.double {
+        let _ = writeln!(e.o, "var<workgroup> s1: array<u32, {pb}>;");
+    }
+    e.o.push_str(
+        "\nfn load_key(y: i32) -> u32 {\n    let i = index_of(y);\n    if (i == MISSING_HIGH) { return 0xffffffffu; }\n    if (i == MISSING_LOW) { return 0u; }\n    return to_key(src[i]);\n}\n\n",
+    );
+    let _ = writeln!(
+        e.o,
+        "@compute @workgroup_size({t_count})\nfn regs(@builtin(local_invocation_index) t: u32,\n        @builtin(workgroup_id) wid: vec3<u32>,\n        @builtin(num_workgroups) nwg: vec3<u32>) {{"
+    );
+    e.o.push_str("    let w = wid.x + wid.y * nwg.x;\n    if (w >= params.tiles) { return; }\n");
+    // The flags binding belongs to the shared layout; untraced runs never write it.
+    e.o.push_str("    if (params.trace == 0xffffffffu) { flags[0] = 0u; }\n");
+    let _ = writeln!(
+        e.o,
+        "    let q0 = i32((w / params.groups) * {written}u) - {};",
+        rp.halo
+    );
+    let _ = writeln!(
+        e.o,
+        "    let yb = ((q0 + i32(t >> {lres}u)) << {}u) + i32(((w % params.groups) << {lres}u) + (t & {}u));",
+        rp.lk_lo,
+        res - 1
+    );
+    // Loads: z = t + T·i (coalesced), which is layout c = T.
+    let row_step = t_count / res;
+    for i in 0..16 {
+        let _ = writeln!(
+            e.o,
+            "    var e{i} = load_key(yb + {});",
+            (i * row_step) << rp.lk_lo
+        );
+    }
+    for g in &gs {
+        e.relayout(g.c);
+        let c = g.c;
+        let lc = c.trailing_zeros();
+        let _ = writeln!(
+            e.o,
+            "    // group c = {c}: stages k_z = {:?}",
+            g.stages.iter().map(|s| s.1).collect::<Vec<_>>()
+        );
+        let masked = g.threads_per_block.is_none();
+        let tpb = g.threads_per_block.unwrap_or(t_count / c);
+        // Does this group need the neighbours? (A stage with k < p and more than one thread per block.)
+        let crosses = tpb > 1
+            && g.stages
+                .iter()
+                .any(|&(b, k)| !matches!(b, Block::Local(p) if p == k));
+        e.o.push_str("    {\n");
+        if crosses || masked {
+            e.base(c, "zg");
+            let _ = writeln!(e.o, "        let u = t >> {lc}u;");
+        }
+        if masked {
+            // Network row of register j: qg + (c / R)·j.
+            let _ = writeln!(e.o, "        let qg = q0 + i32(zg >> {lres}u);");
+        }
+        if crosses {
+            let _ = writeln!(e.o, "        let pg = zg + (zg >> 4u);");
+            if masked {
+                let _ = writeln!(
+                    e.o,
+                    "        let has_next = u + 1u < {}u;\n        let has_prev = u > 0u;",
+                    t_count / c
+                );
+            } else {
+                let _ = writeln!(
+                    e.o,
+                    "        let has_next = (u & {}u) != {}u;\n        let has_prev = (u & {}u) != 0u;",
+                    tpb - 1,
+                    tpb - 1,
+                    tpb - 1
+                );
+            }
+        }
+        let shuffle = crosses && !masked && rp.shuffle_within > 0 && c * tpb <= rp.shuffle_within;
+        for &(b, k) in &g.stages {
+            let d = k / c;
+            debug_assert!(d >= 1 && d <= 8 && k % c == 0);
+            let rowd = (k >> lres) as i64; // network rows between the pair (Masked)
+            let rows_per_reg = (c >> lres) as i64;
+            let first = matches!(b, Block::Local(p) if p == k);
+            let _ = writeln!(e.o, "        // stage k_z = {k} (d = {d})\n        {{");
+            let keep = |o: &mut String, j: usize, name: &str| {
+                let _ = writeln!(
+                    o,
+                    "        let {name} = ((u32(qg + {}) ^ u32(qg + {})) >> {}u) == 0u;",
+                    rows_per_reg * j as i64,
+                    rows_per_reg * j as i64 + rowd,
+                    rp.lblk
+                );
+            };
+            // Cross-thread partners first (they read the values before this stage).
+            let cross_here = crosses && !first;
+            if cross_here {
+                if shuffle {
+                    for j in 0..d {
+                        let _ =
+                            writeln!(e.o, "        let nb{j} = subgroupShuffleDown(e{j}, {c}u);");
+                    }
+                    for j in 16 - d..16 {
+                        let _ = writeln!(e.o, "        let pv{j} = subgroupShuffleUp(e{j}, {c}u);");
+                    }
+                } else {
+                    // Through workgroup memory: bottom and top d rows out, the neighbours' in.
+                    e.before_write();
+                    let bname = e.buf();
+                    for j in (0..d).chain(16 - d..16) {
+                        let _ =
+                            writeln!(e.o, "        {bname}[pg + {}u] = e{j};", off(c, j as i64));
+                    }
+                    e.barrier();
+                    // Guarded reads: the first and last threads of a block have no neighbour.
+                    for j in 0..d {
+                        let _ = writeln!(
+                            e.o,
+                            "        var nb{j} = 0u;\n        if (has_next) {{ nb{j} = {bname}[pg + {}u]; }}",
+                            off(c, 16 + j as i64)
+                        );
+                    }
+                    for j in 16 - d..16 {
+                        let x = off(c, j as i64 - 16);
+                        let _ = writeln!(
+                            e.o,
+                            "        var pv{j} = 0u;\n        if (has_prev) {{ pv{j} = {bname}[pg - {}u]; }}",
+                            -x
+                        );
+                    }
+                    e.after_read();
+                }
+            }
+            // Pairs inside the thread.
+            for j in 0..16 - d {
+                let own = match b {
+                    Block::Local(p) => model::is_comparator(p / c, d, j),
+                    Block::Masked => j & d != 0,
+                };
+                if !own {
+                    continue;
+                }
+                if masked {
+                    keep(&mut e.o, j, &format!("k{j}"));
+                    cx(&mut e.o, j, j + d, Some(&format!("k{j}")));
+                } else {
+                    cx(&mut e.o, j, j + d, None);
+                }
+            }
+            if cross_here {
+                // Top d rows: the lower end of a pair with the next thread's row j + d - 16.
+                for j in 16 - d..16 {
+                    let cond = if masked {
+                        keep(&mut e.o, j, &format!("kt{j}"));
+                        format!("has_next && kt{j}")
+                    } else {
+                        "has_next".into()
+                    };
+                    let _ = writeln!(
+                        e.o,
+                        "        e{j} = select(e{j}, min(e{j}, nb{}), {cond});",
+                        j + d - 16
+                    );
+                }
+                // Bottom d rows: the upper end of a pair with the previous thread's row j + 16 - d.
+                for j in 0..d {
+                    let cond = if masked {
+                        let _ = writeln!(
+                            e.o,
+                            "        let kb{j} = ((u32(qg + {}) ^ u32(qg + {})) >> {}u) == 0u;",
+                            rows_per_reg * j as i64 - rowd,
+                            rows_per_reg * j as i64,
+                            rp.lblk
+                        );
+                        format!("has_prev && kb{j}")
+                    } else {
+                        "has_prev".into()
+                    };
+                    let _ = writeln!(
+                        e.o,
+                        "        e{j} = select(e{j}, max(e{j}, pv{}), {cond});",
+                        j + 16 - d
+                    );
+                }
+            }
+            e.o.push_str("        }\n");
+        }
+        e.o.push_str("    }\n");
+    }
+    // Back to layout c = T (z = t + T·i) and store the rows this tile owns.
+    e.relayout(t_count);
+    for i in 0..16 {
+        let row0 = i * row_step;
+        // Row of z = t + T·i is (t >> lres) + i·T/R.
+        let _ = writeln!(
+            e.o,
+            "    {{\n        let row = (t >> {lres}u) + {row0}u;\n        let ix = index_of(yb + {});\n        if (row >= {}u && row < {}u && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n    }}",
+            row0 << rp.lk_lo,
+            rp.halo,
+            rp.halo + written
+        );
+    }
+    e.o.push_str("}\n");
+    e.o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padded_offsets_are_constants_per_layout() {
+        for lt in 8..=12 {
+            let tile = 1usize << lt;
+            let threads = tile / 16;
+            let mut c = 1;
+            while c <= threads {
+                for t in 0..threads {
+                    let zb = layout_base(c, t);
+                    for m in -16i64..32 {
+                        let z = zb as i64 + c as i64 * m;
+                        if z < 0 || z >= tile as i64 {
+                            continue;
+                        }
+                        let want = padded(z as usize) as i64;
+                        assert_eq!(padded(zb) as i64 + off(c, m), want, "c {c} t {t} m {m}");
+                    }
+                }
+                c *= 2;
+            }
+        }
+    }
+
+    #[test]
+    fn layouts_cover_the_tile_and_hit_distinct_banks() {
+        let tile = 4096;
+        let threads = tile / 16;
+        let mut c = 1;
+        while c <= threads {
+            let mut seen = vec![false; tile];
+            for t in 0..threads {
+                for j in 0..16 {
+                    let z = layout_base(c, t) + c * j;
+                    assert!(!seen[z]);
+                    seen[z] = true;
+                }
+            }
+            // Every warp's access to register j: at most 2 words per bank.
+            for w in (0..threads).step_by(32) {
+                for j in 0..16 {
+                    let mut banks = [0; 32];
+                    for t in w..w + 32 {
+                        banks[padded(layout_base(c, t) + c * j) % 32] += 1;
+                    }
+                    assert!(banks.iter().all(|&b| b <= 2), "c {c} j {j} {banks:?}");
+                }
+            }
+            c *= 2;
+        }
+    }
+
+    /// Play the groups on the CPU: position-level comparators, exactly the stages' set.
+    #[test]
+    fn groups_cover_every_comparator_once() {
+        for lt in 8..=12 {
+            let tile = 1usize << lt;
+            let stages: Vec<(Block, usize)> = model::batcher_stages(tile)
+                .into_iter()
+                .map(|(p, k)| (Block::Local(p), k))
+                .collect();
+            let gs = groups(tile, &stages);
+            let flat: Vec<_> = gs.iter().flat_map(|g| g.stages.clone()).collect();
+            assert_eq!(flat, stages);
+            for g in &gs {
+                for &(b, k) in &g.stages {
+                    assert!(k % g.c == 0 && k / g.c <= 8, "{g:?}");
+                    if let Block::Local(p) = b
+                        && k == p
+                    {
+                        assert_eq!(g.threads_per_block, Some(1), "{g:?}");
+                    }
+                }
+            }
+        }
+    }
+}
