@@ -96,6 +96,9 @@ pub struct Options {
     /// Tile kernel (batcher, merge-split): auto (untraced runs: the generated register kernel wherever a tile fits it, else generic), registers (refuse what it cannot run), generic (shaders/oddeven/batcher.wgsl, one stage per barrier; traces always use it).
     #[arg(long, value_enum, default_value_t = TileKernel::Auto)]
     pub kernel: TileKernel,
+    /// Register kernel: tiles each workgroup sorts one after another, the next tile's loads in flight (default 1).
+    #[arg(long)]
+    pub tiles_per_workgroup: Option<usize>,
 }
 
 /// Which kernel runs the tile passes of batcher and merge-split.
@@ -186,7 +189,14 @@ impl Options {
         if variant == "batcher" {
             // Defaults from the H100 sweep (docs/PERFORMANCE.md): 4096-key tiles with 512 threads
             // beat 8192 with 1024 in every batcher case (segments 1024/2048/4096, full 2^24).
-            c.tile = c.tile.min(4096);
+            // The register kernel: 8192-key tiles (512 invocations, one workgroup buffer) where
+            // they fit (H100, full sort 2^28: 95 ms against 157 with 4096: fewer global passes).
+            let fits_8192 = self.kernel != TileKernel::Generic
+                && self.segment.is_none()
+                && adapter.wg_max >= 512
+                && regs::RegsPass::smem_bytes(8192, false)
+                    <= gpu.limits.max_compute_workgroup_storage_size as usize;
+            c.tile = c.tile.min(if fits_8192 { 8192 } else { 4096 });
             c.wg_max = c.wg_max.min(512);
             // Segments of 1024..4096: one segment per tile and 8–16 keys per invocation (H100,
             // 2^24 keys: 1024 → tile 1024 × 128 threads 30.9 Gkeys/s against 28.4 at 4096 × 512;
@@ -257,6 +267,16 @@ impl Options {
             seg,
             segmented: self.segment.is_some(),
         })
+    }
+
+    fn tiles_per_group(&self) -> Result<usize> {
+        match self.tiles_per_workgroup {
+            None => Ok(1),
+            Some(s) if (1..=64).contains(&s) => Ok(s),
+            Some(s) => Err(Error::Input(format!(
+                "--tiles-per-workgroup {s}: from 1 to 64"
+            ))),
+        }
     }
 
     fn block_size(&self, caps: &Caps, n: usize) -> Result<usize> {
@@ -570,6 +590,7 @@ struct TileRunner<'a> {
     desc: bool,
     trace: bool,
     kernel: TileKernel,
+    tiles_per_group: usize,
 }
 
 impl TileRunner<'_> {
@@ -635,6 +656,7 @@ impl TileRunner<'_> {
                 0
             },
             double,
+            tiles_per_group: self.tiles_per_group,
         })
     }
 
@@ -735,7 +757,10 @@ impl TileRunner<'_> {
             ),
             &pipe,
             bg,
-            grid(tiles as u32),
+            grid(match &rp {
+                Some(rp) => tiles.div_ceil(rp.tiles_per_group) as u32,
+                None => tiles as u32,
+            }),
         )
         .capture = if self.trace {
             vec![Region::words(dst, net.n), Region::words(flags, net.n)]
@@ -757,6 +782,14 @@ fn batcher_loops(size: usize, wg: usize, stages: usize) -> u64 {
     let plain = per(size / 2);
     let regs = per(size / 8) * 19 / 3 + 1;
     stages as u64 * (plain.max(regs) + 1) + 2 * per(size) + 1
+}
+
+/// Experiment switch (H100 sweep only): a halo tile runs stages while DIV·d ≤ its rows.
+fn halo_div() -> usize {
+    std::env::var("STAGEWISE_SORT_HALO")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8)
 }
 
 /// The passes of Batcher's network: fused (few passes) or one pass per stage (trace).
@@ -845,7 +878,7 @@ fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TileP
                     let k_lo2 = k / d;
                     let res2 = k_lo2.min(32);
                     let rows2 = b / res2;
-                    if 8 * d <= rows2 || d == 1 {
+                    if halo_div() * d <= rows2 || d == 1 {
                         break (k_lo2, res2, rows2);
                     }
                     d /= 2;
@@ -1152,6 +1185,7 @@ impl Algorithm for Options {
                     desc,
                     trace: req.trace,
                     kernel: self.kernel,
+                    tiles_per_group: self.tiles_per_group()?,
                 };
                 let (net, tps, block) = if variant == "batcher" {
                     if req.trace && n > 1 << 16 {
@@ -1381,6 +1415,7 @@ impl Algorithm for Options {
                     desc: s.desc,
                     trace: false,
                     kernel: self.kernel,
+                    tiles_per_group: self.tiles_per_group()?,
                 };
                 let (net, tps) = if variant.name == "batcher" {
                     batcher_passes(&caps, &s, true)?

@@ -55,6 +55,8 @@ pub struct RegsPass {
     pub shuffle_within: usize,
     /// Two workgroup buffers (one barrier per change of hands) or one (two barriers).
     pub double: bool,
+    /// Tiles each workgroup sorts one after another, the next one's loads in flight (≥ 1).
+    pub tiles_per_group: usize,
 }
 
 impl RegsPass {
@@ -267,30 +269,59 @@ pub fn shader(rp: &RegsPass) -> String {
     );
     let _ = writeln!(
         e.o,
-        "@compute @workgroup_size({t_count})\nfn regs(@builtin(local_invocation_index) t: u32,\n        @builtin(workgroup_id) wid: vec3<u32>,\n        @builtin(num_workgroups) nwg: vec3<u32>) {{"
-    );
-    e.o.push_str("    let w = wid.x + wid.y * nwg.x;\n    if (w >= params.tiles) { return; }\n");
-    // The flags binding belongs to the shared layout; untraced runs never write it.
-    e.o.push_str("    if (params.trace == 0xffffffffu) { flags[0] = 0u; }\n");
-    let _ = writeln!(
-        e.o,
-        "    let q0 = i32((w / params.groups) * {written}u) - {};",
+        "fn tile_q0(w: u32) -> i32 {{ return i32((w / params.groups) * {written}u) - {}; }}",
         rp.halo
     );
     let _ = writeln!(
         e.o,
-        "    let yb = ((q0 + i32(t >> {lres}u)) << {}u) + i32(((w % params.groups) << {lres}u) + (t & {}u));",
+        "fn tile_yb(w: u32, q0: i32, t: u32) -> i32 {{\n    return ((q0 + i32(t >> {lres}u)) << {}u) + i32(((w % params.groups) << {lres}u) + (t & {}u));\n}}\n",
         rp.lk_lo,
         res - 1
     );
+    let _ = writeln!(
+        e.o,
+        "@compute @workgroup_size({t_count})\nfn regs(@builtin(local_invocation_index) t: u32,\n        @builtin(workgroup_id) wid: vec3<u32>,\n        @builtin(num_workgroups) nwg: vec3<u32>) {{"
+    );
+    e.o.push_str("    let wg = wid.x + wid.y * nwg.x;\n");
+    let st = rp.tiles_per_group.max(1);
+    let _ = writeln!(e.o, "    if (wg * {st}u >= params.tiles) {{ return; }}");
+    // The flags binding belongs to the shared layout; untraced runs never write it.
+    e.o.push_str("    if (params.trace == 0xffffffffu) { flags[0] = 0u; }\n");
     // Loads: z = t + T·i (coalesced), which is layout c = T.
     let row_step = t_count / res;
-    for i in 0..16 {
+    let load = |o: &mut String, dst: &str, yb: &str, decl: &str| {
+        for i in 0..16 {
+            let _ = writeln!(
+                o,
+                "    {decl}{dst}{i} = load_key({yb} + {});",
+                (i * row_step) << rp.lk_lo
+            );
+        }
+    };
+    if st == 1 {
+        e.o.push_str("    let w = wg;\n    let q0 = tile_q0(w);\n    let yb = tile_yb(w, q0, t);\n");
+        load(&mut e.o, "e", "yb", "var ");
+    } else {
+        // S tiles one after another; the next tile's keys load while this one sorts.
+        e.o.push_str("    let yb0 = tile_yb(wg * ");
+        let _ = writeln!(e.o, "{st}u, tile_q0(wg * {st}u), t);");
+        load(&mut e.o, "n", "yb0", "var ");
+        for i in 0..16 {
+            let _ = writeln!(e.o, "    var e{i}: u32;");
+        }
         let _ = writeln!(
             e.o,
-            "    var e{i} = load_key(yb + {});",
-            (i * row_step) << rp.lk_lo
+            "    for (var s = 0u; s < {st}u; s++) {{\n    let w = wg * {st}u + s;\n    if (w >= params.tiles) {{ break; }}\n    let q0 = tile_q0(w);\n    let yb = tile_yb(w, q0, t);"
         );
+        for i in 0..16 {
+            let _ = writeln!(e.o, "    e{i} = n{i};");
+        }
+        let _ = writeln!(
+            e.o,
+            "    if (s + 1u < {st}u && w + 1u < params.tiles) {{\n    let ybn = tile_yb(w + 1u, tile_q0(w + 1u), t);"
+        );
+        load(&mut e.o, "n", "ybn", "");
+        e.o.push_str("    }\n");
     }
     for g in &gs {
         e.relayout(g.c);
@@ -459,6 +490,10 @@ pub fn shader(rp: &RegsPass) -> String {
             rp.halo,
             rp.halo + written
         );
+    }
+    if st > 1 {
+        // The next tile's first write must not overtake this one's last reads.
+        e.o.push_str("    workgroupBarrier();\n    }\n");
     }
     e.o.push_str("}\n");
     e.o
