@@ -850,13 +850,23 @@ fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TileP
         }
     }
     let mut p = local_top * 2;
+    // Experiment switches (H100 sweeps only): residues per merge-tile row, merge tile size.
+    let env = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|v| v.is_power_of_two())
+            .unwrap_or(d)
+    };
+    let rmax = env("STAGEWISE_SORT_RES", 32);
+    let b = env("STAGEWISE_SORT_MTILE", b).min(b);
     while p < pad {
         if fused {
             // The first stages of merge p (k = p … k_lo) stay inside residue classes mod k_lo
             // of every 2p block: tiles of 32 residues × 2p / k_lo rows, no halo.
-            let k_lo = ((64 * p) / b).clamp(1, p);
+            let k_lo = ((2 * rmax * p) / b).clamp(1, p);
             let rows = 2 * p / k_lo;
-            let res = k_lo.min(32).min(b / rows).max(1);
+            let res = k_lo.min(rmax).min(b / rows).max(1);
             passes.push(TilePass {
                 label: format!("merge p = {p}: k = {p} … {k_lo}"),
                 p_lo: p,
@@ -876,7 +886,7 @@ fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TileP
                 let mut d = k;
                 let (k_lo2, res2, rows2) = loop {
                     let k_lo2 = k / d;
-                    let res2 = k_lo2.min(32);
+                    let res2 = k_lo2.min(rmax);
                     let rows2 = b / res2;
                     if halo_div() * d <= rows2 || d == 1 {
                         break (k_lo2, res2, rows2);
