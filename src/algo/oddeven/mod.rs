@@ -96,9 +96,6 @@ pub struct Options {
     /// Tile kernel (batcher, merge-split): auto (untraced runs: the generated register kernel wherever a tile fits it, else generic), registers (refuse what it cannot run), generic (shaders/oddeven/batcher.wgsl, one stage per barrier; traces always use it).
     #[arg(long, value_enum, default_value_t = TileKernel::Auto)]
     pub kernel: TileKernel,
-    /// Register kernel: tiles each workgroup sorts one after another, the next tile's loads in flight (default 1).
-    #[arg(long)]
-    pub tiles_per_workgroup: Option<usize>,
 }
 
 /// Which kernel runs the tile passes of batcher and merge-split.
@@ -267,16 +264,6 @@ impl Options {
             seg,
             segmented: self.segment.is_some(),
         })
-    }
-
-    fn tiles_per_group(&self) -> Result<usize> {
-        match self.tiles_per_workgroup {
-            None => Ok(1),
-            Some(s) if (1..=64).contains(&s) => Ok(s),
-            Some(s) => Err(Error::Input(format!(
-                "--tiles-per-workgroup {s}: from 1 to 64"
-            ))),
-        }
     }
 
     fn block_size(&self, caps: &Caps, n: usize) -> Result<usize> {
@@ -590,7 +577,6 @@ struct TileRunner<'a> {
     desc: bool,
     trace: bool,
     kernel: TileKernel,
-    tiles_per_group: usize,
 }
 
 impl TileRunner<'_> {
@@ -656,7 +642,6 @@ impl TileRunner<'_> {
                 0
             },
             double,
-            tiles_per_group: self.tiles_per_group,
         })
     }
 
@@ -757,10 +742,7 @@ impl TileRunner<'_> {
             ),
             &pipe,
             bg,
-            grid(match &rp {
-                Some(rp) => tiles.div_ceil(rp.tiles_per_group) as u32,
-                None => tiles as u32,
-            }),
+            grid(tiles as u32),
         )
         .capture = if self.trace {
             vec![Region::words(dst, net.n), Region::words(flags, net.n)]
@@ -789,7 +771,7 @@ fn halo_div() -> usize {
     std::env::var("STAGEWISE_SORT_HALO")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(8)
+        .unwrap_or(16)
 }
 
 /// The passes of Batcher's network: fused (few passes) or one pass per stage (trace).
@@ -858,7 +840,7 @@ fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TileP
             .filter(|v| v.is_power_of_two())
             .unwrap_or(d)
     };
-    let rmax = env("STAGEWISE_SORT_RES", 32);
+    let rmax = env("STAGEWISE_SORT_RES", 8);
     let b = env("STAGEWISE_SORT_MTILE", b).min(b);
     while p < pad {
         if fused {
@@ -1195,7 +1177,6 @@ impl Algorithm for Options {
                     desc,
                     trace: req.trace,
                     kernel: self.kernel,
-                    tiles_per_group: self.tiles_per_group()?,
                 };
                 let (net, tps, block) = if variant == "batcher" {
                     if req.trace && n > 1 << 16 {
@@ -1425,7 +1406,6 @@ impl Algorithm for Options {
                     desc: s.desc,
                     trace: false,
                     kernel: self.kernel,
-                    tiles_per_group: self.tiles_per_group()?,
                 };
                 let (net, tps) = if variant.name == "batcher" {
                     batcher_passes(&caps, &s, true)?

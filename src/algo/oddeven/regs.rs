@@ -55,8 +55,6 @@ pub struct RegsPass {
     pub shuffle_within: usize,
     /// Two workgroup buffers (one barrier per change of hands) or one (two barriers).
     pub double: bool,
-    /// Tiles each workgroup sorts one after another, the next one's loads in flight (≥ 1).
-    pub tiles_per_group: usize,
 }
 
 impl RegsPass {
@@ -283,46 +281,41 @@ pub fn shader(rp: &RegsPass) -> String {
         "@compute @workgroup_size({t_count})\nfn regs(@builtin(local_invocation_index) t: u32,\n        @builtin(workgroup_id) wid: vec3<u32>,\n        @builtin(num_workgroups) nwg: vec3<u32>) {{"
     );
     e.o.push_str("    let wg = wid.x + wid.y * nwg.x;\n");
-    let st = rp.tiles_per_group.max(1);
-    let _ = writeln!(e.o, "    if (wg * {st}u >= params.tiles) {{ return; }}");
+    e.o.push_str("    if (wg >= params.tiles) { return; }\n");
     // The flags binding belongs to the shared layout; untraced runs never write it.
     e.o.push_str("    if (params.trace == 0xffffffffu) { flags[0] = 0u; }\n");
+    e.o.push_str("    let w = wg;\n    let q0 = tile_q0(w);\n    let yb = tile_yb(w, q0, t);\n");
+    // Interior tiles of a whole array (or of power-of-two segments): network position = array
+    // index, nothing missing; the uniform test spares every key its index_of.
+    let _ = writeln!(
+        e.o,
+        "    let r0 = i32((w % params.groups) << {lres}u);\n    let y_lo = (q0 << {lk}u) + r0;\n    let y_hi = ((q0 + {}) << {lk}u) + r0 + {};\n    let plain = params.shift == 0u && (params.lseg_pad == 31u || params.seg_len == (1u << params.lseg_pad))\n        && y_lo >= 0 && u32(y_hi) < params.n;",
+        rows - 1,
+        res - 1,
+        lk = rp.lk_lo
+    );
     // Loads: z = t + T·i (coalesced), which is layout c = T.
     let row_step = t_count / res;
-    let load = |o: &mut String, dst: &str, yb: &str, decl: &str| {
-        for i in 0..16 {
-            let _ = writeln!(
-                o,
-                "    {decl}{dst}{i} = load_key({yb} + {});",
-                (i * row_step) << rp.lk_lo
-            );
-        }
-    };
-    if st == 1 {
-        e.o.push_str("    let w = wg;\n    let q0 = tile_q0(w);\n    let yb = tile_yb(w, q0, t);\n");
-        load(&mut e.o, "e", "yb", "var ");
-    } else {
-        // S tiles one after another; the next tile's keys load while this one sorts.
-        e.o.push_str("    let yb0 = tile_yb(wg * ");
-        let _ = writeln!(e.o, "{st}u, tile_q0(wg * {st}u), t);");
-        load(&mut e.o, "n", "yb0", "var ");
-        for i in 0..16 {
-            let _ = writeln!(e.o, "    var e{i}: u32;");
-        }
-        let _ = writeln!(
-            e.o,
-            "    for (var s = 0u; s < {st}u; s++) {{\n    let w = wg * {st}u + s;\n    if (w >= params.tiles) {{ break; }}\n    let q0 = tile_q0(w);\n    let yb = tile_yb(w, q0, t);"
-        );
-        for i in 0..16 {
-            let _ = writeln!(e.o, "    e{i} = n{i};");
-        }
-        let _ = writeln!(
-            e.o,
-            "    if (s + 1u < {st}u && w + 1u < params.tiles) {{\n    let ybn = tile_yb(w + 1u, tile_q0(w + 1u), t);"
-        );
-        load(&mut e.o, "n", "ybn", "");
-        e.o.push_str("    }\n");
+    for i in 0..16 {
+        let _ = writeln!(e.o, "    var e{i}: u32;");
     }
+    e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
+    for i in 0..16 {
+        let _ = writeln!(
+            e.o,
+            "        e{i} = to_key(src[ib + {}u]);",
+            (i * row_step) << rp.lk_lo
+        );
+    }
+    e.o.push_str("    } else {\n");
+    for i in 0..16 {
+        let _ = writeln!(
+            e.o,
+            "        e{i} = load_key(yb + {});",
+            (i * row_step) << rp.lk_lo
+        );
+    }
+    e.o.push_str("    }\n");
     for g in &gs {
         e.relayout(g.c);
         let c = g.c;
@@ -480,21 +473,38 @@ pub fn shader(rp: &RegsPass) -> String {
     }
     // Back to layout c = T (z = t + T·i) and store the rows this tile owns.
     e.relayout(t_count);
+    // Row of z = t + T·i is (t >> lres) + i·T/R; halo rows are not written.
+    let owned = |i: usize| {
+        if rp.halo == 0 {
+            "true".to_string()
+        } else {
+            let row0 = i * row_step;
+            format!(
+                "(t >> {lres}u) + {row0}u >= {}u && (t >> {lres}u) + {row0}u < {}u",
+                rp.halo,
+                rp.halo + written
+            )
+        }
+    };
+    e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
     for i in 0..16 {
-        let row0 = i * row_step;
-        // Row of z = t + T·i is (t >> lres) + i·T/R.
         let _ = writeln!(
             e.o,
-            "    {{\n        let row = (t >> {lres}u) + {row0}u;\n        let ix = index_of(yb + {});\n        if (row >= {}u && row < {}u && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n    }}",
-            row0 << rp.lk_lo,
-            rp.halo,
-            rp.halo + written
+            "        if ({}) {{ dst[ib + {}u] = from_key(e{i}); }}",
+            owned(i),
+            (i * row_step) << rp.lk_lo
         );
     }
-    if st > 1 {
-        // The next tile's first write must not overtake this one's last reads.
-        e.o.push_str("    workgroupBarrier();\n    }\n");
+    e.o.push_str("    } else {\n");
+    for i in 0..16 {
+        let _ = writeln!(
+            e.o,
+            "        {{\n            let ix = index_of(yb + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n        }}",
+            (i * row_step) << rp.lk_lo,
+            owned(i)
+        );
     }
+    e.o.push_str("    }\n");
     e.o.push_str("}\n");
     e.o
 }
