@@ -294,6 +294,14 @@ pub fn shader(rp: &RegsPass) -> String {
         res - 1,
         lk = rp.lk_lo
     );
+    if gs.iter().any(|g| g.threads_per_block.is_none()) {
+        let _ = writeln!(
+            e.o,
+            "    let one_block = ((u32(q0) ^ u32(q0 + {})) >> {}u) == 0u;",
+            rows - 1,
+            rp.lblk
+        );
+    }
     // Loads: z = t + T·i (coalesced), which is layout c = T.
     let row_step = t_count / res;
     for i in 0..16 {
@@ -318,158 +326,26 @@ pub fn shader(rp: &RegsPass) -> String {
     e.o.push_str("    }\n");
     for g in &gs {
         e.relayout(g.c);
-        let c = g.c;
-        let lc = c.trailing_zeros();
         let _ = writeln!(
             e.o,
-            "    // group c = {c}: stages k_z = {:?}",
+            "    // group c = {}: stages k_z = {:?}",
+            g.c,
             g.stages.iter().map(|s| s.1).collect::<Vec<_>>()
         );
-        let masked = g.threads_per_block.is_none();
-        let tpb = g.threads_per_block.unwrap_or(t_count / c);
-        // Does this group need the neighbours? (A stage with k < p and more than one thread per block.)
-        let crosses = tpb > 1
-            && g.stages
-                .iter()
-                .any(|&(b, k)| !matches!(b, Block::Local(p) if p == k));
-        e.o.push_str("    {\n");
-        if crosses || masked {
-            e.base(c, "zg");
-            let _ = writeln!(e.o, "        let u = t >> {lc}u;");
+        if g.threads_per_block.is_none() {
+            // Most halo tiles lie inside one merge block: no per-comparator test there.
+            e.o.push_str("    if (one_block) {\n");
+            let saved = (e.cur, e.reads);
+            emit_group(&mut e, g, rp, t_count, false);
+            let after = (e.cur, e.reads);
+            (e.cur, e.reads) = saved;
+            e.o.push_str("    } else {\n");
+            emit_group(&mut e, g, rp, t_count, true);
+            debug_assert_eq!((e.cur, e.reads), after);
+            e.o.push_str("    }\n");
+        } else {
+            emit_group(&mut e, g, rp, t_count, false);
         }
-        if masked {
-            // Network row of register j: qg + (c / R)·j.
-            let _ = writeln!(e.o, "        let qg = q0 + i32(zg >> {lres}u);");
-        }
-        if crosses {
-            let _ = writeln!(e.o, "        let pg = zg + (zg >> 4u);");
-            if masked {
-                let _ = writeln!(
-                    e.o,
-                    "        let has_next = u + 1u < {}u;\n        let has_prev = u > 0u;",
-                    t_count / c
-                );
-            } else {
-                let _ = writeln!(
-                    e.o,
-                    "        let has_next = (u & {}u) != {}u;\n        let has_prev = (u & {}u) != 0u;",
-                    tpb - 1,
-                    tpb - 1,
-                    tpb - 1
-                );
-            }
-        }
-        let shuffle = crosses && !masked && rp.shuffle_within > 0 && c * tpb <= rp.shuffle_within;
-        for &(b, k) in &g.stages {
-            let d = k / c;
-            debug_assert!(d >= 1 && d <= 8 && k % c == 0);
-            let rowd = (k >> lres) as i64; // network rows between the pair (Masked)
-            let rows_per_reg = (c >> lres) as i64;
-            let first = matches!(b, Block::Local(p) if p == k);
-            let _ = writeln!(e.o, "        // stage k_z = {k} (d = {d})\n        {{");
-            let keep = |o: &mut String, j: usize, name: &str| {
-                let _ = writeln!(
-                    o,
-                    "        let {name} = ((u32(qg + {}) ^ u32(qg + {})) >> {}u) == 0u;",
-                    rows_per_reg * j as i64,
-                    rows_per_reg * j as i64 + rowd,
-                    rp.lblk
-                );
-            };
-            // Cross-thread partners first (they read the values before this stage).
-            let cross_here = crosses && !first;
-            if cross_here {
-                if shuffle {
-                    for j in 0..d {
-                        let _ =
-                            writeln!(e.o, "        let nb{j} = subgroupShuffleDown(e{j}, {c}u);");
-                    }
-                    for j in 16 - d..16 {
-                        let _ = writeln!(e.o, "        let pv{j} = subgroupShuffleUp(e{j}, {c}u);");
-                    }
-                } else {
-                    // Through workgroup memory: bottom and top d rows out, the neighbours' in.
-                    e.before_write();
-                    let bname = e.buf();
-                    for j in (0..d).chain(16 - d..16) {
-                        let _ =
-                            writeln!(e.o, "        {bname}[pg + {}u] = e{j};", off(c, j as i64));
-                    }
-                    e.barrier();
-                    // Guarded reads: the first and last threads of a block have no neighbour.
-                    for j in 0..d {
-                        let _ = writeln!(
-                            e.o,
-                            "        var nb{j} = 0u;\n        if (has_next) {{ nb{j} = {bname}[pg + {}u]; }}",
-                            off(c, 16 + j as i64)
-                        );
-                    }
-                    for j in 16 - d..16 {
-                        let x = off(c, j as i64 - 16);
-                        let _ = writeln!(
-                            e.o,
-                            "        var pv{j} = 0u;\n        if (has_prev) {{ pv{j} = {bname}[pg - {}u]; }}",
-                            -x
-                        );
-                    }
-                    e.after_read();
-                }
-            }
-            // Pairs inside the thread.
-            for j in 0..16 - d {
-                let own = match b {
-                    Block::Local(p) => model::is_comparator(p / c, d, j),
-                    Block::Masked => j & d != 0,
-                };
-                if !own {
-                    continue;
-                }
-                if masked {
-                    keep(&mut e.o, j, &format!("k{j}"));
-                    cx(&mut e.o, j, j + d, Some(&format!("k{j}")));
-                } else {
-                    cx(&mut e.o, j, j + d, None);
-                }
-            }
-            if cross_here {
-                // Top d rows: the lower end of a pair with the next thread's row j + d - 16.
-                for j in 16 - d..16 {
-                    let cond = if masked {
-                        keep(&mut e.o, j, &format!("kt{j}"));
-                        format!("has_next && kt{j}")
-                    } else {
-                        "has_next".into()
-                    };
-                    let _ = writeln!(
-                        e.o,
-                        "        e{j} = select(e{j}, min(e{j}, nb{}), {cond});",
-                        j + d - 16
-                    );
-                }
-                // Bottom d rows: the upper end of a pair with the previous thread's row j + 16 - d.
-                for j in 0..d {
-                    let cond = if masked {
-                        let _ = writeln!(
-                            e.o,
-                            "        let kb{j} = ((u32(qg + {}) ^ u32(qg + {})) >> {}u) == 0u;",
-                            rows_per_reg * j as i64 - rowd,
-                            rows_per_reg * j as i64,
-                            rp.lblk
-                        );
-                        format!("has_prev && kb{j}")
-                    } else {
-                        "has_prev".into()
-                    };
-                    let _ = writeln!(
-                        e.o,
-                        "        e{j} = select(e{j}, max(e{j}, pv{}), {cond});",
-                        j + 16 - d
-                    );
-                }
-            }
-            e.o.push_str("        }\n");
-        }
-        e.o.push_str("    }\n");
     }
     // Back to layout c = T (z = t + T·i) and store the rows this tile owns.
     e.relayout(t_count);
@@ -507,6 +383,157 @@ pub fn shader(rp: &RegsPass) -> String {
     e.o.push_str("    }\n");
     e.o.push_str("}\n");
     e.o
+}
+
+/// One group's stages (see the module doc). `use_mask`: test the merge block per comparator
+/// (Masked groups on a tile that a block boundary crosses).
+fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: bool) {
+    let c = g.c;
+    let lc = c.trailing_zeros();
+    let lres = rp.lres;
+    let masked = g.threads_per_block.is_none();
+    let tpb = g.threads_per_block.unwrap_or(t_count / c);
+    // Does this group need the neighbours? (A stage with k < p and more than one thread per block.)
+    let crosses = tpb > 1
+        && g.stages
+            .iter()
+            .any(|&(b, k)| !matches!(b, Block::Local(p) if p == k));
+    e.o.push_str("    {\n");
+    if crosses || masked {
+        e.base(c, "zg");
+        let _ = writeln!(e.o, "        let u = t >> {lc}u;");
+    }
+    if masked {
+        // Network row of register j: qg + (c / R)·j.
+        let _ = writeln!(e.o, "        let qg = q0 + i32(zg >> {lres}u);");
+    }
+    if crosses {
+        let _ = writeln!(e.o, "        let pg = zg + (zg >> 4u);");
+        if masked {
+            let _ = writeln!(
+                e.o,
+                "        let has_next = u + 1u < {}u;\n        let has_prev = u > 0u;",
+                t_count / c
+            );
+        } else {
+            let _ = writeln!(
+                e.o,
+                "        let has_next = (u & {}u) != {}u;\n        let has_prev = (u & {}u) != 0u;",
+                tpb - 1,
+                tpb - 1,
+                tpb - 1
+            );
+        }
+    }
+    let shuffle = crosses && !masked && rp.shuffle_within > 0 && c * tpb <= rp.shuffle_within;
+    for &(b, k) in &g.stages {
+        let d = k / c;
+        debug_assert!(d >= 1 && d <= 8 && k % c == 0);
+        let rowd = (k >> lres) as i64; // network rows between the pair (Masked)
+        let rows_per_reg = (c >> lres) as i64;
+        let first = matches!(b, Block::Local(p) if p == k);
+        let _ = writeln!(e.o, "        // stage k_z = {k} (d = {d})\n        {{");
+        let keep = |o: &mut String, j: usize, name: &str| {
+            let _ = writeln!(
+                o,
+                "        let {name} = ((u32(qg + {}) ^ u32(qg + {})) >> {}u) == 0u;",
+                rows_per_reg * j as i64,
+                rows_per_reg * j as i64 + rowd,
+                rp.lblk
+            );
+        };
+        // Cross-thread partners first (they read the values before this stage).
+        let cross_here = crosses && !first;
+        if cross_here {
+            if shuffle {
+                for j in 0..d {
+                    let _ = writeln!(e.o, "        let nb{j} = subgroupShuffleDown(e{j}, {c}u);");
+                }
+                for j in 16 - d..16 {
+                    let _ = writeln!(e.o, "        let pv{j} = subgroupShuffleUp(e{j}, {c}u);");
+                }
+            } else {
+                // Through workgroup memory: bottom and top d rows out, the neighbours' in.
+                e.before_write();
+                let bname = e.buf();
+                for j in (0..d).chain(16 - d..16) {
+                    let _ = writeln!(e.o, "        {bname}[pg + {}u] = e{j};", off(c, j as i64));
+                }
+                e.barrier();
+                // Guarded reads: the first and last threads of a block have no neighbour.
+                for j in 0..d {
+                    let _ = writeln!(
+                        e.o,
+                        "        var nb{j} = 0u;\n        if (has_next) {{ nb{j} = {bname}[pg + {}u]; }}",
+                        off(c, 16 + j as i64)
+                    );
+                }
+                for j in 16 - d..16 {
+                    let x = off(c, j as i64 - 16);
+                    let _ = writeln!(
+                        e.o,
+                        "        var pv{j} = 0u;\n        if (has_prev) {{ pv{j} = {bname}[pg - {}u]; }}",
+                        -x
+                    );
+                }
+                e.after_read();
+            }
+        }
+        // Pairs inside the thread.
+        for j in 0..16 - d {
+            let own = match b {
+                Block::Local(p) => model::is_comparator(p / c, d, j),
+                Block::Masked => j & d != 0,
+            };
+            if !own {
+                continue;
+            }
+            if masked && use_mask {
+                keep(&mut e.o, j, &format!("k{j}"));
+                cx(&mut e.o, j, j + d, Some(&format!("k{j}")));
+            } else {
+                cx(&mut e.o, j, j + d, None);
+            }
+        }
+        if cross_here {
+            // Top d rows: the lower end of a pair with the next thread's row j + d - 16.
+            for j in 16 - d..16 {
+                let cond = if masked && use_mask {
+                    keep(&mut e.o, j, &format!("kt{j}"));
+                    format!("has_next && kt{j}")
+                } else {
+                    "has_next".into()
+                };
+                let _ = writeln!(
+                    e.o,
+                    "        e{j} = select(e{j}, min(e{j}, nb{}), {cond});",
+                    j + d - 16
+                );
+            }
+            // Bottom d rows: the upper end of a pair with the previous thread's row j + 16 - d.
+            for j in 0..d {
+                let cond = if masked && use_mask {
+                    let _ = writeln!(
+                        e.o,
+                        "        let kb{j} = ((u32(qg + {}) ^ u32(qg + {})) >> {}u) == 0u;",
+                        rows_per_reg * j as i64 - rowd,
+                        rows_per_reg * j as i64,
+                        rp.lblk
+                    );
+                    format!("has_prev && kb{j}")
+                } else {
+                    "has_prev".into()
+                };
+                let _ = writeln!(
+                    e.o,
+                    "        e{j} = select(e{j}, max(e{j}, pv{}), {cond});",
+                    j + 16 - d
+                );
+            }
+        }
+        e.o.push_str("        }\n");
+    }
+    e.o.push_str("    }\n");
 }
 
 #[cfg(test)]
