@@ -621,7 +621,10 @@ impl TileRunner<'_> {
                 stages.push((regs::Block::Local(block_rows * tp.res / 2), k_z));
             } else {
                 let d = k / tp.k_lo;
-                if k == p || tp.p_lo != tp.p_hi || tp.halo % (2 * d) != 0 || written % (2 * d) != 0
+                if k == p
+                    || tp.p_lo != tp.p_hi
+                    || !tp.halo.is_multiple_of(2 * d)
+                    || !written.is_multiple_of(2 * d)
                 {
                     return Err(format!("stage (p {p}, k {k}) of a halo tile"));
                 }
@@ -766,14 +769,6 @@ fn batcher_loops(size: usize, wg: usize, stages: usize) -> u64 {
     stages as u64 * (plain.max(regs) + 1) + 2 * per(size) + 1
 }
 
-/// Experiment switch (H100 sweep only): a halo tile runs stages while DIV·d ≤ its rows.
-fn halo_div() -> usize {
-    std::env::var("STAGEWISE_SORT_HALO")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(16)
-}
-
 /// The passes of Batcher's network: fused (few passes) or one pass per stage (trace).
 fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TilePass>)> {
     let b = caps.tile;
@@ -832,23 +827,18 @@ fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TileP
         }
     }
     let mut p = local_top * 2;
-    // Experiment switches (H100 sweeps only): residues per merge-tile row, merge tile size.
-    let env = |k: &str, d: usize| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .filter(|v| v.is_power_of_two())
-            .unwrap_or(d)
-    };
-    let rmax = env("STAGEWISE_SORT_RES", 8);
-    let b = env("STAGEWISE_SORT_MTILE", b).min(b);
+    // Merge tiles read rows of RMAX consecutive residues (32 bytes). H100 sweep at 2^28
+    // (bench/h100-sort4.sh, h100-sort5.sh): rows of 32 → 89.6 ms, 16 → 83.0, 8 → 78.8 (65.6 with the
+    // plain-index loads), 4 → 74.1, 2 → 93.6: shorter rows mean taller tiles, more stages per pass
+    // and fewer passes, until the reads fragment.
+    const RMAX: usize = 8;
     while p < pad {
         if fused {
             // The first stages of merge p (k = p … k_lo) stay inside residue classes mod k_lo
-            // of every 2p block: tiles of 32 residues × 2p / k_lo rows, no halo.
-            let k_lo = ((2 * rmax * p) / b).clamp(1, p);
+            // of every 2p block: tiles of RMAX residues × 2p / k_lo rows, no halo.
+            let k_lo = ((2 * RMAX * p) / b).clamp(1, p);
             let rows = 2 * p / k_lo;
-            let res = k_lo.min(rmax).min(b / rows).max(1);
+            let res = k_lo.min(RMAX).min(b / rows).max(1);
             passes.push(TilePass {
                 label: format!("merge p = {p}: k = {p} … {k_lo}"),
                 p_lo: p,
@@ -864,13 +854,15 @@ fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TileP
             });
             let mut k = k_lo / 2;
             while k >= 1 {
-                // The rest straddles every boundary: tiles with a halo of 2D rows, D = k / k_lo.
+                // The rest straddles every boundary: tiles with a halo of 2D rows, D = k / k_lo,
+                // at most a quarter of the tile's rows (16D ≤ rows; with 8D, half of them: H100
+                // 2^28 90.1 ms against 95.4).
                 let mut d = k;
                 let (k_lo2, res2, rows2) = loop {
                     let k_lo2 = k / d;
-                    let res2 = k_lo2.min(rmax);
+                    let res2 = k_lo2.min(RMAX);
                     let rows2 = b / res2;
-                    if halo_div() * d <= rows2 || d == 1 {
+                    if 16 * d <= rows2 || d == 1 {
                         break (k_lo2, res2, rows2);
                     }
                     d /= 2;

@@ -428,7 +428,7 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
     let shuffle = crosses && !masked && rp.shuffle_within > 0 && c * tpb <= rp.shuffle_within;
     for &(b, k) in &g.stages {
         let d = k / c;
-        debug_assert!(d >= 1 && d <= 8 && k % c == 0);
+        debug_assert!((1..=8).contains(&d) && k % c == 0);
         let rowd = (k >> lres) as i64; // network rows between the pair (Masked)
         let rows_per_reg = (c >> lres) as i64;
         let first = matches!(b, Block::Local(p) if p == k);
