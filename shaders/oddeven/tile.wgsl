@@ -8,10 +8,8 @@ struct Params {
     stage_id: u32, groups: u32, tiles: u32, _pad: u32,
 }
 
-// WORD: u32 (batcher.wgsl) or vec4<u32> (the register kernel's 16-byte accesses; the buffers hold a
-// multiple of 4 words).
-@group(0) @binding(0) var<storage, read> src: array<{{WORD}}>;
-@group(0) @binding(1) var<storage, read_write> dst: array<{{WORD}}>;
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
 @group(0) @binding(3) var<storage, read_write> flags: array<u32>;
 

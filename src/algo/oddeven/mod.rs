@@ -645,7 +645,6 @@ impl TileRunner<'_> {
                 0
             },
             double,
-            vec4: std::env::var("STAGEWISE_SORT_VEC").map_or(true, |v| v != "0"),
         })
     }
 
@@ -692,7 +691,7 @@ impl TileRunner<'_> {
                     &format!("{TILE}\n{}", regs::shader(rp)),
                     self.dtype,
                     self.desc,
-                    &[("WORD", "vec4<u32>".into())],
+                    &[],
                 );
                 self.gpu
                     .pipeline("oddeven batcher registers", &code, "regs")?
@@ -702,11 +701,7 @@ impl TileRunner<'_> {
                     &format!("{TILE}\n{BATCHER}"),
                     self.dtype,
                     self.desc,
-                    &[
-                        ("WG", wg.to_string()),
-                        ("TILE", size.to_string()),
-                        ("WORD", "u32".into()),
-                    ],
+                    &[("WG", wg.to_string()), ("TILE", size.to_string())],
                 );
                 self.gpu.pipeline("oddeven batcher tile", &code, "tile")?
             }
@@ -1187,11 +1182,8 @@ impl Algorithm for Options {
                     let block = self.block_size(&caps, n)?;
                     (Net::whole(n), merge_split_passes(&s, block), block)
                 };
-                // A multiple of 4 words: the register kernel reads and writes vec4s.
-                let mut bits = input.bits.clone();
-                bits.resize(n.next_multiple_of(4), 0);
-                let a = gpu.storage_init("oddeven a", &bits)?;
-                let b = gpu.storage_poisoned("oddeven b", n.next_multiple_of(4), POISON)?;
+                let a = gpu.storage_init("oddeven a", &input.bits)?;
+                let b = gpu.storage_poisoned("oddeven b", n, POISON)?;
                 let flags =
                     gpu.storage_poisoned("oddeven flags", if req.trace { n } else { 1 }, POISON)?;
                 let (mut plan, out) = plan_tiles(&runner, net, &tps, &a, &b, &flags)?;
@@ -1413,8 +1405,8 @@ impl Algorithm for Options {
                     let block = self.block_size(&caps, n)?;
                     (Net::whole(n), merge_split_passes(&s, block))
                 };
-                let a = gpu.storage_zeroed("oddeven a", n.next_multiple_of(4))?;
-                let b = gpu.storage_zeroed("oddeven b", n.next_multiple_of(4))?;
+                let a = gpu.storage_zeroed("oddeven a", n)?;
+                let b = gpu.storage_zeroed("oddeven b", n)?;
                 let flags = gpu.storage_zeroed("oddeven flags", 1)?;
                 let (mut plan, _) = plan_tiles(&runner, net, &tps, &a, &b, &flags)?;
                 plan.keep.extend([a, b, flags]);

@@ -55,8 +55,6 @@ pub struct RegsPass {
     pub shuffle_within: usize,
     /// Two workgroup buffers (one barrier per change of hands) or one (two barriers).
     pub double: bool,
-    /// 16-byte global loads and stores where the tile's shape allows them.
-    pub vec4: bool,
 }
 
 impl RegsPass {
@@ -150,20 +148,8 @@ struct Emit {
     cur: usize,
     /// Reads since the last barrier (one buffer: a barrier before the next write).
     reads: bool,
-    /// The layout (c, or VEC) the registers are in.
+    /// The layout (c) the registers are in.
     c: usize,
-    /// Invocations per workgroup (VEC offsets).
-    t_count: usize,
-}
-
-/// The load/store layout of 16-byte accesses: thread t holds z = 4(t + T·i) + m in register 4i + m.
-const VEC: usize = usize::MAX;
-
-/// Offset of register j from the thread's first padded word in the VEC layout.
-fn off_vec(t_count: usize, j: usize) -> i64 {
-    let (i, m) = ((j >> 2) as i64, (j & 3) as i64);
-    let t = t_count as i64;
-    4 * t * i + t * i / 4 + m
 }
 
 impl Emit {
@@ -191,10 +177,6 @@ impl Emit {
     }
 
     fn base(&mut self, c: usize, name: &str) {
-        if c == VEC {
-            let _ = writeln!(self.o, "    let {name} = t << 2u;");
-            return;
-        }
         let lc = c.trailing_zeros();
         let _ = writeln!(
             self.o,
@@ -204,14 +186,6 @@ impl Emit {
         );
     }
 
-    fn off(&self, c: usize, j: usize) -> i64 {
-        if c == VEC {
-            off_vec(self.t_count, j)
-        } else {
-            off(c, j as i64)
-        }
-    }
-
     /// Hand the registers over from layout self.c to layout c through workgroup memory.
     fn relayout(&mut self, c: usize) {
         if c == self.c {
@@ -219,16 +193,12 @@ impl Emit {
         }
         self.before_write();
         let b = self.buf();
-        let _ = writeln!(
-            self.o,
-            "    // layout c = {} -> c = {c} (VEC = {VEC})",
-            self.c
-        );
+        let _ = writeln!(self.o, "    // layout c = {} -> c = {c}", self.c);
         self.o.push_str("    {\n");
         self.base(self.c, "zw");
         self.o.push_str("        let pw = zw + (zw >> 4u);\n");
         for j in 0..16 {
-            let _ = writeln!(self.o, "        {b}[pw + {}u] = e{j};", self.off(self.c, j));
+            let _ = writeln!(self.o, "        {b}[pw + {}u] = e{j};", off(self.c, j));
         }
         self.o.push_str("    }\n");
         self.barrier();
@@ -236,7 +206,7 @@ impl Emit {
         self.base(c, "zr");
         self.o.push_str("        let pr = zr + (zr >> 4u);\n");
         for j in 0..16 {
-            let _ = writeln!(self.o, "        e{j} = {b}[pr + {}u];", self.off(c, j));
+            let _ = writeln!(self.o, "        e{j} = {b}[pr + {}u];", off(c, j));
         }
         self.o.push_str("    }\n");
         self.after_read();
@@ -278,12 +248,7 @@ pub fn shader(rp: &RegsPass) -> String {
         cur: 0,
         reads: false,
         c: t_count,
-        t_count,
     };
-    // 16-byte loads and stores: 4 consecutive tile positions must be 4 consecutive, aligned array
-    // words (rows of ≥ 4 residues k_lo ≥ 4 apart, or contiguous tiles whose halo keeps alignment).
-    let vec = rp.vec4
-        && ((res >= 4 && rp.lk_lo >= 2) || (res == 1 && rp.halo % 4 == 0 && written % 4 == 0));
     let pb = padded(tile);
     let _ = writeln!(
         e.o,
@@ -298,17 +263,16 @@ pub fn shader(rp: &RegsPass) -> String {
         let _ = writeln!(e.o, "var<workgroup> s1: array<u32, {pb}>;");
     }
     e.o.push_str(
-        "\nfn load_key(y: i32) -> u32 {\n    let i = index_of(y);\n    if (i == MISSING_HIGH) { return 0xffffffffu; }\n    if (i == MISSING_LOW) { return 0u; }\n    return to_key(src[i >> 2u][i & 3u]);\n}\n\n",
+        "\nfn load_key(y: i32) -> u32 {\n    let i = index_of(y);\n    if (i == MISSING_HIGH) { return 0xffffffffu; }\n    if (i == MISSING_LOW) { return 0u; }\n    return to_key(src[i]);\n}\n\n",
     );
     let _ = writeln!(
         e.o,
         "fn tile_q0(w: u32) -> i32 {{ return i32((w / params.groups) * {written}u) - {}; }}",
         rp.halo
     );
-    // Network position of tile position z.
     let _ = writeln!(
         e.o,
-        "fn tile_yb(w: u32, q0: i32, z: u32) -> i32 {{\n    return ((q0 + i32(z >> {lres}u)) << {}u) + i32(((w % params.groups) << {lres}u) + (z & {}u));\n}}\n",
+        "fn tile_yb(w: u32, q0: i32, t: u32) -> i32 {{\n    return ((q0 + i32(t >> {lres}u)) << {}u) + i32(((w % params.groups) << {lres}u) + (t & {}u));\n}}\n",
         rp.lk_lo,
         res - 1
     );
@@ -338,56 +302,28 @@ pub fn shader(rp: &RegsPass) -> String {
             rp.lblk
         );
     }
+    // Loads: z = t + T·i (coalesced), which is layout c = T.
     let row_step = t_count / res;
     for i in 0..16 {
         let _ = writeln!(e.o, "    var e{i}: u32;");
     }
-    if vec {
-        // Loads: vec4 number t + T·i of the tile, i.e. layout VEC.
-        e.o.push_str("    let yb4 = tile_yb(w, q0, t << 2u);\n    if (plain) {\n        let ib4 = u32(yb4) >> 2u;\n");
-        for i in 0..4 {
-            let _ = writeln!(
-                e.o,
-                "        let v{i} = src[ib4 + {}u];",
-                (((4 * t_count * i) >> lres) << rp.lk_lo) / 4
-            );
-            for m in 0..4 {
-                let _ = writeln!(e.o, "        e{} = to_key(v{i}[{m}]);", 4 * i + m);
-            }
-        }
-        e.o.push_str("    } else {\n");
-        for i in 0..4 {
-            for m in 0..4 {
-                let _ = writeln!(
-                    e.o,
-                    "        e{} = load_key(yb4 + {});",
-                    4 * i + m,
-                    (((4 * t_count * i) >> lres) << rp.lk_lo) + m
-                );
-            }
-        }
-        e.o.push_str("    }\n");
-        e.c = VEC;
-    } else {
-        // Loads: z = t + T·i (coalesced), which is layout c = T.
-        e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
-        for i in 0..16 {
-            let _ = writeln!(
-                e.o,
-                "        e{i} = to_key(src[(ib + {0}u) >> 2u][(ib + {0}u) & 3u]);",
-                (i * row_step) << rp.lk_lo
-            );
-        }
-        e.o.push_str("    } else {\n");
-        for i in 0..16 {
-            let _ = writeln!(
-                e.o,
-                "        e{i} = load_key(yb + {});",
-                (i * row_step) << rp.lk_lo
-            );
-        }
-        e.o.push_str("    }\n");
+    e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
+    for i in 0..16 {
+        let _ = writeln!(
+            e.o,
+            "        e{i} = to_key(src[ib + {}u]);",
+            (i * row_step) << rp.lk_lo
+        );
     }
+    e.o.push_str("    } else {\n");
+    for i in 0..16 {
+        let _ = writeln!(
+            e.o,
+            "        e{i} = load_key(yb + {});",
+            (i * row_step) << rp.lk_lo
+        );
+    }
+    e.o.push_str("    }\n");
     for g in &gs {
         e.relayout(g.c);
         let _ = writeln!(
@@ -411,83 +347,40 @@ pub fn shader(rp: &RegsPass) -> String {
             emit_group(&mut e, g, rp, t_count, false);
         }
     }
-    // Back to the load layout and store the rows this tile owns (halo rows are not written).
-    if vec {
-        e.relayout(VEC);
-        // Row of z = 4(t + T·i) + m is (4t >> lres) + (4T·i >> lres) for every m.
-        let owned = |i: usize| {
-            if rp.halo == 0 {
-                "true".to_string()
-            } else {
-                let row0 = (4 * t_count * i) >> lres;
-                format!(
-                    "((t << 2u) >> {lres}u) + {row0}u >= {}u && ((t << 2u) >> {lres}u) + {row0}u < {}u",
-                    rp.halo,
-                    rp.halo + written
-                )
-            }
-        };
-        e.o.push_str("    if (plain) {\n        let ib4 = u32(yb4) >> 2u;\n");
-        for i in 0..4 {
-            let _ = writeln!(
-                e.o,
-                "        if ({}) {{ dst[ib4 + {}u] = vec4<u32>(from_key(e{}), from_key(e{}), from_key(e{}), from_key(e{})); }}",
-                owned(i),
-                (((4 * t_count * i) >> lres) << rp.lk_lo) / 4,
-                4 * i,
-                4 * i + 1,
-                4 * i + 2,
-                4 * i + 3
-            );
+    // Back to layout c = T (z = t + T·i) and store the rows this tile owns.
+    e.relayout(t_count);
+    // Row of z = t + T·i is (t >> lres) + i·T/R; halo rows are not written.
+    let owned = |i: usize| {
+        if rp.halo == 0 {
+            "true".to_string()
+        } else {
+            let row0 = i * row_step;
+            format!(
+                "(t >> {lres}u) + {row0}u >= {}u && (t >> {lres}u) + {row0}u < {}u",
+                rp.halo,
+                rp.halo + written
+            )
         }
-        e.o.push_str("    } else {\n");
-        for i in 0..4 {
-            for m in 0..4 {
-                let _ = writeln!(
-                    e.o,
-                    "        {{\n            let ix = index_of(yb4 + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix >> 2u][ix & 3u] = from_key(e{}); }}\n        }}",
-                    (((4 * t_count * i) >> lres) << rp.lk_lo) + m,
-                    owned(i),
-                    4 * i + m
-                );
-            }
-        }
-        e.o.push_str("    }\n");
-    } else {
-        e.relayout(t_count);
-        // Row of z = t + T·i is (t >> lres) + i·T/R.
-        let owned = |i: usize| {
-            if rp.halo == 0 {
-                "true".to_string()
-            } else {
-                let row0 = i * row_step;
-                format!(
-                    "(t >> {lres}u) + {row0}u >= {}u && (t >> {lres}u) + {row0}u < {}u",
-                    rp.halo,
-                    rp.halo + written
-                )
-            }
-        };
-        e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
-        for i in 0..16 {
-            let _ = writeln!(
-                e.o,
-                "        if ({}) {{ dst[(ib + {1}u) >> 2u][(ib + {1}u) & 3u] = from_key(e{i}); }}",
-                owned(i),
-                (i * row_step) << rp.lk_lo
-            );
-        }
-        e.o.push_str("    } else {\n");
-        for i in 0..16 {
-            let _ = writeln!(
-                e.o,
-                "        {{\n            let ix = index_of(yb + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix >> 2u][ix & 3u] = from_key(e{i}); }}\n        }}",
-                (i * row_step) << rp.lk_lo,
-                owned(i)
-            );
-        }
-        e.o.push_str("    }\n");
+    };
+    e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
+    for i in 0..16 {
+        let _ = writeln!(
+            e.o,
+            "        if ({}) {{ dst[ib + {}u] = from_key(e{i}); }}",
+            owned(i),
+            (i * row_step) << rp.lk_lo
+        );
     }
+    e.o.push_str("    } else {\n");
+    for i in 0..16 {
+        let _ = writeln!(
+            e.o,
+            "        {{\n            let ix = index_of(yb + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n        }}",
+            (i * row_step) << rp.lk_lo,
+            owned(i)
+        );
+    }
+    e.o.push_str("    }\n");
     e.o.push_str("}\n");
     e.o
 }
