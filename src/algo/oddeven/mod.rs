@@ -252,6 +252,11 @@ impl Options {
                 l
             }
         };
+        if self.kernel != TileKernel::Auto && !matches!(variant, "batcher" | "merge-split") {
+            return Err(Error::Input(format!(
+                "--kernel is for the batcher and merge-split variants, not {variant}"
+            )));
+        }
         if self.block.is_some() && variant != "merge-split" {
             return Err(Error::Input(format!(
                 "--block is for the merge-split variant, not {variant}"
