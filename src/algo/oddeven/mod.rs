@@ -650,6 +650,7 @@ impl TileRunner<'_> {
                 0
             },
             double,
+            chunk_io: std::env::var("STAGEWISE_SORT_CHUNK").map_or(true, |v| v != "0"),
         })
     }
 
