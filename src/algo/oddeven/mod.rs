@@ -650,7 +650,6 @@ impl TileRunner<'_> {
                 0
             },
             double,
-            chunk_io: std::env::var("STAGEWISE_SORT_CHUNK").map_or(true, |v| v != "0"),
         })
     }
 

@@ -55,9 +55,6 @@ pub struct RegsPass {
     pub shuffle_within: usize,
     /// Two workgroup buffers (one barrier per change of hands) or one (two barriers).
     pub double: bool,
-    /// Contiguous tiles: load and store 16 consecutive keys per invocation in place when the first
-    /// or last group holds them so (no trip through workgroup memory).
-    pub chunk_io: bool,
 }
 
 impl RegsPass {
@@ -305,32 +302,26 @@ pub fn shader(rp: &RegsPass) -> String {
             rp.lblk
         );
     }
-    // Contiguous tiles (R = 1, rows 1 apart) whose first / last group keeps 16 consecutive positions
-    // per thread (c = 1) load / store them in place, without a trip through workgroup memory.
-    let chunk = rp.chunk_io && res == 1 && rp.lk_lo == 0;
-    let chunk_in = chunk && gs.first().is_some_and(|g| g.c == 1);
-    let chunk_out = chunk && gs.last().is_some_and(|g| g.c == 1);
-    if chunk_in || chunk_out {
-        e.o.push_str("    let yc = q0 + i32(t << 4u);\n");
-    }
+    // Loads: z = t + T·i (coalesced), which is layout c = T.
     let row_step = t_count / res;
     for i in 0..16 {
         let _ = writeln!(e.o, "    var e{i}: u32;");
     }
-    // Register i's position: z = 16t + i (chunk) or t + T·i (layout c = T, coalesced).
-    let (base, step) = if chunk_in {
-        e.c = 1;
-        ("yc", 1)
-    } else {
-        ("yb", row_step << rp.lk_lo)
-    };
-    let _ = writeln!(e.o, "    if (plain) {{\n        let ib = u32({base});");
+    e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
     for i in 0..16 {
-        let _ = writeln!(e.o, "        e{i} = to_key(src[ib + {}u]);", i * step);
+        let _ = writeln!(
+            e.o,
+            "        e{i} = to_key(src[ib + {}u]);",
+            (i * row_step) << rp.lk_lo
+        );
     }
     e.o.push_str("    } else {\n");
     for i in 0..16 {
-        let _ = writeln!(e.o, "        e{i} = load_key({base} + {});", i * step);
+        let _ = writeln!(
+            e.o,
+            "        e{i} = load_key(yb + {});",
+            (i * row_step) << rp.lk_lo
+        );
     }
     e.o.push_str("    }\n");
     for g in &gs {
@@ -356,42 +347,36 @@ pub fn shader(rp: &RegsPass) -> String {
             emit_group(&mut e, g, rp, t_count, false);
         }
     }
-    // Store the rows this tile owns (halo rows are not written): in place from the chunk layout, or
-    // back to layout c = T (z = t + T·i) first.
-    let (base, step, row) = if chunk_out && e.c == 1 {
-        ("yc", 1, "(t << 4u)".to_string())
-    } else {
-        e.relayout(t_count);
-        ("yb", row_step << rp.lk_lo, format!("(t >> {lres}u)"))
-    };
-    let rstep = if base == "yc" { 1 } else { row_step };
+    // Back to layout c = T (z = t + T·i) and store the rows this tile owns.
+    e.relayout(t_count);
+    // Row of z = t + T·i is (t >> lres) + i·T/R; halo rows are not written.
     let owned = |i: usize| {
         if rp.halo == 0 {
             "true".to_string()
         } else {
-            let row0 = i * rstep;
+            let row0 = i * row_step;
             format!(
-                "{row} + {row0}u >= {}u && {row} + {row0}u < {}u",
+                "(t >> {lres}u) + {row0}u >= {}u && (t >> {lres}u) + {row0}u < {}u",
                 rp.halo,
                 rp.halo + written
             )
         }
     };
-    let _ = writeln!(e.o, "    if (plain) {{\n        let ib = u32({base});");
+    e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
     for i in 0..16 {
         let _ = writeln!(
             e.o,
             "        if ({}) {{ dst[ib + {}u] = from_key(e{i}); }}",
             owned(i),
-            i * step
+            (i * row_step) << rp.lk_lo
         );
     }
     e.o.push_str("    } else {\n");
     for i in 0..16 {
         let _ = writeln!(
             e.o,
-            "        {{\n            let ix = index_of({base} + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n        }}",
-            i * step,
+            "        {{\n            let ix = index_of(yb + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n        }}",
+            (i * row_step) << rp.lk_lo,
             owned(i)
         );
     }
