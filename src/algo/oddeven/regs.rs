@@ -23,6 +23,13 @@
 //! two buffers; two with one). Word z lives at z + ⌊z/16⌋: with that padding every layout above
 //! reads and writes without bank conflicts, and the offsets of a thread's 16 words from its first
 //! are constants (tested below), so the kernel does no index arithmetic per key.
+//!
+//! Loads and stores use layout c = T (z = t + T·i: neighbouring invocations, neighbouring words).
+//! Interior tiles of a whole array or of power-of-two segments address the array directly; only
+//! edge tiles map every key through `index_of`. Masked groups are emitted twice, the copy without
+//! the block test running on tiles that lie inside one merge block (a uniform branch). Measured on
+//! an H100 and dropped (docs/PERFORMANCE.md): several tiles per workgroup with prefetch, 16-byte
+//! global accesses, in-place loads of 16 consecutive keys.
 
 use super::model;
 use std::fmt::Write;
