@@ -744,6 +744,42 @@ fn register_kernel_matches_the_generic_kernel_and_the_cpu() {
     }
 }
 
+/// 8 and 32 keys per invocation (other layouts, group sizes and exchange widths) sort exactly too.
+#[test]
+fn register_kernel_with_8_and_32_keys_per_invocation() {
+    let cases: [(Option<usize>, usize, DType, bool); 3] = [
+        (None, 100_003, DType::U32, false),
+        (None, 300_007, DType::I32, true),
+        (Some(1000), 1000 * 9, DType::F32, false),
+    ];
+    for keys in [8, 32] {
+        for (i, (segment, n, dtype, desc)) in cases.into_iter().enumerate() {
+            let input = random_data(n, dtype, 200 + i as u64, true);
+            let opts = AlgoOptions::Oddeven(Options {
+                segment,
+                descending: desc,
+                kernel: TileKernel::Registers,
+                keys_per_invocation: Some(keys),
+                ..Default::default()
+            });
+            let r = run_opts(&opts, "batcher", input.clone(), false);
+            check(
+                &r,
+                &input,
+                segment.unwrap_or(n),
+                desc,
+                &format!("E {keys} segment {segment:?} n {n} {dtype:?} desc {desc}"),
+            );
+        }
+    }
+    let bad = AlgoOptions::Oddeven(Options {
+        keys_per_invocation: Some(12),
+        ..Default::default()
+    });
+    let e = try_run(&bad, "batcher", Data::from_u32(&[3, 1, 2]), false).unwrap_err();
+    assert!(e.to_string().contains("--keys-per-invocation 12"), "{e}");
+}
+
 #[test]
 fn register_kernel_is_the_untraced_default_and_names_what_it_cannot_run() {
     let input = random_data(20_000, DType::U32, 7, false);

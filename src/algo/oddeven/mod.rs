@@ -96,6 +96,9 @@ pub struct Options {
     /// Tile kernel (batcher, merge-split): auto (untraced runs: the generated register kernel wherever a tile fits it, else generic), registers (refuse what it cannot run), generic (shaders/oddeven/batcher.wgsl, one stage per barrier; traces always use it).
     #[arg(long, value_enum, default_value_t = TileKernel::Auto)]
     pub kernel: TileKernel,
+    /// Register kernel: keys per invocation, 8, 16 or 32 (default 16): groups of up to log2 of it stages between trips through workgroup memory, tile/E invocations.
+    #[arg(long)]
+    pub keys_per_invocation: Option<usize>,
 }
 
 /// Which kernel runs the tile passes of batcher and merge-split.
@@ -190,8 +193,10 @@ impl Options {
             // they fit (H100, full sort 2^28: 95 ms against 157 with 4096: fewer global passes).
             let fits_8192 = self.kernel != TileKernel::Generic
                 && self.segment.is_none()
-                && adapter.wg_max >= 512
-                && regs::RegsPass::smem_bytes(8192, false)
+                && self
+                    .keys()
+                    .is_ok_and(|e| adapter.wg_max as usize >= 8192 / e)
+                && regs::RegsPass::smem_bytes(8192, self.keys().unwrap_or(16), false)
                     <= gpu.limits.max_compute_workgroup_storage_size as usize;
             c.tile = c.tile.min(if fits_8192 { 8192 } else { 4096 });
             c.wg_max = c.wg_max.min(512);
@@ -252,10 +257,19 @@ impl Options {
                 l
             }
         };
-        if self.kernel != TileKernel::Auto && !matches!(variant, "batcher" | "merge-split") {
-            return Err(Error::Input(format!(
-                "--kernel is for the batcher and merge-split variants, not {variant}"
-            )));
+        if !matches!(variant, "batcher" | "merge-split") {
+            let flag = if self.kernel != TileKernel::Auto {
+                Some("--kernel")
+            } else if self.keys_per_invocation.is_some() {
+                Some("--keys-per-invocation")
+            } else {
+                None
+            };
+            if let Some(flag) = flag {
+                return Err(Error::Input(format!(
+                    "{flag} is for the batcher and merge-split variants, not {variant}"
+                )));
+            }
         }
         if self.block.is_some() && variant != "merge-split" {
             return Err(Error::Input(format!(
@@ -269,6 +283,16 @@ impl Options {
             seg,
             segmented: self.segment.is_some(),
         })
+    }
+
+    fn keys(&self) -> Result<usize> {
+        match self.keys_per_invocation {
+            None => Ok(16),
+            Some(e @ (8 | 16 | 32)) => Ok(e),
+            Some(e) => Err(Error::Input(format!(
+                "--keys-per-invocation {e}: 8, 16 or 32"
+            ))),
+        }
     }
 
     fn block_size(&self, caps: &Caps, n: usize) -> Result<usize> {
@@ -582,6 +606,8 @@ struct TileRunner<'a> {
     desc: bool,
     trace: bool,
     kernel: TileKernel,
+    /// Register kernel: keys per invocation.
+    keys: usize,
 }
 
 impl TileRunner<'_> {
@@ -592,24 +618,25 @@ impl TileRunner<'_> {
         }
         let size = tp.res * tp.rows;
         let adapter = caps_of(self.gpu);
-        if !size.is_power_of_two() || size < 256 || size / 16 < tp.res {
+        if !size.is_power_of_two() || size < 256 || size / self.keys < tp.res {
             return Err(format!(
                 "a tile of {size} keys (the register kernel needs a power of two ≥ 256)"
             ));
         }
-        if size / 16 > adapter.wg_max as usize {
+        let keys = self.keys;
+        if size / keys > adapter.wg_max as usize {
             return Err(format!(
-                "a tile of {size} keys needs {} invocations per workgroup; this adapter allows {}",
-                size / 16,
+                "a tile of {size} keys needs {} invocations per workgroup ({keys} keys each); this adapter allows {}",
+                size / keys,
                 adapter.wg_max
             ));
         }
         let limit = self.gpu.limits.max_compute_workgroup_storage_size as usize;
-        let double = regs::RegsPass::smem_bytes(size, true) <= limit;
-        if !double && regs::RegsPass::smem_bytes(size, false) > limit {
+        let double = regs::RegsPass::smem_bytes(size, keys, true) <= limit;
+        if !double && regs::RegsPass::smem_bytes(size, keys, false) > limit {
             return Err(format!(
                 "a tile of {size} keys needs {} bytes of workgroup memory; this adapter has {limit}",
-                regs::RegsPass::smem_bytes(size, false)
+                regs::RegsPass::smem_bytes(size, keys, false)
             ));
         }
         let list = tp.stage_list();
@@ -639,6 +666,7 @@ impl TileRunner<'_> {
         }
         Ok(regs::RegsPass {
             tile: size,
+            keys,
             lres: tp.res.ilog2(),
             lk_lo: tp.k_lo.ilog2(),
             halo: tp.halo,
@@ -1174,6 +1202,7 @@ impl Algorithm for Options {
                     desc,
                     trace: req.trace,
                     kernel: self.kernel,
+                    keys: self.keys()?,
                 };
                 let (net, tps, block) = if variant == "batcher" {
                     if req.trace && n > 1 << 16 {
@@ -1403,6 +1432,7 @@ impl Algorithm for Options {
                     desc: s.desc,
                     trace: false,
                     kernel: self.kernel,
+                    keys: self.keys()?,
                 };
                 let (net, tps) = if variant.name == "batcher" {
                     batcher_passes(&caps, &s, true)?

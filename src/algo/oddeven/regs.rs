@@ -1,4 +1,5 @@
-//! The register kernel: Batcher's network on a tile with 16 keys per invocation in registers,
+//! The register kernel: Batcher's network on a tile with E keys per invocation in registers
+//! (E = 16 by default; 8 and 32 with `--keys-per-invocation`; the text below says 16),
 //! generated as straight-line WGSL for one tile pass (untraced runs; traces use batcher.wgsl,
 //! one stage per step). Same tiles, same comparators, far fewer trips through workgroup memory.
 //!
@@ -46,8 +47,10 @@ pub enum Block {
 /// One generated tile pass.
 #[derive(Clone, Debug)]
 pub struct RegsPass {
-    /// Keys per tile: a power of two ≥ 256, 16 per invocation.
+    /// Keys per tile: a power of two ≥ 256.
     pub tile: usize,
+    /// Keys per invocation E (8, 16 or 32): groups of up to log2 E stages.
+    pub keys: usize,
     /// log2 of the residues per row (R) and of the network distance between rows (k_lo).
     pub lres: u32,
     pub lk_lo: u32,
@@ -66,24 +69,25 @@ pub struct RegsPass {
 
 impl RegsPass {
     pub fn threads(&self) -> usize {
-        self.tile / 16
+        self.tile / self.keys
     }
 
     /// Workgroup memory in bytes.
-    pub fn smem_bytes(tile: usize, double: bool) -> usize {
-        4 * padded(tile) * if double { 2 } else { 1 }
+    pub fn smem_bytes(tile: usize, keys: usize, double: bool) -> usize {
+        4 * padded(tile, keys) * if double { 2 } else { 1 }
     }
 }
 
-fn padded(z: usize) -> usize {
-    z + z / 16
+/// Word z of the tile lives at z + ⌊z/E⌋ in workgroup memory.
+fn padded(z: usize, keys: usize) -> usize {
+    z + z / keys
 }
 
 /// The constant offset of z(t, j + m) from z(t, j = 0) after padding, for layout c (m may be
-/// negative or ≥ 16: rows of the neighbouring threads t ∓ c).
-fn off(c: usize, m: i64) -> i64 {
+/// negative or ≥ E: rows of the neighbouring threads t ∓ c).
+fn off(c: usize, m: i64, keys: usize) -> i64 {
     let x = c as i64 * m;
-    x + x.div_euclid(16)
+    x + x.div_euclid(keys as i64)
 }
 
 /// A group of stages sharing one layout.
@@ -98,7 +102,8 @@ pub struct Group {
 }
 
 /// Split the tile stages into groups (see the module doc).
-pub fn groups(tile: usize, stages: &[(Block, usize)]) -> Vec<Group> {
+pub fn groups(tile: usize, keys: usize, stages: &[(Block, usize)]) -> Vec<Group> {
+    let half = keys / 2;
     let mut out: Vec<Group> = Vec::new();
     let mut i = 0;
     while i < stages.len() {
@@ -109,11 +114,11 @@ pub fn groups(tile: usize, stages: &[(Block, usize)]) -> Vec<Group> {
             .unwrap_or(stages.len());
         let last_k = stages[run_end - 1].1;
         if let Block::Local(p) = b
-            && p <= 8
+            && p <= half
         {
-            // Whole merges of 2p ≤ 16 positions: one chunk of 16 per thread, all in registers.
+            // Whole merges of 2p ≤ E positions: one chunk of E per thread, all in registers.
             let end = (i..stages.len())
-                .find(|&x| !matches!(stages[x].0, Block::Local(q) if q <= 8))
+                .find(|&x| !matches!(stages[x].0, Block::Local(q) if q <= half))
                 .unwrap_or(stages.len());
             out.push(Group {
                 c: 1,
@@ -124,15 +129,15 @@ pub fn groups(tile: usize, stages: &[(Block, usize)]) -> Vec<Group> {
             continue;
         }
         let c = match b {
-            Block::Local(p) if k == p => (p / 8).max(last_k),
-            _ => (k / 8).max(last_k).max(1),
+            Block::Local(p) if k == p => (p / half).max(last_k),
+            _ => (k / half).max(last_k).max(1),
         };
         let end = (i..run_end).find(|&x| stages[x].1 < c).unwrap_or(run_end);
         let threads_per_block = match b {
-            Block::Local(p) => Some((2 * p / (16 * c)).max(1)),
+            Block::Local(p) => Some((2 * p / (keys * c)).max(1)),
             Block::Masked => None,
         };
-        debug_assert!(16 * c <= tile);
+        debug_assert!(keys * c <= tile);
         out.push(Group {
             c,
             threads_per_block,
@@ -144,8 +149,8 @@ pub fn groups(tile: usize, stages: &[(Block, usize)]) -> Vec<Group> {
 }
 
 /// Thread t's first tile position in layout c.
-pub fn layout_base(c: usize, t: usize) -> usize {
-    (t % c) + c * 16 * (t / c)
+pub fn layout_base(c: usize, t: usize, keys: usize) -> usize {
+    (t % c) + c * keys * (t / c)
 }
 
 struct Emit {
@@ -157,6 +162,8 @@ struct Emit {
     reads: bool,
     /// The layout (c) the registers are in.
     c: usize,
+    /// Keys per invocation E.
+    keys: usize,
 }
 
 impl Emit {
@@ -189,7 +196,7 @@ impl Emit {
             self.o,
             "    let {name} = (t & {}u) + ((t >> {lc}u) << {}u);",
             c - 1,
-            lc + 4
+            lc + self.keys.trailing_zeros()
         );
     }
 
@@ -203,17 +210,26 @@ impl Emit {
         let _ = writeln!(self.o, "    // layout c = {} -> c = {c}", self.c);
         self.o.push_str("    {\n");
         self.base(self.c, "zw");
-        self.o.push_str("        let pw = zw + (zw >> 4u);\n");
-        for j in 0..16 {
-            let _ = writeln!(self.o, "        {b}[pw + {}u] = e{j};", off(self.c, j));
+        let le = self.keys.trailing_zeros();
+        let _ = writeln!(self.o, "        let pw = zw + (zw >> {le}u);");
+        for j in 0..self.keys {
+            let _ = writeln!(
+                self.o,
+                "        {b}[pw + {}u] = e{j};",
+                off(self.c, j as i64, self.keys)
+            );
         }
         self.o.push_str("    }\n");
         self.barrier();
         self.o.push_str("    {\n");
         self.base(c, "zr");
-        self.o.push_str("        let pr = zr + (zr >> 4u);\n");
-        for j in 0..16 {
-            let _ = writeln!(self.o, "        e{j} = {b}[pr + {}u];", off(c, j));
+        let _ = writeln!(self.o, "        let pr = zr + (zr >> {le}u);");
+        for j in 0..self.keys {
+            let _ = writeln!(
+                self.o,
+                "        e{j} = {b}[pr + {}u];",
+                off(c, j as i64, self.keys)
+            );
         }
         self.o.push_str("    }\n");
         self.after_read();
@@ -248,15 +264,18 @@ pub fn shader(rp: &RegsPass) -> String {
     let rows = tile >> lres;
     assert!(rows > 2 * rp.halo && t_count >= res);
     let written = rows - 2 * rp.halo;
-    let gs = groups(tile, &rp.stages);
+    let keys = rp.keys;
+    assert!(matches!(keys, 8 | 16 | 32), "keys {keys}");
+    let gs = groups(tile, keys, &rp.stages);
     let mut e = Emit {
         o: String::new(),
         double: rp.double,
         cur: 0,
         reads: false,
         c: t_count,
+        keys,
     };
-    let pb = padded(tile);
+    let pb = padded(tile, keys);
     let _ = writeln!(
         e.o,
         "// Generated register kernel (src/algo/oddeven/regs.rs): tile {tile}, R = {res}, rows {rows} \
@@ -311,11 +330,11 @@ pub fn shader(rp: &RegsPass) -> String {
     }
     // Loads: z = t + T·i (coalesced), which is layout c = T.
     let row_step = t_count / res;
-    for i in 0..16 {
+    for i in 0..keys {
         let _ = writeln!(e.o, "    var e{i}: u32;");
     }
     e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
-    for i in 0..16 {
+    for i in 0..keys {
         let _ = writeln!(
             e.o,
             "        e{i} = to_key(src[ib + {}u]);",
@@ -323,7 +342,7 @@ pub fn shader(rp: &RegsPass) -> String {
         );
     }
     e.o.push_str("    } else {\n");
-    for i in 0..16 {
+    for i in 0..keys {
         let _ = writeln!(
             e.o,
             "        e{i} = load_key(yb + {});",
@@ -370,7 +389,7 @@ pub fn shader(rp: &RegsPass) -> String {
         }
     };
     e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
-    for i in 0..16 {
+    for i in 0..keys {
         let _ = writeln!(
             e.o,
             "        if ({}) {{ dst[ib + {}u] = from_key(e{i}); }}",
@@ -379,7 +398,7 @@ pub fn shader(rp: &RegsPass) -> String {
         );
     }
     e.o.push_str("    } else {\n");
-    for i in 0..16 {
+    for i in 0..keys {
         let _ = writeln!(
             e.o,
             "        {{\n            let ix = index_of(yb + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n        }}",
@@ -398,6 +417,8 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
     let c = g.c;
     let lc = c.trailing_zeros();
     let lres = rp.lres;
+    let keys = rp.keys;
+    let le = keys.trailing_zeros();
     let masked = g.threads_per_block.is_none();
     let tpb = g.threads_per_block.unwrap_or(t_count / c);
     // Does this group need the neighbours? (A stage with k < p and more than one thread per block.)
@@ -415,7 +436,7 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
         let _ = writeln!(e.o, "        let qg = q0 + i32(zg >> {lres}u);");
     }
     if crosses {
-        let _ = writeln!(e.o, "        let pg = zg + (zg >> 4u);");
+        let _ = writeln!(e.o, "        let pg = zg + (zg >> {le}u);");
         if masked {
             let _ = writeln!(
                 e.o,
@@ -435,7 +456,7 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
     let shuffle = crosses && !masked && rp.shuffle_within > 0 && c * tpb <= rp.shuffle_within;
     for &(b, k) in &g.stages {
         let d = k / c;
-        debug_assert!((1..=8).contains(&d) && k % c == 0);
+        debug_assert!((1..=keys / 2).contains(&d) && k % c == 0);
         let rowd = (k >> lres) as i64; // network rows between the pair (Masked)
         let rows_per_reg = (c >> lres) as i64;
         let first = matches!(b, Block::Local(p) if p == k);
@@ -456,15 +477,19 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
                 for j in 0..d {
                     let _ = writeln!(e.o, "        let nb{j} = subgroupShuffleDown(e{j}, {c}u);");
                 }
-                for j in 16 - d..16 {
+                for j in keys - d..keys {
                     let _ = writeln!(e.o, "        let pv{j} = subgroupShuffleUp(e{j}, {c}u);");
                 }
             } else {
                 // Through workgroup memory: bottom and top d rows out, the neighbours' in.
                 e.before_write();
                 let bname = e.buf();
-                for j in (0..d).chain(16 - d..16) {
-                    let _ = writeln!(e.o, "        {bname}[pg + {}u] = e{j};", off(c, j as i64));
+                for j in (0..d).chain(keys - d..keys) {
+                    let _ = writeln!(
+                        e.o,
+                        "        {bname}[pg + {}u] = e{j};",
+                        off(c, j as i64, keys)
+                    );
                 }
                 e.barrier();
                 // Guarded reads: the first and last threads of a block have no neighbour.
@@ -472,11 +497,11 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
                     let _ = writeln!(
                         e.o,
                         "        var nb{j} = 0u;\n        if (has_next) {{ nb{j} = {bname}[pg + {}u]; }}",
-                        off(c, 16 + j as i64)
+                        off(c, (keys + j) as i64, keys)
                     );
                 }
-                for j in 16 - d..16 {
-                    let x = off(c, j as i64 - 16);
+                for j in keys - d..keys {
+                    let x = off(c, j as i64 - keys as i64, keys);
                     let _ = writeln!(
                         e.o,
                         "        var pv{j} = 0u;\n        if (has_prev) {{ pv{j} = {bname}[pg - {}u]; }}",
@@ -487,7 +512,7 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
             }
         }
         // Pairs inside the thread.
-        for j in 0..16 - d {
+        for j in 0..keys - d {
             let own = match b {
                 Block::Local(p) => model::is_comparator(p / c, d, j),
                 Block::Masked => j & d != 0,
@@ -503,8 +528,8 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
             }
         }
         if cross_here {
-            // Top d rows: the lower end of a pair with the next thread's row j + d - 16.
-            for j in 16 - d..16 {
+            // Top d rows: the lower end of a pair with the next thread's row j + d - E.
+            for j in keys - d..keys {
                 let cond = if masked && use_mask {
                     keep(&mut e.o, j, &format!("kt{j}"));
                     format!("has_next && kt{j}")
@@ -514,10 +539,10 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
                 let _ = writeln!(
                     e.o,
                     "        e{j} = select(e{j}, min(e{j}, nb{}), {cond});",
-                    j + d - 16
+                    j + d - keys
                 );
             }
-            // Bottom d rows: the upper end of a pair with the previous thread's row j + 16 - d.
+            // Bottom d rows: the upper end of a pair with the previous thread's row j + E - d.
             for j in 0..d {
                 let cond = if masked && use_mask {
                     let _ = writeln!(
@@ -534,7 +559,7 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
                 let _ = writeln!(
                     e.o,
                     "        e{j} = select(e{j}, max(e{j}, pv{}), {cond});",
-                    j + 16 - d
+                    j + keys - d
                 );
             }
         }
@@ -549,20 +574,59 @@ mod tests {
 
     #[test]
     fn padded_offsets_are_constants_per_layout() {
-        for lt in 8..=12 {
-            let tile = 1usize << lt;
-            let threads = tile / 16;
+        for keys in [8, 16, 32] {
+            for lt in 8..=12 {
+                let tile = 1usize << lt;
+                let threads = tile / keys;
+                let mut c = 1;
+                while c <= threads {
+                    for t in 0..threads {
+                        let zb = layout_base(c, t, keys);
+                        for m in -(keys as i64)..2 * keys as i64 {
+                            let z = zb as i64 + c as i64 * m;
+                            if z < 0 || z >= tile as i64 {
+                                continue;
+                            }
+                            let want = padded(z as usize, keys) as i64;
+                            assert_eq!(
+                                padded(zb, keys) as i64 + off(c, m, keys),
+                                want,
+                                "E {keys} c {c} t {t} m {m}"
+                            );
+                        }
+                    }
+                    c *= 2;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn layouts_cover_the_tile_and_hit_distinct_banks() {
+        for keys in [8, 16, 32] {
+            let tile = 4096;
+            let threads = tile / keys;
             let mut c = 1;
             while c <= threads {
+                let mut seen = vec![false; tile];
                 for t in 0..threads {
-                    let zb = layout_base(c, t);
-                    for m in -16i64..32 {
-                        let z = zb as i64 + c as i64 * m;
-                        if z < 0 || z >= tile as i64 {
-                            continue;
+                    for j in 0..keys {
+                        let z = layout_base(c, t, keys) + c * j;
+                        assert!(!seen[z]);
+                        seen[z] = true;
+                    }
+                }
+                // Every warp's access to register j: at most 2 words per bank.
+                for w in (0..threads).step_by(32) {
+                    for j in 0..keys {
+                        let mut banks = [0; 32];
+                        for t in w..w + 32 {
+                            banks[padded(layout_base(c, t, keys) + c * j, keys) % 32] += 1;
                         }
-                        let want = padded(z as usize) as i64;
-                        assert_eq!(padded(zb) as i64 + off(c, m), want, "c {c} t {t} m {m}");
+                        assert!(
+                            banks.iter().all(|&b| b <= 2),
+                            "E {keys} c {c} j {j} {banks:?}"
+                        );
                     }
                 }
                 c *= 2;
@@ -570,53 +634,27 @@ mod tests {
         }
     }
 
+    /// The groups run exactly the pass's stages, each at a row distance the group's layout holds.
     #[test]
-    fn layouts_cover_the_tile_and_hit_distinct_banks() {
-        let tile = 4096;
-        let threads = tile / 16;
-        let mut c = 1;
-        while c <= threads {
-            let mut seen = vec![false; tile];
-            for t in 0..threads {
-                for j in 0..16 {
-                    let z = layout_base(c, t) + c * j;
-                    assert!(!seen[z]);
-                    seen[z] = true;
-                }
-            }
-            // Every warp's access to register j: at most 2 words per bank.
-            for w in (0..threads).step_by(32) {
-                for j in 0..16 {
-                    let mut banks = [0; 32];
-                    for t in w..w + 32 {
-                        banks[padded(layout_base(c, t) + c * j) % 32] += 1;
-                    }
-                    assert!(banks.iter().all(|&b| b <= 2), "c {c} j {j} {banks:?}");
-                }
-            }
-            c *= 2;
-        }
-    }
-
-    /// Play the groups on the CPU: position-level comparators, exactly the stages' set.
-    #[test]
-    fn groups_cover_every_comparator_once() {
-        for lt in 8..=12 {
-            let tile = 1usize << lt;
-            let stages: Vec<(Block, usize)> = model::batcher_stages(tile)
-                .into_iter()
-                .map(|(p, k)| (Block::Local(p), k))
-                .collect();
-            let gs = groups(tile, &stages);
-            let flat: Vec<_> = gs.iter().flat_map(|g| g.stages.clone()).collect();
-            assert_eq!(flat, stages);
-            for g in &gs {
-                for &(b, k) in &g.stages {
-                    assert!(k % g.c == 0 && k / g.c <= 8, "{g:?}");
-                    if let Block::Local(p) = b
-                        && k == p
-                    {
-                        assert_eq!(g.threads_per_block, Some(1), "{g:?}");
+    fn groups_cover_every_stage_once() {
+        for keys in [8, 16, 32] {
+            for lt in 8..=12 {
+                let tile = 1usize << lt;
+                let stages: Vec<(Block, usize)> = model::batcher_stages(tile)
+                    .into_iter()
+                    .map(|(p, k)| (Block::Local(p), k))
+                    .collect();
+                let gs = groups(tile, keys, &stages);
+                let flat: Vec<_> = gs.iter().flat_map(|g| g.stages.clone()).collect();
+                assert_eq!(flat, stages);
+                for g in &gs {
+                    for &(b, k) in &g.stages {
+                        assert!(k % g.c == 0 && k / g.c <= keys / 2, "{g:?}");
+                        if let Block::Local(p) = b
+                            && k == p
+                        {
+                            assert_eq!(g.threads_per_block, Some(1), "{g:?}");
+                        }
                     }
                 }
             }
