@@ -7,7 +7,6 @@ out=${1:-/tmp/out}; S=${SW:-.gpu/stagewise}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
 source "$(dirname "$0")/lib.sh"
 M=16777216; G=268435456
-J() { local f=$1; shift; timeout 120 $S bench "$@" --warmup "${WARMUP:-300}" --json > "$out/$f.json" 2>> "$out/errors.txt"; row "$f" < "$out/$f.json"; }
 {
 V "full 2^24 default" oddeven --variant batcher --n $M --fill random
 STAGEWISE_SORT_HALO=16 V "full 2^24 S4 halo16" oddeven --variant batcher --n $M --fill random --tiles-per-workgroup 4

@@ -7,7 +7,6 @@ out=${1:-/tmp/out}; S=${SW:-.gpu/stagewise}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
 source "$(dirname "$0")/lib.sh"
 M=16777216; G=268435456
-J() { local f=$1; shift; timeout 120 $S bench "$@" --warmup "${WARMUP:-300}" --json > "$out/$f.json" 2>> "$out/errors.txt"; row "$f" < "$out/$f.json"; }
 cfgs=("R32 h16:STAGEWISE_SORT_RES=32 STAGEWISE_SORT_HALO=16"
       "R16 h16:STAGEWISE_SORT_RES=16 STAGEWISE_SORT_HALO=16"
       "R8 h16:STAGEWISE_SORT_RES=8 STAGEWISE_SORT_HALO=16"
@@ -23,10 +22,10 @@ for c in "${cfgs[@]}"; do name=${c%%:*}; envs=${c#*:}
 done
 B copy-warm copy --n $M --reps 200
 for c in "${cfgs[@]}"; do name=${c%%:*}; envs=${c#*:}; f=$(echo "$name" | tr ' ' '-')
-  env $envs bash -c "source bench/lib.sh; out=$out S=$S; $(declare -f J); J full24-$f oddeven --variant batcher --n $M --reps 30"
+  env $envs bash -c "source bench/lib.sh; out=$out S=$S; J full24-$f oddeven --variant batcher --n $M --reps 30"
 done
 B copy28 copy --n $G --reps 50
 for c in "${cfgs[@]}"; do name=${c%%:*}; envs=${c#*:}; f=$(echo "$name" | tr ' ' '-')
-  env $envs WARMUP=3 bash -c "source bench/lib.sh; out=$out S=$S; $(declare -f J); J full28-$f oddeven --variant batcher --n $G --reps 5"
+  env $envs WARMUP=3 bash -c "source bench/lib.sh; out=$out S=$S; J full28-$f oddeven --variant batcher --n $G --reps 5"
 done
 } 2>&1 | tee "$out/summary.txt"

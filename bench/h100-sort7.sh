@@ -8,7 +8,6 @@ out=${1:-/tmp/out}; S=${SW:-.gpu/stagewise}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
 source "$(dirname "$0")/lib.sh"
 M=16777216; G=268435456
-J() { local f=$1; shift; timeout 120 $S bench "$@" --warmup "${WARMUP:-300}" --json > "$out/$f.json" 2>> "$out/errors.txt"; row "$f" < "$out/$f.json"; }
 {
 V "transposition 8191" oddeven --n 8191 --fill random
 V "transposition 12288" oddeven --n 12288 --fill random --dtype f32

@@ -6,7 +6,6 @@ out=${1:-/tmp/out}; S=${SW:-.gpu/stagewise}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
 source "$(dirname "$0")/lib.sh"
 M=16777216; G=268435456
-J() { local f=$1; shift; timeout 120 $S bench "$@" --warmup "${WARMUP:-300}" --json > "$out/$f.json" 2>> "$out/errors.txt"; row "$f" < "$out/$f.json"; }
 {
 for L in 1024 4096; do V "seg$L i32" oddeven --variant batcher --segment $L --n $M --dtype i32 --fill random; done
 V "seg1000 f32 desc" oddeven --variant batcher --segment 1000 --n 10000000 --dtype f32 --descending --fill random

@@ -108,7 +108,7 @@ pub enum TileKernel {
     /// Registers where the pass fits them (untraced), else generic.
     #[default]
     Auto,
-    /// The generated register kernel (src/algo/oddeven/regs.rs): 16 keys per invocation.
+    /// The generated register kernel (src/algo/oddeven/regs.rs): E keys per invocation.
     Registers,
     /// shaders/oddeven/batcher.wgsl: one stage per barrier in workgroup memory; writes the trace.
     Generic,
@@ -187,16 +187,15 @@ impl Options {
         let adapter = caps_of(gpu);
         let mut c = adapter;
         if variant == "batcher" {
-            // Defaults from the H100 sweep (docs/PERFORMANCE.md): 4096-key tiles with 512 threads
-            // beat 8192 with 1024 in every batcher case (segments 1024/2048/4096, full 2^24).
-            // The register kernel: 8192-key tiles (512 invocations, one workgroup buffer) where
-            // they fit (H100, full sort 2^28: 95 ms against 157 with 4096: fewer global passes).
+            // Defaults from the H100 sweeps (docs/PERFORMANCE.md). Generic kernel: 4096-key tiles
+            // with 512 threads beat 8192 with 1024 in every batcher case. Register kernel, whole
+            // arrays: 8192-key tiles where they fit (one workgroup buffer; full sort 2^28: 95 ms
+            // against 157 with 4096: fewer global passes).
+            let keys = self.keys()?;
             let fits_8192 = self.kernel != TileKernel::Generic
                 && self.segment.is_none()
-                && self
-                    .keys()
-                    .is_ok_and(|e| adapter.wg_max as usize >= 8192 / e)
-                && regs::RegsPass::smem_bytes(8192, self.keys().unwrap_or(16), false)
+                && adapter.wg_max as usize >= 8192 / keys
+                && regs::RegsPass::smem_bytes(8192, keys, false)
                     <= gpu.limits.max_compute_workgroup_storage_size as usize;
             c.tile = c.tile.min(if fits_8192 { 8192 } else { 4096 });
             c.wg_max = c.wg_max.min(512);
@@ -553,23 +552,7 @@ impl TilePass {
     }
 
     fn stages(&self) -> usize {
-        if self.p_lo > self.p_hi {
-            return 0;
-        }
-        let mut c = 0;
-        let (mut p, mut k) = (self.p_lo, self.k_first);
-        loop {
-            c += 1;
-            if p == self.p_hi && k == self.k_last {
-                return c;
-            }
-            if k == 1 || k == self.k_lo {
-                p *= 2;
-                k = p;
-            } else {
-                k /= 2;
-            }
-        }
+        self.stage_list().len()
     }
 }
 
@@ -618,12 +601,12 @@ impl TileRunner<'_> {
         }
         let size = tp.res * tp.rows;
         let adapter = caps_of(self.gpu);
-        if !size.is_power_of_two() || size < 256 || size / self.keys < tp.res {
+        let keys = self.keys;
+        if !size.is_power_of_two() || size < 256 || size / keys < tp.res {
             return Err(format!(
                 "a tile of {size} keys (the register kernel needs a power of two ≥ 256)"
             ));
         }
-        let keys = self.keys;
         if size / keys > adapter.wg_max as usize {
             return Err(format!(
                 "a tile of {size} keys needs {} invocations per workgroup ({keys} keys each); this adapter allows {}",

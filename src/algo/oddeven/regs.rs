@@ -328,28 +328,19 @@ pub fn shader(rp: &RegsPass) -> String {
             rp.lblk
         );
     }
-    // Loads: z = t + T·i (coalesced), which is layout c = T.
+    // Loads: z = t + T·i (coalesced), which is layout c = T; register i is `dy[i]` network
+    // positions after the thread's first.
     let row_step = t_count / res;
+    let dy: Vec<usize> = (0..keys).map(|i| (i * row_step) << rp.lk_lo).collect();
     for i in 0..keys {
         let _ = writeln!(e.o, "    var e{i}: u32;");
     }
-    e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
-    for i in 0..keys {
-        let _ = writeln!(
-            e.o,
-            "        e{i} = to_key(src[ib + {}u]);",
-            (i * row_step) << rp.lk_lo
-        );
-    }
-    e.o.push_str("    } else {\n");
-    for i in 0..keys {
-        let _ = writeln!(
-            e.o,
-            "        e{i} = load_key(yb + {});",
-            (i * row_step) << rp.lk_lo
-        );
-    }
-    e.o.push_str("    }\n");
+    plain_or_mapped(
+        &mut e.o,
+        |i| format!("        e{i} = to_key(src[ib + {}u]);\n", dy[i]),
+        |i| format!("        e{i} = load_key(yb + {});\n", dy[i]),
+        keys,
+    );
     for g in &gs {
         e.relayout(g.c);
         let _ = writeln!(
@@ -388,27 +379,41 @@ pub fn shader(rp: &RegsPass) -> String {
             )
         }
     };
-    e.o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
-    for i in 0..keys {
-        let _ = writeln!(
-            e.o,
-            "        if ({}) {{ dst[ib + {}u] = from_key(e{i}); }}",
-            owned(i),
-            (i * row_step) << rp.lk_lo
-        );
-    }
-    e.o.push_str("    } else {\n");
-    for i in 0..keys {
-        let _ = writeln!(
-            e.o,
-            "        {{\n            let ix = index_of(yb + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n        }}",
-            (i * row_step) << rp.lk_lo,
-            owned(i)
-        );
-    }
-    e.o.push_str("    }\n");
+    plain_or_mapped(
+        &mut e.o,
+        |i| {
+            format!(
+                "        if ({}) {{ dst[ib + {}u] = from_key(e{i}); }}\n",
+                owned(i),
+                dy[i]
+            )
+        },
+        |i| {
+            format!(
+                "        {{\n            let ix = index_of(yb + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n        }}\n",
+                dy[i],
+                owned(i)
+            )
+        },
+        keys,
+    );
     e.o.push_str("}\n");
     e.o
+}
+
+/// `if (plain) { plain(0..keys) } else { mapped(0..keys) }`: interior tiles address the array
+/// directly (`ib`), the others map every position through `index_of`.
+fn plain_or_mapped(
+    o: &mut String,
+    plain: impl Fn(usize) -> String,
+    mapped: impl Fn(usize) -> String,
+    keys: usize,
+) {
+    o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
+    (0..keys).for_each(|i| o.push_str(&plain(i)));
+    o.push_str("    } else {\n");
+    (0..keys).for_each(|i| o.push_str(&mapped(i)));
+    o.push_str("    }\n");
 }
 
 /// One group's stages (see the module doc). `use_mask`: test the merge block per comparator
@@ -461,12 +466,12 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
         let rows_per_reg = (c >> lres) as i64;
         let first = matches!(b, Block::Local(p) if p == k);
         let _ = writeln!(e.o, "        // stage k_z = {k} (d = {d})\n        {{");
-        let keep = |o: &mut String, j: usize, name: &str| {
+        // `name` = the pair whose lower end is network row qg + lo stays in one merge block.
+        let keep = |o: &mut String, lo: i64, name: &str| {
             let _ = writeln!(
                 o,
-                "        let {name} = ((u32(qg + {}) ^ u32(qg + {})) >> {}u) == 0u;",
-                rows_per_reg * j as i64,
-                rows_per_reg * j as i64 + rowd,
+                "        let {name} = ((u32(qg + {lo}) ^ u32(qg + {})) >> {}u) == 0u;",
+                lo + rowd,
                 rp.lblk
             );
         };
@@ -521,7 +526,7 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
                 continue;
             }
             if masked && use_mask {
-                keep(&mut e.o, j, &format!("k{j}"));
+                keep(&mut e.o, rows_per_reg * j as i64, &format!("k{j}"));
                 cx(&mut e.o, j, j + d, Some(&format!("k{j}")));
             } else {
                 cx(&mut e.o, j, j + d, None);
@@ -531,7 +536,7 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
             // Top d rows: the lower end of a pair with the next thread's row j + d - E.
             for j in keys - d..keys {
                 let cond = if masked && use_mask {
-                    keep(&mut e.o, j, &format!("kt{j}"));
+                    keep(&mut e.o, rows_per_reg * j as i64, &format!("kt{j}"));
                     format!("has_next && kt{j}")
                 } else {
                     "has_next".into()
@@ -545,13 +550,7 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
             // Bottom d rows: the upper end of a pair with the previous thread's row j + E - d.
             for j in 0..d {
                 let cond = if masked && use_mask {
-                    let _ = writeln!(
-                        e.o,
-                        "        let kb{j} = ((u32(qg + {}) ^ u32(qg + {})) >> {}u) == 0u;",
-                        rows_per_reg * j as i64 - rowd,
-                        rows_per_reg * j as i64,
-                        rp.lblk
-                    );
+                    keep(&mut e.o, rows_per_reg * j as i64 - rowd, &format!("kb{j}"));
                     format!("has_prev && kb{j}")
                 } else {
                     "has_prev".into()
