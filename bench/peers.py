@@ -80,7 +80,7 @@ def main():
     yf = torch.empty_like(xf)
     add("cumsum float32", n, 8 * n, lambda: torch.cumsum(xf, 0, out=yf))
     del xf, yf
-    for lg in ([20] if args.quick else [24, 26, 28]):
+    for lg in ([20] if args.quick else [24, 25, 26, 27, 28]):
         k = x[: 1 << lg].clone()
         add(f"sort int32 2^{lg}", 1 << lg, 8 * (1 << lg), lambda k=k: torch.sort(k), items=1 << lg)
     total = 1 << (20 if args.quick else 24)

@@ -346,6 +346,11 @@ impl Gpu {
         {
             return Ok(p);
         }
+        if let Ok(dir) = std::env::var("STAGEWISE_DUMP_WGSL") {
+            // Debugging aid: every compiled kernel's WGSL, named by label and source hash.
+            let name = format!("{dir}/{}-{key:016x}.wgsl", label.replace(' ', "_"));
+            let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(name, source));
+        }
         let tuning = kernel_tuning();
         let p = self.scoped(|| {
             let desc = wgpu::ShaderModuleDescriptor {

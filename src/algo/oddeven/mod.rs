@@ -96,7 +96,7 @@ pub struct Options {
     /// Tile kernel (batcher, merge-split): auto (untraced runs: the generated register kernel wherever a tile fits it, else generic), registers (refuse what it cannot run), generic (shaders/oddeven/batcher.wgsl, one stage per barrier; traces always use it).
     #[arg(long, value_enum, default_value_t = TileKernel::Auto)]
     pub kernel: TileKernel,
-    /// Register kernel: keys per invocation, 8, 16 or 32 (default 16): groups of up to log2 of it stages between trips through workgroup memory, tile/E invocations.
+    /// Register kernel: keys per invocation, 8, 16 or 32 (default 32; 16 for segments ≤ 2048 and on CPU adapters): groups of up to log2 of it stages between trips through workgroup memory, tile/E invocations.
     #[arg(long)]
     pub keys_per_invocation: Option<usize>,
 }
@@ -191,7 +191,7 @@ impl Options {
             // with 512 threads beat 8192 with 1024 in every batcher case. Register kernel, whole
             // arrays: 8192-key tiles where they fit (one workgroup buffer; full sort 2^28: 95 ms
             // against 157 with 4096: fewer global passes).
-            let keys = self.keys()?;
+            let keys = self.keys(gpu)?;
             let fits_8192 = self.kernel != TileKernel::Generic
                 && self.segment.is_none()
                 && adapter.wg_max as usize >= 8192 / keys
@@ -284,9 +284,19 @@ impl Options {
         })
     }
 
-    fn keys(&self) -> Result<usize> {
+    fn keys(&self, gpu: &Gpu) -> Result<usize> {
         match self.keys_per_invocation {
-            None => Ok(16),
+            // H100, 2^24 keys (bench/h100-sort11.sh): segments of 1024 / 2048 run best with 16 keys
+            // per invocation (0.139 / 0.178 ms against 0.141 / 0.194 with 32), 4096 and whole
+            // arrays with 32 (0.234 against 0.257; full sort 2^28 55.2 ms against 63.6; 64 keys,
+            // measured at 64.6 ms and slowest everywhere, is not offered). CPU adapters (llvmpipe)
+            // keep 16: LLVM compiles the 32-key kernels about twice as long, which a CPU run never
+            // wins back.
+            None => Ok(match self.segment {
+                Some(l) if l <= 2048 => 16,
+                _ if gpu.info.device_type == wgpu::DeviceType::Cpu => 16,
+                _ => 32,
+            }),
             Some(e @ (8 | 16 | 32)) => Ok(e),
             Some(e) => Err(Error::Input(format!(
                 "--keys-per-invocation {e}: 8, 16 or 32"
@@ -655,11 +665,7 @@ impl TileRunner<'_> {
             halo: tp.halo,
             stages,
             lblk,
-            shuffle_within: if self.gpu.has_subgroups() {
-                self.gpu.info.subgroup_min_size as usize
-            } else {
-                0
-            },
+            shuffle_within: sg_min(self.gpu),
             double,
         })
     }
@@ -773,6 +779,15 @@ impl TileRunner<'_> {
     }
 }
 
+/// The adapter's minimum subgroup size, or 0 without subgroup operations.
+fn sg_min(gpu: &Gpu) -> usize {
+    if gpu.has_subgroups() {
+        gpu.info.subgroup_min_size as usize
+    } else {
+        0
+    }
+}
+
 /// An upper bound on the loop iterations one invocation of batcher.wgsl's `tile` kernel runs for a
 /// tile of `size` keys, `wg` invocations and `stages` network stages, counted as llvmpipe counts
 /// them (every loop entry costs its iterations + 1): per stage the plain step's task loop, or a
@@ -843,61 +858,9 @@ fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TileP
         }
     }
     let mut p = local_top * 2;
-    // Merge tiles read rows of RMAX consecutive residues (32 bytes). H100 sweep at 2^28
-    // (bench/h100-sort4.sh, h100-sort5.sh): rows of 32 → 89.6 ms, 16 → 83.0, 8 → 78.8 (65.6 with the
-    // plain-index loads), 4 → 74.1, 2 → 93.6: shorter rows mean taller tiles, more stages per pass
-    // and fewer passes, until the reads fragment.
-    const RMAX: usize = 8;
     while p < pad {
         if fused {
-            // The first stages of merge p (k = p … k_lo) stay inside residue classes mod k_lo
-            // of every 2p block: tiles of RMAX residues × 2p / k_lo rows, no halo.
-            let k_lo = ((2 * RMAX * p) / b).clamp(1, p);
-            let rows = 2 * p / k_lo;
-            let res = k_lo.min(RMAX).min(b / rows).max(1);
-            passes.push(TilePass {
-                label: format!("merge p = {p}: k = {p} … {k_lo}"),
-                p_lo: p,
-                p_hi: p,
-                k_first: p,
-                k_last: k_lo,
-                k_lo,
-                res,
-                rows,
-                halo: 0,
-                shift: 0,
-                stage_id: 0,
-            });
-            let mut k = k_lo / 2;
-            while k >= 1 {
-                // The rest straddles every boundary: tiles with a halo of 2D rows, D = k / k_lo,
-                // at most a quarter of the tile's rows (16D ≤ rows; with 8D, half of them: H100
-                // 2^28 90.1 ms against 95.4).
-                let mut d = k;
-                let (k_lo2, res2, rows2) = loop {
-                    let k_lo2 = k / d;
-                    let res2 = k_lo2.min(RMAX);
-                    let rows2 = b / res2;
-                    if 16 * d <= rows2 || d == 1 {
-                        break (k_lo2, res2, rows2);
-                    }
-                    d /= 2;
-                };
-                passes.push(TilePass {
-                    label: format!("merge p = {p}: k = {k} … {k_lo2} (halo {})", 2 * d),
-                    p_lo: p,
-                    p_hi: p,
-                    k_first: k,
-                    k_last: k_lo2,
-                    k_lo: k_lo2,
-                    res: res2,
-                    rows: rows2,
-                    halo: 2 * d,
-                    shift: 0,
-                    stage_id: 0,
-                });
-                k = k_lo2 / 2;
-            }
+            passes.extend(merge_passes(p, b));
         } else {
             let mut k = p;
             while k >= 1 {
@@ -925,6 +888,161 @@ fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TileP
         tp.stage_id = i + 1;
     }
     Ok((net, passes))
+}
+
+/// The fused passes of merge p (stages k = p, p/2, …, 1) on tiles of `b` keys, chosen by a small
+/// dynamic program over the stage list with a cost model fitted to H100 per-pass medians (E = 32,
+/// 8192-key tiles, 2^28 keys; docs/PERFORMANCE.md, bench/h100-sort11.sh):
+/// - a *head* (k = p … k_lo, no halo) reads rows of R residues k_lo apart: rows of 64 B (R = 16)
+///   cost 0.99 … 1.10 ms whatever the stride, rows of 32 B (R = 8) 1.06 … 1.83 ms (worse with the
+///   stride) but cover one stage more;
+/// - a *tail* (k = K … K/D, K < p) reads rows of res residues with a halo of 2D rows on each side:
+///   cost = rows / written × a stage term (1.0 for 4 stages … 1.19 from 10) × a row term
+///   (contiguous tiles 1.0; rows of 64 B ~0.93, of 32 B 1.0 … 1.2 with the stride).
+///
+/// The last pass is contiguous (res 1). Same stages in the same order as the network, whatever the
+/// split.
+fn merge_passes(p: usize, b: usize) -> Vec<TilePass> {
+    let lp = p.trailing_zeros() as usize;
+    let nst = lp + 1; // stages k = p >> i, i = 0..=lp
+    let stage_term = |st: usize| match st {
+        0..=4 => 1.0,
+        5 => 1.05,
+        6 => 1.125,
+        7 => 1.14,
+        8 => 1.145,
+        9 => 1.175,
+        _ => 1.19,
+    };
+    let lg = |x: usize| x.trailing_zeros() as f64;
+    // Rows of `res` residues `k_lo` apart: contiguous tiles when res = k_lo; rows of 32 B get
+    // slower with the stride, rows of 64 B barely (narrower rows were slower still: not offered).
+    let row_term = |res: usize, k_lo: usize| match res {
+        _ if res == k_lo => Some(1.0),
+        8 => Some(1.0 + 0.015 * (lg(k_lo) - 4.0)),
+        16 => Some(0.93 + 0.005 * (lg(k_lo) - 5.0)),
+        // Small tiles (b / 64 < 8) only: rows of 16, 8 or 4 bytes (4 B rows measured 1.2 … 1.6).
+        4 => Some(1.4),
+        2 => Some(1.8),
+        1 => Some(2.5),
+        _ => None,
+    };
+    // Candidate passes from stage index i: (next index, cost, pass).
+    let candidates = |i: usize| -> Vec<(usize, f64, TilePass)> {
+        let mut v = Vec::new();
+        if i == 0 {
+            for r in [8usize, 16] {
+                let r = r.min((b / 64).max(1));
+                let k_lo = ((2 * r * p) / b).clamp(1, p);
+                let rows = 2 * p / k_lo;
+                let res = k_lo.min(r).min(b / rows).max(1);
+                let l = lg(k_lo);
+                let cost = match res {
+                    8 => match k_lo.trailing_zeros() {
+                        0..=4 => 1.06,
+                        5 => 1.16,
+                        6..=12 => 1.21,
+                        13..=17 => 1.21 + 0.065 * (l - 12.0),
+                        _ => 1.83,
+                    },
+                    16 => 1.0 + 0.008 * (l - 5.0).max(0.0),
+                    _ => stage_term(rows.trailing_zeros() as usize),
+                };
+                v.push((
+                    lp - k_lo.trailing_zeros() as usize + 1,
+                    cost,
+                    TilePass {
+                        label: format!("merge p = {p}: k = {p} … {k_lo}"),
+                        p_lo: p,
+                        p_hi: p,
+                        k_first: p,
+                        k_last: k_lo,
+                        k_lo,
+                        res,
+                        rows,
+                        halo: 0,
+                        shift: 0,
+                        stage_id: 0,
+                    },
+                ));
+            }
+            return v;
+        }
+        let k = p >> i;
+        let mut d = 1;
+        while d <= k {
+            let k_lo2 = k / d;
+            for res in [1usize, 2, 4, 8, 16, 32] {
+                // (res ≤ b / 64: every register kernel has an invocation per residue)
+                if res > k_lo2 || res > (b / 64).max(1) {
+                    continue;
+                }
+                let Some(row) = row_term(res, k_lo2) else {
+                    continue;
+                };
+                if res < 8 && res != k_lo2 && b >= 512 {
+                    continue;
+                }
+                let rows = b / res;
+                if 8 * d > rows {
+                    continue;
+                }
+                let st = d.trailing_zeros() as usize + 1;
+                let amp = rows as f64 / (rows - 4 * d) as f64;
+                v.push((
+                    i + st,
+                    amp * stage_term(st) * row,
+                    TilePass {
+                        label: format!("merge p = {p}: k = {k} … {k_lo2} (halo {})", 2 * d),
+                        p_lo: p,
+                        p_hi: p,
+                        k_first: k,
+                        k_last: k_lo2,
+                        k_lo: k_lo2,
+                        res,
+                        rows,
+                        halo: 2 * d,
+                        shift: 0,
+                        stage_id: 0,
+                    },
+                ));
+            }
+            d *= 2;
+        }
+        v
+    };
+    // best[i]: cheapest way to run stages i.. (cost, pass, next).
+    let mut best: Vec<Option<(f64, TilePass, usize)>> = vec![None; nst + 1];
+    let cost_at = |best: &Vec<Option<(f64, TilePass, usize)>>, j: usize| {
+        if j == nst {
+            Some(0.0)
+        } else {
+            best[j].as_ref().map(|b| b.0)
+        }
+    };
+    for i in (0..nst).rev() {
+        for (j, c, tp) in candidates(i) {
+            if j > nst {
+                continue;
+            }
+            if let Some(rest) = cost_at(&best, j) {
+                let total = c + rest;
+                if best[i].as_ref().is_none_or(|b| total < b.0 - 1e-9) {
+                    best[i] = Some((total, tp, j));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < nst {
+        let (_, tp, j) = best[i]
+            .clone()
+            .expect("a contiguous tail covers every stage");
+        out.push(tp);
+        i = j;
+    }
+    out
 }
 
 /// Build a plan of tile passes ping-ponging between `a` (input) and `b`; returns the output region.
@@ -1185,7 +1303,7 @@ impl Algorithm for Options {
                     desc,
                     trace: req.trace,
                     kernel: self.kernel,
-                    keys: self.keys()?,
+                    keys: self.keys(gpu)?,
                 };
                 let (net, tps, block) = if variant == "batcher" {
                     if req.trace && n > 1 << 16 {
@@ -1415,7 +1533,7 @@ impl Algorithm for Options {
                     desc: s.desc,
                     trace: false,
                     kernel: self.kernel,
-                    keys: self.keys()?,
+                    keys: self.keys(gpu)?,
                 };
                 let (net, tps) = if variant.name == "batcher" {
                     batcher_passes(&caps, &s, true)?
@@ -1462,4 +1580,33 @@ pub fn plan_summary(gpu: &Gpu, opts: &Options, variant: &str, n: usize) -> Resul
             .collect(),
         _ => vec![],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every merge's passes run its stages k = p … 1 once, in order; heads have no halo and the
+    /// last pass is contiguous.
+    #[test]
+    fn merge_passes_cover_every_stage_once() {
+        for lb in 8..=13 {
+            let b = 1usize << lb;
+            let mut p = b;
+            while p <= 1 << 27 {
+                let passes = merge_passes(p, b);
+                let flat: Vec<_> = passes.iter().flat_map(|t| t.stage_list()).collect();
+                let want: Vec<_> = (0..=p.trailing_zeros()).map(|i| (p, p >> i)).collect();
+                assert_eq!(flat, want, "b {b} p {p}");
+                assert_eq!(passes[0].halo, 0);
+                assert!(
+                    passes
+                        .iter()
+                        .all(|t| t.res * t.rows == b && t.rows >= 4 * t.halo)
+                );
+                assert_eq!(passes.last().map(|t| t.k_lo), Some(1));
+                p *= 2;
+            }
+        }
+    }
 }

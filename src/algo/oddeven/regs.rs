@@ -1,5 +1,6 @@
 //! The register kernel: Batcher's network on a tile with E keys per invocation in registers
-//! (E = 16 by default; 8 and 32 with `--keys-per-invocation`; the text below says 16),
+//! (E = 32 for whole arrays on GPUs, 16 for segments ≤ 2048 and on CPU adapters;
+//! `--keys-per-invocation` 8, 16 or 32; the text below says 16),
 //! generated as straight-line WGSL for one tile pass (untraced runs; traces use batcher.wgsl,
 //! one stage per step). Same tiles, same comparators, far fewer trips through workgroup memory.
 //!
@@ -25,12 +26,15 @@
 //! reads and writes without bank conflicts, and the offsets of a thread's 16 words from its first
 //! are constants (tested below), so the kernel does no index arithmetic per key.
 //!
-//! Loads and stores use layout c = T (z = t + T·i: neighbouring invocations, neighbouring words).
-//! Interior tiles of a whole array or of power-of-two segments address the array directly; only
+//! Loads and stores use layout c = T (z = t + T·i: neighbouring invocations, neighbouring words),
+//! or straight the first / last group's layout when every instruction there still covers runs of
+//! ≥ 8 keys (c ≥ 8 on contiguous tiles; rows of ≥ 8 residues): one trip through workgroup memory
+//! less (H100 2^28 52.8 → 50.9 ms). Interior tiles of a whole array or of power-of-two segments address the array directly; only
 //! edge tiles map every key through `index_of`. Masked groups are emitted twice, the copy without
 //! the block test running on tiles that lie inside one merge block (a uniform branch). Measured on
 //! an H100 and dropped (docs/PERFORMANCE.md): several tiles per workgroup with prefetch, 16-byte
-//! global accesses, in-place loads of 16 consecutive keys.
+//! global accesses, in-place loads of 16 consecutive keys, 64 keys per invocation, shuffles with
+//! only the subgroup edges through workgroup memory (one barrier per stage: no gain).
 
 use super::model;
 use std::fmt::Write;
@@ -298,7 +302,7 @@ pub fn shader(rp: &RegsPass) -> String {
     );
     let _ = writeln!(
         e.o,
-        "fn tile_yb(w: u32, q0: i32, t: u32) -> i32 {{\n    return ((q0 + i32(t >> {lres}u)) << {}u) + i32(((w % params.groups) << {lres}u) + (t & {}u));\n}}\n",
+        "fn tile_yb(w: u32, q0: i32, z: u32) -> i32 {{\n    return ((q0 + i32(z >> {lres}u)) << {}u) + i32(((w % params.groups) << {lres}u) + (z & {}u));\n}}\n",
         rp.lk_lo,
         res - 1
     );
@@ -310,7 +314,7 @@ pub fn shader(rp: &RegsPass) -> String {
     e.o.push_str("    if (wg >= params.tiles) { return; }\n");
     // The flags binding belongs to the shared layout; untraced runs never write it.
     e.o.push_str("    if (params.trace == 0xffffffffu) { flags[0] = 0u; }\n");
-    e.o.push_str("    let w = wg;\n    let q0 = tile_q0(w);\n    let yb = tile_yb(w, q0, t);\n");
+    e.o.push_str("    let w = wg;\n    let q0 = tile_q0(w);\n");
     // Interior tiles of a whole array (or of power-of-two segments): network position = array
     // index, nothing missing; the uniform test spares every key its index_of.
     let _ = writeln!(
@@ -328,19 +332,39 @@ pub fn shader(rp: &RegsPass) -> String {
             rp.lblk
         );
     }
-    // Loads: z = t + T·i (coalesced), which is layout c = T; register i is `dy[i]` network
-    // positions after the thread's first.
-    let row_step = t_count / res;
-    let dy: Vec<usize> = (0..keys).map(|i| (i * row_step) << rp.lk_lo).collect();
+    // Loads and stores use layout c = T (z = t + T·i: neighbouring invocations, neighbouring
+    // words), or the first / last group's layout where each instruction still reads whole runs
+    // of ≥ 8 keys (32 B): that saves a trip through workgroup memory.
+    let contiguous = res == 1 << rp.lk_lo;
+    let io_layout = |c: usize| {
+        if c >= 8 && (contiguous || (res >= 8 && c.is_multiple_of(res))) {
+            c
+        } else {
+            t_count
+        }
+    };
+    // Register j of layout c is network position yb + dy(c, j) (yb: the thread's first, z = zb).
+    let dy = |c: usize, j: usize| {
+        if contiguous {
+            c * j
+        } else {
+            (j * c / res) << rp.lk_lo
+        }
+    };
+    let c_load = io_layout(gs.first().map_or(t_count, |g| g.c));
+    e.base(c_load, "zl");
+    e.o.push_str("    let yl = tile_yb(w, q0, zl);\n");
     for i in 0..keys {
         let _ = writeln!(e.o, "    var e{i}: u32;");
     }
     plain_or_mapped(
         &mut e.o,
-        |i| format!("        e{i} = to_key(src[ib + {}u]);\n", dy[i]),
-        |i| format!("        e{i} = load_key(yb + {});\n", dy[i]),
+        "yl",
+        |i| format!("        e{i} = to_key(src[ib + {}u]);\n", dy(c_load, i)),
+        |i| format!("        e{i} = load_key(yl + {});\n", dy(c_load, i)),
         keys,
     );
+    e.c = c_load;
     for g in &gs {
         e.relayout(g.c);
         let _ = writeln!(
@@ -364,34 +388,36 @@ pub fn shader(rp: &RegsPass) -> String {
             emit_group(&mut e, g, rp, t_count, false);
         }
     }
-    // Back to layout c = T (z = t + T·i) and store the rows this tile owns.
-    e.relayout(t_count);
-    // Row of z = t + T·i is (t >> lres) + i·T/R; halo rows are not written.
+    // Store the rows this tile owns (halo rows are not written).
+    let c_store = io_layout(e.c);
+    e.relayout(c_store);
+    e.base(c_store, "zs");
+    e.o.push_str("    let ys = tile_yb(w, q0, zs);\n");
     let owned = |i: usize| {
         if rp.halo == 0 {
             "true".to_string()
         } else {
-            let row0 = i * row_step;
             format!(
-                "(t >> {lres}u) + {row0}u >= {}u && (t >> {lres}u) + {row0}u < {}u",
-                rp.halo,
-                rp.halo + written
+                "((zs + {}u) >> {lres}u) - {}u < {written}u",
+                c_store * i,
+                rp.halo
             )
         }
     };
     plain_or_mapped(
         &mut e.o,
+        "ys",
         |i| {
             format!(
                 "        if ({}) {{ dst[ib + {}u] = from_key(e{i}); }}\n",
                 owned(i),
-                dy[i]
+                dy(c_store, i)
             )
         },
         |i| {
             format!(
-                "        {{\n            let ix = index_of(yb + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n        }}\n",
-                dy[i],
+                "        {{\n            let ix = index_of(ys + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n        }}\n",
+                dy(c_store, i),
                 owned(i)
             )
         },
@@ -405,11 +431,12 @@ pub fn shader(rp: &RegsPass) -> String {
 /// directly (`ib`), the others map every position through `index_of`.
 fn plain_or_mapped(
     o: &mut String,
+    yb: &str,
     plain: impl Fn(usize) -> String,
     mapped: impl Fn(usize) -> String,
     keys: usize,
 ) {
-    o.push_str("    if (plain) {\n        let ib = u32(yb);\n");
+    let _ = writeln!(o, "    if (plain) {{\n        let ib = u32({yb});");
     (0..keys).for_each(|i| o.push_str(&plain(i)));
     o.push_str("    } else {\n");
     (0..keys).for_each(|i| o.push_str(&mapped(i)));
@@ -477,44 +504,52 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
         };
         // Cross-thread partners first (they read the values before this stage).
         let cross_here = crosses && !first;
-        if cross_here {
-            if shuffle {
-                for j in 0..d {
-                    let _ = writeln!(e.o, "        let nb{j} = subgroupShuffleDown(e{j}, {c}u);");
-                }
-                for j in keys - d..keys {
-                    let _ = writeln!(e.o, "        let pv{j} = subgroupShuffleUp(e{j}, {c}u);");
-                }
+        // Cross rows ([0, d) and [E - d, E)) and in-thread pairs are disjoint within a stage: each
+        // neighbour value is fetched where it is used (2 live temporaries, not 2d).
+        let bname = e.buf();
+        let top_cond = |o: &mut String, j: usize| {
+            if masked && use_mask {
+                keep(o, rows_per_reg * j as i64, &format!("kt{j}"));
+                format!("has_next && kt{j}")
             } else {
-                // Through workgroup memory: bottom and top d rows out, the neighbours' in.
-                e.before_write();
-                let bname = e.buf();
-                for j in (0..d).chain(keys - d..keys) {
-                    let _ = writeln!(
-                        e.o,
-                        "        {bname}[pg + {}u] = e{j};",
-                        off(c, j as i64, keys)
-                    );
-                }
-                e.barrier();
-                // Guarded reads: the first and last threads of a block have no neighbour.
-                for j in 0..d {
-                    let _ = writeln!(
-                        e.o,
-                        "        var nb{j} = 0u;\n        if (has_next) {{ nb{j} = {bname}[pg + {}u]; }}",
-                        off(c, (keys + j) as i64, keys)
-                    );
-                }
-                for j in keys - d..keys {
-                    let x = off(c, j as i64 - keys as i64, keys);
-                    let _ = writeln!(
-                        e.o,
-                        "        var pv{j} = 0u;\n        if (has_prev) {{ pv{j} = {bname}[pg - {}u]; }}",
-                        -x
-                    );
-                }
-                e.after_read();
+                "has_next".into()
             }
+        };
+        let bottom_cond = |o: &mut String, j: usize| {
+            if masked && use_mask {
+                keep(o, rows_per_reg * j as i64 - rowd, &format!("kb{j}"));
+                format!("has_prev && kb{j}")
+            } else {
+                "has_prev".into()
+            }
+        };
+        // Neighbour value j (next thread's row j) / (previous thread's row E - d + j).
+        let fetch_next = |j: usize| {
+            if shuffle {
+                format!("subgroupShuffleDown(e{j}, {c}u)")
+            } else {
+                format!("{bname}[pg + {}u]", off(c, (keys + j) as i64, keys))
+            }
+        };
+        let fetch_prev = |j: usize| {
+            if shuffle {
+                format!("subgroupShuffleUp(e{j}, {c}u)")
+            } else {
+                format!("{bname}[pg - {}u]", -off(c, j as i64 - keys as i64, keys))
+            }
+        };
+        if cross_here && !shuffle {
+            // Through workgroup memory: bottom and top d rows out, the neighbours' in after the
+            // barrier (guarded: the first and last threads of a block have no neighbour).
+            e.before_write();
+            for j in (0..d).chain(keys - d..keys) {
+                let _ = writeln!(
+                    e.o,
+                    "        {bname}[pg + {}u] = e{j};",
+                    off(c, j as i64, keys)
+                );
+            }
+            e.barrier();
         }
         // Pairs inside the thread.
         for j in 0..keys - d {
@@ -533,33 +568,34 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
             }
         }
         if cross_here {
-            // Top d rows: the lower end of a pair with the next thread's row j + d - E.
-            for j in keys - d..keys {
-                let cond = if masked && use_mask {
-                    keep(&mut e.o, rows_per_reg * j as i64, &format!("kt{j}"));
-                    format!("has_next && kt{j}")
-                } else {
-                    "has_next".into()
-                };
-                let _ = writeln!(
-                    e.o,
-                    "        e{j} = select(e{j}, min(e{j}, nb{}), {cond});",
-                    j + d - keys
-                );
-            }
-            // Bottom d rows: the upper end of a pair with the previous thread's row j + E - d.
+            // Top row t = E - d + j: the lower end of a pair with the next thread's row j; bottom
+            // row j: the upper end of a pair with the previous thread's row E - d + j.
             for j in 0..d {
-                let cond = if masked && use_mask {
-                    keep(&mut e.o, rows_per_reg * j as i64 - rowd, &format!("kb{j}"));
-                    format!("has_prev && kb{j}")
+                let t = keys - d + j;
+                let _ = writeln!(e.o, "        {{");
+                if shuffle {
+                    let _ = writeln!(e.o, "        let nb = {};", fetch_next(j));
+                    let _ = writeln!(e.o, "        let pv = {};", fetch_prev(t));
                 } else {
-                    "has_prev".into()
-                };
-                let _ = writeln!(
-                    e.o,
-                    "        e{j} = select(e{j}, max(e{j}, pv{}), {cond});",
-                    j + keys - d
-                );
+                    let _ = writeln!(
+                        e.o,
+                        "        var nb = 0u;\n        if (has_next) {{ nb = {}; }}",
+                        fetch_next(j)
+                    );
+                    let _ = writeln!(
+                        e.o,
+                        "        var pv = 0u;\n        if (has_prev) {{ pv = {}; }}",
+                        fetch_prev(t)
+                    );
+                }
+                let cond = top_cond(&mut e.o, t);
+                let _ = writeln!(e.o, "        e{t} = select(e{t}, min(e{t}, nb), {cond});");
+                let cond = bottom_cond(&mut e.o, j);
+                let _ = writeln!(e.o, "        e{j} = select(e{j}, max(e{j}, pv), {cond});");
+                let _ = writeln!(e.o, "        }}");
+            }
+            if !shuffle {
+                e.after_read();
             }
         }
         e.o.push_str("        }\n");
