@@ -29,10 +29,10 @@
 //! Loads and stores use layout c = T (z = t + T·i: neighbouring invocations, neighbouring words),
 //! or straight the first / last group's layout when every instruction there still covers runs of
 //! ≥ 8 keys (c ≥ 8 on contiguous tiles; rows of ≥ 8 residues): one trip through workgroup memory
-//! less (H100 2^28 52.8 → 50.9 ms). Interior tiles of a whole array or of power-of-two segments address the array directly; only
-//! edge tiles map every key through `index_of`. Masked groups are emitted twice, the copy without
-//! the block test running on tiles that lie inside one merge block (a uniform branch). Measured on
-//! an H100 and dropped (docs/PERFORMANCE.md): several tiles per workgroup with prefetch, 16-byte
+//! less (H100 2^28 52.8 → 50.9 ms). Interior tiles of a whole array or of power-of-two segments
+//! address the array directly; only edge tiles map every key through `index_of`. Masked groups are
+//! emitted twice, the copy without the block test running on tiles that lie inside one merge block
+//! (a uniform branch). Measured on an H100 and dropped (docs/PERFORMANCE.md): several tiles per workgroup with prefetch, 16-byte
 //! global accesses, in-place loads of 16 consecutive keys, 64 keys per invocation, shuffles with
 //! only the subgroup edges through workgroup memory (one barrier per stage: no gain).
 
