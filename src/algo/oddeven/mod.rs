@@ -540,6 +540,29 @@ impl TilePass {
         }
     }
 
+    /// Stages k = k_first … k_lo of merge p on tiles of `rows` rows of `res` residues k_lo apart,
+    /// with `halo` rows recomputed on each side (0 for a head, which starts at k = p).
+    fn merge(p: usize, k_first: usize, k_lo: usize, res: usize, rows: usize, halo: usize) -> Self {
+        let label = if halo == 0 {
+            format!("merge p = {p}: k = {k_first} … {k_lo}")
+        } else {
+            format!("merge p = {p}: k = {k_first} … {k_lo} (halo {halo})")
+        };
+        TilePass {
+            label,
+            p_lo: p,
+            p_hi: p,
+            k_first,
+            k_last: k_lo,
+            k_lo,
+            res,
+            rows,
+            halo,
+            shift: 0,
+            stage_id: 0,
+        }
+    }
+
     /// The network stages (p, k) this pass runs, in order.
     fn stage_list(&self) -> Vec<(usize, usize)> {
         let mut v = Vec::new();
@@ -866,19 +889,9 @@ fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TileP
             while k >= 1 {
                 let res = k.min(32);
                 let (rows, halo) = if k == p { (2, 0) } else { (b / res, 2) };
-                passes.push(TilePass {
-                    label: format!("p = {p}, k = {k}"),
-                    p_lo: p,
-                    p_hi: p,
-                    k_first: k,
-                    k_last: k,
-                    k_lo: k,
-                    res,
-                    rows,
-                    halo,
-                    shift: 0,
-                    stage_id: 0,
-                });
+                let mut tp = TilePass::merge(p, k, k, res, rows, halo);
+                tp.label = format!("p = {p}, k = {k}");
+                passes.push(tp);
                 k /= 2;
             }
         }
@@ -921,10 +934,10 @@ fn merge_passes(p: usize, b: usize) -> Vec<TilePass> {
         _ if res == k_lo => Some(1.0),
         8 => Some(1.0 + 0.015 * (lg(k_lo) - 4.0)),
         16 => Some(0.93 + 0.005 * (lg(k_lo) - 5.0)),
-        // Small tiles (b / 64 < 8) only: rows of 16, 8 or 4 bytes (4 B rows measured 1.2 … 1.6).
-        4 => Some(1.4),
-        2 => Some(1.8),
-        1 => Some(2.5),
+        // Tiles under 512 keys only: rows of 16, 8 or 4 bytes (16 B rows measured 1.2 … 1.6).
+        4 if b < 512 => Some(1.4),
+        2 if b < 512 => Some(1.8),
+        1 if b < 512 => Some(2.5),
         _ => None,
     };
     // Candidate passes from stage index i: (next index, cost, pass).
@@ -951,19 +964,7 @@ fn merge_passes(p: usize, b: usize) -> Vec<TilePass> {
                 v.push((
                     lp - k_lo.trailing_zeros() as usize + 1,
                     cost,
-                    TilePass {
-                        label: format!("merge p = {p}: k = {p} … {k_lo}"),
-                        p_lo: p,
-                        p_hi: p,
-                        k_first: p,
-                        k_last: k_lo,
-                        k_lo,
-                        res,
-                        rows,
-                        halo: 0,
-                        shift: 0,
-                        stage_id: 0,
-                    },
+                    TilePass::merge(p, p, k_lo, res, rows, 0),
                 ));
             }
             return v;
@@ -980,9 +981,6 @@ fn merge_passes(p: usize, b: usize) -> Vec<TilePass> {
                 let Some(row) = row_term(res, k_lo2) else {
                     continue;
                 };
-                if res < 8 && res != k_lo2 && b >= 512 {
-                    continue;
-                }
                 let rows = b / res;
                 if 8 * d > rows {
                     continue;
@@ -992,19 +990,7 @@ fn merge_passes(p: usize, b: usize) -> Vec<TilePass> {
                 v.push((
                     i + st,
                     amp * stage_term(st) * row,
-                    TilePass {
-                        label: format!("merge p = {p}: k = {k} … {k_lo2} (halo {})", 2 * d),
-                        p_lo: p,
-                        p_hi: p,
-                        k_first: k,
-                        k_last: k_lo2,
-                        k_lo: k_lo2,
-                        res,
-                        rows,
-                        halo: 2 * d,
-                        shift: 0,
-                        stage_id: 0,
-                    },
+                    TilePass::merge(p, k, k_lo2, res, rows, 2 * d),
                 ));
             }
             d *= 2;

@@ -32,9 +32,10 @@
 //! less (H100 2^28 52.8 → 50.9 ms). Interior tiles of a whole array or of power-of-two segments
 //! address the array directly; only edge tiles map every key through `index_of`. Masked groups are
 //! emitted twice, the copy without the block test running on tiles that lie inside one merge block
-//! (a uniform branch). Measured on an H100 and dropped (docs/PERFORMANCE.md): several tiles per workgroup with prefetch, 16-byte
-//! global accesses, in-place loads of 16 consecutive keys, 64 keys per invocation, shuffles with
-//! only the subgroup edges through workgroup memory (one barrier per stage: no gain).
+//! (a uniform branch). Measured on an H100 and dropped (docs/PERFORMANCE.md): several tiles per
+//! workgroup with prefetch, 16-byte global accesses, in-place loads of 16 consecutive keys, 64 keys
+//! per invocation, shuffles with only the subgroup edges through workgroup memory (one barrier per
+//! stage: no gain).
 
 use super::model;
 use std::fmt::Write;
@@ -332,9 +333,7 @@ pub fn shader(rp: &RegsPass) -> String {
             rp.lblk
         );
     }
-    // Loads and stores use layout c = T (z = t + T·i: neighbouring invocations, neighbouring
-    // words), or the first / last group's layout where each instruction still reads whole runs
-    // of ≥ 8 keys (32 B): that saves a trip through workgroup memory.
+    // Loads and stores: layout c = T, or the first / last group's layout (see the module doc).
     let contiguous = res == 1 << rp.lk_lo;
     let io_layout = |c: usize| {
         if c >= 8 && (contiguous || (res >= 8 && c.is_multiple_of(res))) {
@@ -502,7 +501,6 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
                 rp.lblk
             );
         };
-        // Cross-thread partners first (they read the values before this stage).
         let cross_here = crosses && !first;
         // Cross rows ([0, d) and [E - d, E)) and in-thread pairs are disjoint within a stage: each
         // neighbour value is fetched where it is used (2 live temporaries, not 2d).
