@@ -751,22 +751,31 @@ fn register_kernel_matches_the_generic_kernel_and_the_cpu() {
 fn merge_plans_with_strided_and_contiguous_tails_sort_exactly() {
     let n = 40_001;
     let input = random_data(n, DType::F32, 300, true);
-    let opts = AlgoOptions::Oddeven(Options {
-        tile: Some(512),
-        descending: true,
-        kernel: TileKernel::Registers,
-        keys_per_invocation: Some(32),
-        ..Default::default()
-    });
-    let r = run_opts(&opts, "batcher", input.clone(), false);
-    check(&r, &input, n, true, "tile 512, f32 descending");
-    // A tail that stops above k = 1 reads strided rows with a halo.
-    let strided = r
-        .passes
-        .iter()
-        .filter(|p| p.label.contains("(halo") && !p.label.contains("… 1 (halo"))
-        .count();
-    assert!(strided > 0, "no strided tail in {:?}", r.passes);
+    // The generic kernel runs the same plan (halo tiles on their first stage's pair blocks too).
+    for kernel in [TileKernel::Registers, TileKernel::Generic] {
+        let opts = AlgoOptions::Oddeven(Options {
+            tile: Some(512),
+            descending: true,
+            kernel,
+            keys_per_invocation: Some(32),
+            ..Default::default()
+        });
+        let r = run_opts(&opts, "batcher", input.clone(), false);
+        check(
+            &r,
+            &input,
+            n,
+            true,
+            &format!("tile 512, f32 descending, {kernel:?}"),
+        );
+        // A tail that stops above k = 1 reads strided rows with a halo.
+        let strided = r
+            .passes
+            .iter()
+            .filter(|p| p.label.contains("(halo") && !p.label.contains("… 1 (halo"))
+            .count();
+        assert!(strided > 0, "no strided tail in {:?}", r.passes);
+    }
 }
 
 /// 8 and 32 keys per invocation (other layouts, group sizes and exchange widths) sort exactly too.

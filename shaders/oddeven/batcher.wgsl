@@ -13,7 +13,9 @@
 // is 2^lres residues (consecutive, for coalesced loads) x `rows` positions of each residue class
 // (rows are k_lo apart). When a pass does not start with k == p its comparators straddle any tile
 // boundary, so a tile also loads `halo` rows on each side, recomputes them and writes only its middle
-// rows: every written value depends only on rows inside the tile (the distances sum to < halo).
+// rows: every written value depends only on rows inside the tile. With halo = d rows for a first
+// stage of d rows the tiles start on that stage's pair blocks (it is exact) and the later
+// distances sum to < d.
 // Reads `src`, writes `dst` (tiles overlap in what they read). All sizes are powers of two: the
 // index arithmetic is shifts and masks.
 //
@@ -121,7 +123,9 @@ fn tile(@builtin(local_invocation_index) lid: u32,
         // @step compare-exchange
         let ld = lk - lk_lo;              // distance in rows: d = 2^ld
         let d = 1u << ld;
-        let straddle = select(0u, d, lk < lp);
+        // k < p pairs rows with bit d set (network rows): the tile's row j is network row q0 + j,
+        // and q0 is a multiple of d (a pass's first stage may start half a pair block off).
+        let straddle = select(0u, d, lk < lp && (u32(q0) & d) == 0u);
         let lblk = lp + 1u - lk_lo;       // a 2p block is 2^lblk rows
         for (var t = lid; t < SIZE / 2u; t += WG) {
             let r = t & (R - 1u);
@@ -129,7 +133,7 @@ fn tile(@builtin(local_invocation_index) lid: u32,
             let j = (((u >> ld) << (ld + 1u)) | (u & (d - 1u))) + straddle;   // lower row
             if (j + d >= T) { continue; }
             let qa = u32(q0 + i32(j));
-            if (straddle != 0u && ((qa ^ (qa + d)) >> lblk) != 0u) { continue; }
+            if (lk < lp && ((qa ^ (qa + d)) >> lblk) != 0u) { continue; }
             let xa = (j << lR) | r;
             let xb = xa + (d << lR);
             let va = sm[xa];

@@ -662,19 +662,26 @@ impl TileRunner<'_> {
         let written = tp.rows - 2 * tp.halo;
         let mut stages = Vec::with_capacity(list.len());
         let mut lblk = 0;
+        let mut flip = None;
         for &(p, k) in &list {
             let block_rows = 2 * p / tp.k_lo;
             let k_z = k / tp.k_lo * tp.res;
             if tp.halo == 0 && block_rows <= tp.rows {
                 stages.push((regs::Block::Local(block_rows * tp.res / 2), k_z));
             } else {
+                // Tiles start at row -halo + a multiple of `written`: a halo of d mod 2d puts the
+                // stage's pairs inside the tile (the pass's first stage), 0 mod 2d straddles.
                 let d = k / tp.k_lo;
+                let aligned = k == tp.k_first && tp.halo % (2 * d) == d;
                 if k == p
                     || tp.p_lo != tp.p_hi
-                    || !tp.halo.is_multiple_of(2 * d)
+                    || !(aligned || tp.halo.is_multiple_of(2 * d))
                     || !written.is_multiple_of(2 * d)
                 {
                     return Err(format!("stage (p {p}, k {k}) of a halo tile"));
+                }
+                if aligned {
+                    flip = Some(k_z);
                 }
                 lblk = block_rows.ilog2();
                 stages.push((regs::Block::Masked, k_z));
@@ -688,6 +695,7 @@ impl TileRunner<'_> {
             halo: tp.halo,
             stages,
             lblk,
+            aligned_first: flip,
             shuffle_within: sg_min(self.gpu),
             double,
         })
@@ -905,34 +913,41 @@ fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net, Vec<TileP
 
 /// The fused passes of merge p (stages k = p, p/2, …, 1) on tiles of `b` keys, chosen by a small
 /// dynamic program over the stage list with a cost model fitted to H100 per-pass medians (E = 32,
-/// 8192-key tiles, 2^28 keys; docs/PERFORMANCE.md, bench/h100-sort11.sh):
+/// 8192-key tiles, 2^28 keys; docs/PERFORMANCE.md, bench/h100-sort14.sh). In ms per pass at 2^28:
 /// - a *head* (k = p … k_lo, no halo) reads rows of R residues k_lo apart: rows of 64 B (R = 16)
-///   cost 0.99 … 1.10 ms whatever the stride, rows of 32 B (R = 8) 1.06 … 1.83 ms (worse with the
-///   stride) but cover one stage more;
-/// - a *tail* (k = K … K/D, K < p) reads rows of res residues with a halo of 2D rows on each side:
-///   cost = rows / written × a stage term (1.0 for 4 stages … 1.19 from 10) × a row term
-///   (contiguous tiles 1.0; rows of 64 B ~0.93, of 32 B 1.0 … 1.2 with the stride).
+///   cost 0.93 … 1.06 ms (a little more with the stride), rows of 32 B (R = 8) 1.01 … 1.8 ms
+///   (worse with the stride) but cover one stage more;
+/// - a *tail* (k = K … K/D, K < p) reads rows of res residues with a halo of D rows on each side
+///   (its tiles start on stage K's pair blocks, so only the later stages, whose distances sum to
+///   < D rows, spoil the edges): cost = rows / written × a stage term (0.99 for ≤ 4 stages …
+///   1.135 from 11) × a row term (contiguous tiles 1.0; rows of 64 B ~0.95, of 32 B 1.07 … with
+///   the stride).
 ///
 /// The last pass is contiguous (res 1). Same stages in the same order as the network, whatever the
 /// split.
 fn merge_passes(p: usize, b: usize) -> Vec<TilePass> {
+    merge_plan(p, b).1
+}
+
+/// `merge_passes` with the model's cost (ms at 2^28 on the H100).
+fn merge_plan(p: usize, b: usize) -> (f64, Vec<TilePass>) {
     let lp = p.trailing_zeros() as usize;
     let nst = lp + 1; // stages k = p >> i, i = 0..=lp
     let stage_term = |st: usize| match st {
-        0..=4 => 1.0,
-        5 => 1.05,
-        6 => 1.125,
-        7 => 1.14,
-        8 => 1.145,
-        9 => 1.175,
-        _ => 1.19,
+        0..=4 => 0.99,
+        5 => 1.03,
+        6 => 1.07,
+        7 => 1.085,
+        8..=9 => 1.10,
+        10 => 1.105,
+        _ => 1.135,
     };
     let lg = |x: usize| x.trailing_zeros() as f64;
     // Rows of `res` residues `k_lo` apart: contiguous tiles when res = k_lo; rows of 32 B get
     // slower with the stride, rows of 64 B barely (narrower rows were slower still: not offered).
     let row_term = |res: usize, k_lo: usize| match res {
         _ if res == k_lo => Some(1.0),
-        8 => Some(1.0 + 0.015 * (lg(k_lo) - 4.0)),
+        8 => Some(1.0 + 0.012 * (lg(k_lo) - 4.0)),
         16 => Some(0.93 + 0.005 * (lg(k_lo) - 5.0)),
         // Tiles under 512 keys only: rows of 16, 8 or 4 bytes (16 B rows measured 1.2 … 1.6).
         4 if b < 512 => Some(1.4),
@@ -952,13 +967,14 @@ fn merge_passes(p: usize, b: usize) -> Vec<TilePass> {
                 let l = lg(k_lo);
                 let cost = match res {
                     8 => match k_lo.trailing_zeros() {
-                        0..=4 => 1.06,
-                        5 => 1.16,
-                        6..=12 => 1.21,
-                        13..=17 => 1.21 + 0.065 * (l - 12.0),
-                        _ => 1.83,
+                        0..=4 => 1.01,
+                        5 => 1.10,
+                        6..=10 => 1.145,
+                        11..=12 => 1.18,
+                        13..=17 => 1.18 + 0.065 * (l - 12.0),
+                        _ => 1.8,
                     },
-                    16 => 1.0 + 0.008 * (l - 5.0).max(0.0),
+                    16 => 0.935 + 0.009 * (l - 5.0).clamp(0.0, 14.0),
                     _ => stage_term(rows.trailing_zeros() as usize),
                 };
                 v.push((
@@ -982,15 +998,15 @@ fn merge_passes(p: usize, b: usize) -> Vec<TilePass> {
                     continue;
                 };
                 let rows = b / res;
-                if 8 * d > rows {
+                if 4 * d > rows {
                     continue;
                 }
                 let st = d.trailing_zeros() as usize + 1;
-                let amp = rows as f64 / (rows - 4 * d) as f64;
+                let amp = rows as f64 / (rows - 2 * d) as f64;
                 v.push((
                     i + st,
                     amp * stage_term(st) * row,
-                    TilePass::merge(p, k, k_lo2, res, rows, 2 * d),
+                    TilePass::merge(p, k, k_lo2, res, rows, d),
                 ));
             }
             d *= 2;
@@ -1028,7 +1044,7 @@ fn merge_passes(p: usize, b: usize) -> Vec<TilePass> {
         out.push(tp);
         i = j;
     }
-    out
+    (best[0].as_ref().map_or(0.0, |b| b.0), out)
 }
 
 /// Build a plan of tile passes ping-ponging between `a` (input) and `b`; returns the output region.
@@ -1591,6 +1607,10 @@ mod tests {
                         .all(|t| t.res * t.rows == b && t.rows >= 4 * t.halo)
                 );
                 assert_eq!(passes.last().map(|t| t.k_lo), Some(1));
+                // Tails start on their first stage's pair blocks: a halo of that distance in rows.
+                for t in &passes[1..] {
+                    assert_eq!(t.halo, t.k_first / t.k_lo, "b {b} p {p} {}", t.label);
+                }
                 p *= 2;
             }
         }

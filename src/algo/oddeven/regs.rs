@@ -7,7 +7,9 @@
 //! Tile coordinates: z = r + R·row (R residues of the network, rows k_lo apart, see batcher.wgsl).
 //! A network stage (p, k) becomes the tile stage (p_z, k_z) with k_z = R·k/k_lo; p_z = R·p/k_lo
 //! when every merge block lies inside the tile, else the block test runs per comparator on the
-//! network row (`Block::Masked`: halo tiles).
+//! network row (`Block::Masked`: halo tiles). A halo tile starts on its first stage's pair blocks
+//! (network row ≡ d mod 2d for that stage's d rows), so that stage's pairs lie inside the tile and
+//! inside each thread; the later stages straddle and spoil fewer than d rows at each edge.
 //!
 //! The stages go in *groups*; during a group thread t holds the 16 tile positions
 //!   z(t, j) = (t mod c) + c·(16·⌊t / c⌋ + j),   j = 0..16
@@ -65,6 +67,9 @@ pub struct RegsPass {
     pub stages: Vec<(Block, usize)>,
     /// log2 of a merge block in network rows (Block::Masked stages).
     pub lblk: u32,
+    /// The first stage's k_z when the tiles start on that stage's pair blocks (halo ≡ d mod 2d
+    /// rows): its pairs (z, z + k_z) have bit k_z of z *clear* and lie inside each thread's rows.
+    pub aligned_first: Option<usize>,
     /// Neighbour exchanges inside blocks of at most this many threads go by subgroup shuffle (the
     /// adapter's minimum subgroup size; 0: never).
     pub shuffle_within: usize,
@@ -453,10 +458,11 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
     let masked = g.threads_per_block.is_none();
     let tpb = g.threads_per_block.unwrap_or(t_count / c);
     // Does this group need the neighbours? (A stage with k < p and more than one thread per block.)
-    let crosses = tpb > 1
-        && g.stages
-            .iter()
-            .any(|&(b, k)| !matches!(b, Block::Local(p) if p == k));
+    let inside = |b: Block, k: usize| match b {
+        Block::Local(p) => p == k,
+        Block::Masked => rp.aligned_first == Some(k),
+    };
+    let crosses = tpb > 1 && g.stages.iter().any(|&(b, k)| !inside(b, k));
     e.o.push_str("    {\n");
     if crosses || masked {
         e.base(c, "zg");
@@ -490,7 +496,7 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
         debug_assert!((1..=keys / 2).contains(&d) && k % c == 0);
         let rowd = (k >> lres) as i64; // network rows between the pair (Masked)
         let rows_per_reg = (c >> lres) as i64;
-        let first = matches!(b, Block::Local(p) if p == k);
+        let first = inside(b, k);
         let _ = writeln!(e.o, "        // stage k_z = {k} (d = {d})\n        {{");
         // `name` = the pair whose lower end is network row qg + lo stays in one merge block.
         let keep = |o: &mut String, lo: i64, name: &str| {
@@ -553,7 +559,7 @@ fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize, use_mask: 
         for j in 0..keys - d {
             let own = match b {
                 Block::Local(p) => model::is_comparator(p / c, d, j),
-                Block::Masked => j & d != 0,
+                Block::Masked => (j & d != 0) != first,
             };
             if !own {
                 continue;
