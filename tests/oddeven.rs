@@ -815,6 +815,70 @@ fn register_kernel_with_8_and_32_keys_per_invocation() {
     assert!(e.to_string().contains("--keys-per-invocation 12"), "{e}");
 }
 
+/// Several tiles per workgroup (the next tile's loads in flight while this one's keys are stored):
+/// tile counts that S does not divide, edge tiles of non-power-of-two arrays, heads, strided and
+/// contiguous tails (small tiles run many merges), segments one and two per tile, both orders,
+/// floats with specials: all exact. Small tiles and 8 keys per invocation keep llvmpipe's compile
+/// time low (a loop around barriers costs LLVM's coroutine splitting most).
+#[test]
+fn register_kernel_with_several_tiles_per_workgroup() {
+    let cases: [(usize, Option<usize>, usize, DType, bool); 5] = [
+        (3, None, 1000, DType::F32, true),
+        (16, None, 1000, DType::F32, true),
+        (3, None, 20_011, DType::U32, false),
+        (3, Some(200), 200 * 13, DType::I32, true),
+        (3, Some(100), 100 * 31, DType::F32, false),
+    ];
+    for (i, (s, segment, n, dtype, desc)) in cases.into_iter().enumerate() {
+        let input = random_data(n, dtype, 400 + i as u64, true);
+        let opts = AlgoOptions::Oddeven(Options {
+            segment,
+            tile: Some(256),
+            descending: desc,
+            kernel: TileKernel::Registers,
+            keys_per_invocation: Some(8),
+            tiles_per_workgroup: Some(s),
+            ..Default::default()
+        });
+        let what = format!("S {s} segment {segment:?} n {n} {dtype:?} desc {desc}");
+        let r = run_opts(&opts, "batcher", input.clone(), false);
+        check(&r, &input, segment.unwrap_or(n), desc, &what);
+        let labels: Vec<_> = r.passes.iter().map(|p| &p.label).collect();
+        assert!(
+            labels
+                .iter()
+                .all(|l| l.contains(&format!("registers, {s} tiles per workgroup"))),
+            "{what}: {labels:?}"
+        );
+        if n == 20_011 {
+            assert!(
+                labels
+                    .iter()
+                    .any(|l| l.contains("(halo") && !l.contains("… 1 (halo")),
+                "{what}: no strided tail in {labels:?}"
+            );
+        }
+    }
+    for (bad, variant, want) in [
+        (0, "batcher", "--tiles-per-workgroup 0: 1 ..= 16"),
+        (17, "merge-split", "--tiles-per-workgroup 17: 1 ..= 16"),
+        (
+            2,
+            "transposition",
+            "--tiles-per-workgroup is for the batcher and merge-split",
+        ),
+    ] {
+        let opts = AlgoOptions::Oddeven(Options {
+            tiles_per_workgroup: Some(bad),
+            ..Default::default()
+        });
+        let e = try_run(&opts, variant, Data::from_u32(&[3, 1, 2]), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{variant} S {bad}: {e}");
+    }
+}
+
 #[test]
 fn register_kernel_is_the_untraced_default_and_names_what_it_cannot_run() {
     let input = random_data(20_000, DType::U32, 7, false);

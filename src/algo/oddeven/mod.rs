@@ -66,6 +66,40 @@ const MAX_UNROLL: usize = 64;
 /// iterations in all (LP_MAX_TGSI_LOOP_ITERATIONS, shared by every loop of the shader): the kernel
 /// then silently stops sorting. Configurations above it are refused on that driver.
 pub const LLVMPIPE_LOOP_LIMIT: u64 = 65535;
+/// `--tiles-per-workgroup` at most (the generated loop holds one tile's keys in registers).
+pub const MAX_TILES_PER_WG: usize = 16;
+
+/// Tiles per workgroup for a register pass of `tiles` tiles, fitted to H100 per-pass medians
+/// (bench/h100-sort17.sh, sort18.sh; docs/PERFORMANCE.md). Passes that hand their keys through
+/// workgroup memory before storing (local sorts, contiguous tails) gain most: the next tile's
+/// loads fly during the stores (2^28 tails 1.27 → 1.05 ms, 2^24 0.086 → 0.069 with S = 8)
+/// from 2048 tiles on (at 2^22, ~550 tiles, S = 2 made them up to 25% slower). Heads and strided tails store straight from registers and
+/// prefetch only after their stores: S = 2 helps heads from 4096 tiles (S = 4 slows heads of
+/// p ≥ 2^24 by 3–7%), and strided tails only with many tiles (their halo tiles multiply
+/// with p: 2^28 1.52 → 1.31 ms at S = 4, 2^26 2–5% slower at S = 2). Segments: S = 4 for 4096
+/// (0.2331 → 0.2288 ms at 2^24) while ~1024 workgroups remain, 1 for 2048 and 1024 (every S > 1 slower). CPU adapters: 1 (llvmpipe
+/// gains nothing and compiles longer).
+fn default_tiles_per_wg(gpu: &Gpu, rp: &regs::RegsPass, tiles: usize, segmented: bool) -> usize {
+    if gpu.info.device_type == wgpu::DeviceType::Cpu {
+        1
+    } else if segmented {
+        if rp.tile >= 4096 {
+            (tiles / 1024).clamp(1, 4)
+        } else {
+            1
+        }
+    } else if regs::stores_through_workgroup_memory(rp) {
+        if tiles >= 2048 {
+            (tiles / 256).min(8)
+        } else {
+            1
+        }
+    } else if rp.halo == 0 {
+        if tiles >= 4096 { 2 } else { 1 }
+    } else {
+        (tiles / 8192).clamp(1, 4)
+    }
+}
 
 /// The loop-iteration cap of this adapter's driver, if it has one.
 fn loop_limit(gpu: &Gpu) -> Option<u64> {
@@ -99,6 +133,9 @@ pub struct Options {
     /// Register kernel: keys per invocation, 8, 16 or 32 (default 32; 16 for segments ≤ 2048 and on CPU adapters): groups of up to log2 of it stages between trips through workgroup memory, tile/E invocations.
     #[arg(long)]
     pub keys_per_invocation: Option<usize>,
+    /// Register kernel: tiles per workgroup, 1 ..= 16, run one after the other with the next tile's loads issued before this tile's stores (default: per pass from H100 measurements; 1 on CPU adapters).
+    #[arg(long)]
+    pub tiles_per_workgroup: Option<usize>,
 }
 
 /// Which kernel runs the tile passes of batcher and merge-split.
@@ -261,6 +298,8 @@ impl Options {
                 Some("--kernel")
             } else if self.keys_per_invocation.is_some() {
                 Some("--keys-per-invocation")
+            } else if self.tiles_per_workgroup.is_some() {
+                Some("--tiles-per-workgroup")
             } else {
                 None
             };
@@ -301,6 +340,15 @@ impl Options {
             Some(e) => Err(Error::Input(format!(
                 "--keys-per-invocation {e}: 8, 16 or 32"
             ))),
+        }
+    }
+
+    fn tiles_per_workgroup(&self) -> Result<Option<usize>> {
+        match self.tiles_per_workgroup {
+            Some(s) if !(1..=MAX_TILES_PER_WG).contains(&s) => Err(Error::Input(format!(
+                "--tiles-per-workgroup {s}: 1 ..= {MAX_TILES_PER_WG}"
+            ))),
+            s => Ok(s),
         }
     }
 
@@ -624,11 +672,18 @@ struct TileRunner<'a> {
     kernel: TileKernel,
     /// Register kernel: keys per invocation.
     keys: usize,
+    /// Register kernel: tiles per workgroup (None: `default_tiles_per_wg`).
+    tiles_per_wg: Option<usize>,
 }
 
 impl TileRunner<'_> {
     /// The register kernel's form of `tp`, or why it cannot run it.
-    fn regs_pass(&self, tp: &TilePass) -> std::result::Result<regs::RegsPass, String> {
+    fn regs_pass(
+        &self,
+        tp: &TilePass,
+        tiles: usize,
+        segmented: bool,
+    ) -> std::result::Result<regs::RegsPass, String> {
         if self.trace {
             return Err("traces are written by the generic kernel".into());
         }
@@ -687,7 +742,7 @@ impl TileRunner<'_> {
                 stages.push((regs::Block::Masked, k_z));
             }
         }
-        Ok(regs::RegsPass {
+        let mut rp = regs::RegsPass {
             tile: size,
             keys,
             lres: tp.res.ilog2(),
@@ -698,7 +753,12 @@ impl TileRunner<'_> {
             aligned_first: flip,
             shuffle_within: sg_min(self.gpu),
             double,
-        })
+            tiles_per_wg: 1,
+        };
+        rp.tiles_per_wg = self
+            .tiles_per_wg
+            .unwrap_or_else(|| default_tiles_per_wg(self.gpu, &rp, tiles, segmented));
+        Ok(rp)
     }
 
     fn push(
@@ -711,10 +771,18 @@ impl TileRunner<'_> {
         flags: &wgpu::Buffer,
     ) -> Result<()> {
         let size = tp.res * tp.rows;
+        let written = tp.rows - 2 * tp.halo;
+        let groups = tp.k_lo / tp.res;
+        let rows_total = net.span(tp.shift).div_ceil(tp.k_lo);
+        let tiles = groups * rows_total.div_ceil(written).max(1);
+        if tiles > u32::MAX as usize / 2 {
+            return Err(Error::Limit(format!("{tiles} tiles are too many")));
+        }
+        let segmented = net.seg_len != net.n;
         let rp = match self.kernel {
             TileKernel::Generic => None,
-            TileKernel::Auto => self.regs_pass(tp).ok(),
-            TileKernel::Registers => Some(self.regs_pass(tp).map_err(|why| {
+            TileKernel::Auto => self.regs_pass(tp, tiles, segmented).ok(),
+            TileKernel::Registers => Some(self.regs_pass(tp, tiles, segmented).map_err(|why| {
                 Error::Input(format!("--kernel registers cannot run {}: {why}", tp.label))
             })?),
         };
@@ -759,13 +827,6 @@ impl TileRunner<'_> {
                 self.gpu.pipeline("oddeven batcher tile", &code, "tile")?
             }
         };
-        let written = tp.rows - 2 * tp.halo;
-        let groups = tp.k_lo / tp.res;
-        let rows_total = net.span(tp.shift).div_ceil(tp.k_lo);
-        let tiles = groups * rows_total.div_ceil(written).max(1);
-        if tiles > u32::MAX as usize / 2 {
-            return Err(Error::Limit(format!("{tiles} tiles are too many")));
-        }
         let lg = |x: usize| x.max(1).ilog2();
         let u = self.gpu.uniform(
             "oddeven tile params",
@@ -794,11 +855,16 @@ impl TileRunner<'_> {
                 "{} [{} tiles of {size}{}]",
                 tp.label,
                 tiles,
-                if rp.is_some() { ", registers" } else { "" }
+                match &rp {
+                    Some(r) if r.tiles_per_wg > 1 =>
+                        format!(", registers, {} tiles per workgroup", r.tiles_per_wg),
+                    Some(_) => ", registers".into(),
+                    None => String::new(),
+                }
             ),
             &pipe,
             bg,
-            grid(tiles as u32),
+            grid(tiles.div_ceil(rp.as_ref().map_or(1, |r| r.tiles_per_wg)) as u32),
         )
         .capture = if self.trace {
             vec![Region::words(dst, net.n), Region::words(flags, net.n)]
@@ -1306,6 +1372,7 @@ impl Algorithm for Options {
                     trace: req.trace,
                     kernel: self.kernel,
                     keys: self.keys(gpu)?,
+                    tiles_per_wg: self.tiles_per_workgroup()?,
                 };
                 let (net, tps, block) = if variant == "batcher" {
                     if req.trace && n > 1 << 16 {
@@ -1536,6 +1603,7 @@ impl Algorithm for Options {
                     trace: false,
                     kernel: self.kernel,
                     keys: self.keys(gpu)?,
+                    tiles_per_wg: self.tiles_per_workgroup()?,
                 };
                 let (net, tps) = if variant.name == "batcher" {
                     batcher_passes(&caps, &s, true)?

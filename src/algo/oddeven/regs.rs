@@ -34,10 +34,16 @@
 //! less (H100 2^28 52.8 → 50.9 ms). Interior tiles of a whole array or of power-of-two segments
 //! address the array directly; only edge tiles map every key through `index_of`. Masked groups are
 //! emitted twice, the copy without the block test running on tiles that lie inside one merge block
-//! (a uniform branch). Measured on an H100 and dropped (docs/PERFORMANCE.md): several tiles per
-//! workgroup with prefetch, 16-byte global accesses, in-place loads of 16 consecutive keys, 64 keys
-//! per invocation, shuffles with only the subgroup edges through workgroup memory (one barrier per
-//! stage: no gain).
+//! (a uniform branch).
+//!
+//! A workgroup may run S neighbouring tiles one after the other (`tiles_per_wg`): once a tile's
+//! keys are in workgroup memory for the store layout, the registers are free and the next tile's
+//! loads are issued before this tile's stores, so loads and stores overlap inside one workgroup
+//! (passes that store straight from registers issue the next loads after their stores). The
+//! defaults come from H100 per-pass times (`default_tiles_per_wg` in mod.rs); H100 2^28 46.2 →
+//! 42.1 ms. Measured on an H100 and dropped (docs/PERFORMANCE.md): 16-byte global accesses,
+//! in-place loads of 16 consecutive keys, 64 keys per invocation, shuffles with only the subgroup
+//! edges through workgroup memory (one barrier per stage: no gain).
 
 use super::model;
 use std::fmt::Write;
@@ -75,6 +81,9 @@ pub struct RegsPass {
     pub shuffle_within: usize,
     /// Two workgroup buffers (one barrier per change of hands) or one (two barriers).
     pub double: bool,
+    /// Tiles per workgroup S: workgroup g runs tiles g·S … g·S + S − 1 one after the other and
+    /// issues the next tile's loads before this tile's stores (see the module doc).
+    pub tiles_per_wg: usize,
 }
 
 impl RegsPass {
@@ -210,6 +219,25 @@ impl Emit {
         );
     }
 
+    /// Write the registers (layout self.c) to workgroup memory, then a barrier.
+    fn spill(&mut self) {
+        self.before_write();
+        let b = self.buf();
+        self.o.push_str("    {\n");
+        self.base(self.c, "zw");
+        let le = self.keys.trailing_zeros();
+        let _ = writeln!(self.o, "        let pw = zw + (zw >> {le}u);");
+        for j in 0..self.keys {
+            let _ = writeln!(
+                self.o,
+                "        {b}[pw + {}u] = e{j};",
+                off(self.c, j as i64, self.keys)
+            );
+        }
+        self.o.push_str("    }\n");
+        self.barrier();
+    }
+
     /// Hand the registers over from layout self.c to layout c through workgroup memory.
     fn relayout(&mut self, c: usize) {
         if c == self.c {
@@ -316,37 +344,28 @@ pub fn shader(rp: &RegsPass) -> String {
         e.o,
         "@compute @workgroup_size({t_count})\nfn regs(@builtin(local_invocation_index) t: u32,\n        @builtin(workgroup_id) wid: vec3<u32>,\n        @builtin(num_workgroups) nwg: vec3<u32>) {{"
     );
-    e.o.push_str("    let wg = wid.x + wid.y * nwg.x;\n");
-    e.o.push_str("    if (wg >= params.tiles) { return; }\n");
-    // The flags binding belongs to the shared layout; untraced runs never write it.
-    e.o.push_str("    if (params.trace == 0xffffffffu) { flags[0] = 0u; }\n");
-    e.o.push_str("    let w = wg;\n    let q0 = tile_q0(w);\n");
+    let masked_groups = gs.iter().any(|g| g.threads_per_block.is_none());
     // Interior tiles of a whole array (or of power-of-two segments): network position = array
     // index, nothing missing; the uniform test spares every key its index_of.
-    let _ = writeln!(
-        e.o,
-        "    let r0 = i32((w % params.groups) << {lres}u);\n    let y_lo = (q0 << {lk}u) + r0;\n    let y_hi = ((q0 + {}) << {lk}u) + r0 + {};\n    let plain = params.shift == 0u && (params.lseg_pad == 31u || params.seg_len == (1u << params.lseg_pad))\n        && y_lo >= 0 && u32(y_hi) < params.n;",
-        rows - 1,
-        res - 1,
-        lk = rp.lk_lo
-    );
-    if gs.iter().any(|g| g.threads_per_block.is_none()) {
-        let _ = writeln!(
-            e.o,
-            "    let one_block = ((u32(q0) ^ u32(q0 + {})) >> {}u) == 0u;",
+    let tile_vars = |w: &str, ind: &str, one_block: bool| {
+        let mut o = format!(
+            "{ind}let q0 = tile_q0({w});\n{ind}let r0 = i32(({w} % params.groups) << {lres}u);\n{ind}let y_lo = (q0 << {lk}u) + r0;\n{ind}let y_hi = ((q0 + {}) << {lk}u) + r0 + {};\n{ind}let plain = params.shift == 0u && (params.lseg_pad == 31u || params.seg_len == (1u << params.lseg_pad))\n        && y_lo >= 0 && u32(y_hi) < params.n;\n",
             rows - 1,
-            rp.lblk
+            res - 1,
+            lk = rp.lk_lo
         );
-    }
-    // Loads and stores: layout c = T, or the first / last group's layout (see the module doc).
-    let contiguous = res == 1 << rp.lk_lo;
-    let io_layout = |c: usize| {
-        if c >= 8 && (contiguous || (res >= 8 && c.is_multiple_of(res))) {
-            c
-        } else {
-            t_count
+        if one_block && masked_groups {
+            let _ = writeln!(
+                o,
+                "{ind}let one_block = ((u32(q0) ^ u32(q0 + {})) >> {}u) == 0u;",
+                rows - 1,
+                rp.lblk
+            );
         }
+        o
     };
+    let contiguous = res == 1 << rp.lk_lo;
+    let io_layout = |c: usize| io_layout(rp, c);
     // Register j of layout c is network position yb + dy(c, j) (yb: the thread's first, z = zb).
     let dy = |c: usize, j: usize| {
         if contiguous {
@@ -356,18 +375,61 @@ pub fn shader(rp: &RegsPass) -> String {
         }
     };
     let c_load = io_layout(gs.first().map_or(t_count, |g| g.c));
-    e.base(c_load, "zl");
-    e.o.push_str("    let yl = tile_yb(w, q0, zl);\n");
-    for i in 0..keys {
-        let _ = writeln!(e.o, "    var e{i}: u32;");
+    let le = keys.trailing_zeros();
+    let lc_load = c_load.trailing_zeros();
+    // The loads of tile `w` into e0 … (the tile variables in scope): the first position, then the loads.
+    let load_base = |w: &str| {
+        format!(
+            "    let zl = (t & {}u) + ((t >> {lc_load}u) << {}u);\n    let yl = tile_yb({w}, q0, zl);\n",
+            c_load - 1,
+            lc_load + le
+        )
+    };
+    let load_keys = || {
+        let mut o = String::new();
+        plain_or_mapped(
+            &mut o,
+            "yl",
+            |i| format!("        e{i} = to_key(src[ib + {}u]);\n", dy(c_load, i)),
+            |i| format!("        e{i} = load_key(yl + {});\n", dy(c_load, i)),
+            keys,
+        );
+        o
+    };
+    let s_tiles = rp.tiles_per_wg.max(1);
+    e.o.push_str("    let wg = wid.x + wid.y * nwg.x;\n");
+    if s_tiles == 1 {
+        e.o.push_str("    if (wg >= params.tiles) { return; }\n");
+    } else {
+        // Neighbouring tiles: their rows interleave in memory (heads, strided tails), so a
+        // workgroup's next tile continues where this one's reads left off (H100: faster than
+        // tiles g, g + G, … at 2^28, 42.1 against 42.8 ms).
+        let _ = writeln!(
+            e.o,
+            "    var w = wg * {s_tiles}u;\n    let w_end = min(w + {s_tiles}u, params.tiles);\n    if (w >= w_end) {{ return; }}"
+        );
     }
-    plain_or_mapped(
-        &mut e.o,
-        "yl",
-        |i| format!("        e{i} = to_key(src[ib + {}u]);\n", dy(c_load, i)),
-        |i| format!("        e{i} = load_key(yl + {});\n", dy(c_load, i)),
-        keys,
-    );
+    // The flags binding belongs to the shared layout; untraced runs never write it.
+    e.o.push_str("    if (params.trace == 0xffffffffu) { flags[0] = 0u; }\n");
+    if s_tiles == 1 {
+        e.o.push_str("    let w = wg;\n");
+        e.o.push_str(&tile_vars("w", "    ", true));
+        e.o.push_str(&load_base("w"));
+        for i in 0..keys {
+            let _ = writeln!(e.o, "    var e{i}: u32;");
+        }
+        e.o.push_str(&load_keys());
+    } else {
+        for i in 0..keys {
+            let _ = writeln!(e.o, "    var e{i}: u32;");
+        }
+        e.o.push_str("    {\n");
+        e.o.push_str(&tile_vars("w", "    ", false));
+        e.o.push_str(&load_base("w"));
+        e.o.push_str(&load_keys());
+        e.o.push_str("    }\n    loop {\n");
+        e.o.push_str(&tile_vars("w", "    ", true));
+    }
     e.c = c_load;
     for g in &gs {
         e.relayout(g.c);
@@ -394,9 +456,6 @@ pub fn shader(rp: &RegsPass) -> String {
     }
     // Store the rows this tile owns (halo rows are not written).
     let c_store = io_layout(e.c);
-    e.relayout(c_store);
-    e.base(c_store, "zs");
-    e.o.push_str("    let ys = tile_yb(w, q0, zs);\n");
     let owned = |i: usize| {
         if rp.halo == 0 {
             "true".to_string()
@@ -408,27 +467,84 @@ pub fn shader(rp: &RegsPass) -> String {
             )
         }
     };
+    let prefetch = |o: &mut String| {
+        o.push_str("    let wn = w + 1u;\n    if (wn < w_end) {\n");
+        o.push_str(&tile_vars("wn", "    ", false));
+        o.push_str(&load_base("wn"));
+        o.push_str(&load_keys());
+        o.push_str("    }\n");
+    };
+    // Stored values: the registers, or (prefetching) workgroup memory in layout c_store.
+    let mut from_smem = None;
+    if s_tiles > 1 && c_store != e.c {
+        // Keys to workgroup memory first: the registers are free for the next tile's loads,
+        // which fly while this tile's stores are issued.
+        e.spill();
+        from_smem = Some(e.buf());
+        prefetch(&mut e.o);
+        e.c = c_store;
+    } else {
+        e.relayout(c_store);
+    }
+    e.base(c_store, "zs");
+    e.o.push_str("    let ys = tile_yb(w, q0, zs);\n");
+    if from_smem.is_some() {
+        let _ = writeln!(e.o, "    let ps = zs + (zs >> {le}u);");
+    }
+    let val = |i: usize| match &from_smem {
+        Some(b) => format!("{b}[ps + {}u]", off(c_store, i as i64, keys)),
+        None => format!("e{i}"),
+    };
     plain_or_mapped(
         &mut e.o,
         "ys",
         |i| {
             format!(
-                "        if ({}) {{ dst[ib + {}u] = from_key(e{i}); }}\n",
+                "        if ({}) {{ dst[ib + {}u] = from_key({}); }}\n",
                 owned(i),
-                dy(c_store, i)
+                dy(c_store, i),
+                val(i)
             )
         },
         |i| {
             format!(
-                "        {{\n            let ix = index_of(ys + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key(e{i}); }}\n        }}\n",
+                "        {{\n            let ix = index_of(ys + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key({}); }}\n        }}\n",
                 dy(c_store, i),
-                owned(i)
+                owned(i),
+                val(i)
             )
         },
         keys,
     );
+    if s_tiles > 1 {
+        if from_smem.is_none() {
+            prefetch(&mut e.o);
+        }
+        // The next tile's first write to workgroup memory follows this one's reads.
+        e.o.push_str(
+            "    w = wn;\n    if (w >= w_end) { break; }\n    workgroupBarrier();\n    }\n",
+        );
+    }
     e.o.push_str("}\n");
     e.o
+}
+
+/// Loads and stores: layout c = T, or the first / last group's layout (see the module doc).
+fn io_layout(rp: &RegsPass, c: usize) -> usize {
+    let res = 1usize << rp.lres;
+    let contiguous = rp.lres == rp.lk_lo;
+    if c >= 8 && (contiguous || (res >= 8 && c.is_multiple_of(res))) {
+        c
+    } else {
+        rp.threads()
+    }
+}
+
+/// Does the pass hand its keys through workgroup memory before storing them?
+pub fn stores_through_workgroup_memory(rp: &RegsPass) -> bool {
+    let gs = groups(rp.tile, rp.keys, &rp.stages);
+    let c_last = gs.last().map_or(rp.threads(), |g| g.c);
+    io_layout(rp, c_last) != c_last
 }
 
 /// `if (plain) { plain(0..keys) } else { mapped(0..keys) }`: interior tiles address the array
