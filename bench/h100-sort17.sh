@@ -3,6 +3,7 @@
 # (temporary switches, this binary only: STAGEWISE_SORT_TPW = S for passes that store through
 # workgroup memory, _TPW_OTHER = S for the others, _TPW_BLOCKED: workgroup g runs tiles
 # g·S … g·S + S − 1, else g, g + G, …). Per-pass medians kept as JSON for a per-pass choice.
+# (Those switches were removed once the rule was chosen: this script needs the binary of that run.)
 set -uo pipefail
 out=${1:-/tmp/out}; S=${SW:-.gpu/stagewise}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u

@@ -2,6 +2,7 @@
 # Session 9, second run (H100, same binary as sort17): where tiles per workgroup stop paying for
 # the passes that store straight from registers (heads, strided tails) as the array shrinks
 # (2^25 … 2^27), and S for segments of 1024 / 2048 / 4096 (spill passes).
+# (Those switches were removed once the rule was chosen: this script needs the binary of that run.)
 set -uo pipefail
 out=${1:-/tmp/out}; S=${SW:-.gpu/stagewise}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
