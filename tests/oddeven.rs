@@ -819,7 +819,7 @@ fn register_kernel_with_8_and_32_keys_per_invocation() {
 /// tile counts that S does not divide, edge tiles of non-power-of-two arrays, heads, strided and
 /// contiguous tails (small tiles run many merges), segments one and two per tile, both orders,
 /// floats with specials: all exact. Small tiles and 8 keys per invocation keep llvmpipe's compile
-/// time low (a loop around barriers costs LLVM's coroutine splitting most).
+/// time low.
 #[test]
 fn register_kernel_with_several_tiles_per_workgroup() {
     let cases: [(usize, Option<usize>, usize, DType, bool); 5] = [
