@@ -210,13 +210,7 @@ impl Emit {
     }
 
     fn base(&mut self, c: usize, name: &str) {
-        let lc = c.trailing_zeros();
-        let _ = writeln!(
-            self.o,
-            "    let {name} = (t & {}u) + ((t >> {lc}u) << {}u);",
-            c - 1,
-            lc + self.keys.trailing_zeros()
-        );
+        self.o.push_str(&base_line(c, self.keys, name));
     }
 
     /// Write the registers (layout self.c) to workgroup memory, then a barrier.
@@ -243,22 +237,13 @@ impl Emit {
         if c == self.c {
             return;
         }
+        // before_write first: the comment stays after a barrier it may emit (spill's own call is
+        // then a no-op).
         self.before_write();
         let b = self.buf();
-        let _ = writeln!(self.o, "    // layout c = {} -> c = {c}", self.c);
-        self.o.push_str("    {\n");
-        self.base(self.c, "zw");
         let le = self.keys.trailing_zeros();
-        let _ = writeln!(self.o, "        let pw = zw + (zw >> {le}u);");
-        for j in 0..self.keys {
-            let _ = writeln!(
-                self.o,
-                "        {b}[pw + {}u] = e{j};",
-                off(self.c, j as i64, self.keys)
-            );
-        }
-        self.o.push_str("    }\n");
-        self.barrier();
+        let _ = writeln!(self.o, "    // layout c = {} -> c = {c}", self.c);
+        self.spill();
         self.o.push_str("    {\n");
         self.base(c, "zr");
         let _ = writeln!(self.o, "        let pr = zr + (zr >> {le}u);");
@@ -376,15 +361,9 @@ pub fn shader(rp: &RegsPass) -> String {
     };
     let c_load = io_layout(gs.first().map_or(t_count, |g| g.c));
     let le = keys.trailing_zeros();
-    let lc_load = c_load.trailing_zeros();
     // The loads of tile `w` into e0 … (the tile variables in scope): the first position, then the loads.
-    let load_base = |w: &str| {
-        format!(
-            "    let zl = (t & {}u) + ((t >> {lc_load}u) << {}u);\n    let yl = tile_yb({w}, q0, zl);\n",
-            c_load - 1,
-            lc_load + le
-        )
-    };
+    let load_base =
+        |w: &str| base_line(c_load, keys, "zl") + &format!("    let yl = tile_yb({w}, q0, zl);\n");
     let load_keys = || {
         let mut o = String::new();
         plain_or_mapped(
@@ -527,6 +506,16 @@ pub fn shader(rp: &RegsPass) -> String {
     }
     e.o.push_str("}\n");
     e.o
+}
+
+/// `let name = …;`: thread t's first tile position z in layout c (E = keys per thread).
+fn base_line(c: usize, keys: usize, name: &str) -> String {
+    let lc = c.trailing_zeros();
+    format!(
+        "    let {name} = (t & {}u) + ((t >> {lc}u) << {}u);\n",
+        c - 1,
+        lc + keys.trailing_zeros()
+    )
 }
 
 /// Loads and stores: layout c = T, or the first / last group's layout (see the module doc).
