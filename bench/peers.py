@@ -1,20 +1,33 @@
 #!/usr/bin/env python3
-"""What users would otherwise use, measured on the same GPU as `stagewise bench`: PyTorch's copy,
-index gather/scatter (bit-reversal), transpose, cumsum, sort (full and batched rows), batched FFT.
+"""The peers of the benchmark suite: what users would otherwise run, timed on the same GPU.
 
-Each case: warm-up, then REPS timed runs with CUDA events, median reported. Bytes are the floor
-(each input element read once, each output written once), as in `stagewise bench`.
-Usage: python3 bench/peers.py [--reps 50] [--json FILE] [--quick] [--only fft,cumsum]
+`stagewise bench --suite bench/suite.toml --out R.json` runs this script for the cases that name a
+`peer`, at the case's sizes and dtype, and merges the medians into its result.
+
+Each peer: warm-up runs, then REPS timed runs between CUDA events, median reported (as
+`stagewise bench` reports medians of GPU timestamps). Peers:
+  torch.copy              y.copy_(x)
+  torch.gather-bitrev     torch.index_select(x, 0, bit-reversed indices)
+  torch.transpose         y.copy_(x.view(2^(k/2), -1).t())
+  torch.cumsum            torch.cumsum(x, 0)
+  torch.sort              torch.sort(x)              (values and int64 indices)
+  torch.sort-rows:L       torch.sort(x.view(-1, L), dim=1)
+  cupy.sort               cupy.sort(x)               (CUB's keys-only radix sort)
+  torch.fft:S             torch.fft.fft over N/S signals of S complex64 points
+  torch.rfft:S            torch.fft.rfft over N/S signals of S float32 points
+u32 keys are timed as int32 by torch (it has no unsigned sort); cupy sorts uint32.
+Usage: python3 bench/peers.py --suite bench/suite.toml [--cases ID,ID] [--reps 50] --json OUT
 """
 import argparse
 import json
 import statistics
 import sys
+import tomllib
 
 import torch
 
 
-def timeit(fn, reps, warmup=5):
+def timeit(fn, reps, warmup=10):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -38,68 +51,87 @@ def bitrev_index(log_n, device):
     return r
 
 
+def keys(n, dtype, dev):
+    if dtype == "f32":
+        return torch.randn(n, device=dev, dtype=torch.float32)
+    return torch.randint(-2**31, 2**31 - 1, (n,), dtype=torch.int32, device=dev)
+
+
+def peer_fn(peer, n, dtype, dev):
+    """The function to time for one peer at one size (its inputs made once, outside the timing)."""
+    name, _, param = peer.partition(":")
+    log_n = n.bit_length() - 1
+    if name == "torch.copy":
+        x = keys(n, dtype, dev)
+        y = torch.empty_like(x)
+        return lambda: y.copy_(x)
+    if name == "torch.gather-bitrev":
+        x = keys(n, dtype, dev)
+        y = torch.empty_like(x)
+        idx = bitrev_index(log_n, dev)
+        return lambda: torch.index_select(x, 0, idx, out=y)
+    if name == "torch.transpose":
+        x = keys(n, dtype, dev).view(1 << (log_n // 2), -1)
+        y = torch.empty((x.shape[1], x.shape[0]), dtype=x.dtype, device=dev)
+        return lambda: y.copy_(x.t())
+    if name == "torch.cumsum":
+        x = keys(n, dtype, dev)
+        y = torch.empty_like(x)
+        return lambda: torch.cumsum(x, 0, out=y)
+    if name == "torch.sort":
+        x = keys(n, dtype, dev)
+        return lambda: torch.sort(x)
+    if name == "torch.sort-rows":
+        x = keys(n, dtype, dev).view(-1, int(param))
+        return lambda: torch.sort(x, dim=1)
+    if name == "cupy.sort":
+        import cupy
+        x = cupy.asarray(keys(n, dtype, dev))
+        if dtype != "f32":
+            x = x.view(cupy.uint32)
+        return lambda: cupy.sort(x)
+    if name == "torch.fft":
+        z = torch.randn(n // int(param), int(param), dtype=torch.complex64, device=dev)
+        return lambda: torch.fft.fft(z, dim=1)
+    if name == "torch.rfft":
+        z = torch.randn(n // int(param), int(param), dtype=torch.float32, device=dev)
+        return lambda: torch.fft.rfft(z, dim=1)
+    raise SystemExit(f"peers.py: unknown peer '{peer}'")
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--suite", required=True)
+    ap.add_argument("--cases", default="", help="comma-separated case ids (default: every case)")
     ap.add_argument("--reps", type=int, default=50)
-    ap.add_argument("--json", default=None)
-    ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    ap.add_argument("--only", default="", help="comma-separated substrings: time only the cases that contain one")
+    ap.add_argument("--json", required=True)
     args = ap.parse_args()
+    with open(args.suite, "rb") as f:
+        suite = tomllib.load(f)
+    want = [c for c in args.cases.split(",") if c]
     dev = torch.device("cuda")
     torch.manual_seed(0)
-    log_big = 20 if args.quick else 28
     rows = []
-
-    only = [o for o in args.only.split(",") if o]
-
-    def add(case, n, nbytes, fn, items=None):
-        if only and not any(o in case for o in only):
-            return
-        med, mn = timeit(fn, args.reps)
-        row = {"peer": "torch " + torch.__version__, "case": case, "n": n, "bytes": nbytes,
-               "median_ms": med, "min_ms": mn, "gbps": nbytes / (med * 1e6),
-               "gitems_per_s": (items if items is not None else n) / (med * 1e6)}
-        rows.append(row)
-        print(f"{case:<34} n={n:<11} {med:9.4f} ms {row['gbps']:8.1f} GB/s {row['gitems_per_s']:8.2f} G/s",
-              flush=True)
-
-    n = 1 << log_big
-    x = torch.randint(-2**31, 2**31 - 1, (n,), dtype=torch.int32, device=dev)
-    y = torch.empty_like(x)
-    add("copy (y.copy_(x))", n, 8 * n, lambda: y.copy_(x))
-    idx = bitrev_index(log_big, dev)
-    add("bitrev gather (x[idx])", n, 8 * n, lambda: torch.index_select(x, 0, idx, out=y))
-    add("bitrev scatter (y[idx] = x)", n, 8 * n, lambda: y.index_copy_(0, idx, x))
-    del idx
-    side = 1 << (log_big // 2)
-    xm = x.view(side, -1)
-    ym = torch.empty((xm.shape[1], side), dtype=x.dtype, device=dev)
-    add(f"transpose {side}x{xm.shape[1]}", n, 8 * n, lambda: ym.copy_(xm.t()))
-    add("cumsum int32", n, 8 * n, lambda: torch.cumsum(x, 0, out=y))
-    xf = torch.randn(n, device=dev)
-    yf = torch.empty_like(xf)
-    add("cumsum float32", n, 8 * n, lambda: torch.cumsum(xf, 0, out=yf))
-    del xf, yf
-    for lg in ([20] if args.quick else [24, 25, 26, 27, 28]):
-        k = x[: 1 << lg].clone()
-        add(f"sort int32 2^{lg}", 1 << lg, 8 * (1 << lg), lambda k=k: torch.sort(k), items=1 << lg)
-    total = 1 << (20 if args.quick else 24)
-    for seg in [1024, 2048, 4096]:
-        k = x[:total].view(-1, seg).clone()
-        add(f"sort rows of {seg} int32", total, 8 * total, lambda k=k: torch.sort(k, dim=1), items=total)
-    del x, y, xm, ym
-    torch.cuda.empty_cache()
-    cplx = 1 << (20 if args.quick else 27)
-    for lg in [8, 10, 12]:
-        z = torch.randn(cplx // (1 << lg), 1 << lg, dtype=torch.complex64, device=dev)
-        add(f"fft c64 size 2^{lg} batched", cplx, 16 * cplx, lambda z=z: torch.fft.fft(z, dim=1))
-        del z
+    for case in suite["case"]:
+        if "peer" not in case or (want and case["id"] not in want):
+            continue
+        for k in case["log_n"]:
+            n = 1 << k
+            fn = peer_fn(case["peer"], n, case.get("dtype", "u32"), dev)
+            med, mn = timeit(fn, args.reps)
+            rows.append({"case": case["id"], "peer": case["peer"], "n": n, "median_ms": med, "min_ms": mn})
+            print(f"peer {case['id']:<28} {case['peer']:<22} 2^{k:<2} {med:9.4f} ms", file=sys.stderr, flush=True)
+            del fn
+            torch.cuda.empty_cache()
+    try:
+        import cupy
+        cupy_version = cupy.__version__
+    except ImportError:
+        cupy_version = None
     info = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "cuda": torch.version.cuda, "reps": args.reps, "rows": rows}
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(info, f, indent=1)
-    print(json.dumps({"device": info["device"], "torch": info["torch"], "cuda": info["cuda"]}))
+            "cuda": torch.version.cuda, "cupy": cupy_version, "reps": args.reps, "rows": rows}
+    with open(args.json, "w") as f:
+        json.dump(info, f, indent=1)
     return 0
 
 

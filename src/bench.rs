@@ -136,8 +136,13 @@ pub fn run(
                         g
                     }
                 };
-                let case = match algo
-                    .check_len(n)
+                let shape = crate::algo::applies::RunShape {
+                    variant: v.name,
+                    trace: false,
+                    generated_input: false,
+                };
+                let case = match crate::algo::applies::check(algo_opts, shape)
+                    .and_then(|_| algo.check_len(n))
                     .and_then(|_| algo.bench_case(gpu, v, n, spec.dtype))
                 {
                     Ok(c) => c,

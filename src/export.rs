@@ -43,6 +43,20 @@ pub fn save_trace(res: &RunResult, path: &Path) -> Result<()> {
     }
 }
 
+/// Save a run's output, the one path the CLI's `--save-output` and the app's *Save output…* share:
+/// `.json` writes exactly the run's JSON `output` field (complex pairs for FFTs), `.npy` and text the
+/// output buffer's values in order (FFTs: re, im interleaved).
+pub fn save_output(
+    output: &Data,
+    output_json: Option<&serde_json::Value>,
+    path: &Path,
+) -> Result<()> {
+    match output_json {
+        Some(v) if ext(path) == "json" => write(path, v.to_string().as_bytes()),
+        _ => save_data(output, path),
+    }
+}
+
 /// Save an array by extension: `.npy` (little-endian u4/i4/f4), `.json`, else text.
 pub fn save_data(d: &Data, path: &Path) -> Result<()> {
     match ext(path).as_str() {

@@ -8,6 +8,7 @@ pub mod data;
 pub mod error;
 pub mod export;
 pub mod gpu;
+pub mod suite;
 pub mod ui;
 
 pub use error::{Error, Result};

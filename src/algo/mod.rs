@@ -3,6 +3,7 @@
 //! the UI. An algorithm's options struct *is* the algorithm instance: clap parses it for the CLI,
 //! the UI edits it, serde saves it in sessions.
 
+pub mod applies;
 pub mod bitrev;
 pub mod bmmc;
 pub mod copy;

@@ -43,6 +43,17 @@ pub enum Cmd {
     Run(RunArgs),
     /// Time algorithms in timed mode against the copy roofline.
     Bench(BenchArgs),
+    /// Turn a suite result (`bench --suite … --out FILE`) into docs/PERFORMANCE.md's tables and plot.
+    Report {
+        /// The suite result (JSON).
+        result: std::path::PathBuf,
+        /// Write the tables into this Markdown file, between its suite markers (`-`: print them).
+        #[arg(long)]
+        markdown: Option<std::path::PathBuf>,
+        /// Write the throughput plot (PNG).
+        #[arg(long)]
+        plot: Option<std::path::PathBuf>,
+    },
     /// BMMC (seed 001): distributions of rank_m, rank_b and pass counts over random bit permutations.
     BmmcStats {
         /// Index bits (N = 2^n).
@@ -107,6 +118,19 @@ pub struct BenchArgs {
     /// Every algorithm and variant.
     #[arg(long)]
     pub all: bool,
+    /// Run a benchmark suite (bench/suite.toml): verify every case, time it with the same-run
+    /// copy, run the peers; needs --out.
+    #[arg(long, conflicts_with = "all")]
+    pub suite: Option<std::path::PathBuf>,
+    /// With --suite: write the result (JSON) to FILE.
+    #[arg(long, requires = "suite")]
+    pub out: Option<std::path::PathBuf>,
+    /// With --suite: only the cases whose id contains one of these (comma-separated).
+    #[arg(long, requires = "suite", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// With --suite: the command that runs the peers script, or `none`.
+    #[arg(long, requires = "suite", default_value = "python3 bench/peers.py")]
+    pub peers: String,
     /// Only this variant.
     #[arg(long, global = true)]
     pub variant: Option<String>,
@@ -146,11 +170,22 @@ fn gpu(cli_adapter: Option<&str>) -> Result<Gpu> {
 
 /// Run a parsed CLI command (not the app); returns the exit code.
 pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
+    if cli.session.is_some() {
+        return Err(Error::input(
+            "--session opens the app on a saved session; it cannot be combined with a subcommand",
+        ));
+    }
     match cmd {
         Cmd::List { json } => list(*json),
         Cmd::Adapters { json } => adapters(*json),
         Cmd::Run(args) => run(cli, args),
+        Cmd::Bench(args) if args.suite.is_some() => suite_cmd(cli, args),
         Cmd::Bench(args) => bench_cmd(cli, args),
+        Cmd::Report {
+            result,
+            markdown,
+            plot,
+        } => report_cmd(result, markdown.as_deref(), plot.as_deref()),
         Cmd::BmmcStats {
             n,
             samples,
@@ -314,30 +349,48 @@ pub fn resolve_input(algo: &dyn algo::Algorithm, args: &RunArgs) -> Result<Data>
     Ok(data::generate(fill, n, dtype, args.seed))
 }
 
-fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
+/// Check a `run` command's options and resolve its input into a request, before any GPU work
+/// (a typo costs no device start).
+pub fn prepare(args: &RunArgs) -> Result<RunRequest> {
     let algo = args.algo.algo();
     let info = algo.info();
     let variant = info.variant(args.variant.as_deref())?;
     let dtype = algo.fixed_dtype().unwrap_or(args.dtype);
     info.check_dtype(dtype)?;
+    // --save-trace implies --trace: the stages it writes must exist.
+    let trace = args.trace || args.save_trace.is_some();
+    algo::applies::check(
+        &args.algo,
+        algo::applies::RunShape {
+            variant: variant.name,
+            trace,
+            generated_input: args.input.is_none()
+                && args.fill.map_or(args.n.is_none(), |f| f == Fill::Example),
+        },
+    )?;
     let input = resolve_input(algo, args)?;
     algo.check_len(input.len())?;
-    let gpu = gpu(cli.adapter.as_deref())?;
-    let req = RunRequest {
+    Ok(RunRequest {
         variant,
         dtype,
         input,
-        trace: args.trace,
-    };
-    let res = algo::run(algo, &gpu, &req)?;
+        trace,
+    })
+}
+
+fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
+    let req = prepare(args)?;
+    let trace = req.trace;
+    let gpu = gpu(cli.adapter.as_deref())?;
+    let res = algo::run(args.algo.algo(), &gpu, &req)?;
     if args.json {
-        out(&res.to_json(args.trace).to_string());
+        out(&res.to_json(trace).to_string());
     } else {
         out(&format!(
             "{} / {} on {}  n = {}  dtype {}",
             res.algorithm, res.variant, res.adapter, res.n, res.dtype
         ));
-        if args.trace {
+        if trace {
             for s in &res.stages {
                 out(&format!("{:<28} {}", s.label, fmt_values(&s.data, 64)));
                 // Stages that say who read what (e.g. scan's phases): the (thread, source) pairs.
@@ -373,6 +426,14 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             ));
         }
         out(&format!("verified against the CPU model: {}", res.verified));
+    }
+    // Files are written after the result is printed, so a write that fails loses nothing computed;
+    // they are written even when the GPU disagrees with the model (the output is what to look at).
+    if let Some(path) = &args.save_output {
+        crate::export::save_output(&res.output, res.output_json.as_ref(), path)?;
+    }
+    if let Some(path) = &args.save_trace {
+        crate::export::save_trace(&res, path)?;
     }
     if let Some(m) = &res.mismatch {
         eprintln!("stagewise: GPU result differs from the CPU model: {m}");
@@ -484,9 +545,89 @@ fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             "adapter": gpu.adapter_name(),
             "driver": format!("{} {}", gpu.info.driver, gpu.info.driver_info),
             "reps": args.reps,
+            "warmup": args.warmup,
+            "dtype": args.dtype.name(),
             "rows": rows,
         })
         .to_string());
+    }
+    Ok(0)
+}
+
+fn suite_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
+    let suite = args.suite.as_deref().expect("suite_cmd runs with --suite");
+    // Every other bench option belongs to the suite file's cases.
+    if args.algo.is_some()
+        || args.variant.is_some()
+        || args.log_n.is_some()
+        || args.n.is_some()
+        || args.csv.is_some()
+        || args.json
+    {
+        return Err(Error::input(
+            "--suite takes its cases, sizes and reps from the suite file: give only --out, --only and --peers",
+        ));
+    }
+    let Some(out_path) = &args.out else {
+        return Err(Error::input("--suite needs --out FILE for the result"));
+    };
+    crate::suite::load(suite)?;
+    let gpu = gpu(cli.adapter.as_deref())?;
+    let peers = (args.peers != "none").then_some(args.peers.as_str());
+    let command: Vec<String> = std::env::args().collect();
+    let res = crate::suite::run(&gpu, suite, &args.only, peers, &command.join(" "))?;
+    let text = serde_json::to_string_pretty(&res).unwrap_or_default();
+    std::fs::write(out_path, text + "\n")
+        .map_err(|e| Error::Io(format!("cannot write '{}': {e}", out_path.display())))?;
+    let bad: Vec<&str> = res
+        .cases
+        .iter()
+        .filter(|c| !c.verify.verified || c.error.is_some())
+        .map(|c| c.case.id.as_str())
+        .collect();
+    out(&format!(
+        "{} cases, result in {}{}",
+        res.cases.len(),
+        out_path.display(),
+        if bad.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; FAILED (wrong on this GPU, or not timed): {}",
+                bad.join(", ")
+            )
+        }
+    ));
+    Ok(if bad.is_empty() { 0 } else { 3 })
+}
+
+fn report_cmd(
+    result: &std::path::Path,
+    markdown: Option<&std::path::Path>,
+    plot: Option<&std::path::Path>,
+) -> Result<i32> {
+    use crate::suite::report;
+    if markdown.is_none() && plot.is_none() {
+        return Err(Error::input(
+            "report needs --markdown FILE (or -) and/or --plot FILE.png",
+        ));
+    }
+    let r = report::load(result)?;
+    if let Some(md) = markdown {
+        let generated = report::markdown(&r, &result.display().to_string());
+        if md.as_os_str() == "-" {
+            print!("{generated}");
+        } else {
+            let doc = std::fs::read_to_string(md)
+                .map_err(|e| Error::Io(format!("cannot read '{}': {e}", md.display())))?;
+            let doc = report::splice(&doc, &generated)
+                .map_err(|e| Error::Input(format!("{}: {e}", md.display())))?;
+            std::fs::write(md, doc)
+                .map_err(|e| Error::Io(format!("cannot write '{}': {e}", md.display())))?;
+        }
+    }
+    if let Some(p) = plot {
+        report::plot(&r, p)?;
     }
     Ok(0)
 }

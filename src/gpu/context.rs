@@ -101,7 +101,7 @@ pub fn select_adapter(adapters: &[wgpu::Adapter], selector: Option<&str>) -> Res
             .ok_or_else(|| {
                 let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
                 Error::NoAdapter(format!(
-                    "no adapter name contains '{sel}'; adapters: {}",
+                    "--adapter / STAGEWISE_ADAPTER '{sel}': no adapter name contains it; adapters: {}",
                     names.join(", ")
                 ))
             });

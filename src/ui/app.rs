@@ -216,7 +216,13 @@ impl StagewiseApp {
             return;
         };
         let s = self.session.clone();
-        let input = match s.input() {
+        // The app always traces; an option this run would ignore is said, not dropped.
+        let shape = algo::applies::RunShape {
+            variant: &s.variant,
+            trace: true,
+            generated_input: !s.typed && s.fill == Fill::Example,
+        };
+        let input = match algo::applies::check(&s.algo, shape).and_then(|_| s.input()) {
             Ok(d) => d,
             Err(e) => {
                 self.message = Some(e.to_string());
@@ -590,17 +596,19 @@ impl StagewiseApp {
                         .clicked()
                         && let Some(r) = &self.result
                     {
-                        let d = r.output.clone();
+                        let (d, j) = (r.output.clone(), r.output_json.clone());
                         self.dialog(
                             &ctx,
                             true,
                             "output.npy",
                             &[("data", &["npy", "json", "txt"])],
                             move |p| {
-                                IoMsg::Note(crate::export::save_data(&d, &p).map_or_else(
-                                    |e| e.to_string(),
-                                    |_| format!("saved {}", p.display()),
-                                ))
+                                IoMsg::Note(
+                                    crate::export::save_output(&d, j.as_ref(), &p).map_or_else(
+                                        |e| e.to_string(),
+                                        |_| format!("saved {}", p.display()),
+                                    ),
+                                )
                             },
                         );
                     }

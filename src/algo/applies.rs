@@ -1,0 +1,142 @@
+//! Which options a run uses. An option given where the chosen variant, kernel or input ignores it
+//! is refused with one line naming why, in the CLI and the app alike: an option that is parsed
+//! either does what it says or is refused (tests/contract.rs walks every listed option).
+//!
+//! The rooms check the values of the options they use; this table holds the cross-cutting rule
+//! "given, but not used by this run", which no single room sees whole.
+
+use super::{AlgoOptions, fft, oddeven};
+use crate::error::{Error, Result};
+
+/// What the run is, beyond its options.
+#[derive(Clone, Copy, Debug)]
+pub struct RunShape<'a> {
+    pub variant: &'a str,
+    /// Read back every pass (traced runs use the teaching / generic kernels).
+    pub trace: bool,
+    /// The input is the algorithm's own generated example (FFT: `--signal`).
+    pub generated_input: bool,
+}
+
+fn only(flag: &str, given: bool, ok: bool, why: impl FnOnce() -> String) -> Result<()> {
+    if given && !ok {
+        Err(Error::Input(format!("{flag} {}", why())))
+    } else {
+        Ok(())
+    }
+}
+
+/// Refuse an option the run would ignore.
+pub fn check(opts: &AlgoOptions, run: RunShape) -> Result<()> {
+    let v = run.variant;
+    match opts {
+        AlgoOptions::Copy(o) => {
+            let d = super::copy::Options::default();
+            let why = || format!("applies to --variant vec4 only; copy {v} does not use it");
+            only(
+                "--workgroup-size",
+                o.workgroup_size != d.workgroup_size,
+                v == "vec4",
+                why,
+            )?;
+            only(
+                "--per-thread",
+                o.per_thread != d.per_thread,
+                v == "vec4",
+                why,
+            )
+        }
+        AlgoOptions::Bmmc(o) => only(
+            "--tile-bits",
+            o.tile_bits.is_some(),
+            matches!(v, "tiled" | "auto"),
+            || format!("applies to --variant tiled or auto only; bmmc {v} does not use it"),
+        ),
+        AlgoOptions::Scan(o) => {
+            let d = super::scan::Options::default();
+            let why = || format!("applies to --variant decoupled only; scan {v} does not use it");
+            only("--spin", o.spin != d.spin, v == "decoupled", why)?;
+            only("--shared-scan", o.shared_scan, v == "decoupled", why)
+        }
+        AlgoOptions::Oddeven(o) => {
+            let tiled = matches!(v, "batcher" | "merge-split");
+            only("--tile", o.tile.is_some(), tiled, || {
+                format!(
+                    "applies to --variant batcher or merge-split only; oddeven {v} has no tiles"
+                )
+            })?;
+            if !tiled {
+                return Ok(()); // the room names the variants of its other tile options
+            }
+            // Traced runs always use the generic kernel (it writes the trace).
+            let generic = run.trace || o.kernel == oddeven::TileKernel::Generic;
+            let regs = || {
+                if run.trace {
+                    "applies to the register kernel, which untraced runs use; traced runs use the generic kernel".to_string()
+                } else {
+                    "applies to the register kernel; --kernel generic does not use it".to_string()
+                }
+            };
+            only(
+                "--keys-per-invocation",
+                o.keys_per_invocation.is_some(),
+                !generic,
+                regs,
+            )?;
+            only(
+                "--tiles-per-workgroup",
+                o.tiles_per_workgroup.is_some(),
+                !generic,
+                regs,
+            )?;
+            only("--threads", o.threads.is_some(), generic, || {
+                "applies to the generic tile kernel (--kernel generic, or traced runs); the register kernel runs tile / --keys-per-invocation invocations".to_string()
+            })
+        }
+        AlgoOptions::Fft(o) => {
+            let d = fft::Options::default();
+            only(
+                "--signal",
+                o.signal != d.signal,
+                run.generated_input,
+                || {
+                    "chooses the generated input; it cannot be combined with --input, --n or --fill"
+                        .to_string()
+                },
+            )?;
+            // The fast and radix kernels run untraced complex FFTs; everything else runs the
+            // teaching kernel, which has none of these knobs.
+            let teaching = run.trace || o.kernel == fft::Kernel::Teaching || o.real || o.real_pair;
+            let why = || {
+                if run.trace {
+                    "applies to the fast and radix kernels; traced runs use the teaching kernel"
+                } else if o.kernel == fft::Kernel::Teaching {
+                    "applies to the fast and radix kernels, not --kernel teaching"
+                } else {
+                    "applies to the fast and radix kernels, which run complex FFTs only (not --real or --real-pair)"
+                }
+                .to_string()
+            };
+            only(
+                "--ffts-per-workgroup",
+                o.ffts_per_workgroup.is_some(),
+                !teaching,
+                why,
+            )?;
+            only(
+                "--sequential-ffts",
+                o.sequential_ffts.is_some(),
+                !teaching,
+                why,
+            )?;
+            only("--no-shuffle", o.no_shuffle, !teaching, why)?;
+            only(
+                "--natural-store",
+                o.natural_store != d.natural_store,
+                !teaching,
+                why,
+            )
+        }
+        AlgoOptions::Bitrev(_) => Ok(()),
+    }
+}

@@ -1,0 +1,704 @@
+//! The CLI's promise that every option does what it says: `--save-output` / `--save-trace` write
+//! what the run computed (with and without `--json`), and a write that fails is one line and a
+//! non-zero exit after the result was printed.
+mod common;
+
+use common::bin;
+use serde_json::Value;
+use stagewise::data::{DType, read_input};
+use std::path::{Path, PathBuf};
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("stagewise-contract-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn stagewise(args: &[&str]) -> std::process::Output {
+    bin().args(args).output().expect("run stagewise")
+}
+
+/// The values of the JSON `output` field, flattened (FFT pairs and real-pair objects included).
+fn flat(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Array(a) => a.iter().for_each(|x| flat(x, out)),
+        Value::Object(m) => ["x", "y"].iter().for_each(|k| flat(&m[*k], out)),
+        other => out.push(other.to_string()),
+    }
+}
+
+/// The values of a saved array, formatted as the JSON output formats them.
+fn saved(path: &Path, dtype: DType) -> Vec<String> {
+    let d = read_input(path.to_str().unwrap(), dtype).unwrap();
+    let mut v = Vec::new();
+    flat(&d.to_json(), &mut v);
+    v
+}
+
+/// One algorithm's saves: `.npy` + trace `.json` with `--json`, `.txt` + trace `.csv` without it,
+/// and `.json` output (the run's exact `output` field).
+fn saves_what_it_computed(algo_args: &[&str], dtype: DType) {
+    let dir = tmpdir(algo_args[0]);
+    let p = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let (npy, tjson, txt, tcsv, ojson) = (
+        p("out.npy"),
+        p("trace.json"),
+        p("out.txt"),
+        p("trace.csv"),
+        p("out.json"),
+    );
+
+    let mut args = vec!["run"];
+    args.extend_from_slice(algo_args);
+    let mut a1 = args.clone();
+    a1.extend(["--json", "--save-output", &npy, "--save-trace", &tjson]);
+    let o = stagewise(&a1);
+    assert!(
+        o.status.success(),
+        "{a1:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let run: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        run.get("stages").is_none(),
+        "--save-trace without --trace must not add stages to stdout"
+    );
+    let mut want = Vec::new();
+    flat(&run["output"], &mut want);
+    assert!(!want.is_empty());
+    assert_eq!(saved(Path::new(&npy), dtype), want, "{a1:?}: .npy");
+
+    // The saved trace is the run's JSON with its stages (as --trace --json prints them).
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(&tjson).unwrap()).unwrap();
+    assert_eq!(trace["output"], run["output"], "{a1:?}: trace output");
+    let stages = trace["stages"]
+        .as_array()
+        .expect("stages in the saved trace");
+    assert!(!stages.is_empty(), "{a1:?}: stages");
+    let mut a_trace = args.clone();
+    a_trace.extend(["--trace", "--json"]);
+    let traced: Value = serde_json::from_slice(&stagewise(&a_trace).stdout).unwrap();
+    assert_eq!(
+        &traced["stages"], &trace["stages"],
+        "{a1:?}: the saved stages"
+    );
+
+    let mut a2 = args.clone();
+    a2.extend(["--save-output", &txt, "--save-trace", &tcsv]);
+    let o = stagewise(&a2);
+    assert!(
+        o.status.success(),
+        "{a2:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("verified against the CPU model: true"));
+    assert_eq!(saved(Path::new(&txt), dtype), want, "{a2:?}: text");
+    let csv = std::fs::read_to_string(&tcsv).unwrap();
+    let rows: usize = stages
+        .iter()
+        .map(|s| s["data"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(csv.lines().next(), Some("stage,label,index,value"));
+    assert_eq!(
+        csv.lines().count(),
+        rows + 1,
+        "{a2:?}: one CSV row per stage element"
+    );
+
+    let mut a3 = args.clone();
+    a3.extend(["--json", "--save-output", &ojson]);
+    let o = stagewise(&a3);
+    assert!(o.status.success());
+    let run3: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&ojson).unwrap()).unwrap();
+    assert_eq!(file, run3["output"], "{a3:?}: .json is the output field");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn save_options_write_every_algorithms_result() {
+    saves_what_it_computed(&["bitrev", "--variant", "staged", "--n", "64"], DType::U32);
+    saves_what_it_computed(
+        &[
+            "bmmc",
+            "--preset",
+            "transpose:3,3",
+            "--variant",
+            "tiled",
+            "--dtype",
+            "i32",
+        ],
+        DType::I32,
+    );
+    saves_what_it_computed(
+        &[
+            "oddeven",
+            "--variant",
+            "batcher",
+            "--n",
+            "300",
+            "--dtype",
+            "f32",
+        ],
+        DType::F32,
+    );
+    saves_what_it_computed(
+        &["scan", "--variant", "decoupled", "--n", "777"],
+        DType::U32,
+    );
+    saves_what_it_computed(&["fft", "--size", "32", "--batch", "2"], DType::F32);
+    saves_what_it_computed(&["fft", "--size", "16", "--real-pair"], DType::F32);
+    saves_what_it_computed(&["copy", "--n", "100", "--fill", "iota"], DType::U32);
+}
+
+#[test]
+fn a_save_that_fails_is_one_line_after_the_result() {
+    let missing = std::env::temp_dir()
+        .join(format!("stagewise-no-such-dir-{}", std::process::id()))
+        .join("y.npy");
+    let m = missing.to_str().unwrap();
+    for save in ["--save-output", "--save-trace"] {
+        for json in [true, false] {
+            let mut args = vec![
+                "run",
+                "oddeven",
+                "--variant",
+                "batcher",
+                "--n",
+                "1000",
+                save,
+                m,
+            ];
+            if json {
+                args.push("--json");
+            }
+            let o = stagewise(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+            assert!(
+                err.starts_with("stagewise: error: cannot write '") && err.contains("y.npy"),
+                "{args:?}: {err}"
+            );
+            // Nothing computed is lost: the result was printed before the write failed.
+            let stdout = String::from_utf8_lossy(&o.stdout);
+            if json {
+                let v: Value = serde_json::from_str(&stdout).expect("the run's JSON");
+                assert_eq!(v["verified"], true);
+                assert_eq!(v["output"].as_array().map(Vec::len), Some(1000));
+            } else {
+                assert!(
+                    stdout.contains("verified against the CPU model: true"),
+                    "{stdout}"
+                );
+            }
+        }
+    }
+    assert!(!missing.exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The option audit: every option `stagewise list --json`, `run --help` and `bench --help` list
+// changes something observable (the JSON minus timings, or the WGSL of the kernels that ran,
+// dumped with STAGEWISE_DUMP_WGSL) or is refused with one line that names it.
+
+/// What a command showed: its exit code, stderr, stdout (JSON without timings where it is JSON)
+/// and the kernels it compiled.
+#[derive(Debug, PartialEq)]
+struct Seen {
+    code: i32,
+    stdout: String,
+    kernels: Vec<String>,
+}
+
+/// Timings and the adapter differ between identical runs; everything else must not.
+fn strip_timings(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for k in [
+                "adapter",
+                "gpu_ms",
+                "median_ms",
+                "min_ms",
+                "gbps",
+                "copy_gbps",
+                "fraction_of_copy",
+                "gitems_per_s",
+            ] {
+                m.remove(k);
+            }
+            m.values_mut().for_each(strip_timings);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_timings),
+        _ => {}
+    }
+}
+
+fn observe(args: &[&str]) -> (Seen, String) {
+    let dump = tmpdir(&format!(
+        "wgsl-{}",
+        args.join("_").replace(['/', ' ', ';'], "")
+    ));
+    let o = bin()
+        .args(args)
+        .env("STAGEWISE_DUMP_WGSL", &dump)
+        .output()
+        .expect("run stagewise");
+    let mut stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    if let Ok(mut v) = serde_json::from_str::<Value>(&stdout) {
+        strip_timings(&mut v);
+        stdout = v.to_string();
+    } else {
+        // Text output: drop the timing columns' numbers.
+        stdout = stdout
+            .lines()
+            .map(|l| {
+                l.split_whitespace()
+                    .filter(|w| w.parse::<f64>().map_or(true, |x| x.fract() == 0.0))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let mut kernels: Vec<String> = std::fs::read_dir(&dump)
+        .map(|d| {
+            d.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    kernels.sort();
+    let _ = std::fs::remove_dir_all(&dump);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    (
+        Seen {
+            code: o.status.code().unwrap_or(-1),
+            stdout,
+            kernels,
+        },
+        err,
+    )
+}
+
+/// `with` must differ observably from `base`, or fail with one line naming `flag`.
+fn changes_or_refused(base: &[&str], with: &[&str], flag: &str) -> Result<&'static str, String> {
+    let (b, berr) = observe(base);
+    if b.code != 0 {
+        return Err(format!("baseline {base:?} failed: {berr}"));
+    }
+    let (w, werr) = observe(with);
+    if w.code == 0 {
+        return if w != b {
+            Ok("changes")
+        } else {
+            Err(format!(
+                "{with:?}: nothing observable changed against {base:?}"
+            ))
+        };
+    }
+    let line = werr.trim_end();
+    if w.code == 1
+        && line.lines().count() == 1
+        && line.starts_with("stagewise: error: ")
+        && line.contains(flag)
+        && !line.contains("panicked")
+    {
+        Ok("refused")
+    } else {
+        Err(format!("{with:?}: exit {}: {werr}", w.code))
+    }
+}
+
+/// One value to try for every algorithm option, and the base arguments of its algorithm.
+fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'static str>)>) {
+    let row8 = "00000001;10000000;01000000;00100000;00010000;00001000;00000100;00000010";
+    match algo {
+        "bitrev" => (vec!["--n", "64", "--fill", "random"], vec![]),
+        "bmmc" => (
+            vec!["--n", "256", "--fill", "random"],
+            vec![
+                ("--matrix", vec!["--matrix", row8]),
+                ("--preset", vec!["--preset", "transpose:4,4"]),
+                ("--complement", vec!["--complement", "5"]),
+                ("--tile-bits", vec!["--tile-bits", "6"]),
+            ],
+        ),
+        "oddeven" => (
+            vec!["--n", "1024", "--fill", "random"],
+            vec![
+                ("--segment", vec!["--segment", "64"]),
+                ("--descending", vec!["--descending"]),
+                ("--block", vec!["--block", "16"]),
+                ("--tile", vec!["--tile", "256"]),
+                ("--threads", vec!["--threads", "64"]),
+                ("--kernel", vec!["--kernel", "generic"]),
+                ("--keys-per-invocation", vec!["--keys-per-invocation", "8"]),
+                ("--tiles-per-workgroup", vec!["--tiles-per-workgroup", "2"]),
+            ],
+        ),
+        "scan" => (
+            vec!["--n", "5000", "--fill", "small"],
+            vec![
+                ("--exclusive", vec!["--exclusive"]),
+                ("--mirror", vec!["--mirror"]),
+                ("--workgroup-size", vec!["--workgroup-size", "64"]),
+                ("--per-thread", vec!["--per-thread", "2"]),
+                ("--spin", vec!["--spin", "0"]),
+                ("--shared-scan", vec!["--shared-scan"]),
+                ("--tile-order", vec!["--tile-order", "dispatch"]),
+            ],
+        ),
+        "copy" => (
+            vec!["--n", "4096", "--fill", "random"],
+            vec![
+                ("--workgroup-size", vec!["--workgroup-size", "64"]),
+                ("--per-thread", vec!["--per-thread", "2"]),
+            ],
+        ),
+        // Generated input (the --signal of --size points), so --size and --signal change it.
+        "fft" => (
+            vec![],
+            vec![
+                ("--size", vec!["--size", "64"]),
+                (
+                    "--elements-per-invocation",
+                    vec!["--elements-per-invocation", "4"],
+                ),
+                ("--workgroup-size", vec!["--workgroup-size", "4"]),
+                ("--order", vec!["--order", "raw"]),
+                ("--inverse", vec!["--inverse"]),
+                ("--real", vec!["--real"]),
+                ("--real-pair", vec!["--real-pair"]),
+                ("--batch", vec!["--batch", "2"]),
+                ("--signal", vec!["--signal", "noise"]),
+                ("--kernel", vec!["--kernel", "teaching"]),
+                ("--ffts-per-workgroup", vec!["--ffts-per-workgroup", "2"]),
+                ("--sequential-ffts", vec!["--sequential-ffts", "2"]),
+                ("--no-shuffle", vec!["--no-shuffle"]),
+                ("--natural-store", vec!["--natural-store", "direct"]),
+            ],
+        ),
+        other => panic!("no probes for algorithm '{other}': add them to tests/contract.rs"),
+    }
+}
+
+fn listed_algorithms() -> Vec<Value> {
+    let o = stagewise(&["list", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["algorithms"].as_array().unwrap().clone()
+}
+
+/// Every algorithm option on every variant: it changes the run or is refused, never ignored.
+fn audit_algorithm(name: &str) {
+    let algos = listed_algorithms();
+    let a = algos.iter().find(|a| a["name"] == name).unwrap();
+    let (base, probes) = algorithm_probes(name);
+    let listed: Vec<&str> = a["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    let probed: Vec<&str> = probes.iter().map(|p| p.0).collect();
+    assert_eq!(
+        listed, probed,
+        "{name}: every listed option needs a probe here"
+    );
+    let mut failures = Vec::new();
+    for v in a["variants"].as_array().unwrap() {
+        let v = v["name"].as_str().unwrap();
+        let mut b = vec!["run", name, "--variant", v, "--json"];
+        b.extend(&base);
+        for (flag, extra) in &probes {
+            let mut w = b.clone();
+            w.extend(extra);
+            match changes_or_refused(&b, &w, flag) {
+                Ok(what) => eprintln!("{name} {v:<16} {flag:<26} {what}"),
+                Err(e) => failures.push(e),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn audit_bmmc_and_copy_options() {
+    audit_algorithm("bmmc");
+    audit_algorithm("copy");
+    audit_algorithm("bitrev");
+}
+
+#[test]
+fn audit_oddeven_options() {
+    audit_algorithm("oddeven");
+    // Where the kernel that a run uses ignores an option, it is refused.
+    let b = [
+        "run",
+        "oddeven",
+        "--variant",
+        "batcher",
+        "--n",
+        "1024",
+        "--json",
+    ];
+    for (extra, flag) in [
+        (
+            &["--trace", "--keys-per-invocation", "8"][..],
+            "--keys-per-invocation",
+        ),
+        (
+            &["--kernel", "generic", "--tiles-per-workgroup", "2"][..],
+            "--tiles-per-workgroup",
+        ),
+    ] {
+        let mut w = b.to_vec();
+        w.extend(extra);
+        assert_eq!(changes_or_refused(&b, &w, flag), Ok("refused"), "{w:?}");
+    }
+    let mut w = b.to_vec();
+    w.extend(["--kernel", "generic", "--threads", "64"]);
+    let mut g = b.to_vec();
+    g.extend(["--kernel", "generic"]);
+    assert_eq!(changes_or_refused(&g, &w, "--threads"), Ok("changes"));
+}
+
+#[test]
+fn audit_scan_options() {
+    audit_algorithm("scan");
+}
+
+#[test]
+fn audit_fft_options() {
+    audit_algorithm("fft");
+    let b = ["run", "fft", "--json"];
+    for (extra, flag) in [
+        (&["--n", "32", "--signal", "noise"][..], "--signal"),
+        (
+            &["--trace", "--natural-store", "direct"][..],
+            "--natural-store",
+        ),
+        (
+            &["--kernel", "teaching", "--sequential-ffts", "2"][..],
+            "--sequential-ffts",
+        ),
+        (&["--real", "--no-shuffle"][..], "--no-shuffle"),
+    ] {
+        let mut w = b.to_vec();
+        w.extend(extra);
+        assert_eq!(changes_or_refused(&b, &w, flag), Ok("refused"), "{w:?}");
+    }
+}
+
+/// The options of `run` and `bench` themselves (and the global ones), from clap's own list.
+#[test]
+fn audit_run_and_bench_options() {
+    use clap::CommandFactory;
+    let dir = tmpdir("audit-run");
+    let input = dir.join("in.txt");
+    std::fs::write(&input, "5 3 9 1").unwrap();
+    let (inp, out, trace, csv) = (
+        input.to_str().unwrap().to_string(),
+        dir.join("o.txt").to_str().unwrap().to_string(),
+        dir.join("t.json").to_str().unwrap().to_string(),
+        dir.join("b.csv").to_str().unwrap().to_string(),
+    );
+    let run = [
+        "run",
+        "oddeven",
+        "--variant",
+        "global",
+        "--n",
+        "64",
+        "--json",
+    ];
+    let bench = [
+        "bench", "copy", "--n", "4096", "--reps", "2", "--warmup", "1", "--json",
+    ];
+    // (flag, base, with)
+    let probes: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
+        (
+            "--variant",
+            run.to_vec(),
+            vec![
+                "run",
+                "oddeven",
+                "--variant",
+                "batcher",
+                "--n",
+                "64",
+                "--json",
+            ],
+        ),
+        (
+            "--dtype",
+            run.to_vec(),
+            [&run[..], &["--dtype", "f32"]].concat(),
+        ),
+        (
+            "--input",
+            vec!["run", "oddeven", "--variant", "global", "--json"],
+            vec![
+                "run",
+                "oddeven",
+                "--variant",
+                "global",
+                "--json",
+                "--input",
+                &inp,
+            ],
+        ),
+        (
+            "--n",
+            run.to_vec(),
+            vec![
+                "run",
+                "oddeven",
+                "--variant",
+                "global",
+                "--n",
+                "65",
+                "--json",
+            ],
+        ),
+        (
+            "--fill",
+            run.to_vec(),
+            [&run[..], &["--fill", "reverse"]].concat(),
+        ),
+        (
+            "--seed",
+            run.to_vec(),
+            [&run[..], &["--seed", "7"]].concat(),
+        ),
+        ("--trace", run.to_vec(), [&run[..], &["--trace"]].concat()),
+        ("--json", run[..6].to_vec(), run.to_vec()),
+        (
+            "--adapter",
+            run.to_vec(),
+            [&run[..], &["--adapter", "no-such-adapter-anywhere"]].concat(),
+        ),
+        (
+            "--session",
+            run.to_vec(),
+            [&["--session", "s.json"][..], &run[..]].concat(),
+        ),
+        (
+            "--log-n",
+            bench.to_vec(),
+            vec![
+                "bench", "copy", "--log-n", "10..11", "--reps", "2", "--warmup", "1", "--json",
+            ],
+        ),
+        (
+            "--reps",
+            bench.to_vec(),
+            vec![
+                "bench", "copy", "--n", "4096", "--reps", "3", "--warmup", "1", "--json",
+            ],
+        ),
+        (
+            "--warmup",
+            bench.to_vec(),
+            vec![
+                "bench", "copy", "--n", "4096", "--reps", "2", "--warmup", "2", "--json",
+            ],
+        ),
+        (
+            "--csv",
+            bench[..8].to_vec(),
+            [&bench[..8], &["--csv", &csv]].concat(),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (flag, b, w) in &probes {
+        if let Err(e) = changes_or_refused(b, w, flag) {
+            failures.push(e);
+        }
+    }
+    // Bench's own --variant, --dtype, --json and --n (the run probes above share their names).
+    for (flag, w) in [
+        ("--variant", [&bench[..], &["--variant", "scalar"]].concat()),
+        ("--dtype", [&bench[..], &["--dtype", "f32"]].concat()),
+        ("--json", bench[..8].to_vec()),
+        (
+            "--n",
+            vec![
+                "bench", "copy", "--n", "8192", "--reps", "2", "--warmup", "1", "--json",
+            ],
+        ),
+    ] {
+        if let Err(e) = changes_or_refused(&bench, &w, flag) {
+            failures.push(e);
+        }
+    }
+    // Files the save options write are checked in save_options_write_every_algorithms_result;
+    // here: they exist after the run.
+    let o = stagewise(&[&run[..], &["--save-output", &out, "--save-trace", &trace]].concat());
+    assert!(o.status.success());
+    assert!(Path::new(&out).exists() && Path::new(&trace).exists() && Path::new(&csv).exists());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // Every option clap knows is probed above (a new option needs a probe).
+    let cli = stagewise::cli::Cli::command();
+    let mut known: Vec<String> = cli
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect();
+    for sub in ["run", "bench"] {
+        let c = cli.find_subcommand(sub).unwrap();
+        known.extend(
+            c.get_arguments()
+                .filter_map(|a| a.get_long().map(|l| format!("--{l}"))),
+        );
+    }
+    let mut covered: Vec<&str> = probes.iter().map(|p| p.0).collect();
+    // --save-* are checked above and in save_options_write_every_algorithms_result; --all in
+    // tests/cli.rs (bench_all_covers_every_algorithm: a row for every algorithm and variant).
+    covered.extend(["--save-output", "--save-trace", "--all"]);
+    for k in &known {
+        assert!(
+            covered.contains(&k.as_str()),
+            "{k}: no probe in audit_run_and_bench_options"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// docs/PERFORMANCE.md shows one current suite run: its generated part is exactly what
+/// `stagewise report` makes of the committed result, and that result covers every suite case.
+#[test]
+fn performance_md_is_the_committed_suite_result() {
+    use stagewise::suite::{self, report};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let result = report::load(&root.join("docs/perf/h100.json")).unwrap();
+    let doc = std::fs::read_to_string(root.join("docs/PERFORMANCE.md")).unwrap();
+    let generated = report::markdown(&result, "docs/perf/h100.json");
+    assert!(
+        doc.contains(&generated),
+        "docs/PERFORMANCE.md is not the committed result: run `stagewise report docs/perf/h100.json --markdown docs/PERFORMANCE.md --plot docs/img/perf_h100.png`"
+    );
+    let suite = suite::load(&root.join("bench/suite.toml")).unwrap();
+    let ran: Vec<&str> = result.cases.iter().map(|c| c.case.id.as_str()).collect();
+    for c in &suite.cases {
+        assert!(
+            ran.contains(&c.id.as_str()),
+            "suite case '{}' is not in the committed run",
+            c.id
+        );
+    }
+    for c in &result.cases {
+        assert!(
+            c.verify.verified,
+            "{}: verified on the GPU before timing",
+            c.case.id
+        );
+        assert_eq!(
+            c.rows.len(),
+            c.case.log_n.len(),
+            "{}: every size timed",
+            c.case.id
+        );
+    }
+    assert!(root.join("docs/img/perf_h100.png").exists());
+}
