@@ -45,6 +45,22 @@ pub struct BenchSpec {
     pub dtype: DType,
     /// Skip cases an algorithm refuses at a size (for `--all`) instead of failing.
     pub skip_refused: bool,
+    /// Warm up for at least this long as well (ms; 0: just `warmup` runs). The GPU idles at low
+    /// clocks during CPU-bound work between cases; a count of runs that is enough at 2^28 is a
+    /// few microseconds of work at 2^20.
+    pub min_warmup_ms: f64,
+}
+
+/// Warm-up runs: `spec.warmup`, or more where that is shorter than `spec.min_warmup_ms`.
+fn warmup_runs(gpu: &Gpu, spec: &BenchSpec, plan: &crate::gpu::Plan) -> Result<usize> {
+    if spec.min_warmup_ms <= 0.0 {
+        return Ok(spec.warmup);
+    }
+    let secs = crate::gpu::runner::wall_once(gpu, plan)?.max(1e-6);
+    Ok(spec
+        .warmup
+        .max((spec.min_warmup_ms / 1e3 / secs).ceil() as usize)
+        .min(100_000))
 }
 
 pub const CSV_HEADER: &str =
@@ -130,7 +146,8 @@ pub fn run(
                             n,
                             spec.dtype,
                         )?;
-                        let t = time_with(gpu, &case.plan, spec.warmup, spec.reps, cancelled)?;
+                        let w = warmup_runs(gpu, spec, &case.plan)?;
+                        let t = time_with(gpu, &case.plan, w, spec.reps, cancelled)?;
                         let g = case.bytes as f64 / (t.total_ms * 1e6);
                         copy_gbps.insert(n, g);
                         g
@@ -168,7 +185,7 @@ pub fn run(
                     continue;
                 }
                 // Sweeps over everything keep slow cases short: one probe run decides.
-                let (mut warmup, mut reps) = (spec.warmup, spec.reps);
+                let (mut warmup, mut reps) = (warmup_runs(gpu, spec, &case.plan)?, spec.reps);
                 if spec.skip_refused {
                     let secs = crate::gpu::runner::wall_once(gpu, &case.plan)?;
                     if secs > MAX_SWEEP_SECONDS {

@@ -508,6 +508,7 @@ fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         dtype: args.dtype,
         // Without --variant, sizes one variant refuses are skipped rather than ending the sweep.
         skip_refused: args.all || args.variant.is_none(),
+        min_warmup_ms: 0.0,
     };
     let quiet = args.json;
     if !quiet {

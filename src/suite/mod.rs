@@ -26,12 +26,14 @@ pub struct Suite {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Defaults {
     pub reps: usize,
     pub warmup: usize,
     /// Largest N a case is verified at (the CPU model runs on the host).
     pub verify_max_n: usize,
+    /// Warm up every size for at least this long (ms) besides `warmup` runs.
+    pub min_warmup_ms: f64,
 }
 
 impl Default for Defaults {
@@ -40,6 +42,7 @@ impl Default for Defaults {
             reps: 30,
             warmup: 100,
             verify_max_n: 1 << 24,
+            min_warmup_ms: 300.0,
         }
     }
 }
@@ -135,9 +138,10 @@ pub fn load(path: &Path) -> Result<Suite> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Io(format!("cannot read '{}': {e}", path.display())))?;
     let suite: Suite = toml::from_str(&text).map_err(|e| {
-        let first = e.to_string();
-        let first = first.lines().next().unwrap_or("").to_string();
-        Error::Input(format!("{}: {first}", path.display()))
+        let line = e.span().map_or(String::new(), |s| {
+            format!(" (line {})", text[..s.start].lines().count().max(1))
+        });
+        Error::Input(format!("{}: {}{line}", path.display(), e.message()))
     })?;
     for c in &suite.cases {
         // Parse every case before any GPU work: a typo fails at once, with the case named.
@@ -326,6 +330,7 @@ pub fn run(
                 warmup: c.warmup.unwrap_or(suite.defaults.warmup),
                 dtype: b.dtype,
                 skip_refused: false,
+                min_warmup_ms: suite.defaults.min_warmup_ms,
             };
             let timed = match bench::run(gpu, &spec, &mut |_| {}, &|| false) {
                 Ok(rows) => rows,

@@ -119,6 +119,7 @@ impl PerfLab {
             warmup: 3,
             dtype: DType::U32,
             skip_refused: true,
+            min_warmup_ms: 0.0,
         };
         let (tx, rx) = channel();
         let cancel = Arc::new(AtomicBool::new(false));
