@@ -314,7 +314,8 @@ pub fn resolve_input(algo: &dyn algo::Algorithm, args: &RunArgs) -> Result<Data>
     Ok(data::generate(fill, n, dtype, args.seed))
 }
 
-fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
+/// The request `run` makes of `args` (checked before any GPU work).
+pub fn run_request(args: &RunArgs) -> Result<RunRequest> {
     let algo = args.algo.algo();
     let info = algo.info();
     let variant = info.variant(args.variant.as_deref())?;
@@ -322,13 +323,18 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     info.check_dtype(dtype)?;
     let input = resolve_input(algo, args)?;
     algo.check_len(input.len())?;
-    let gpu = gpu(cli.adapter.as_deref())?;
-    let req = RunRequest {
+    Ok(RunRequest {
         variant,
         dtype,
         input,
         trace: args.trace,
-    };
+    })
+}
+
+fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
+    let algo = args.algo.algo();
+    let req = run_request(args)?;
+    let gpu = gpu(cli.adapter.as_deref())?;
     let res = algo::run(algo, &gpu, &req)?;
     if args.json {
         out(&res.to_json(args.trace).to_string());
