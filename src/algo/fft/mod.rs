@@ -6,8 +6,11 @@
 pub mod fast;
 pub mod model;
 pub mod radix;
+pub mod trace;
 
-use super::{AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, pass_infos};
+use super::{
+    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Variant, pass_infos,
+};
 use crate::data::{DType, Data, f32_to_json};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan, Region, execute, grid, specialize};
@@ -832,19 +835,6 @@ fn complexes(bits: &[u32]) -> Vec<C64> {
         .collect()
 }
 
-fn pairs_json(v: &[u32]) -> Value {
-    Value::Array(
-        v.chunks_exact(2)
-            .map(|c| {
-                json!([
-                    f32_to_json(f32::from_bits(c[0])),
-                    f32_to_json(f32::from_bits(c[1]))
-                ])
-            })
-            .collect(),
-    )
-}
-
 /// The reference output of one FFT (batch element) in the kernel's output layout.
 pub fn reference(cfg: &Config, input_floats: &[f32]) -> Vec<C64> {
     let n = cfg.n;
@@ -1039,25 +1029,28 @@ impl Algorithm for Options {
                     StepKind::Regroup => format!("regroup (local), stride {}", step.stride),
                     StepKind::Exchange => format!("exchange t^{}", step.stride),
                 };
-                let mut st = Stage::new(label, Data::new(DType::F32, data.clone()))
-                    .note("step", s)
-                    .note("kind", step.kind.name())
-                    .note("stride", step.stride)
-                    .note("owner", owner.clone())
-                    .note("lo", lo.clone())
-                    .note("data", pairs_json(&data))
-                    .note("complex", true);
-                if step.kind == StepKind::Exchange {
-                    st = st.note("xor", step.stride);
-                }
-                if s + 1 == steps.len() {
-                    // Row p (logical position) holds DFT[bitrev(p)] and is written to e(p).
-                    let holds: Vec<usize> = (0..n).map(|p| model::bitrev(p, cfg.log_n)).collect();
-                    let written: Vec<usize> = (0..n)
-                        .map(|p| model::e_map(p, cfg.log_n, cfg.log_e))
-                        .collect();
-                    st = st.note("dft_index", holds).note("written_to", written);
-                }
+                let last = s + 1 == steps.len();
+                // Row p (logical position) holds DFT[bitrev(p)] and is written to e(p).
+                let notes = trace::Notes {
+                    step: s,
+                    kind: step.kind,
+                    stride: step.stride,
+                    owner: owner.clone(),
+                    lo: lo.clone(),
+                    complex: true,
+                    xor: (step.kind == StepKind::Exchange).then_some(step.stride),
+                    dft_index: last.then(|| (0..n).map(|p| model::bitrev(p, cfg.log_n)).collect()),
+                    written_to: last.then(|| {
+                        (0..n)
+                            .map(|p| model::e_map(p, cfg.log_n, cfg.log_e))
+                            .collect()
+                    }),
+                };
+                let st = Stage::with(
+                    label,
+                    Data::new(DType::F32, data.clone()),
+                    RoomNotes::Fft(notes),
+                );
                 stages.push(st);
             }
         }
@@ -1069,8 +1062,8 @@ impl Algorithm for Options {
                     .map(|k| {
                         let base = 2 * k * per_out;
                         json!({
-                            "x": pairs_json(&out_bits[base..base + 2 * half]),
-                            "y": pairs_json(&out_bits[base + 2 * half..base + 4 * half]),
+                            "x": trace::complex_json(&out_bits[base..base + 2 * half]),
+                            "y": trace::complex_json(&out_bits[base + 2 * half..base + 4 * half]),
                         })
                     })
                     .collect();
@@ -1080,7 +1073,7 @@ impl Algorithm for Options {
                     Value::Array(objs)
                 }
             }
-            _ => pairs_json(&out_bits),
+            _ => trace::complex_json(&out_bits),
         };
         let holds: Vec<usize> = (0..n)
             .map(|x| model::f_map(x, cfg.log_n, cfg.log_e))
@@ -1090,7 +1083,7 @@ impl Algorithm for Options {
             (Mode::Complex, true) => Some(n / 2),
             _ => None,
         }
-        .map(|i| pairs_json(&out_bits[2 * i..2 * i + 2])[0].clone());
+        .map(|i| trace::complex_json(&out_bits[2 * i..2 * i + 2])[0].clone());
         let mut nyquist = json!({
             "frequency": n / 2,
             "thread": 0,

@@ -4,16 +4,17 @@
 
 pub mod model;
 pub mod regs;
+pub mod trace;
 
 use super::{
-    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, first_mismatch,
-    pass_infos,
+    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Variant,
+    first_mismatch, pass_infos,
 };
 use crate::data::{DType, Data, example_data};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan, Region, execute, grid, specialize};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 const VARIANTS: &[Variant] = &[
     Variant {
@@ -58,8 +59,6 @@ const POISON: u32 = 0xDEAD_BEEF;
 pub const MAX_SEGMENT: usize = 4096;
 /// The largest N of the `global` variant (one dispatch per phase).
 pub const MAX_GLOBAL: usize = 1 << 20;
-/// Pairs lists in trace stages are kept up to this many pairs per stage.
-const MAX_PAIRS_NOTE: usize = 1 << 16;
 /// The transposition kernel plays up to this many owners per loop iteration (straight-line code).
 const MAX_UNROLL: usize = 64;
 /// lavapipe (Mesa llvmpipe) ends every loop of an invocation once the shader has run this many loop
@@ -1169,35 +1168,6 @@ fn merge_split_passes(s: &Shape, block: usize) -> Vec<TilePass> {
 
 // ---------------------------------------------------------------------------------------------
 
-fn pairs_json(pairs: &[model::Pair]) -> Value {
-    Value::Array(
-        pairs
-            .iter()
-            .map(|&(i, j, s)| json!([i, j, s as u32]))
-            .collect(),
-    )
-}
-
-/// Stage notes shared by all variants.
-fn stage_of(
-    label: String,
-    dtype: DType,
-    data: Vec<u32>,
-    pairs: &[model::Pair],
-    notes: &[(&str, Value)],
-) -> Stage {
-    let mut st = Stage::new(label, Data::new(dtype, data))
-        .note("compare_exchanges", pairs.len())
-        .note("swaps", pairs.iter().filter(|p| p.2).count());
-    if pairs.len() <= MAX_PAIRS_NOTE {
-        st = st.note("pairs", pairs_json(pairs));
-    }
-    for (k, v) in notes {
-        st = st.note(k, v.clone());
-    }
-    st
-}
-
 /// GPU swap flags for `want`'s pairs: (flag >> 1) must be the stage id, bit 0 the swap.
 fn gpu_pairs(
     want: &[model::Pair],
@@ -1250,11 +1220,14 @@ impl Algorithm for Options {
         let caps = self.caps(gpu, variant)?;
         let (dtype, desc, n) = (s.dtype, s.desc, s.n);
         let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
-        let mut stages = vec![
-            Stage::new("input", input.clone())
-                .note("stage", 0)
-                .note("pairs", json!([])),
-        ];
+        let mut stages = vec![Stage::with(
+            "input",
+            input.clone(),
+            RoomNotes::Oddeven(trace::Notes {
+                pairs: Some(Vec::new()),
+                ..Default::default()
+            }),
+        )];
         let mut extra = Map::new();
         extra.insert("descending".into(), json!(desc));
         extra.insert("segment".into(), json!(self.segment));
@@ -1322,16 +1295,17 @@ impl Algorithm for Options {
                             );
                         }
                         let parity = if ph % 2 == 0 { "even" } else { "odd" };
-                        stages.push(stage_of(
+                        stages.push(trace::network_stage(
                             format!("phase {} ({parity})", ph + 1),
                             dtype,
                             row.clone(),
                             &pairs,
-                            &[
-                                ("stage", json!(ph + 1)),
-                                ("parity", json!(parity)),
-                                ("segment", json!(s.seg)),
-                            ],
+                            trace::Notes {
+                                stage: ph + 1,
+                                parity: Some(parity),
+                                segment: Some(s.seg),
+                                ..Default::default()
+                            },
                         ));
                         gpu_rows.push(row);
                     }
@@ -1424,18 +1398,19 @@ impl Algorithm for Options {
                                     &mut mismatch,
                                 );
                             }
-                            stages.push(stage_of(
+                            stages.push(trace::network_stage(
                                 format!("p = {p}, k = {k}"),
                                 dtype,
                                 cap[0].clone(),
                                 &pairs,
-                                &[
-                                    ("stage", json!(i + 1)),
-                                    ("p", json!(p)),
-                                    ("k", json!(k)),
-                                    ("merge_block", json!(2 * p)),
-                                    ("segment", json!(s.seg)),
-                                ],
+                                trace::Notes {
+                                    stage: i + 1,
+                                    p: Some(*p),
+                                    k: Some(*k),
+                                    merge_block: Some(2 * p),
+                                    segment: Some(s.seg),
+                                    ..Default::default()
+                                },
                             ));
                             rows.push(cap[0].clone());
                         }
@@ -1461,8 +1436,8 @@ impl Algorithm for Options {
                     } else {
                         None
                     };
-                    let blocks: Vec<Value> = (0..m)
-                        .map(|i| json!([i * block, ((i + 1) * block).min(n)]))
+                    let blocks: Vec<(usize, usize)> = (0..m)
+                        .map(|i| (i * block, ((i + 1) * block).min(n)))
                         .collect();
                     let mut rows = Vec::new();
                     if req.trace {
@@ -1493,15 +1468,19 @@ impl Algorithm for Options {
                                     if (i - 1) % 2 == 0 { "even" } else { "odd" }
                                 )
                             };
-                            let mut st = Stage::new(label, Data::new(dtype, cap[0].clone()))
-                                .note("stage", i + 1)
-                                .note("block", block)
-                                .note("blocks", Value::Array(blocks.clone()))
-                                .note("block_pairs", pairs_json(&pairs));
-                            if i == 0 {
-                                st = st.note("pairs", json!([]));
-                            }
-                            stages.push(st);
+                            let notes = trace::Notes {
+                                stage: i + 1,
+                                block: Some(block),
+                                blocks: Some(blocks.clone()),
+                                block_pairs: Some(pairs),
+                                pairs: (i == 0).then(Vec::new),
+                                ..Default::default()
+                            };
+                            stages.push(Stage::with(
+                                label,
+                                Data::new(dtype, cap[0].clone()),
+                                RoomNotes::Oddeven(notes),
+                            ));
                             prev = cap[0].clone();
                             rows.push(cap[0].clone());
                         }

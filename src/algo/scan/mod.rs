@@ -10,17 +10,18 @@
 //! - `sequential`: the seed's loop on one GPU thread, for contrast.
 
 pub mod model;
+pub mod trace;
 
 use super::{
-    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, first_mismatch,
-    pass_infos,
+    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Variant,
+    first_mismatch, pass_infos,
 };
 use crate::data::{DType, Data, example_data, fmt_bits};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan, Region, execute, grid, specialize};
 use model::Phase;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 const VARIANTS: &[Variant] = &[
     Variant {
@@ -618,10 +619,6 @@ impl Options {
     }
 }
 
-fn pairs_json(reads: &[(usize, usize)]) -> Value {
-    Value::Array(reads.iter().map(|&(t, s)| json!([t, s])).collect())
-}
-
 /// The f32 check: element i within (d_i + 2)·2⁻²⁴·Σ|x| (d_i: the variant's summation-tree height
 /// for i) of the f64 sum, plus d_i·2⁻¹²⁶ for flushed subnormals; non-finite where the exact sum
 /// is non-finite or beyond f32's range.
@@ -706,24 +703,39 @@ fn phase_stage(
     work: usize,
     what: &str,
 ) -> Stage {
-    let mut st = Stage::new(format!("{what} p={}", ph.p), Data::new(dtype, data))
-        .note("phase", ph.p)
-        .note("step", step)
-        .note("active", ph.reads.len())
-        .note("sleeping_count", n - ph.reads.len())
-        .note("adds", ph.reads.len())
-        .note("work", work);
+    let mut notes = trace::Notes {
+        phase: Some(ph.p),
+        step,
+        active: Some(ph.reads.len()),
+        sleeping_count: Some(n - ph.reads.len()),
+        adds: Some(ph.reads.len()),
+        work,
+        ..Default::default()
+    };
     if n <= MAX_PAIRS_N {
         let mut active = vec![false; n];
         for &(t, _) in &ph.reads {
             active[t] = true;
         }
-        let sleeping: Vec<usize> = (0..n).filter(|&t| !active[t]).collect();
-        st = st
-            .note("reads", pairs_json(&ph.reads))
-            .note("sleeping", sleeping);
+        notes.sleeping = Some((0..n).filter(|&t| !active[t]).collect());
+        notes.reads = Some(ph.reads.clone());
     }
-    st
+    Stage::with(
+        format!("{what} p={}", ph.p),
+        Data::new(dtype, data),
+        RoomNotes::Scan(notes),
+    )
+}
+
+/// A stage of the tiled variants: which array it shows, the elements per tile, the counters.
+fn tile_notes(array: &'static str, tile: Option<usize>, step: usize, work: usize) -> trace::Notes {
+    trace::Notes {
+        array: Some(array),
+        tile,
+        step,
+        work,
+        ..Default::default()
+    }
 }
 
 impl Algorithm for Options {
@@ -829,12 +841,14 @@ impl Algorithm for Options {
             }
         };
         if req.trace {
-            stages.push(
-                Stage::new("input", req.input.clone())
-                    .note("phase", 0)
-                    .note("step", 0)
-                    .note("work", 0),
-            );
+            stages.push(Stage::with(
+                "input",
+                req.input.clone(),
+                RoomNotes::Scan(trace::Notes {
+                    phase: Some(0),
+                    ..Default::default()
+                }),
+            ));
             let mut ci = 0usize;
             let mut next = || {
                 let c = caps.get(ci).map(|c| (*c).clone()).unwrap_or_default();
@@ -862,15 +876,14 @@ impl Algorithm for Options {
                         };
                         let mut st = phase_stage(dtype, ph, g, n, steps, work, what);
                         st.label = label;
-                        if variant == "folded" {
-                            st = st.note(
-                                "form",
-                                if self.mirror {
-                                    "mirrored: prefix sums"
-                                } else {
-                                    "suffix sums"
-                                },
-                            );
+                        if variant == "folded"
+                            && let RoomNotes::Scan(notes) = &mut st.notes.room
+                        {
+                            notes.form = Some(if self.mirror {
+                                "mirrored: prefix sums"
+                            } else {
+                                "suffix sums"
+                            });
                         }
                         stages.push(st);
                         last = ph.data.clone();
@@ -880,11 +893,13 @@ impl Algorithm for Options {
                         let g = next().into_iter().next().unwrap_or_default();
                         check("exclusive shift", &g, &want, &mut mismatch);
                         steps += 1;
-                        let mut st = Stage::new("exclusive: shift by one", Data::new(dtype, g))
-                            .note("phase", 0)
-                            .note("step", steps)
-                            .note("direction", "shift")
-                            .note("work", work);
+                        let mut notes = trace::Notes {
+                            phase: Some(0),
+                            step: steps,
+                            direction: Some("shift"),
+                            work,
+                            ..Default::default()
+                        };
                         if n <= MAX_PAIRS_N {
                             let reads: Vec<(usize, usize)> = (0..n)
                                 .filter_map(|i| {
@@ -895,9 +910,13 @@ impl Algorithm for Options {
                                     }
                                 })
                                 .collect();
-                            st = st.note("reads", pairs_json(&reads));
+                            notes.reads = Some(reads);
                         }
-                        stages.push(st);
+                        stages.push(Stage::with(
+                            "exclusive: shift by one",
+                            Data::new(dtype, g),
+                            RoomNotes::Scan(notes),
+                        ));
                     }
                 }
                 "blelloch" => {
@@ -918,23 +937,26 @@ impl Algorithm for Options {
                             _ => 0,
                         };
                         work += adds;
-                        let mut st = Stage::new(label, Data::new(dtype, g))
-                            .note("direction", ts.direction)
-                            .note("level", ts.level)
-                            .note("half", ts.half)
-                            .note("step", steps)
-                            .note("adds", adds)
-                            .note("work", work)
-                            .note("active", ts.nodes.len())
-                            .note("padded_to", big)
-                            .note("n", n);
-                        if big <= MAX_PAIRS_N {
-                            st = st.note("reads", pairs_json(&ts.reads)).note(
-                                "nodes",
-                                Value::Array(ts.nodes.iter().map(|nd| json!(nd)).collect()),
-                            );
-                        }
-                        stages.push(st);
+                        let keep = big <= MAX_PAIRS_N;
+                        let notes = trace::Notes {
+                            direction: Some(ts.direction),
+                            level: Some(ts.level),
+                            half: Some(ts.half),
+                            step: steps,
+                            adds: Some(adds),
+                            work,
+                            active: Some(ts.nodes.len()),
+                            padded_to: Some(big),
+                            n: Some(n),
+                            reads: keep.then(|| ts.reads.clone()),
+                            nodes: keep.then(|| ts.nodes.clone()),
+                            ..Default::default()
+                        };
+                        stages.push(Stage::with(
+                            label,
+                            Data::new(dtype, g),
+                            RoomNotes::Scan(notes),
+                        ));
                     }
                     extra.insert("padded_to".into(), json!(big));
                 }
@@ -944,18 +966,21 @@ impl Algorithm for Options {
                     check("sequential", &g, &want, &mut mismatch);
                     steps = n;
                     work = n.saturating_sub(1);
-                    let mut st = Stage::new("one thread, i = 1 … n-1", Data::new(dtype, g))
-                        .note("step", 1)
-                        .note("active", 1)
-                        .note("threads", 1)
-                        .note("adds", work)
-                        .note("work", work);
-                    if n <= MAX_PAIRS_N {
+                    let notes = trace::Notes {
+                        step: 1,
+                        active: Some(1),
+                        threads: Some(1),
+                        adds: Some(work),
+                        work,
                         // The single thread writes element i reading element i-1's running sum.
-                        let reads: Vec<(usize, usize)> = (1..n).map(|i| (i, i - 1)).collect();
-                        st = st.note("reads", pairs_json(&reads));
-                    }
-                    stages.push(st);
+                        reads: (n <= MAX_PAIRS_N).then(|| (1..n).map(|i| (i, i - 1)).collect()),
+                        ..Default::default()
+                    };
+                    stages.push(Stage::with(
+                        "one thread, i = 1 … n-1",
+                        Data::new(dtype, g),
+                        RoomNotes::Scan(notes),
+                    ));
                 }
                 "reduce-then-scan" => {
                     let te = built.tile.map_or(1, |s| s.elements());
@@ -968,27 +993,21 @@ impl Algorithm for Options {
                     let g3 = next().into_iter().next().unwrap_or_default();
                     check("scan", &g3, &want, &mut mismatch);
                     work = 2 * n + built.tiles;
-                    stages.push(
-                        Stage::new("reduce: one sum per tile", Data::new(dtype, g1))
-                            .note("array", "tile sums")
-                            .note("tile", te)
-                            .note("step", 1)
-                            .note("work", n),
-                    );
-                    stages.push(
-                        Stage::new("spine: exclusive tile prefixes", Data::new(dtype, g2))
-                            .note("array", "tile prefixes")
-                            .note("tile", te)
-                            .note("step", 2)
-                            .note("work", n + built.tiles),
-                    );
-                    stages.push(
-                        Stage::new("scan: every tile from its prefix", Data::new(dtype, g3))
-                            .note("array", "output")
-                            .note("tile", te)
-                            .note("step", 3)
-                            .note("work", work),
-                    );
+                    stages.push(Stage::with(
+                        "reduce: one sum per tile",
+                        Data::new(dtype, g1),
+                        RoomNotes::Scan(tile_notes("tile sums", Some(te), 1, n)),
+                    ));
+                    stages.push(Stage::with(
+                        "spine: exclusive tile prefixes",
+                        Data::new(dtype, g2),
+                        RoomNotes::Scan(tile_notes("tile prefixes", Some(te), 2, n + built.tiles)),
+                    ));
+                    stages.push(Stage::with(
+                        "scan: every tile from its prefix",
+                        Data::new(dtype, g3),
+                        RoomNotes::Scan(tile_notes("output", Some(te), 3, work)),
+                    ));
                     steps = 3;
                 }
                 "decoupled" => {
@@ -1058,41 +1077,37 @@ impl Algorithm for Options {
                     extra.insert("lookback_steps".into(), json!(look));
                     work = 2 * n + tiles;
                     steps = 1;
-                    let mut st = Stage::new(
+                    let notes = trace::Notes {
+                        fallbacks: Some(falls),
+                        lookback_steps: Some(look),
+                        lookback: (tiles <= MAX_PAIRS_N).then(|| {
+                            (0..tiles)
+                                .map(|k| {
+                                    [
+                                        k as u64,
+                                        info.get(2 * k).copied().unwrap_or(0) as u64,
+                                        info.get(2 * k + 1).copied().unwrap_or(0) as u64,
+                                    ]
+                                })
+                                .collect()
+                        }),
+                        ..tile_notes("tile inclusive prefixes", Some(te), 1, work)
+                    };
+                    // Both stages come from the look-back pass.
+                    let st = Stage::with(
                         "tile status: inclusive prefix of every tile",
                         Data::new(dtype, got),
+                        RoomNotes::Scan(notes),
                     )
-                    .note("array", "tile inclusive prefixes")
-                    // Both stages come from the look-back pass.
-                    .note("passes", json!([lb_pass]))
-                    .note("tile", te)
-                    .note("step", 1)
-                    .note("work", work)
-                    .note("fallbacks", falls)
-                    .note("lookback_steps", look);
-                    if tiles <= MAX_PAIRS_N {
-                        st = st.note(
-                            "lookback",
-                            Value::Array(
-                                (0..tiles)
-                                    .map(|k| {
-                                        json!([
-                                            k,
-                                            info.get(2 * k).copied().unwrap_or(0),
-                                            info.get(2 * k + 1).copied().unwrap_or(0)
-                                        ])
-                                    })
-                                    .collect(),
-                            ),
-                        );
-                    }
+                    .passes(vec![lb_pass]);
                     stages.push(st);
                     stages.push(
-                        Stage::new("output", Data::new(dtype, out))
-                            .note("array", "output")
-                            .note("passes", json!([lb_pass]))
-                            .note("step", 1)
-                            .note("work", work),
+                        Stage::with(
+                            "output",
+                            Data::new(dtype, out),
+                            RoomNotes::Scan(tile_notes("output", None, 1, work)),
+                        )
+                        .passes(vec![lb_pass]),
                     );
                 }
                 _ => {}

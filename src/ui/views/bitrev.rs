@@ -24,8 +24,8 @@ fn block_size(result: &RunResult, stage: usize) -> usize {
     result
         .stages
         .get(stage)
-        .and_then(|s| s.note_u64("block_size"))
-        .unwrap_or(result.n as u64) as usize
+        .and_then(|s| s.bitrev())
+        .map_or(result.n, |b| b.block_size)
 }
 
 pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
