@@ -3,6 +3,7 @@
 //! through workgroup memory, output in raw (Nabla) order or in natural order through F(n) =
 //! bitreverse(e⁻¹(n)); real-pair unpacking and a real-only FFT by the seed's rules.
 
+pub mod codegen;
 pub mod fast;
 pub mod model;
 pub mod radix;

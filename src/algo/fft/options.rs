@@ -170,7 +170,7 @@ impl Options {
         cfg: &Config,
         gpu: &Gpu,
         trace: bool,
-    ) -> Result<Option<fast::FastConfig>> {
+    ) -> Result<Option<codegen::FastConfig>> {
         if trace || self.kernel == Kernel::Teaching {
             return Ok(None);
         }
@@ -192,7 +192,7 @@ impl Options {
         }
     }
 
-    pub(super) fn try_radix(&self, cfg: &Config, gpu: &Gpu) -> Result<fast::FastConfig> {
+    pub(super) fn try_radix(&self, cfg: &Config, gpu: &Gpu) -> Result<codegen::FastConfig> {
         if cfg.mode != Mode::Complex || !cfg.natural {
             return Err(Error::input(
                 "fft: --kernel radix runs complex FFTs in natural order only (no --order raw, --real, --real-pair)",
@@ -218,12 +218,12 @@ impl Options {
             gpu,
             "radix",
             1024 / cfg.n,
-            |g, max_bytes| fast::FastConfig::radix(cfg.n, cfg.e, g, s, cfg.inverse, max_bytes),
+            |g, max_bytes| codegen::FastConfig::radix(cfg.n, cfg.e, g, s, cfg.inverse, max_bytes),
             |g| cfg.n * g * 8,
         )
     }
 
-    pub(super) fn try_fast(&self, cfg: &Config, gpu: &Gpu) -> Result<fast::FastConfig> {
+    pub(super) fn try_fast(&self, cfg: &Config, gpu: &Gpu) -> Result<codegen::FastConfig> {
         if self.kernel == Kernel::Fast && self.sequential_ffts.is_some() {
             return Err(Error::input(
                 "fft: --sequential-ffts applies to the radix kernel; --kernel fast has no FFT loop",
@@ -242,7 +242,7 @@ impl Options {
         };
         let staged = self.natural_store == NaturalStore::Staged;
         let build = |g: usize, max_bytes: usize| {
-            fast::FastConfig::new(
+            codegen::FastConfig::new(
                 cfg.n,
                 cfg.e,
                 g,
@@ -258,7 +258,7 @@ impl Options {
         self.fit_groups(cfg, gpu, "fast", 128 / cfg.w, build, |g| {
             // The unpadded need: the least any padding choice could ask for.
             build(g, usize::MAX).map_or(0, |c| {
-                fast::FastConfig {
+                codegen::FastConfig {
                     pad_shift: None,
                     ..c
                 }
@@ -277,13 +277,13 @@ impl Options {
         gpu: &Gpu,
         kernel: &str,
         default_g: usize,
-        build: impl Fn(usize, usize) -> Option<fast::FastConfig>,
+        build: impl Fn(usize, usize) -> Option<codegen::FastConfig>,
         need: impl Fn(usize) -> usize,
-    ) -> Result<fast::FastConfig> {
-        if cfg.e > fast::MAX_E {
+    ) -> Result<codegen::FastConfig> {
+        if cfg.e > codegen::MAX_E {
             return Err(Error::Input(format!(
                 "fft: --kernel {kernel} unrolls at most E = {} elements per invocation; got {}",
-                fast::MAX_E,
+                codegen::MAX_E,
                 cfg.e
             )));
         }
@@ -291,7 +291,7 @@ impl Options {
         let max_threads = (l.max_compute_invocations_per_workgroup as usize)
             .min(l.max_compute_workgroup_size_x as usize);
         let max_bytes = l.max_compute_workgroup_storage_size as usize;
-        let make = |g: usize| -> Result<fast::FastConfig> {
+        let make = |g: usize| -> Result<codegen::FastConfig> {
             let threads = cfg.w * g;
             if threads > max_threads {
                 return Err(Error::Limit(format!(

@@ -148,7 +148,7 @@ fn tr(stage: u32, p: u32, val: vec2<f32>, owner: u32, lo: bool) {{
 pub fn plan(
     gpu: &Gpu,
     cfg: &Config,
-    fast: Option<&fast::FastConfig>,
+    fast: Option<&codegen::FastConfig>,
     src: &wgpu::Buffer,
     dst: &wgpu::Buffer,
     trace: bool,
@@ -196,11 +196,19 @@ pub fn plan(
 pub(super) fn plan_fast(
     gpu: &Gpu,
     cfg: &Config,
-    f: &fast::FastConfig,
+    f: &codegen::FastConfig,
     src: &wgpu::Buffer,
     dst: &wgpu::Buffer,
 ) -> Result<Plan> {
-    let p = gpu.pipeline("fft fast", &fast::shader(f), "main")?;
+    let p = gpu.pipeline(
+        "fft fast",
+        &if f.radix {
+            radix::shader(f)
+        } else {
+            fast::shader(f)
+        },
+        "main",
+    )?;
     let tw = gpu.storage_init("fft twiddles", &twiddles(cfg.n, cfg.inverse))?;
     let groups = cfg.batch.div_ceil(f.g * f.s);
     let u = gpu.uniform(
