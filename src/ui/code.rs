@@ -267,16 +267,27 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
             stage_steps(result, stage).join(", ")
         ));
     }
+    // Long lines wrap by default: the panel is narrow and a horizontal scroll bar hides until hovered.
+    let wrap_id = egui::Id::unique("code-wrap");
+    let mut wrap = ui.data_mut(|d| *d.get_persisted_mut_or(wrap_id, true));
+    ui.checkbox(&mut wrap, "Wrap long lines").on_hover_text(
+        "Wrap WGSL lines wider than the panel (off: one line per row, scroll sideways)",
+    );
+    ui.data_mut(|d| d.insert_persisted(wrap_id, wrap));
     // Scroll the highlighted code into view once per stage change.
     let key = egui::Id::unique("code-scrolled");
     let scroll_now = ui.data(|d| d.get_temp::<usize>(key)) != Some(stage);
     ui.data_mut(|d| d.insert_temp(key, stage));
-    egui::ScrollArea::both()
-        .id_salt("code")
+    let area = if wrap {
+        egui::ScrollArea::vertical()
+    } else {
+        egui::ScrollArea::both()
+    };
+    area.id_salt("code")
         .auto_shrink([false, false])
         .show(ui, |ui| {
             for (i, h) in files.iter().enumerate() {
-                code(ui, &h.source, &h.ranges, scroll_now && i == 0);
+                code(ui, &h.source, &h.ranges, scroll_now && i == 0, wrap);
             }
         });
 }
@@ -292,7 +303,7 @@ fn pass_header(ui: &mut egui::Ui, i: usize, p: &PassInfo) {
     ui.label(RichText::new(format!("pass {i}: {}{entry} · {time}", p.label)).strong());
 }
 
-fn code(ui: &mut egui::Ui, src: &str, ranges: &[(usize, usize)], scroll: bool) {
+fn code(ui: &mut egui::Ui, src: &str, ranges: &[(usize, usize)], scroll: bool, wrap: bool) {
     let first = ranges.iter().map(|r| r.0).min();
     let bg = if ui.visuals().dark_mode {
         Color32::from_rgb(40, 60, 40)
@@ -311,7 +322,12 @@ fn code(ui: &mut egui::Ui, src: &str, ranges: &[(usize, usize)], scroll: bool) {
             } else {
                 text.weak()
             };
-            let r = ui.add(egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend));
+            let mode = if wrap {
+                egui::TextWrapMode::Wrap
+            } else {
+                egui::TextWrapMode::Extend
+            };
+            let r = ui.add(egui::Label::new(text).wrap_mode(mode));
             if scroll && first == Some(n) {
                 r.scroll_to_me(Some(egui::Align::TOP));
             }
