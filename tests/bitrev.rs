@@ -69,7 +69,7 @@ fn staged_trace_is_demo_b() {
     let blocks: Vec<u64> = r
         .stages
         .iter()
-        .map(|s| s.note_u64("block_size").unwrap())
+        .map(|s| s.to_json()["block_size"].as_u64().unwrap())
         .collect();
     assert_eq!(blocks, [16, 8, 4, 2, 1]);
     assert_eq!(r.passes.len(), 8, "kernel1 + kernel2 per stage");

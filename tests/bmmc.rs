@@ -153,7 +153,7 @@ fn traces_are_checked_pass_by_pass() {
                 let c = p["complement"].as_u64().unwrap() as u32;
                 cur = direct(&m, c, &cur);
                 assert_eq!(r.stages[i + 1].data.bits, cur, "{v} n={n} pass {}", i + 1);
-                assert_eq!(r.stages[i + 1].notes["kind"], p["kind"]);
+                assert_eq!(r.stages[i + 1].to_json()["kind"], p["kind"]);
             }
             assert_eq!(cur, direct(&a, 3, &input.bits));
         }

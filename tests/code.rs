@@ -125,7 +125,7 @@ fn transposition_phases_highlight_the_compare_exchange() {
     let algo = AlgoOptions::Oddeven(Default::default());
     let r = common::run(&algo, "transposition", input_for(&algo), true);
     let phases: Vec<usize> = (1..r.stages.len())
-        .filter(|&s| r.stages[s].notes.contains_key("parity"))
+        .filter(|&s| r.stages[s].to_json().get("parity").is_some())
         .collect();
     assert!(!phases.is_empty(), "phase stages in the trace");
     for s in phases {
@@ -155,7 +155,7 @@ fn fft_steps_highlight_their_sections() {
     check_every_stage(&r);
     let mut seen = std::collections::BTreeSet::new();
     for s in 1..r.stages.len() {
-        let kind = r.stages[s].notes["kind"].as_str().unwrap().to_string();
+        let kind = r.stages[s].to_json()["kind"].as_str().unwrap().to_string();
         let t = marked_text(&r, s);
         match kind.as_str() {
             "butterfly" => assert!(t.contains("cmul(a - c"), "{t}"),

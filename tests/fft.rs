@@ -133,7 +133,7 @@ fn owners(r: &stagewise::algo::RunResult) -> Vec<Vec<u64>> {
     r.stages
         .iter()
         .map(|s| {
-            s.notes["owner"]
+            s.to_json()["owner"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -144,7 +144,7 @@ fn owners(r: &stagewise::algo::RunResult) -> Vec<Vec<u64>> {
 }
 
 fn los(r: &stagewise::algo::RunResult, s: usize) -> Vec<bool> {
-    r.stages[s].notes["lo"]
+    r.stages[s].to_json()["lo"]
         .as_array()
         .unwrap()
         .iter()
@@ -169,7 +169,7 @@ fn seed_diagram_16_points_ept2_wg8() {
     let kinds: Vec<&str> = r
         .stages
         .iter()
-        .map(|s| s.notes["kind"].as_str().unwrap())
+        .map(|s| s.fft().expect("fft notes").kind.name())
         .collect();
     assert_eq!(
         kinds,
@@ -200,7 +200,7 @@ fn seed_diagram_16_points_ept2_wg8() {
         holds(&r),
         [0, 4, 2, 6, 1, 5, 3, 7, 8, 12, 10, 14, 9, 13, 11, 15]
     );
-    let last = &r.stages[7].notes;
+    let last = r.stages[7].to_json();
     let written: Vec<u64> = last["written_to"]
         .as_array()
         .unwrap()
@@ -225,7 +225,7 @@ fn seed_diagram_16_points_ept4_wg4() {
     let kinds: Vec<&str> = r
         .stages
         .iter()
-        .map(|s| s.notes["kind"].as_str().unwrap())
+        .map(|s| s.fft().expect("fft notes").kind.name())
         .collect();
     assert_eq!(
         kinds,
@@ -286,7 +286,7 @@ fn traces_match_the_model_on_random_input() {
                 assert_eq!(los(&r, s), m.lo, "N={n} E={e} step {s}");
                 let err = model::rel_error(&cplx(&st.data.f32s()), &vals[s]);
                 assert!(err <= model::tolerance(n), "N={n} E={e} step {s}: {err}");
-                assert_eq!(st.notes["data"].as_array().unwrap().len(), n);
+                assert_eq!(st.to_json()["data"].as_array().unwrap().len(), n);
             }
         }
     }

@@ -219,14 +219,16 @@ fn seed_example_phases() {
             assert_eq!(r.stages.len(), 11, "input + 10 phases");
             let s1 = &r.stages[1];
             assert_eq!(
-                s1.notes["parity"], "even",
+                s1.to_json()["parity"],
+                "even",
                 "the first phase is on even pairs"
             );
             assert_eq!(
                 s1.data,
                 example_data(&[3, 7, 10, 11, 4, 20, 2, 8, 1, 12], dtype)
             );
-            let pairs = s1.notes["pairs"].as_array().unwrap();
+            let s1_json = s1.to_json();
+            let pairs = s1_json["pairs"].as_array().unwrap();
             let want = [[0, 1, 0], [2, 3, 1], [4, 5, 0], [6, 7, 0], [8, 9, 1]];
             assert_eq!(pairs.len(), 5);
             for (p, w) in pairs.iter().zip(want) {
@@ -236,8 +238,8 @@ fn seed_example_phases() {
                 );
             }
             let s2 = &r.stages[2];
-            assert_eq!(s2.notes["parity"], "odd");
-            assert_eq!(s2.notes["pairs"].as_array().unwrap().len(), 4);
+            assert_eq!(s2.to_json()["parity"], "odd");
+            assert_eq!(s2.to_json()["pairs"].as_array().unwrap().len(), 4);
             assert_eq!(
                 s2.data,
                 example_data(&[3, 7, 10, 4, 11, 2, 20, 1, 8, 12], dtype)
@@ -283,7 +285,7 @@ fn traces_match_the_model_stage_by_stage() {
             for (s, c) in r.stages[1..].iter().zip(&cpu) {
                 assert_eq!(s.data.bits, c.data, "{variant} n={n} {}", s.label);
                 if variant != "merge-split" {
-                    let pairs: Vec<(u32, u32, bool)> = s.notes["pairs"]
+                    let pairs: Vec<(u32, u32, bool)> = s.to_json()["pairs"]
                         .as_array()
                         .unwrap()
                         .iter()
@@ -298,7 +300,7 @@ fn traces_match_the_model_stage_by_stage() {
                         .collect();
                     assert_eq!(pairs, c.pairs, "{variant} n={n} {}", s.label);
                 } else {
-                    assert!(s.notes.contains_key("block_pairs"));
+                    assert!(s.to_json().get("block_pairs").is_some());
                 }
             }
             let first = r.extra["first_sorted_phase"].as_u64().unwrap() as usize;
@@ -344,7 +346,7 @@ fn segmented_mode() {
         let r = run_opts(&oddeven(Some(12), false), variant, input.clone(), true);
         check(&r, &input, 12, false, variant);
         for s in &r.stages[1..] {
-            for p in s.notes["pairs"].as_array().unwrap() {
+            for p in s.to_json()["pairs"].as_array().unwrap() {
                 let (i, j) = (p[0].as_u64().unwrap(), p[1].as_u64().unwrap());
                 assert_eq!(
                     i / 12,

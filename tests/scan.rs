@@ -265,7 +265,7 @@ fn folded_gives_suffix_sums_for_33_ones_and_mirror_gives_prefix_sums() {
     assert_eq!(r.extra["form"], "suffix sums");
     let phases: Vec<u64> = r.stages[1..]
         .iter()
-        .map(|s| s.note_u64("phase").unwrap())
+        .map(|s| s.to_json()["phase"].as_u64().unwrap())
         .collect();
     assert_eq!(phases, [32, 16, 8, 4, 2, 1]);
     // The seed's printout after fphase 32 and fphase 16.

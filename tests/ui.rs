@@ -372,3 +372,64 @@ fn a_lost_device_is_replaced_and_the_next_run_works() {
         [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91]
     );
 }
+
+/// Demo B at its last stage: one label under each of the 16 blocks, each as wide as its block and
+/// inside the diagram (they used to drift right until "Block 15" ran under the code panel), and
+/// the lines that show where every element moves.
+#[test]
+fn demo_b_block_labels_fit_and_moves_are_drawn() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    h.get_by_label("Last >|").click();
+    h.run();
+    h.get_by_label("Stage 4 / 4");
+    h.get_by_label_contains("Lines between the rows: where every element moves");
+    let rects: Vec<eframe::egui::Rect> = (0..16)
+        .map(|b| {
+            [format!("Block {b}"), format!("B{b}"), b.to_string()]
+                .iter()
+                .find_map(|t| h.query_by_label(t).map(|n| n.rect()))
+                .unwrap_or_else(|| panic!("no label under block {b}"))
+        })
+        .collect();
+    let w = rects[0].width();
+    assert!(w > 0.0);
+    for (b, r) in rects.iter().enumerate() {
+        let want = rects[0].left() + w * b as f32;
+        assert!(
+            (r.left() - want).abs() < 1.0 && (r.width() - w).abs() < 1.0,
+            "block {b}'s label at {r:?}, want left {want} width {w}"
+        );
+    }
+    let panel = h.get_by_label("What happened").rect();
+    assert!(
+        rects[15].right() <= panel.left(),
+        "the last block label ({:?}) runs under the code panel ({:?})",
+        rects[15],
+        panel
+    );
+}
+
+/// The code panel wraps long WGSL lines (on by default) and scrolls them sideways when unwrapped.
+#[test]
+fn code_panel_wraps_long_lines() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    let line = |h: &Harness<'_, StagewiseApp>| {
+        h.get_by_label_contains("fn stage_split(@builtin(global_invocation_id)")
+            .rect()
+    };
+    let panel = h.get_by_label("What happened").rect();
+    let wrapped = line(&h);
+    assert!(
+        wrapped.right() <= 1280.0 && wrapped.left() >= panel.left() - 1.0,
+        "wrapped line at {wrapped:?}"
+    );
+    h.get_by_label("Wrap long lines").click();
+    h.run();
+    let long = line(&h);
+    assert!(
+        long.width() > wrapped.width() && long.height() < wrapped.height(),
+        "unwrapped {long:?} vs wrapped {wrapped:?}"
+    );
+}

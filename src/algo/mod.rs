@@ -10,12 +10,14 @@ pub mod copy;
 pub mod fft;
 pub mod oddeven;
 pub mod scan;
+pub mod stage;
 
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+pub use stage::{RoomNotes, Stage, StageNotes};
 
 /// A variant of an algorithm (a different kernel or plan).
 #[derive(Clone, Copy, Debug)]
@@ -73,57 +75,18 @@ pub struct RunRequest {
     pub trace: bool,
 }
 
-/// One stage of a trace: the array after a pass (or a step inside a pass), plus annotations that
-/// the views draw (block sizes, pairs compared, who reads what, thread ownership…).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Stage {
-    pub label: String,
-    pub data: Data,
-    /// Extra JSON fields of this stage; a "data" entry here replaces the default formatting.
-    pub notes: Map<String, Value>,
-}
-
-impl Stage {
-    pub fn new(label: impl Into<String>, data: Data) -> Self {
-        Stage {
-            label: label.into(),
-            data,
-            notes: Map::new(),
-        }
-    }
-
-    pub fn note(mut self, key: &str, v: impl Into<Value>) -> Self {
-        self.notes.insert(key.to_string(), v.into());
-        self
-    }
-
-    pub fn note_u64(&self, key: &str) -> Option<u64> {
-        self.notes.get(key).and_then(Value::as_u64)
-    }
-
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("label".into(), Value::String(self.label.clone()));
-        m.insert("data".into(), self.data.to_json());
-        for (k, v) in &self.notes {
-            m.insert(k.clone(), v.clone());
-        }
-        Value::Object(m)
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug)]
 pub struct PassInfo {
     pub label: String,
     /// None when the adapter has no timestamps.
     pub gpu_ms: Option<f64>,
     /// The kernel that ran (for the app's code view; not part of the JSON contract).
-    #[serde(skip)]
     pub kernel: Option<crate::gpu::context::KernelInfo>,
 }
 
 /// The result of a run: output, per-pass GPU times, the check against the CPU model, the trace.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Its JSON is `to_json` (docs/CLI.md).
+#[derive(Clone, Debug)]
 pub struct RunResult {
     pub algorithm: String,
     pub variant: String,

@@ -394,13 +394,13 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             for s in &res.stages {
                 out(&format!("{:<28} {}", s.label, fmt_values(&s.data, 64)));
                 // Stages that say who read what (e.g. scan's phases): the (thread, source) pairs.
-                if let Some(reads) = s.notes.get("reads").and_then(Value::as_array)
+                if let Some(reads) = s.scan().and_then(|n| n.reads())
                     && !reads.is_empty()
                 {
                     let pairs: Vec<String> = reads
                         .iter()
                         .take(64)
-                        .map(|p| format!("{},{}", p[0], p[1]))
+                        .map(|(t, src)| format!("{t},{src}"))
                         .collect();
                     let more = reads.len().saturating_sub(64);
                     let more = if more > 0 {

@@ -3,24 +3,20 @@
 //! kernel's `// @step NAME` / `// @end` (or `// @section NAME`) markers for stages that are a part of
 //! one dispatch (a phase, a butterfly, the look-back), else the entry point's lines.
 
-use crate::algo::{PassInfo, RunResult};
+use crate::algo::fft::model::StepKind;
+use crate::algo::{PassInfo, RoomNotes, RunResult, Stage};
 use eframe::egui::{self, Color32, RichText};
 use std::sync::Arc;
 
-/// The passes that produced `stage`: the stage's "passes" note, else an even split of the passes
-/// over the stages after the input.
+/// The passes that produced `stage`: the stage's own list, else an even split of the passes over
+/// the stages after the input.
 pub fn passes_of(result: &RunResult, stage: usize) -> Vec<usize> {
     if let Some(v) = result
         .stages
         .get(stage)
-        .and_then(|s| s.notes.get("passes"))
-        .and_then(|v| v.as_array())
+        .and_then(|s| s.notes.passes.clone())
     {
-        return v
-            .iter()
-            .filter_map(|x| x.as_u64())
-            .map(|x| x as usize)
-            .collect();
+        return v;
     }
     let np = result.passes.len();
     let ns = result.stages.len().saturating_sub(1);
@@ -145,29 +141,27 @@ pub fn stage_steps(result: &RunResult, stage: usize) -> Vec<&'static str> {
     if stage == 0 {
         return Vec::new();
     }
-    let note = |k: &str| s.notes.get(k).and_then(|v| v.as_str());
-    match result.algorithm.as_str() {
-        "oddeven" => {
-            if s.notes.contains_key("parity") && result.variant == "transposition" {
+    let is_exchange = |s: &Stage| s.fft().is_some_and(|n| n.kind == StepKind::Exchange);
+    match &s.notes.room {
+        RoomNotes::Oddeven(n) => {
+            if n.parity.is_some() && result.variant == "transposition" {
                 vec!["phase"]
-            } else if s.notes.contains_key("p") && s.notes.contains_key("k") {
+            } else if n.p.is_some() && n.k.is_some() {
                 vec!["compare-exchange"]
             } else {
                 Vec::new()
             }
         }
-        "scan" if result.variant == "decoupled" => match note("array") {
+        RoomNotes::Scan(n) if result.variant == "decoupled" => match n.array {
             Some("tile inclusive prefixes") => vec!["reduce", "publish", "look-back", "prefix"],
             Some("output") => vec!["store"],
             _ => Vec::new(),
         },
-        "fft" => match note("kind") {
-            Some("regroup") => vec!["regroup"],
-            Some("exchange") => vec!["exchange"],
-            Some("butterfly") => {
-                let after_exchange = result.stages[..stage]
-                    .iter()
-                    .any(|p| p.notes.get("kind").and_then(|v| v.as_str()) == Some("exchange"));
+        RoomNotes::Fft(n) => match n.kind {
+            StepKind::Regroup => vec!["regroup"],
+            StepKind::Exchange => vec!["exchange"],
+            StepKind::Butterfly => {
+                let after_exchange = result.stages[..stage].iter().any(is_exchange);
                 vec![if after_exchange {
                     "exchange-butterfly"
                 } else {
@@ -239,9 +233,8 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
     ui.heading("What happened");
     let narration = st
         .notes
-        .get("narration")
-        .and_then(|v| v.as_str())
-        .map(str::to_string)
+        .narration
+        .clone()
         .or_else(|| super::narrate::narrate(result, stage))
         .unwrap_or_else(|| {
             if stage == 0 {
@@ -274,16 +267,27 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
             stage_steps(result, stage).join(", ")
         ));
     }
+    // Long lines wrap by default: the panel is narrow and a horizontal scroll bar hides until hovered.
+    let wrap_id = egui::Id::unique("code-wrap");
+    let mut wrap = ui.data_mut(|d| *d.get_persisted_mut_or(wrap_id, true));
+    ui.checkbox(&mut wrap, "Wrap long lines").on_hover_text(
+        "Wrap WGSL lines wider than the panel (off: one line per row, scroll sideways)",
+    );
+    ui.data_mut(|d| d.insert_persisted(wrap_id, wrap));
     // Scroll the highlighted code into view once per stage change.
     let key = egui::Id::unique("code-scrolled");
     let scroll_now = ui.data(|d| d.get_temp::<usize>(key)) != Some(stage);
     ui.data_mut(|d| d.insert_temp(key, stage));
-    egui::ScrollArea::both()
-        .id_salt("code")
+    let area = if wrap {
+        egui::ScrollArea::vertical()
+    } else {
+        egui::ScrollArea::both()
+    };
+    area.id_salt("code")
         .auto_shrink([false, false])
         .show(ui, |ui| {
             for (i, h) in files.iter().enumerate() {
-                code(ui, &h.source, &h.ranges, scroll_now && i == 0);
+                code(ui, &h.source, &h.ranges, scroll_now && i == 0, wrap);
             }
         });
 }
@@ -299,7 +303,7 @@ fn pass_header(ui: &mut egui::Ui, i: usize, p: &PassInfo) {
     ui.label(RichText::new(format!("pass {i}: {}{entry} · {time}", p.label)).strong());
 }
 
-fn code(ui: &mut egui::Ui, src: &str, ranges: &[(usize, usize)], scroll: bool) {
+fn code(ui: &mut egui::Ui, src: &str, ranges: &[(usize, usize)], scroll: bool, wrap: bool) {
     let first = ranges.iter().map(|r| r.0).min();
     let bg = if ui.visuals().dark_mode {
         Color32::from_rgb(40, 60, 40)
@@ -318,7 +322,12 @@ fn code(ui: &mut egui::Ui, src: &str, ranges: &[(usize, usize)], scroll: bool) {
             } else {
                 text.weak()
             };
-            let r = ui.add(egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend));
+            let mode = if wrap {
+                egui::TextWrapMode::Wrap
+            } else {
+                egui::TextWrapMode::Extend
+            };
+            let r = ui.add(egui::Label::new(text).wrap_mode(mode));
             if scroll && first == Some(n) {
                 r.scroll_to_me(Some(egui::Align::TOP));
             }

@@ -1,20 +1,7 @@
 //! One or two sentences per stage, derived from the stage's notes, for algorithms whose runner does
-//! not write a "narration" note itself.
+//! not write the stage's narration itself.
 
 use crate::algo::{RunResult, Stage};
-use serde_json::Value;
-
-fn u(s: &Stage, k: &str) -> Option<u64> {
-    s.note_u64(k)
-}
-
-fn text(s: &Stage, k: &str) -> Option<String> {
-    s.notes.get(k).and_then(Value::as_str).map(str::to_string)
-}
-
-fn count(s: &Stage, k: &str) -> Option<usize> {
-    s.notes.get(k).and_then(Value::as_array).map(Vec::len)
-}
 
 /// Sentences for `stage` of `result`, or None to fall back to the generic text.
 pub fn narrate(result: &RunResult, stage: usize) -> Option<String> {
@@ -32,9 +19,12 @@ pub fn narrate(result: &RunResult, stage: usize) -> Option<String> {
 }
 
 fn oddeven(result: &RunResult, s: &Stage) -> Option<String> {
-    let swaps = u(s, "swaps");
-    let cmp = u(s, "compare_exchanges").or_else(|| count(s, "pairs").map(|c| c as u64));
-    if let Some(parity) = text(s, "parity") {
+    let nt = s.oddeven()?;
+    let swaps = nt.swaps;
+    let cmp = nt
+        .compare_exchanges
+        .or_else(|| nt.pairs.as_ref().map(Vec::len));
+    if let Some(parity) = nt.parity {
         let first = if parity == "even" {
             "(0,1), (2,3), …"
         } else {
@@ -48,17 +38,17 @@ fn oddeven(result: &RunResult, s: &Stage) -> Option<String> {
             cmp.unwrap_or(0)
         ));
     }
-    if let (Some(p), Some(k)) = (u(s, "p"), u(s, "k")) {
+    if let (Some(p), Some(k)) = (nt.p, nt.k) {
         return Some(format!(
             "Batcher's network, merge of blocks of {} (p = {p}), step k = {k}: {} compare-exchanges, {} swapped. \
              Small strides run in workgroup memory; strides across tiles are passes over the whole buffer.",
-            u(s, "merge_block").unwrap_or(2 * p),
+            nt.merge_block.unwrap_or(2 * p),
             cmp.unwrap_or(0),
             swaps.unwrap_or(0)
         ));
     }
-    if let Some(b) = count(s, "block_pairs") {
-        let size = u(s, "block").unwrap_or(0);
+    if let Some(b) = nt.block_pairs.as_ref().map(Vec::len) {
+        let size = nt.block.unwrap_or(0);
         return Some(if b == 0 {
             format!(
                 "{}: every workgroup sorts its block of {size} keys in workgroup memory.",
@@ -77,14 +67,15 @@ fn oddeven(result: &RunResult, s: &Stage) -> Option<String> {
 }
 
 fn scan(result: &RunResult, s: &Stage) -> Option<String> {
-    let active = u(s, "active");
-    let sleeping = u(s, "sleeping_count");
-    if let Some(dir) = text(s, "direction") {
-        return Some(match dir.as_str() {
+    let nt = s.scan()?;
+    let active = nt.active;
+    let sleeping = nt.sleeping_count;
+    if let Some(dir) = nt.direction {
+        return Some(match dir {
             "up" => format!(
                 "Up-sweep, tree level {}: {} threads each add a left child into its right sibling's slot (a[r] += a[l]), \
                  building partial sums up the implicit tree (heap: l_child = 2i+1, r_child = 2i+2).",
-                u(s, "level").unwrap_or(0),
+                nt.level.unwrap_or(0),
                 active.unwrap_or(0)
             ),
             "clear" => {
@@ -93,7 +84,7 @@ fn scan(result: &RunResult, s: &Stage) -> Option<String> {
             "down" => format!(
                 "Down-sweep, tree level {}: {} threads swap and add — the left child takes its parent's prefix, the right \
                  child the parent's prefix plus the left child's sum.",
-                u(s, "level").unwrap_or(0),
+                nt.level.unwrap_or(0),
                 active.unwrap_or(0)
             ),
             _ => format!(
@@ -102,7 +93,7 @@ fn scan(result: &RunResult, s: &Stage) -> Option<String> {
             ),
         });
     }
-    if let (Some(p), Some(a)) = (u(s, "phase"), active) {
+    if let (Some(p), Some(a)) = (nt.phase, active) {
         let rule = match result.variant.as_str() {
             "ladder" => {
                 format!("thread t with bit {p} set adds a[(t & ~({p}-1)) − 1], its prev_rung")
@@ -116,15 +107,15 @@ fn scan(result: &RunResult, s: &Stage) -> Option<String> {
         return Some(format!(
             "Phase p = {p}: {rule}. {a} threads add, {} sleep; work so far {}.",
             sleeping.unwrap_or(0),
-            u(s, "work").unwrap_or(0)
+            nt.work
         ));
     }
     None
 }
 
 fn bmmc(s: &Stage) -> Option<String> {
-    let kind = text(s, "kind")?;
-    let what = match kind.as_str() {
+    let kind = s.bmmc()?.kind?;
+    let what = match kind {
         "tiled" => {
             "the tiled kernel: each workgroup reads whole 128-byte lines of a tile into workgroup memory and writes whole lines of the permuted tile"
         }

@@ -2,6 +2,7 @@
 //! `staged` (Demo B: per stage kernel1 splits every block into evens and odds, kernel2 copies back).
 
 pub mod model;
+pub mod trace;
 
 use super::{
     AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, first_mismatch,
@@ -142,12 +143,11 @@ impl Algorithm for Options {
 
         let want = model::naive(&input.bits);
         let mut mismatch = first_mismatch(req.dtype, &ex.output, &want);
-        let mut stages = vec![
-            Stage::new("stage 0 (input)", input.clone())
-                .note("stage", 0)
-                .note("block_size", n)
-                .note("blocks", 1),
-        ];
+        let mut stages = vec![Stage::with(
+            "stage 0 (input)",
+            input.clone(),
+            trace::Notes::room(0, n, 1),
+        )];
         if req.trace {
             let cpu_stages: Vec<Vec<u32>> = if req.variant.name != "staged" {
                 vec![want.clone()]
@@ -194,12 +194,13 @@ impl Algorithm for Options {
                     )
                 };
                 stages.push(
-                    Stage::new(label, Data::new(req.dtype, (*g).clone()))
-                        .note("stage", s)
-                        .note("block_size", block)
-                        .note("blocks", n / block)
-                        .note("passes", passes)
-                        .note("narration", narration),
+                    Stage::with(
+                        label,
+                        Data::new(req.dtype, (*g).clone()),
+                        trace::Notes::room(s, block, n / block),
+                    )
+                    .passes(passes)
+                    .narration(narration),
                 );
             }
         } else {

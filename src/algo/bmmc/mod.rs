@@ -7,10 +7,11 @@ pub mod kernels;
 pub mod matrix;
 pub mod plan;
 pub mod stats;
+pub mod trace;
 
 use super::{
-    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, first_mismatch,
-    pass_infos, require_pow2,
+    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Variant,
+    first_mismatch, pass_infos, require_pow2,
 };
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
@@ -316,13 +317,11 @@ impl Algorithm for Options {
         let mut mismatch = first_mismatch(req.dtype, &ex.output, &want);
         let mut stages = Vec::new();
         if req.trace {
-            stages.push(
-                Stage::new("input", input.clone())
-                    .note("pass", 0)
-                    .note("matrix", json!(target.a.row_strings()))
-                    .note("complement", target.c)
-                    .note("log_n", n),
-            );
+            stages.push(Stage::with(
+                "input",
+                input.clone(),
+                RoomNotes::Bmmc(trace::Notes::new(0, target.a.row_strings(), target.c, n)),
+            ));
             // … and pass by pass.
             let mut cur = input.bits.clone();
             for (i, (p, cap)) in spec.passes.iter().zip(&ex.captures).enumerate() {
@@ -333,22 +332,13 @@ impl Algorithm for Options {
                 {
                     mismatch = Some(format!("pass {}: {m}", i + 1));
                 }
-                let pj = p.to_json();
-                let mut st = Stage::new(
+                let notes = trace::Notes::new(i + 1, p.map.a.row_strings(), p.map.c, n)
+                    .with_kernel(&p.kernel);
+                let st = Stage::with(
                     format!("pass {}: {}", i + 1, p.label),
                     Data::new(req.dtype, g),
-                )
-                .note("pass", i + 1)
-                .note("kind", pj["kind"].clone())
-                .note("matrix", pj["matrix"].clone())
-                .note("complement", p.map.c)
-                .note("log_n", n);
-                if let Some(t) = pj.get("tile_bits") {
-                    st = st.note("tile_bits", t.clone());
-                }
-                if let Some(k) = pj.get("k") {
-                    st = st.note("k", k.clone());
-                }
+                    RoomNotes::Bmmc(notes),
+                );
                 stages.push(st);
             }
         }

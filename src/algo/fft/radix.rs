@@ -13,69 +13,9 @@
 //! increasing order (last round: bit-reversed, above the slot bits). See [`shader`] for the
 //! twiddles (constants inside a round, one factor per slot at its end) and the FFT loop (S).
 
-use super::fast::{FastConfig, butterflies, preamble};
+use super::codegen::*;
 use super::model;
 use std::fmt::Write;
-
-/// The lo bit of each round: log2 W, then down by log2 E to 0.
-pub fn round_los(c: &FastConfig) -> Vec<u32> {
-    let (lw, le) = (c.log_w(), c.log_e());
-    let mut v = vec![lw];
-    let mut lo = lw;
-    while lo > 0 {
-        lo = lo.saturating_sub(le);
-        v.push(lo);
-    }
-    v
-}
-
-/// The position thread t's slot j holds in the round whose lo bit is `lo` (`last`: the round
-/// that stores).
-pub fn place(c: &FastConfig, lo: u32, last: bool, t: usize, j: usize) -> usize {
-    let (le, lw) = (c.log_e(), c.log_w());
-    if last {
-        return (model::bitrev(t, lw) << le) | j;
-    }
-    let low = t & ((1 << lo) - 1);
-    let high = t >> lo;
-    low | (j << lo) | (high << (lo + le))
-}
-
-/// Workgroup-memory bank conflicts of every transpose (32 banks of 4 bytes, warps of 32): the sum
-/// over warp requests of the most distinct words one bank serves.
-pub fn exchange_cost(c: &FastConfig) -> usize {
-    let los = round_los(c);
-    let threads = c.threads();
-    let mut cost = 0;
-    let mut words = Vec::with_capacity(64);
-    for (r, &lo) in los.iter().enumerate() {
-        // Round r is written (r < last) and read (r > 0).
-        let last = r + 1 == los.len();
-        if los.len() == 1 {
-            break;
-        }
-        for warp in (0..threads).step_by(32) {
-            for j in 0..c.e {
-                words.clear();
-                for l in warp..(warp + 32).min(threads) {
-                    let (g, t) = (l / c.w, l % c.w);
-                    let a = c.pad(g * c.n + place(c, lo, last, t, j));
-                    words.extend([2 * a, 2 * a + 1]);
-                }
-                words.sort_unstable();
-                words.dedup();
-                let mut per_bank = [0usize; 32];
-                for w in &words {
-                    per_bank[w % 32] += 1;
-                }
-                let m = per_bank.iter().max().copied().unwrap_or(0);
-                // Rounds in the middle are both read and written.
-                cost += if r > 0 && !last { 2 * m } else { m };
-            }
-        }
-    }
-    cost
-}
 
 /// The WGSL. Same bindings and parameters as the fast kernel (natural order only).
 ///

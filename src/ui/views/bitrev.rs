@@ -12,7 +12,7 @@ fn origins(result: &RunResult) -> Vec<Vec<u32>> {
     let n = result.n;
     let iota: Vec<u32> = (0..n as u32).collect();
     let mut rows = vec![iota.clone()];
-    if result.variant == "naive" {
+    if result.variant != "staged" {
         rows.push(model::naive(&iota));
     } else {
         rows.extend(model::staged(&iota));
@@ -20,12 +20,76 @@ fn origins(result: &RunResult) -> Vec<Vec<u32>> {
     rows
 }
 
+/// Lines between two Demo-B rows are drawn up to this N (beyond it they are a grey blur).
+const MAX_MOVES_N: usize = 64;
+/// The gap between rows that holds those lines.
+const MOVES_GAP: f32 = 18.0;
+
+/// Where every element goes between two rows: a line from its cell in `above` to its cell in
+/// `below`, in the element's colour (`from`/`to`: the original index at each position).
+fn draw_moves(
+    p: &egui::Painter,
+    above: egui::Rect,
+    below: egui::Rect,
+    cell: f32,
+    from: &[u32],
+    to: &[u32],
+    n: usize,
+) {
+    let mut pos = vec![usize::MAX; n];
+    for (i, &o) in from.iter().enumerate() {
+        if let Some(slot) = pos.get_mut(o as usize) {
+            *slot = i;
+        }
+    }
+    for (i, &o) in to.iter().enumerate() {
+        let Some(&j) = pos.get(o as usize).filter(|&&j| j < n) else {
+            continue;
+        };
+        let x0 = above.left() + cell * (j as f32 + 0.5);
+        let x1 = below.left() + cell * (i as f32 + 0.5);
+        let c = colors::index_color(o as usize, n);
+        let width = if i == j { 0.8 } else { 1.6 };
+        p.line_segment(
+            [
+                egui::pos2(x0, above.bottom() + 1.0),
+                egui::pos2(x1, below.top() - 1.0),
+            ],
+            Stroke::new(width, c),
+        );
+    }
+}
+
+/// One label under every block of the current row, each exactly as wide as its block (so the
+/// last never runs past the row), shortened to "B7" or "7" where "Block 7" does not fit.
+fn block_labels(ui: &mut egui::Ui, row: Option<egui::Rect>, width: f32, blocks: usize) {
+    let Some(row) = row else { return };
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(row.width(), 14.0), egui::Sense::hover());
+    // About 6 px per character at size 10 in the proportional font.
+    let fits = |text: &str| text.chars().count() as f32 * 6.0 + 4.0 <= width;
+    for b in 0..blocks {
+        let text = [format!("Block {b}"), format!("B{b}"), b.to_string()]
+            .into_iter()
+            .find(|t| fits(t))
+            .unwrap_or_else(|| b.to_string());
+        let r = egui::Rect::from_min_size(
+            egui::pos2(row.left() + width * b as f32, rect.top()),
+            egui::vec2(width, 14.0),
+        );
+        ui.put(
+            r,
+            egui::Label::new(RichText::new(text).size(10.0)).truncate(),
+        )
+        .on_hover_text(format!("block {b}"));
+    }
+}
+
 fn block_size(result: &RunResult, stage: usize) -> usize {
     result
         .stages
         .get(stage)
-        .and_then(|s| s.note_u64("block_size"))
-        .unwrap_or(result.n as u64) as usize
+        .and_then(|s| s.bitrev())
+        .map_or(result.n, |b| b.block_size)
 }
 
 pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
@@ -58,7 +122,11 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         .max_height(ui.available_height() * 0.62)
         .show(ui, |ui| {
             if cell >= super::MIN_CELL {
+                let mut prev_row: Option<egui::Rect> = None;
                 for r in 0..=stage {
+                    if r > 0 && n <= MAX_MOVES_N {
+                        ui.add_space(MOVES_GAP);
+                    }
                     let s = &result.stages[r];
                     let bsz = block_size(result, r);
                     let current = r == stage;
@@ -97,6 +165,13 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                                 colors::text_on(bg),
                             );
                         }
+                        if let (Some(prev), Some(from), Some(to)) =
+                            (prev_row, origin.get(r.wrapping_sub(1)), origin.get(r))
+                            && n <= MAX_MOVES_N
+                        {
+                            draw_moves(p, prev, rect, cell, from, to, n);
+                        }
+                        prev_row = Some(rect);
                         // Block boundaries of this stage.
                         let stroke = Stroke::new(
                             if current { 3.0 } else { 2.0 },
@@ -114,17 +189,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                         }
                     });
                     if current && n / bsz <= 32 && result.variant != "naive" {
-                        ui.horizontal(|ui| {
-                            ui.add_space(104.0);
-                            for b in 0..n / bsz {
-                                ui.add_sized(
-                                    [cell * bsz as f32 - 4.0, 14.0],
-                                    egui::Label::new(
-                                        RichText::new(format!("Block {b}")).size(10.0),
-                                    ),
-                                );
-                            }
-                        });
+                        block_labels(ui, prev_row, cell * bsz as f32, n / bsz);
                     }
                 }
             } else {
@@ -152,6 +217,11 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
             }
         });
     ui.separator();
+    if n <= MAX_MOVES_N && stage > 0 && cell >= super::MIN_CELL {
+        ui.small(
+            "Lines between the rows: where every element moves (bold: it moved, thin: it stayed).",
+        );
+    }
     if result.variant == "naive" {
         demo_a(ui, result, state);
     } else {

@@ -3,10 +3,10 @@
 //! presets, live status; "Run" hands the matrix to the app) and the bmmc-stats histogram.
 
 use super::ViewState;
-use crate::algo::RunResult;
 use crate::algo::bmmc::matrix::{Affine, BitMatrix};
 use crate::algo::bmmc::plan::Params;
 use crate::algo::bmmc::{Options, PRESETS, plan_summary, preset, stats};
+use crate::algo::{RunResult, Stage};
 use crate::ui::colors;
 use eframe::egui::{self, Color32, ColorImage, RichText, Stroke, TextureHandle, TextureOptions};
 use egui_plot::{Bar, BarChart, Legend, Plot};
@@ -67,14 +67,9 @@ fn open_picture(ctx: &egui::Context, st: &mut BmmcState) {
     st.picture_rx = Some(rx);
 }
 
-fn rows_of(v: Option<&serde_json::Value>) -> Vec<String> {
-    v.and_then(|m| m.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The factor matrix of stage `s` (rows as strings), empty without BMMC notes.
+fn rows_of(s: &Stage) -> Vec<String> {
+    s.bmmc().map(|n| n.matrix.clone()).unwrap_or_default()
 }
 
 /// Draw a bit matrix as a grid (rows = output bits, columns = input bits), `cell` pixels a cell.
@@ -214,20 +209,20 @@ fn plan_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, stat
             for (r, s) in result.stages.iter().enumerate() {
                 let current = r == stage;
                 ui.horizontal(|ui| {
-                    let rows = rows_of(s.notes.get("matrix"));
+                    let rows = rows_of(s);
                     ui.vertical(|ui| {
                         draw_matrix(ui, &rows, mcell, current);
-                        let c = s.notes.get("complement").and_then(|v| v.as_u64()).unwrap_or(0);
+                        let c = s.bmmc().map_or(0, |n| n.complement);
                         if c != 0 {
                             ui.small(format!("xor {c:#b}"));
                         }
                     });
                     ui.vertical(|ui| {
-                        let kind = s.notes.get("kind").and_then(|v| v.as_str()).unwrap_or("input (the whole A)");
+                        let kind = s.bmmc().and_then(|n| n.kind).unwrap_or("input (the whole A)");
                         let text = RichText::new(format!("{} — {kind}", s.label));
                         ui.label(if current { text.strong() } else { text });
-                        if let Some(t) = s.notes.get("tile_bits") {
-                            ui.small(format!("tile: input bits {t}"));
+                        if let Some(t) = s.bmmc().and_then(|n| n.tile_bits.as_ref()) {
+                            ui.small(format!("tile: input bits {}", serde_json::json!(t)));
                         }
                         if cell >= super::MIN_CELL {
                             ui.horizontal(|ui| {
@@ -366,13 +361,9 @@ fn image_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, st:
                 origin = s.data.bits.clone();
             } else if r > 0 {
                 // Replay the pass's factor matrix on the CPU.
-                let rows = rows_of(s.notes.get("matrix"));
+                let rows = rows_of(s);
                 if let Ok(a) = BitMatrix::parse(&rows.join(";")) {
-                    let c = s
-                        .notes
-                        .get("complement")
-                        .and_then(|v| v.as_u64())
-                        .unwrap_or(0) as u32;
+                    let c = s.bmmc().map_or(0, |n| n.complement);
                     if a.n == nbits {
                         origin = Affine { a, c }.permute(&origin);
                     }
@@ -423,8 +414,15 @@ fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
         .and_then(|v| v.as_u64())
         .unwrap_or(4) as usize;
     let ed = st.editor.get_or_insert_with(|| Editor {
-        m: BitMatrix::parse(&rows_of(result.extra.get("matrix")).join(";"))
-            .unwrap_or_else(|_| BitMatrix::identity(nbits)),
+        m: BitMatrix::parse(
+            &result
+                .extra
+                .get("matrix")
+                .and_then(|m| serde_json::from_value::<Vec<String>>(m.clone()).ok())
+                .unwrap_or_default()
+                .join(";"),
+        )
+        .unwrap_or_else(|_| BitMatrix::identity(nbits)),
         c: result
             .extra
             .get("complement")

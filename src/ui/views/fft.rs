@@ -4,7 +4,7 @@
 //! signal, order, mode) and magnitude/phase plots of the input and the spectrum.
 
 use super::ViewState;
-use crate::algo::fft::{Options, Order, Signal, model};
+use crate::algo::fft::{Options, Order, Signal, model, model::StepKind};
 use crate::algo::{AlgoOptions, RunResult, Stage};
 use crate::ui::colors;
 use eframe::egui::{self, Color32, Pos2, Rect, Stroke, StrokeKind, vec2};
@@ -41,20 +41,21 @@ fn u64_of(r: &RunResult, key: &str) -> usize {
     r.extra.get(key).and_then(|v| v.as_u64()).unwrap_or(0) as usize
 }
 
-fn vec_u64(st: &Stage, key: &str) -> Vec<usize> {
-    st.notes
-        .get(key)
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().map(|x| x.as_u64().unwrap_or(0) as usize).collect())
+/// Per logical position of `st`: the thread holding it.
+fn owners(st: &Stage) -> Vec<usize> {
+    st.fft()
+        .map(|n| n.owner.iter().map(|&t| t as usize).collect())
         .unwrap_or_default()
 }
 
-fn vec_bool(st: &Stage, key: &str) -> Vec<bool> {
-    st.notes
-        .get(key)
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().map(|x| x.as_bool().unwrap_or(false)).collect())
-        .unwrap_or_default()
+/// Per logical position of `st`: whether it is its thread's lo value.
+fn los(st: &Stage) -> Vec<bool> {
+    st.fft().map(|n| n.lo.clone()).unwrap_or_default()
+}
+
+/// The step's kind and stride (None for a stage without FFT notes).
+fn step_of(st: &Stage) -> (Option<StepKind>, usize) {
+    st.fft().map_or((None, 0), |n| (Some(n.kind), n.stride))
 }
 
 fn bin(x: usize, bits: u32) -> String {
@@ -209,15 +210,18 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     }
     let stage = stage.min(result.stages.len() - 1);
     let st = &result.stages[stage];
-    let kind = st.notes.get("kind").and_then(|v| v.as_str()).unwrap_or("");
-    let stride = st.note_u64("stride").unwrap_or(0);
+    let (kind, stride) = step_of(st);
     let what = match kind {
-        "input" => format!("Input: thread t holds t + j*{w} (j < {e}); pairs at stride {stride}"),
-        "butterfly" => format!("Butterfly at stride {stride}: lo' = lo + hi, hi' = (lo - hi)*w"),
-        "regroup" => format!(
+        Some(StepKind::Input) => {
+            format!("Input: thread t holds t + j*{w} (j < {e}); pairs at stride {stride}")
+        }
+        Some(StepKind::Butterfly) => {
+            format!("Butterfly at stride {stride}: lo' = lo + hi, hi' = (lo - hi)*w")
+        }
+        Some(StepKind::Regroup) => format!(
             "Stride {stride} >= W = {w}: no exchange, each thread re-pairs its own lo and hi"
         ),
-        "exchange" => format!(
+        Some(StepKind::Exchange) => format!(
             "Exchange with thread t ^ {stride}: the lower thread trades its hi for the higher thread's lo"
         ),
         _ => st.label.clone(),
@@ -235,9 +239,8 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
             if n <= 128 {
                 diagram(ui, result, stage, n, w);
             } else {
-                let owners: Vec<Vec<usize>> =
-                    result.stages.iter().map(|s| vec_u64(s, "owner")).collect();
-                let los: Vec<Vec<bool>> = result.stages.iter().map(|s| vec_bool(s, "lo")).collect();
+                let owners: Vec<Vec<usize>> = result.stages.iter().map(owners).collect();
+                let los: Vec<Vec<bool>> = result.stages.iter().map(los).collect();
                 state.strip.show(
                     ui,
                     key,
@@ -307,17 +310,16 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, n: usize, w: usi
             text_col,
         );
     }
-    let owners: Vec<Vec<usize>> = result.stages.iter().map(|s| vec_u64(s, "owner")).collect();
-    let los: Vec<Vec<bool>> = result.stages.iter().map(|s| vec_bool(s, "lo")).collect();
+    let owners: Vec<Vec<usize>> = result.stages.iter().map(owners).collect();
+    let los: Vec<Vec<bool>> = result.stages.iter().map(los).collect();
     for c in 0..cols {
         let s = &result.stages[c];
-        let kind = s.notes.get("kind").and_then(|v| v.as_str()).unwrap_or("");
-        let stride = s.note_u64("stride").unwrap_or(0);
+        let (kind, stride) = step_of(s);
         let head_txt = match kind {
-            "input" => "in".to_string(),
-            "butterfly" => format!("bf {stride}"),
-            "regroup" => format!("rg {stride}"),
-            "exchange" => format!("^{stride}"),
+            Some(StepKind::Input) => "in".to_string(),
+            Some(StepKind::Butterfly) => format!("bf {stride}"),
+            Some(StepKind::Regroup) => format!("rg {stride}"),
+            Some(StepKind::Exchange) => format!("^{stride}"),
             _ => String::new(),
         };
         let hx = x0 + c as f32 * (col_w + gap) + col_w / 2.0;
@@ -379,8 +381,14 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, n: usize, w: usi
     if stage + 1 == cols
         && let Some(last) = result.stages.last()
     {
-        let holds = vec_u64(last, "dft_index");
-        let written = vec_u64(last, "written_to");
+        let holds = last
+            .fft()
+            .and_then(|n| n.dft_index.clone())
+            .unwrap_or_default();
+        let written = last
+            .fft()
+            .and_then(|n| n.written_to.clone())
+            .unwrap_or_default();
         let xr = x0 + cols as f32 * (col_w + gap) - gap + 8.0;
         for r in 0..n.min(holds.len()).min(written.len()) {
             let x = written[r];

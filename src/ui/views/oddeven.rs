@@ -4,52 +4,36 @@
 //! stages, and the step / work counters next to the seed's O(n) steps and O(n²) work.
 
 use super::ViewState;
+use crate::algo::oddeven::{model::Pair, trace::Notes};
 use crate::algo::{RunResult, Stage};
 use crate::ui::colors;
 use eframe::egui::{self, Color32, Pos2, RichText, Stroke};
 use serde_json::Value;
+use std::sync::LazyLock;
 
 const SWAP: Color32 = Color32::from_rgb(235, 110, 60);
 const KEEP: Color32 = Color32::from_rgb(90, 170, 110);
 /// At most this many phase rows are drawn (the ones leading to the current stage).
 const MAX_ROWS: usize = 48;
 
+/// The stage's annotations (empty for a stage without them).
+fn nt(st: &Stage) -> &Notes {
+    static NONE: LazyLock<Notes> = LazyLock::new(Notes::default);
+    st.oddeven().unwrap_or(&NONE)
+}
+
 fn pairs(st: &Stage) -> Vec<(usize, usize, bool)> {
-    st.notes
-        .get("pairs")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|p| {
-                    let p = p.as_array()?;
-                    Some((
-                        p.first()?.as_u64()? as usize,
-                        p.get(1)?.as_u64()? as usize,
-                        p.get(2)?.as_u64()? == 1,
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    widen(nt(st).pairs())
 }
 
 fn block_pairs(st: &Stage) -> Vec<(usize, usize, bool)> {
-    st.notes
-        .get("block_pairs")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|p| {
-                    let p = p.as_array()?;
-                    Some((
-                        p.first()?.as_u64()? as usize,
-                        p.get(1)?.as_u64()? as usize,
-                        p.get(2)?.as_u64()? == 1,
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    widen(nt(st).block_pairs())
+}
+
+fn widen(p: &[Pair]) -> Vec<(usize, usize, bool)> {
+    p.iter()
+        .map(|&(i, j, s)| (i as usize, j as usize, s))
+        .collect()
 }
 
 fn extra_u64(r: &RunResult, k: &str) -> Option<u64> {
@@ -166,8 +150,8 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         );
         ui.label(format!(
             "Colour = value rank. {} compare-exchanges in this stage, {} swapped.",
-            st.note_u64("compare_exchanges").unwrap_or(0),
-            st.note_u64("swaps").unwrap_or(0)
+            nt(st).compare_exchanges.unwrap_or(0),
+            nt(st).swaps.unwrap_or(0)
         ));
         return;
     }
@@ -187,16 +171,16 @@ fn stage_title(result: &RunResult, stage: usize) -> String {
     match result.variant.as_str() {
         "batcher" => format!(
             "Stage {stage}: merge blocks of {}, compare at distance {} - {} compare-exchanges, {} swapped",
-            st.note_u64("merge_block").unwrap_or(0),
-            st.note_u64("k").unwrap_or(0),
-            st.note_u64("compare_exchanges").unwrap_or(0),
-            st.note_u64("swaps").unwrap_or(0)
+            nt(st).merge_block.unwrap_or(0),
+            nt(st).k.unwrap_or(0),
+            nt(st).compare_exchanges.unwrap_or(0),
+            nt(st).swaps.unwrap_or(0)
         ),
         "merge-split" => {
             if stage == 1 {
                 format!(
                     "Every block of {} sorted in workgroup memory",
-                    st.note_u64("block").unwrap_or(0)
+                    nt(st).block.unwrap_or(0)
                 )
             } else {
                 format!("{}: neighbouring blocks merged, lower half left", st.label)
@@ -204,9 +188,9 @@ fn stage_title(result: &RunResult, stage: usize) -> String {
         }
         _ => format!(
             "Phase {stage} ({} pairs): {} compare-exchanges, {} swapped",
-            st.notes.get("parity").and_then(Value::as_str).unwrap_or(""),
-            st.note_u64("compare_exchanges").unwrap_or(0),
-            st.note_u64("swaps").unwrap_or(0)
+            nt(st).parity.unwrap_or(""),
+            nt(st).compare_exchanges.unwrap_or(0),
+            nt(st).swaps.unwrap_or(0)
         ),
     }
 }
@@ -265,7 +249,7 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
             let ytop = top - gap + 2.0;
             let ybot = top - 2.0;
             if result.variant == "merge-split" {
-                let block = st.note_u64("block").unwrap_or(1) as usize;
+                let block = nt(st).block.unwrap_or(1);
                 for (a, b, moved) in block_pairs(st) {
                     let l = x0 + cell * (a * block) as f32 + 2.0;
                     let rgt = x0 + cell * ((b + 1) * block).min(n) as f32 - 2.0;
@@ -286,7 +270,7 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
                     );
                 }
             } else {
-                let seg = st.note_u64("segment").unwrap_or(n as u64) as usize;
+                let seg = nt(st).segment.unwrap_or(n);
                 let label_threads = result.variant != "batcher" && cell >= 30.0;
                 for (a, b, swapped) in pairs(st) {
                     let (xa, xb) = (cx(a), cx(b));
@@ -324,9 +308,8 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
         }
         // Batcher: shade the 2p blocks being merged.
         if result.variant == "batcher"
-            && let Some(mb) = st.note_u64("merge_block")
+            && let Some(mb) = nt(st).merge_block
         {
-            let mb = mb as usize;
             for (bi, start) in (0..n).step_by(mb.max(1)).enumerate() {
                 if bi % 2 == 1 {
                     let r = egui::Rect::from_min_max(
@@ -375,9 +358,9 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
         }
         // merge-split block boundaries
         if result.variant == "merge-split"
-            && let Some(block) = st.note_u64("block")
+            && let Some(block) = nt(st).block
         {
-            for bnd in (0..=n).step_by(block.max(1) as usize) {
+            for bnd in (0..=n).step_by(block.max(1)) {
                 let x = x0 + cell * bnd as f32;
                 p.line_segment(
                     [Pos2::new(x, top - 1.0), Pos2::new(x, top + row_h + 1.0)],
@@ -464,7 +447,7 @@ fn network_strip(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
         ui.label(RichText::new("Network:").strong());
         let mut last_p = 0;
         for (i, st) in result.stages.iter().enumerate().skip(1) {
-            let (p, k) = (st.note_u64("p").unwrap_or(0), st.note_u64("k").unwrap_or(0));
+            let (p, k) = (nt(st).p.unwrap_or(0), nt(st).k.unwrap_or(0));
             if p != last_p {
                 ui.label(RichText::new(format!("merge {}:", 2 * p)).small().weak());
                 last_p = p;
@@ -479,8 +462,8 @@ fn network_strip(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
             };
             ui.label(text).on_hover_text(format!(
                 "stage {i}: p = {p}, k = {k}, {} compare-exchanges, {} swapped",
-                st.note_u64("compare_exchanges").unwrap_or(0),
-                st.note_u64("swaps").unwrap_or(0)
+                nt(st).compare_exchanges.unwrap_or(0),
+                nt(st).swaps.unwrap_or(0)
             ));
         }
     });

@@ -4,26 +4,25 @@
 //! and picking: click a cell to highlight every input element and every cell it depends on.
 
 use super::ViewState;
+use crate::algo::scan::trace::Notes;
 use crate::algo::{RunResult, Stage};
 use crate::ui::colors;
 use eframe::egui::{self, Color32, RichText, Sense, Stroke};
 use serde_json::Value;
+use std::sync::LazyLock;
 
 const ROW_H: f32 = 26.0;
 const SLEEP: Color32 = Color32::from_rgb(70, 70, 78);
 const PICK: Color32 = Color32::from_rgb(255, 200, 40);
 
-fn pairs(st: &Stage) -> Option<Vec<(usize, usize)>> {
-    let arr = st.notes.get("reads")?.as_array()?;
-    Some(
-        arr.iter()
-            .filter_map(|p| Some((p.get(0)?.as_u64()? as usize, p.get(1)?.as_u64()? as usize)))
-            .collect(),
-    )
+/// The stage's annotations (empty for a stage without them).
+fn nt(st: &Stage) -> &Notes {
+    static NONE: LazyLock<Notes> = LazyLock::new(Notes::default);
+    st.scan().unwrap_or(&NONE)
 }
 
-fn note_str<'a>(st: &'a Stage, k: &str) -> &'a str {
-    st.notes.get(k).and_then(Value::as_str).unwrap_or("")
+fn pairs(st: &Stage) -> Option<Vec<(usize, usize)>> {
+    nt(st).reads.clone()
 }
 
 /// For every stage up to `upto`, which input elements each cell's value depends on (bitsets over
@@ -43,7 +42,7 @@ fn dependencies(result: &RunResult, upto: usize) -> Option<Vec<Vec<bool>>> {
         .collect();
     for st in &result.stages[1..=upto] {
         let reads = pairs(st)?;
-        let dir = note_str(st, "direction");
+        let dir = nt(st).direction.unwrap_or("");
         let prev = cur.clone();
         match dir {
             "clear" => {
@@ -110,7 +109,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     let beside = (avail - 380.0) / len as f32 >= super::MIN_CELL;
     let cell = ((if beside { avail - 380.0 } else { avail - 110.0 }) / len as f32).min(48.0);
     let min_cell = 18.0;
-    let tile_array = note_str(st, "array").starts_with("tile");
+    let tile_array = nt(st).array.unwrap_or("").starts_with("tile");
     if cell < min_cell || tile_array || (stage > 0 && pairs(st).is_none()) {
         if cell < min_cell {
             big(ui, result, stage, key, state);
@@ -128,9 +127,9 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
             if tile_array {
                 ui.label(format!(
                     "{} of {} tiles of {} elements",
-                    note_str(st, "array"),
+                    nt(st).array.unwrap_or(""),
                     st.data.len(),
-                    st.note_u64("tile").unwrap_or(0)
+                    nt(st).tile.unwrap_or(0)
                 ));
             }
         }
@@ -161,27 +160,22 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
 fn counters(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
     let n = result.n as f64;
     let st = &result.stages[stage];
-    let work = st.note_u64("work").unwrap_or(0) as f64;
-    let total_work = result
-        .stages
-        .iter()
-        .filter_map(|s| s.note_u64("work"))
-        .max()
-        .unwrap_or(0) as f64;
+    let work = nt(st).work as f64;
+    let total_work = result.stages.iter().map(|s| nt(s).work).max().unwrap_or(0) as f64;
     let nlogn = n * (n.log2().ceil().max(1.0));
     ui.horizontal_wrapped(|ui| {
         ui.label(format!(
             "step {} of {}",
-            st.note_u64("step").unwrap_or(0),
+            nt(st).step,
             result.stages.len() - 1
         ));
-        if let Some(a) = st.note_u64("active") {
+        if let Some(a) = nt(st).active {
             ui.label(format!("· active threads {a}"));
         }
-        if let Some(s) = st.note_u64("sleeping_count") {
+        if let Some(s) = nt(st).sleeping_count {
             ui.label(RichText::new(format!("· sleeping {s}")).color(Color32::GRAY));
         }
-        if let Some(a) = st.note_u64("adds") {
+        if let Some(a) = nt(st).adds {
             ui.label(format!("· adds this step {a}"));
         }
         if let Some(f) = result.extra.get("form").and_then(Value::as_str) {
@@ -265,8 +259,9 @@ fn phase_rows(
             }
         }
         if p < v.len()
-            && note_str(st, "direction") != "shift"
-            && !(note_str(st, "direction") == "down" && reads.iter().any(|&(d, s)| d == p && d < s))
+            && nt(st).direction.unwrap_or("") != "shift"
+            && !(nt(st).direction.unwrap_or("") == "down"
+                && reads.iter().any(|&(d, s)| d == p && d < s))
         {
             v[p] = true;
             any = true;
@@ -384,7 +379,7 @@ fn phase_rows(
     if stage > 0 && reads.len() <= 2048 {
         let p = ui.painter();
         for &(d, s) in &reads {
-            if note_str(st, "direction") == "add-input" {
+            if nt(st).direction.unwrap_or("") == "add-input" {
                 continue;
             }
             let from = egui::pos2(top.left() + cell * (s as f32 + 0.5), top.bottom());
@@ -460,7 +455,7 @@ fn table(ui: &mut egui::Ui, result: &RunResult, st: &Stage) {
                 }
             });
         });
-    if let Some(sl) = st.notes.get("sleeping").and_then(Value::as_array) {
+    if let Some(sl) = &nt(st).sleeping {
         let s: Vec<String> = sl.iter().take(64).map(|v| v.to_string()).collect();
         ui.label(
             RichText::new(format!(
@@ -472,7 +467,7 @@ fn table(ui: &mut egui::Ui, result: &RunResult, st: &Stage) {
         );
     }
     if result.variant == "folded" {
-        ui.label(RichText::new(note_str(st, "form")).strong());
+        ui.label(RichText::new(nt(st).form.unwrap_or("")).strong());
     }
 }
 
@@ -480,7 +475,7 @@ fn table(ui: &mut egui::Ui, result: &RunResult, st: &Stage) {
 /// its value (the array cell at its right end), the working level highlighted.
 fn tree(ui: &mut egui::Ui, result: &RunResult, stage: usize, _state: &mut ViewState) {
     let st = &result.stages[stage];
-    let big = st.note_u64("padded_to").unwrap_or(st.data.len() as u64) as usize;
+    let big = nt(st).padded_to.unwrap_or(st.data.len());
     let log_n = big.trailing_zeros() as usize;
     if log_n == 0 || big > 64 {
         ui.label(format!(
@@ -488,8 +483,8 @@ fn tree(ui: &mut egui::Ui, result: &RunResult, stage: usize, _state: &mut ViewSt
         ));
         return;
     }
-    let level = st.note_u64("level").unwrap_or(0) as usize;
-    let dir = note_str(st, "direction");
+    let level = nt(st).level.unwrap_or(0) as usize;
+    let dir = nt(st).direction.unwrap_or("");
     ui.label(
         RichText::new(format!(
             "Implicit tree, heap indexing: l_child = 2i+1, r_child = 2i+2 · {dir} level {level}"
@@ -602,13 +597,13 @@ fn big(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mu
 
 /// Decoupled look-back: per tile, the look-back steps and fallbacks.
 fn tiles_table(ui: &mut egui::Ui, st: &Stage) {
-    let Some(lb) = st.notes.get("lookback").and_then(Value::as_array) else {
+    let Some(lb) = &nt(st).lookback else {
         return;
     };
     ui.label(format!(
         "look-back: {} steps, {} fallbacks (a waiting workgroup reduced a predecessor's tile itself)",
-        st.note_u64("lookback_steps").unwrap_or(0),
-        st.note_u64("fallbacks").unwrap_or(0)
+        nt(st).lookback_steps.unwrap_or(0),
+        nt(st).fallbacks.unwrap_or(0)
     ));
     egui::ScrollArea::vertical()
         .id_salt("scan-tiles")

@@ -1,0 +1,217 @@
+//! Tile passes made GPU passes: the generic kernel (batcher.wgsl, writes the trace) or a register
+//! kernel generated per pass (regs.rs).
+
+use super::*;
+
+pub(super) struct TileRunner<'a> {
+    pub(super) gpu: &'a Gpu,
+    pub(super) caps: Caps,
+    pub(super) dtype: DType,
+    pub(super) desc: bool,
+    pub(super) trace: bool,
+    pub(super) kernel: TileKernel,
+    /// Register kernel: keys per invocation.
+    pub(super) keys: usize,
+    /// Register kernel: tiles per workgroup (None: `default_tiles_per_wg`).
+    pub(super) tiles_per_wg: Option<usize>,
+}
+
+impl TileRunner<'_> {
+    /// The register kernel's form of `tp`, or why it cannot run it.
+    pub(super) fn regs_pass(
+        &self,
+        tp: &TilePass,
+        tiles: usize,
+        segmented: bool,
+    ) -> std::result::Result<regs::RegsPass, String> {
+        if self.trace {
+            return Err("traces are written by the generic kernel".into());
+        }
+        let size = tp.res * tp.rows;
+        let adapter = caps_of(self.gpu);
+        let keys = self.keys;
+        if !size.is_power_of_two() || size < 256 || size / keys < tp.res {
+            return Err(format!(
+                "a tile of {size} keys (the register kernel needs a power of two ≥ 256)"
+            ));
+        }
+        if size / keys > adapter.wg_max as usize {
+            return Err(format!(
+                "a tile of {size} keys needs {} invocations per workgroup ({keys} keys each); this adapter allows {}",
+                size / keys,
+                adapter.wg_max
+            ));
+        }
+        let limit = self.gpu.limits.max_compute_workgroup_storage_size as usize;
+        let double = regs::RegsPass::smem_bytes(size, keys, true) <= limit;
+        if !double && regs::RegsPass::smem_bytes(size, keys, false) > limit {
+            return Err(format!(
+                "a tile of {size} keys needs {} bytes of workgroup memory; this adapter has {limit}",
+                regs::RegsPass::smem_bytes(size, keys, false)
+            ));
+        }
+        let list = tp.stage_list();
+        if list.is_empty() {
+            return Err("no stages".into());
+        }
+        let written = tp.rows - 2 * tp.halo;
+        let mut stages = Vec::with_capacity(list.len());
+        let mut lblk = 0;
+        let mut flip = None;
+        for &(p, k) in &list {
+            let block_rows = 2 * p / tp.k_lo;
+            let k_z = k / tp.k_lo * tp.res;
+            if tp.halo == 0 && block_rows <= tp.rows {
+                stages.push((regs::Block::Local(block_rows * tp.res / 2), k_z));
+            } else {
+                // Tiles start at row -halo + a multiple of `written`: a halo of d mod 2d puts the
+                // stage's pairs inside the tile (the pass's first stage), 0 mod 2d straddles.
+                let d = k / tp.k_lo;
+                let aligned = k == tp.k_first && tp.halo % (2 * d) == d;
+                if k == p
+                    || tp.p_lo != tp.p_hi
+                    || !(aligned || tp.halo.is_multiple_of(2 * d))
+                    || !written.is_multiple_of(2 * d)
+                {
+                    return Err(format!("stage (p {p}, k {k}) of a halo tile"));
+                }
+                if aligned {
+                    flip = Some(k_z);
+                }
+                lblk = block_rows.ilog2();
+                stages.push((regs::Block::Masked, k_z));
+            }
+        }
+        let mut rp = regs::RegsPass {
+            tile: size,
+            keys,
+            lres: tp.res.ilog2(),
+            lk_lo: tp.k_lo.ilog2(),
+            halo: tp.halo,
+            stages,
+            lblk,
+            aligned_first: flip,
+            shuffle_within: sg_min(self.gpu),
+            double,
+            tiles_per_wg: 1,
+        };
+        rp.tiles_per_wg = self
+            .tiles_per_wg
+            .unwrap_or_else(|| default_tiles_per_wg(self.gpu, &rp, tiles, segmented));
+        Ok(rp)
+    }
+
+    pub(super) fn push(
+        &self,
+        plan: &mut Plan,
+        net: Net,
+        tp: &TilePass,
+        src: &wgpu::Buffer,
+        dst: &wgpu::Buffer,
+        flags: &wgpu::Buffer,
+    ) -> Result<()> {
+        let size = tp.res * tp.rows;
+        let written = tp.rows - 2 * tp.halo;
+        let groups = tp.k_lo / tp.res;
+        let rows_total = net.span(tp.shift).div_ceil(tp.k_lo);
+        let tiles = groups * rows_total.div_ceil(written).max(1);
+        if tiles > u32::MAX as usize / 2 {
+            return Err(Error::Limit(format!("{tiles} tiles are too many")));
+        }
+        let segmented = net.seg_len != net.n;
+        let rp = match self.kernel {
+            TileKernel::Generic => None,
+            TileKernel::Auto => self.regs_pass(tp, tiles, segmented).ok(),
+            TileKernel::Registers => Some(self.regs_pass(tp, tiles, segmented).map_err(|why| {
+                Error::Input(format!("--kernel registers cannot run {}: {why}", tp.label))
+            })?),
+        };
+        let wg = match &rp {
+            Some(rp) => rp.threads() as u32,
+            None => self.caps.wg_max.min((size / 2).max(1) as u32),
+        };
+        if rp.is_none()
+            && let Some(limit) = loop_limit(self.gpu)
+            && batcher_loops(size, wg as usize, tp.stages()) + 16 > limit
+        {
+            let max_wg = caps_of(self.gpu).wg_max.min((size / 2).max(1) as u32) as usize;
+            let hint = (1..=max_wg)
+                .find(|&w| batcher_loops(size, w, tp.stages()) + 16 <= limit)
+                .map_or_else(
+                    || "use a smaller --tile".into(),
+                    |w| format!("use --threads ≥ {w}"),
+                );
+            return Err(Error::Limit(format!(
+                "batcher tile of {size} keys with {wg} invocations may loop {} times per invocation; this driver (llvmpipe) stops a shader after {limit} loop iterations (LP_MAX_TGSI_LOOP_ITERATIONS): {hint}",
+                batcher_loops(size, wg as usize, tp.stages())
+            )));
+        }
+        let pipe = match &rp {
+            Some(rp) => {
+                let code = source(
+                    &format!("{TILE}\n{}", regs::shader(rp)),
+                    self.dtype,
+                    self.desc,
+                    &[],
+                );
+                self.gpu
+                    .pipeline("oddeven batcher registers", &code, "regs")?
+            }
+            None => {
+                let code = source(
+                    &format!("{TILE}\n{BATCHER}"),
+                    self.dtype,
+                    self.desc,
+                    &[("WG", wg.to_string()), ("TILE", size.to_string())],
+                );
+                self.gpu.pipeline("oddeven batcher tile", &code, "tile")?
+            }
+        };
+        let lg = |x: usize| x.max(1).ilog2();
+        let u = self.gpu.uniform(
+            "oddeven tile params",
+            &[
+                net.n as u32,
+                net.seg_len as u32,
+                lg(net.seg_pad),
+                tp.shift as u32,
+                lg(tp.k_lo),
+                lg(tp.res),
+                tp.rows as u32,
+                tp.halo as u32,
+                lg(tp.p_lo),
+                lg(tp.k_first),
+                tp.stages() as u32,
+                self.trace as u32,
+                tp.stage_id as u32,
+                groups as u32,
+                tiles as u32,
+                0,
+            ],
+        )?;
+        let bg = self.gpu.bind(&pipe, &[src, dst, &u, flags])?;
+        plan.push(
+            format!(
+                "{} [{} tiles of {size}{}]",
+                tp.label,
+                tiles,
+                match &rp {
+                    Some(r) if r.tiles_per_wg > 1 =>
+                        format!(", registers, {} tiles per workgroup", r.tiles_per_wg),
+                    Some(_) => ", registers".into(),
+                    None => String::new(),
+                }
+            ),
+            &pipe,
+            bg,
+            grid(tiles.div_ceil(rp.as_ref().map_or(1, |r| r.tiles_per_wg)) as u32),
+        )
+        .capture = if self.trace {
+            vec![Region::words(dst, net.n), Region::words(flags, net.n)]
+        } else {
+            vec![]
+        };
+        plan.keep.push(u);
+        Ok(())
+    }
+}

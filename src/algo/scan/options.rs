@@ -1,0 +1,101 @@
+//! Scan options checked against the variant and the adapter, and the tile shape they give.
+
+use super::*;
+
+impl Options {
+    /// `--workgroup-size` and `--per-thread` shape the tiles of `decoupled` and `reduce-then-scan`
+    /// only, `--tile-order` numbers the tiles of `decoupled` only; given to another variant they
+    /// would be silently ignored, so they are an error.
+    pub fn check_tile_options(&self, variant: &str) -> Result<()> {
+        if self.tile_order != TileOrder::Auto && variant != "decoupled" {
+            return Err(crate::input_err!(
+                "--tile-order applies to --variant decoupled only (it picks how tiles are numbered)"
+            ));
+        }
+        if matches!(variant, "decoupled" | "reduce-then-scan") {
+            return Ok(());
+        }
+        for (flag, v) in [
+            ("--workgroup-size", self.workgroup_size),
+            ("--per-thread", self.per_thread),
+        ] {
+            if v != 0 {
+                return Err(crate::input_err!(
+                    "{flag} {v} applies to --variant decoupled or reduce-then-scan only; scan {variant} does not use it"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The tile shape for this adapter, or a clear error naming the limit.
+    pub fn tile_shape(&self, gpu: &Gpu, variant: &str) -> Result<TileShape> {
+        let sg = variant == "decoupled" && !self.shared_scan && gpu.has_subgroups();
+        let l = &gpu.limits;
+        let max_wg = l
+            .max_compute_invocations_per_workgroup
+            .min(l.max_compute_workgroup_size_x);
+        let wg = match self.workgroup_size {
+            // The H100's best, verified there: 256x6 in dispatch order ran 0.972x copy at 2^28.
+            0 => 256.min(max_wg),
+            w => w,
+        };
+        if wg == 0 || !wg.is_power_of_two() || wg > max_wg {
+            return Err(crate::input_err!(
+                "--workgroup-size must be a power of two up to {max_wg} (this adapter's limit); got {wg}"
+            ));
+        }
+        let mem = l.max_compute_workgroup_storage_size;
+        let per = if self.per_thread == 0 && sg {
+            6
+        } else if self.per_thread == 0 {
+            [8, 4, 2, 1]
+                .into_iter()
+                .find(|&p| TileShape::shared_bytes(wg, p, sg) <= mem)
+                .ok_or_else(|| {
+                    Error::Limit(format!(
+                        "a {wg}-thread workgroup does not fit this adapter's {mem} bytes of workgroup memory \
+                         (max_compute_workgroup_storage_size); use a smaller --workgroup-size"
+                    ))
+                })?
+        } else {
+            self.per_thread
+        };
+        if !(1..=16).contains(&per) {
+            return Err(crate::input_err!(
+                "--per-thread must be 0 (auto) or 1..=16; got {per}"
+            ));
+        }
+        let need = TileShape::shared_bytes(wg, per, sg);
+        if need > mem {
+            return Err(Error::Limit(format!(
+                "--workgroup-size {wg} with --per-thread {per} needs {need} bytes of workgroup memory, above this \
+                 adapter's {mem} (max_compute_workgroup_storage_size)"
+            )));
+        }
+        Ok(TileShape {
+            wg,
+            per,
+            subgroups: sg,
+        })
+    }
+
+    /// Template parameters: element type, exclusive, look-back spins, workgroup size, vec4 per thread.
+    pub(super) fn params(
+        &self,
+        dtype: DType,
+        wg: u32,
+        per: u32,
+        dispatch: bool,
+    ) -> Vec<(&'static str, String)> {
+        vec![
+            ("T", dtype.wgsl().to_string()),
+            ("EXCL", self.exclusive.to_string()),
+            ("SPIN", self.spin.to_string()),
+            ("WG", wg.to_string()),
+            ("PER", per.to_string()),
+            ("LB", wg.min(32).to_string()),
+            ("DISPATCH_ORDER", dispatch.to_string()),
+        ]
+    }
+}

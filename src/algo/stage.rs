@@ -1,0 +1,146 @@
+//! A trace stage and its typed annotations. Every room describes its stages with its own `Notes`
+//! type (in `<room>/trace.rs`); views and the CLI match on [`RoomNotes`] instead of reading JSON keys,
+//! so a renamed field is a compile error. The JSON of a stage is unchanged by the types: `label`,
+//! `data` and the notes' fields, flattened (serde), in the order a `serde_json::Map` sorts them.
+//!
+//! Adding a room's annotations: define `pub struct Notes` (derive `Serialize`, one field per JSON
+//! key, `Option` + `skip_serializing_if` for keys only some stages have) in the room, add one
+//! variant `RoomNotes::Name(name::Notes)` below and its arm in [`RoomNotes::to_json`] and the
+//! accessor the views use.
+
+use super::{bitrev, bmmc, fft, oddeven, scan};
+use crate::data::Data;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// One stage of a trace: the array after a pass (or a step inside a pass), plus annotations that
+/// the views draw (block sizes, pairs compared, who reads what, thread ownership…).
+#[derive(Clone, Debug)]
+pub struct Stage {
+    pub label: String,
+    pub data: Data,
+    pub notes: StageNotes,
+}
+
+/// What every stage may carry, plus the room's own annotations.
+#[derive(Clone, Debug, Default)]
+pub struct StageNotes {
+    /// The stage told in a sentence or two, where the room writes it (else src/ui/narrate.rs).
+    pub narration: Option<String>,
+    /// Indices of the plan's passes that produced this stage (else the code panel splits the
+    /// passes evenly over the stages).
+    pub passes: Option<Vec<usize>>,
+    pub room: RoomNotes,
+}
+
+/// The room's annotations of one stage: one variant per room that annotates its stages.
+#[derive(Clone, Debug, Default)]
+pub enum RoomNotes {
+    #[default]
+    None,
+    Bitrev(bitrev::trace::Notes),
+    Bmmc(bmmc::trace::Notes),
+    Oddeven(oddeven::trace::Notes),
+    Fft(fft::trace::Notes),
+    Scan(scan::trace::Notes),
+}
+
+impl RoomNotes {
+    fn to_json(&self) -> Value {
+        fn v(x: &impl Serialize) -> Value {
+            serde_json::to_value(x).expect("stage notes are plain data")
+        }
+        match self {
+            RoomNotes::None => Value::Null,
+            RoomNotes::Bitrev(n) => v(n),
+            RoomNotes::Bmmc(n) => v(n),
+            RoomNotes::Oddeven(n) => v(n),
+            RoomNotes::Fft(n) => v(n),
+            RoomNotes::Scan(n) => v(n),
+        }
+    }
+}
+
+impl Stage {
+    /// A stage without annotations.
+    pub fn new(label: impl Into<String>, data: Data) -> Self {
+        Stage {
+            label: label.into(),
+            data,
+            notes: StageNotes::default(),
+        }
+    }
+
+    /// A stage with its room's annotations.
+    pub fn with(label: impl Into<String>, data: Data, room: RoomNotes) -> Self {
+        let mut st = Stage::new(label, data);
+        st.notes.room = room;
+        st
+    }
+
+    pub fn passes(mut self, passes: Vec<usize>) -> Self {
+        self.notes.passes = Some(passes);
+        self
+    }
+
+    pub fn narration(mut self, text: impl Into<String>) -> Self {
+        self.notes.narration = Some(text.into());
+        self
+    }
+
+    pub fn bitrev(&self) -> Option<&bitrev::trace::Notes> {
+        match &self.notes.room {
+            RoomNotes::Bitrev(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn bmmc(&self) -> Option<&bmmc::trace::Notes> {
+        match &self.notes.room {
+            RoomNotes::Bmmc(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn oddeven(&self) -> Option<&oddeven::trace::Notes> {
+        match &self.notes.room {
+            RoomNotes::Oddeven(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn fft(&self) -> Option<&fft::trace::Notes> {
+        match &self.notes.room {
+            RoomNotes::Fft(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn scan(&self) -> Option<&scan::trace::Notes> {
+        match &self.notes.room {
+            RoomNotes::Scan(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("label".into(), Value::String(self.label.clone()));
+        // Complex stages print their data as [re, im] pairs.
+        let data = match &self.notes.room {
+            RoomNotes::Fft(n) if n.complex => fft::trace::complex_json(&self.data.bits),
+            _ => self.data.to_json(),
+        };
+        m.insert("data".into(), data);
+        if let Some(t) = &self.notes.narration {
+            m.insert("narration".into(), Value::String(t.clone()));
+        }
+        if let Some(p) = &self.notes.passes {
+            m.insert("passes".into(), Value::from(p.clone()));
+        }
+        if let Value::Object(room) = self.notes.room.to_json() {
+            m.extend(room);
+        }
+        Value::Object(m)
+    }
+}

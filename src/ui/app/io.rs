@@ -1,0 +1,107 @@
+//! The I/O worker: file dialogs run on their own threads and answer through a channel, which
+//! `poll_io` drains every frame (inputs, sessions, exports, diagram PNGs).
+
+use super::*;
+
+/// Results of file dialogs, which run off the UI thread.
+pub(super) enum IoMsg {
+    Input(Result<Data>),
+    Session(Result<Session>),
+    Note(String),
+    /// Where to save a PNG of the current diagram.
+    DiagramPng(std::path::PathBuf),
+}
+
+impl StagewiseApp {
+    /// Run a file dialog on its own thread; `then` turns the chosen path into a message.
+    pub(super) fn dialog(
+        &self,
+        ctx: &egui::Context,
+        save: bool,
+        name: &str,
+        filters: &'static [(&'static str, &'static [&'static str])],
+        then: impl FnOnce(std::path::PathBuf) -> IoMsg + Send + 'static,
+    ) {
+        let tx = self.io.0.clone();
+        let ctx = ctx.clone();
+        let name = name.to_string();
+        std::thread::spawn(move || {
+            let mut d = rfd::FileDialog::new().set_file_name(&name);
+            for (label, exts) in filters {
+                d = d.add_filter(*label, exts);
+            }
+            let picked = if save { d.save_file() } else { d.pick_file() };
+            if let Some(p) = picked {
+                let _ = tx.send(then(p));
+                ctx.request_repaint();
+            }
+        });
+    }
+
+    pub(super) fn open_input(&self, ctx: &egui::Context) {
+        let dtype = self.session.dtype;
+        self.dialog(
+            ctx,
+            false,
+            "",
+            &[("data", &["txt", "csv", "json", "npy"])],
+            move |p| IoMsg::Input(data::read_input(&p.to_string_lossy(), dtype)),
+        );
+    }
+
+    pub(super) fn save_session(&self, ctx: &egui::Context) {
+        let s = self.session.clone();
+        self.dialog(
+            ctx,
+            true,
+            "session.json",
+            &[("session", &["json"])],
+            move |p| {
+                IoMsg::Note(
+                    match serde_json::to_string_pretty(&s)
+                        .map_err(|e| e.to_string())
+                        .and_then(|t| std::fs::write(&p, t).map_err(|e| e.to_string()))
+                    {
+                        Ok(()) => format!("saved session {}", p.display()),
+                        Err(e) => format!("cannot save session {}: {e}", p.display()),
+                    },
+                )
+            },
+        );
+    }
+
+    /// Screenshot the window, crop it to the central view and save it (in the callback, off the frame).
+    pub(super) fn shoot_diagram(&self, ctx: &egui::Context, path: std::path::PathBuf) {
+        let Some(rect) = self.diagram_rect else {
+            return;
+        };
+        let tx = self.io.0.clone();
+        crate::ui::save_region_png(ctx, rect, path, move |msg| {
+            let _ = tx.send(IoMsg::Note(msg));
+        });
+    }
+
+    pub(super) fn poll_io(&mut self, ctx: &egui::Context) {
+        let msgs: Vec<IoMsg> = self.io.1.try_iter().collect();
+        for m in msgs {
+            match m {
+                IoMsg::Input(Ok(d)) => {
+                    self.session.typed = true;
+                    self.session.dtype = d.dtype;
+                    self.session.text = (0..d.len())
+                        .map(|i| d.fmt_elem(i))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    self.start_run(ctx);
+                }
+                IoMsg::Session(Ok(s)) => {
+                    self.session = s;
+                    self.start_run(ctx);
+                }
+                IoMsg::Input(Err(e)) | IoMsg::Session(Err(e)) => self.message = Some(e.to_string()),
+                IoMsg::Note(n) => self.message = Some(n),
+                IoMsg::DiagramPng(p) => self.shoot_diagram(ctx, p),
+            }
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! The app's panels: the controls on the left, the status bar and the menu.
+
+use super::*;
+
+impl StagewiseApp {
+    pub(super) fn controls(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        let mut rerun = false;
+        ui.heading("Stagewise");
+        ui.label("Algorithm");
+        let current = self.session.algo.name();
+        egui::ComboBox::from_id_salt("algorithm")
+            .selected_text(self.session.algo.algo().info().title)
+            .show_ui(ui, |ui| {
+                for a in AlgoOptions::all_defaults() {
+                    let name = a.name();
+                    let title = a.algo().info().title;
+                    if ui
+                        .selectable_label(name == current, title)
+                        .on_hover_text(a.algo().info().summary)
+                        .clicked()
+                        && name != current
+                    {
+                        self.session.variant = a.algo().info().variants[0].name.to_string();
+                        if a.algo().example(self.session.dtype).is_none()
+                            && self.session.fill == Fill::Example
+                        {
+                            self.session.fill = Fill::Small;
+                        }
+                        self.session.algo = a;
+                        rerun = true;
+                    }
+                }
+            })
+            .response
+            .on_hover_text("Which algorithm to run on the GPU");
+        let info = self.session.algo.algo().info();
+        ui.label(info.summary);
+        ui.add_space(6.0);
+        ui.label("Variant");
+        egui::ComboBox::from_id_salt("variant")
+            .selected_text(self.session.variant.clone())
+            .show_ui(ui, |ui| {
+                for v in info.variants {
+                    if ui
+                        .selectable_label(self.session.variant == v.name, v.name)
+                        .on_hover_text(v.summary)
+                        .clicked()
+                    {
+                        self.session.variant = v.name.to_string();
+                        rerun = true;
+                    }
+                }
+            })
+            .response
+            .on_hover_text("The kernel or plan that runs");
+        if let Ok(v) = info.variant(Some(&self.session.variant)) {
+            ui.small(v.summary);
+        }
+        rerun |= crate::ui::params::edit(ui, &mut self.session.algo, "controls");
+        ui.add_space(6.0);
+        ui.horizontal(|ui| {
+            ui.label("Type");
+            for d in info.dtypes {
+                if ui
+                    .selectable_label(self.session.dtype == *d, d.name())
+                    .on_hover_text("Element type")
+                    .clicked()
+                {
+                    self.session.dtype = *d;
+                    rerun = true;
+                }
+            }
+        });
+        ui.add_space(6.0);
+        ui.label("Input");
+        let has_example = self
+            .session
+            .algo
+            .algo()
+            .example(self.session.dtype)
+            .is_some();
+        ui.horizontal_wrapped(|ui| {
+            let mut choice = |ui: &mut egui::Ui, fill: Fill, label: &str, tip: &str| {
+                let on = !self.session.typed && self.session.fill == fill;
+                if ui.selectable_label(on, label).on_hover_text(tip).clicked() {
+                    self.session.fill = fill;
+                    self.session.typed = false;
+                    rerun = true;
+                }
+            };
+            if has_example {
+                choice(
+                    ui,
+                    Fill::Example,
+                    "seed example",
+                    "The design note's example",
+                );
+            }
+            choice(ui, Fill::Iota, "iota", "0, 1, 2, …");
+            choice(
+                ui,
+                Fill::Small,
+                "random",
+                "Random values 0..100 from the seed",
+            );
+            choice(
+                ui,
+                Fill::Random,
+                "random (full range)",
+                "Random over the whole type's range",
+            );
+            choice(ui, Fill::Reverse, "reversed", "N−1, …, 1, 0");
+            if ui
+                .selectable_label(self.session.typed, "typed")
+                .on_hover_text("Type or paste numbers below")
+                .clicked()
+            {
+                self.session.typed = true;
+                if self.session.text.is_empty() {
+                    self.session.text = self
+                        .result
+                        .as_ref()
+                        .map(|r| {
+                            (0..r.input.len().min(64))
+                                .map(|i| r.input.fmt_elem(i))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        })
+                        .unwrap_or_default();
+                }
+            }
+        });
+        if !self.session.typed && self.session.fill != Fill::Example {
+            let max_log = self
+                .gpu
+                .as_ref()
+                .map_or(20, |g| (g.max_binding_bytes() / 4).ilog2().min(20));
+            ui.add(
+                egui::Slider::new(&mut self.session.log_n, 0..=max_log)
+                    .text("log2 N")
+                    .custom_formatter(|v, _| format!("{v} (N = {})", 1u64 << v as u32)),
+            )
+            .on_hover_text("Number of elements, as a power of two");
+            if matches!(self.session.fill, Fill::Small | Fill::Random) {
+                ui.add(egui::DragValue::new(&mut self.session.seed).prefix("seed "))
+                    .on_hover_text("Random seed: the same seed gives the same input");
+            }
+        }
+        if self.session.typed {
+            ui.add(
+                egui::TextEdit::multiline(&mut self.session.text)
+                    .desired_rows(3)
+                    .hint_text("numbers, e.g. 3 1 2"),
+            )
+            .on_hover_text("Numbers separated by spaces, commas or newlines, or a JSON array");
+        }
+        ui.add_space(8.0);
+        ui.horizontal(|ui| {
+            let run = ui
+                .add_enabled(!self.is_running(), egui::Button::new("Run on GPU"))
+                .on_hover_text(
+                    "Run every pass on the GPU and read the buffers back after each (Ctrl+R)",
+                );
+            if run.clicked() || ctx.input(|i| i.modifiers.command && i.key_pressed(egui::Key::R)) {
+                rerun = true;
+            }
+            if self.is_running() {
+                ui.spinner();
+            }
+        });
+        if rerun && !self.is_running() {
+            self.start_run(&ctx);
+        }
+        if let Some(r) = &self.result {
+            ui.separator();
+            ui.strong("Last run");
+            ui.label(format!(
+                "{} / {} · N = {} · {}",
+                r.algorithm, r.variant, r.n, r.dtype
+            ));
+            let (txt, col) = if r.verified {
+                (
+                    "OK: GPU output equals the CPU model",
+                    egui::Color32::from_rgb(80, 180, 80),
+                )
+            } else {
+                (
+                    "MISMATCH: GPU output differs from the CPU model",
+                    egui::Color32::from_rgb(220, 80, 80),
+                )
+            };
+            ui.colored_label(col, txt);
+            ui.label("GPU time per pass:");
+            egui::ScrollArea::vertical()
+                .id_salt("passes")
+                .max_height(220.0)
+                .show(ui, |ui| {
+                    egui::Grid::new("pass-times").striped(true).show(ui, |ui| {
+                        for p in &r.passes {
+                            ui.small(&p.label);
+                            ui.small(
+                                p.gpu_ms.map_or("unavailable".into(), |t| {
+                                    format!("{:.3} µs", t * 1000.0)
+                                }),
+                            );
+                            ui.end_row();
+                        }
+                    });
+                });
+        }
+    }
+
+    pub(super) fn status_bar(&self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            match &self.gpu {
+                Some(g) => {
+                    ui.label(format!("GPU: {}", g.adapter_name()));
+                    if !g.has_timestamps() {
+                        ui.label("· timestamps unavailable");
+                    }
+                }
+                None => {
+                    ui.label("GPU: none");
+                }
+            }
+            if let Some(total) = self.result.as_ref().and_then(|r| r.total_gpu_ms()) {
+                ui.separator();
+                ui.label(format!("last run: {:.3} ms on the GPU", total));
+            }
+            if let Some(m) = &self.message {
+                ui.separator();
+                ui.colored_label(egui::Color32::from_rgb(230, 90, 90), m);
+            }
+        });
+    }
+
+    pub(super) fn menu(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        egui::MenuBar::new().ui(ui, |ui| {
+            let file = ui.menu_button("File", |ui| {
+                if ui
+                    .button("Open input…")
+                    .on_hover_text("Text, CSV, JSON or .npy (Ctrl+O)")
+                    .clicked()
+                {
+                    self.open_input(&ctx);
+                }
+                ui.add_enabled_ui(self.result.is_some(), |ui| {
+                    if ui
+                        .button("Save output…")
+                        .on_hover_text("The output as .npy, .json or text")
+                        .clicked()
+                        && let Some(r) = &self.result
+                    {
+                        let (d, j) = (r.output.clone(), r.output_json.clone());
+                        self.dialog(
+                            &ctx,
+                            true,
+                            "output.npy",
+                            &[("data", &["npy", "json", "txt"])],
+                            move |p| {
+                                IoMsg::Note(crate::export::save_output(&d, j.as_ref(), &p).map_or_else(
+                                    |e| e.to_string(),
+                                    |_| format!("saved {}", p.display()),
+                                ))
+                            },
+                        );
+                    }
+                    if ui
+                        .button("Save diagram as PNG…")
+                        .on_hover_text("The current stage's diagram, as shown")
+                        .clicked()
+                    {
+                        self.dialog(
+                            &ctx,
+                            true,
+                            "diagram.png",
+                            &[("PNG", &["png"])],
+                            IoMsg::DiagramPng,
+                        );
+                    }
+                    if ui
+                        .button("Export trace…")
+                        .on_hover_text("Every stage as JSON or CSV")
+                        .clicked()
+                        && let Some(r) = &self.result
+                    {
+                        let r = r.clone();
+                        self.dialog(
+                            &ctx,
+                            true,
+                            "trace.json",
+                            &[("trace", &["json", "csv"])],
+                            move |p| {
+                                IoMsg::Note(crate::export::save_trace(&r, &p).map_or_else(
+                                    |e| e.to_string(),
+                                    |_| format!("saved {}", p.display()),
+                                ))
+                            },
+                        );
+                    }
+                });
+                ui.separator();
+                if ui
+                    .button("Save session…")
+                    .on_hover_text("Algorithm, variant, parameters and input (Ctrl+S)")
+                    .clicked()
+                {
+                    self.save_session(&ctx);
+                }
+                if ui
+                    .button("Open session…")
+                    .on_hover_text("Restore a saved session")
+                    .clicked()
+                {
+                    self.dialog(&ctx, false, "", &[("session", &["json"])], |p| {
+                        IoMsg::Session(Session::load(&p))
+                    });
+                }
+            });
+            file.response.on_hover_text(
+                "Open input data, save the output, the diagram, the trace or the session",
+            );
+            let view = ui.menu_button("View", |ui| {
+                if ui
+                    .button("Dark / light theme")
+                    .on_hover_text("Switch the colour theme")
+                    .clicked()
+                {
+                    let dark = ui.visuals().dark_mode;
+                    ctx.set_visuals(if dark {
+                        egui::Visuals::light()
+                    } else {
+                        egui::Visuals::dark()
+                    });
+                }
+                ui.checkbox(&mut self.show_code, "What happened + code panel")
+                    .on_hover_text("Narration and the WGSL of the current stage (F2)");
+                if ui
+                    .button("Keyboard shortcuts (F1)")
+                    .on_hover_text("Show the shortcuts")
+                    .clicked()
+                {
+                    self.show_help = true;
+                }
+            });
+            view.response
+                .on_hover_text("Theme, the narration and code panel, keyboard shortcuts");
+            ui.separator();
+            ui.selectable_value(&mut self.tab, Tab::Stages, "Stages")
+                .on_hover_text("Run stage by stage and see every pass");
+            ui.selectable_value(&mut self.tab, Tab::Performance, "Performance")
+                .on_hover_text("Time kernels against the copy roofline");
+        });
+        if !ctx.egui_wants_keyboard_input() {
+            let (open, save, help) = ctx.input(|i| {
+                (
+                    i.modifiers.command && i.key_pressed(egui::Key::O),
+                    i.modifiers.command && i.key_pressed(egui::Key::S),
+                    i.key_pressed(egui::Key::F1),
+                )
+            });
+            if open {
+                self.open_input(&ctx);
+            }
+            if save {
+                self.save_session(&ctx);
+            }
+            if help {
+                self.show_help = !self.show_help;
+            }
+        }
+        if self.show_help {
+            let mut open = true;
+            egui::Window::new("Keyboard shortcuts")
+                .open(&mut open)
+                .collapsible(false)
+                .show(&ctx, |ui| {
+                    egui::Grid::new("help").show(ui, |ui| {
+                        for (k, what) in HELP {
+                            ui.strong(*k);
+                            ui.label(*what);
+                            ui.end_row();
+                        }
+                    });
+                });
+            self.show_help = open;
+        }
+    }
+}

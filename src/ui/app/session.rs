@@ -1,0 +1,75 @@
+//! The session: everything needed to reproduce a run, saved on exit and in session files.
+
+use super::*;
+
+/// Everything needed to reproduce a run: saved in sessions and restored on start.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Session {
+    pub algo: AlgoOptions,
+    pub variant: String,
+    pub dtype: DType,
+    pub fill: Fill,
+    pub log_n: u32,
+    pub seed: u64,
+    /// Used when `typed` is true.
+    pub text: String,
+    pub typed: bool,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            algo: AlgoOptions::Bitrev(Default::default()),
+            variant: "staged".into(),
+            dtype: DType::U32,
+            fill: Fill::Example,
+            log_n: 4,
+            seed: 1,
+            text: String::new(),
+            typed: false,
+        }
+    }
+}
+
+impl Session {
+    pub fn load(path: &std::path::Path) -> Result<Session> {
+        let s = std::fs::read_to_string(path)
+            .map_err(|e| Error::Io(format!("cannot read session '{}': {e}", path.display())))?;
+        serde_json::from_str(&s).map_err(|e| {
+            Error::Input(format!(
+                "session '{}': line {}: {e}",
+                path.display(),
+                e.line()
+            ))
+        })
+    }
+
+    /// The input this session describes.
+    /// The element type runs use: the algorithm's own when it has one (the FFT's f32).
+    pub fn dtype(&self) -> DType {
+        self.algo.algo().fixed_dtype().unwrap_or(self.dtype)
+    }
+
+    pub fn input(&self) -> Result<Data> {
+        let algo = self.algo.algo();
+        let dtype = self.dtype();
+        if self.typed {
+            return data::parse_text(&self.text, dtype);
+        }
+        if self.fill == Fill::Example {
+            return algo.example(dtype).ok_or_else(|| {
+                Error::Input(format!(
+                    "{} has no seed example: pick another input",
+                    algo.info().name
+                ))
+            });
+        }
+        Ok(data::generate(
+            self.fill,
+            algo.default_len().unwrap_or(1usize << self.log_n),
+            dtype,
+            self.seed,
+        ))
+    }
+}
