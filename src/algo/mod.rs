@@ -8,6 +8,7 @@ pub mod bmmc;
 pub mod copy;
 pub mod fft;
 pub mod oddeven;
+pub mod radix;
 pub mod scan;
 
 use crate::data::{DType, Data};
@@ -270,6 +271,8 @@ pub enum AlgoOptions {
     Bmmc(bmmc::Options),
     /// Odd-even sorting (seed 002): transposition in one workgroup, per-phase dispatches, merge-split, Batcher's network.
     Oddeven(oddeven::Options),
+    /// LSD radix sort (the scan's look-back + a stable scatter): onesweep, classic; keys or key-value.
+    Radix(radix::Options),
     /// Prefix sums (seed 004): ladder, folded, Hillis-Steele, Blelloch, reduce-then-scan, decoupled look-back.
     Scan(scan::Options),
     /// Nabla-style workgroup FFT (seed 003): xor exchanges, raw/natural order, real FFTs.
@@ -283,6 +286,7 @@ impl AlgoOptions {
             AlgoOptions::Bitrev(o) => o,
             AlgoOptions::Bmmc(o) => o,
             AlgoOptions::Oddeven(o) => o,
+            AlgoOptions::Radix(o) => o,
             AlgoOptions::Scan(o) => o,
             AlgoOptions::Fft(o) => o,
         }
@@ -294,6 +298,7 @@ impl AlgoOptions {
             AlgoOptions::Bitrev(Default::default()),
             AlgoOptions::Bmmc(Default::default()),
             AlgoOptions::Oddeven(Default::default()),
+            AlgoOptions::Radix(Default::default()),
             AlgoOptions::Fft(Default::default()),
             AlgoOptions::Scan(Default::default()),
             AlgoOptions::Copy(Default::default()),
