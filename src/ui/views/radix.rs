@@ -150,63 +150,81 @@ fn bucket_rows(ui: &mut egui::Ui, label: &str, row: &[u32], counts: Option<&[u32
     }
 }
 
-/// Before / digit / arrows / after, one cell per key.
+/// Before / digit / arrows / after (/ values), one cell per key, painted in one allocated rect.
 fn scatter_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, note: &RadixNote) {
     let st = &result.stages[stage];
     let n = note.n;
     let cell = ((ui.available_width() - 90.0) / n.max(1) as f32).clamp(super::MIN_CELL, 56.0);
-    let dt = st.data.dtype;
-    let before = crate::data::Data::new(dt, note.before.clone());
+    let before = crate::data::Data::new(st.data.dtype, note.before.clone());
+    let kd = &note.key_digits;
     let mut digit_after = vec![0u32; n];
-    for i in 0..n {
-        if let Some(&d) = note.dest.get(i)
-            && (d as usize) < n
-        {
-            digit_after[d as usize] = note.key_digits[i];
+    for (i, &d) in note.dest.iter().enumerate() {
+        if (d as usize) < n {
+            digit_after[d as usize] = kd[i];
         }
     }
-    let row = |ui: &mut egui::Ui,
-               name: &str,
-               text: &dyn Fn(usize) -> String,
-               dig: &dyn Fn(usize) -> u32| {
-        ui.horizontal(|ui| {
-            ui.add_sized([84.0, ROW_H], egui::Label::new(name));
-            let (rect, _) =
-                ui.allocate_exact_size(egui::vec2(cell * n as f32, ROW_H), Sense::hover());
-            for i in 0..n {
-                let c = egui::Rect::from_min_size(
-                    rect.min + egui::vec2(cell * i as f32, 0.0),
-                    egui::vec2(cell, ROW_H),
-                );
-                let bg = digit_color(dig(i), note.radix);
-                ui.painter().rect_filled(c.shrink(1.0), 3.0, bg);
-                ui.painter().text(
-                    c.center(),
-                    egui::Align2::CENTER_CENTER,
-                    text(i),
-                    egui::FontId::monospace(10.0),
-                    colors::text_on(bg),
-                );
-            }
-            rect
-        })
-        .inner
+    const LABEL_W: f32 = 84.0;
+    const GAP: f32 = 60.0;
+    let rows = if note.values.is_empty() { 3 } else { 4 };
+    let height = rows as f32 * (ROW_H + 4.0) + GAP;
+    let (rect, _) = ui.allocate_exact_size(
+        egui::vec2(LABEL_W + cell * n as f32, height),
+        Sense::hover(),
+    );
+    let p = ui.painter_at(rect);
+    let x0 = rect.min.x + LABEL_W;
+    let text_col = ui.visuals().text_color();
+    let row = |y: f32, name: &str, text: &dyn Fn(usize) -> String, dig: &dyn Fn(usize) -> u32| {
+        p.text(
+            egui::pos2(rect.min.x, y + ROW_H / 2.0),
+            egui::Align2::LEFT_CENTER,
+            name,
+            egui::FontId::proportional(13.0),
+            text_col,
+        );
+        for i in 0..n {
+            let c = egui::Rect::from_min_size(
+                egui::pos2(x0 + cell * i as f32, y),
+                egui::vec2(cell, ROW_H),
+            );
+            let bg = digit_color(dig(i), note.radix);
+            p.rect_filled(c.shrink(1.0), 3.0, bg);
+            p.text(
+                c.center(),
+                egui::Align2::CENTER_CENTER,
+                text(i),
+                egui::FontId::monospace(10.0),
+                colors::text_on(bg),
+            );
+        }
     };
-    let kd = &note.key_digits;
-    let top = row(ui, "before", &|i| before.fmt_elem(i), &|i| kd[i]);
-    row(ui, "digit", &|i| kd[i].to_string(), &|i| kd[i]);
-    ui.add_space(46.0);
-    let bottom = row(ui, "after", &|i| st.data.fmt_elem(i), &|i| digit_after[i]);
-    let p = ui.painter();
-    for (i, &d) in note.dest.iter().enumerate() {
-        let from = egui::pos2(top.min.x + cell * (i as f32 + 0.5), top.max.y + ROW_H + 2.0);
-        let to = egui::pos2(bottom.min.x + cell * (d as f32 + 0.5), bottom.min.y - 1.0);
-        let c = digit_color(kd[i], note.radix);
-        p.arrow(from, to - from, Stroke::new(1.5, c));
-    }
+    let y_before = rect.min.y;
+    let y_digit = y_before + ROW_H + 4.0;
+    let y_after = y_digit + ROW_H + GAP;
+    row(y_before, "before", &|i| before.fmt_elem(i), &|i| kd[i]);
+    row(y_digit, "digit", &|i| kd[i].to_string(), &|i| kd[i]);
+    row(y_after, "after", &|i| st.data.fmt_elem(i), &|i| {
+        digit_after[i]
+    });
     if !note.values.is_empty() {
         let v = &note.values;
-        row(ui, "values", &|i| v[i].to_string(), &|i| digit_after[i]);
+        row(
+            y_after + ROW_H + 4.0,
+            "values",
+            &|i| v[i].to_string(),
+            &|i| digit_after[i],
+        );
+    }
+    // One arrow per key, from its cell to its destination, with a small fixed head.
+    for (i, &d) in note.dest.iter().enumerate() {
+        let from = egui::pos2(x0 + cell * (i as f32 + 0.5), y_digit + ROW_H);
+        let to = egui::pos2(x0 + cell * (d as f32 + 0.5), y_after - 1.0);
+        let stroke = Stroke::new(1.5, digit_color(kd[i], note.radix));
+        p.line_segment([from, to], stroke);
+        let dir = (to - from).normalized();
+        let side = egui::vec2(-dir.y, dir.x) * 3.5;
+        p.line_segment([to, to - dir * 7.0 + side], stroke);
+        p.line_segment([to, to - dir * 7.0 - side], stroke);
     }
 }
 
