@@ -16,3 +16,25 @@ fn rank_step(me: Me, d: u32) -> u32 {
     if (me.lane == lead) { old = atomicAdd(&s_wh[me.w * R + d], countOneBits(peers)); }
     return subgroupShuffle(old, lead) + below;
 }
+
+var<workgroup> s_sgt: array<u32, NW>;   // subgroup totals of the bucket scan
+
+// s_base[b] = s_cnt[0] + … + s_cnt[b-1]: the thread at (subgroup w, lane l) owns the BPT
+// consecutive buckets from (w * L + l) * BPT; one subgroupInclusiveAdd per subgroup, the subgroup
+// totals through workgroup memory (one barrier instead of a Kogge-Stone scan's 2 log2 WG).
+fn scan_buckets(me: Me) {
+    let o = (me.w * me.L + me.lane) * BPT;
+    var tot = 0u;
+    for (var q = 0u; q < BPT; q++) {
+        if (o + q < R) { tot += s_cnt[o + q]; }
+    }
+    let incl = subgroupInclusiveAdd(tot);
+    if (me.lane == me.L - 1u) { s_sgt[me.w] = incl; }
+    workgroupBarrier();
+    var run = incl - tot;
+    for (var w = 0u; w < me.w; w++) { run += s_sgt[w]; }
+    for (var q = 0u; q < BPT; q++) {
+        if (o + q < R) { s_base[o + q] = run; run += s_cnt[o + q]; }
+    }
+    workgroupBarrier();
+}

@@ -1,6 +1,6 @@
 // Radix sort (LSD), one digit of BITS bits per scatter pass. Prepended: shaders/oddeven/keys.wgsl
 // (the order-preserving key map: to_key / from_key) and one of rank_sg.wgsl / rank_wg.wgsl (how a
-// warp finds the keys of its row that share a digit).
+// warp finds the keys of its row that share a digit, and how the bucket counts are scanned).
 //
 // A tile is TILE = WG * KPT keys. Warp w (a subgroup, or a virtual warp of G threads without
 // subgroup operations) owns the contiguous segment of KPT * L keys at w * KPT * L; lane l loads key
@@ -65,31 +65,6 @@ fn digit_of(k: u32) -> u32 {
     return (k >> params.shift) & (R - 1u);
 }
 
-// s_base[b] = s_cnt[0] + … + s_cnt[b-1]: thread t owns BPT consecutive buckets, a Kogge-Stone scan
-// over the thread totals.
-fn scan_buckets(lid: u32) {
-    var tot = 0u;
-    for (var q = 0u; q < BPT; q++) {
-        let b = lid * BPT + q;
-        if (b < R) { tot += s_cnt[b]; }
-    }
-    s_scan[lid] = tot;
-    workgroupBarrier();
-    for (var o = 1u; o < WG; o = o << 1u) {
-        var y = s_scan[lid];
-        if (lid >= o) { y += s_scan[lid - o]; }
-        workgroupBarrier();
-        s_scan[lid] = y;
-        workgroupBarrier();
-    }
-    var run = s_scan[lid] - tot;
-    for (var q = 0u; q < BPT; q++) {
-        let b = lid * BPT + q;
-        if (b < R) { s_base[b] = run; run += s_cnt[b]; }
-    }
-    workgroupBarrier();
-}
-
 // s_fb[b] = how many real keys of tile `tile` have digit b (any layout: only counts).
 fn tile_hist(tile: u32, lid: u32) {
     for (var q = 0u; q < BPT; q++) {
@@ -146,7 +121,7 @@ fn rank_tile(me: Me, k: ptr<function, array<u32, KPT>>, rk: ptr<function, array<
         }
     }
     workgroupBarrier();
-    scan_buckets(me.lid);
+    scan_buckets(me);
 }
 
 // Scatter the ranked keys into tile order in workgroup memory (trace: every key's digit and
@@ -215,14 +190,15 @@ fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
 
 // One workgroup: every digit's R counts become exclusive offsets, in place.
 @compute @workgroup_size(WG)
-fn scan_counts(@builtin(local_invocation_index) lid: u32) {
+fn scan_counts(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
+    let me = {{ME}};
     for (var d = 0u; d < D; d++) {
         for (var q = 0u; q < BPT; q++) {
             let b = lid + q * WG;
             if (b < R) { s_cnt[b] = atomicLoad(&state[d * R + b]); }
         }
         workgroupBarrier();
-        scan_buckets(lid);
+        scan_buckets(me);
         for (var q = 0u; q < BPT; q++) {
             let b = lid + q * WG;
             if (b < R) { atomicStore(&state[d * R + b], s_base[b]); }
