@@ -57,7 +57,6 @@ var<workgroup> s_goff: array<u32, R>;     // global index of tile position x wit
 var<workgroup> s_fb: array<atomic<u32>, R>;
 var<workgroup> s_scan: array<u32, WG>;
 var<workgroup> s_u: u32;
-var<workgroup> s_p: u32;
 var<workgroup> s_state: u32;
 var<workgroup> s_lb: atomic<u32>;
 
@@ -239,76 +238,65 @@ fn onesweep(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
         }
     }
 
-    // Walk back one predecessor p at a time; every thread reads the statuses of its buckets. All
-    // ready: add them; buckets that met an INCLUSIVE are done. Any not ready: read again; after
-    // MAX_SPIN reads, count tile p's keys here (the fallback).
+    // Every thread walks back on its own for each of its buckets, as CUB's OneSweep does: read the
+    // bucket's status in tile p; NOT_READY: read again; AGGREGATE: add, go on to p - 1; INCLUSIVE:
+    // add, done. No barrier while walking. A bucket that finds tile p not ready MAX_SPIN times in a
+    // row gives up for this round; then the workgroup counts the keys of the nearest tile a bucket
+    // gave up on (the fallback), publishes those counts, lets the buckets waiting there take them
+    // and walks again. Every round either ends the look-back or moves a bucket past a tile.
     var excl: array<u32, BPT>;
     var steps = 0u;
     var falls = 0u;
     if (tile > 0u) {
         var done: array<bool, BPT>;
-        var seen: array<u32, BPT>;
-        var spins = 0u;
-        if (lid == 0u) { s_p = tile - 1u; }
+        var p: array<u32, BPT>;
+        for (var q = 0u; q < BPT; q++) { p[q] = tile - 1u; }
         loop {
-            let p = workgroupUniformLoad(&s_p);
-            if (MAX_SPIN > 0u) {
-                for (var q = 0u; q < BPT; q++) {
-                    let b = lid + q * WG;
-                    if (b < R && !done[q]) {
-                        let s = atomicLoad(&state[status_at(p, b)]);
-                        seen[q] = s;
-                        if ((s >> 30u) == 0u) {
-                            atomicAdd(&s_lb, 1u);
-                        } else if ((s >> 30u) == AGG) {
-                            atomicAdd(&s_lb, 0x10000u);
+            for (var q = 0u; q < BPT; q++) {
+                let b = lid + q * WG;
+                if (b < R && !done[q]) {
+                    var tries = 0u;
+                    loop {
+                        if (tries >= MAX_SPIN) {
+                            atomicMax(&s_lb, p[q] + 1u);   // gave up on tile p (0 = nobody did)
+                            break;
                         }
+                        let st = atomicLoad(&state[status_at(p[q], b)]);
+                        if ((st >> 30u) == 0u) {
+                            tries += 1u;
+                            continue;
+                        }
+                        tries = 0u;
+                        excl[q] += st & MASK30;
+                        if (q == 0u) { steps += 1u; }
+                        if ((st >> 30u) == INCL) {
+                            done[q] = true;
+                            break;
+                        }
+                        p[q] -= 1u;   // tile 0 is INCLUSIVE once ready: p never passes 0
                     }
                 }
-            } else if (lid == 0u) {
-                atomicAdd(&s_lb, 1u);
             }
             workgroupBarrier();
-            if (lid == 0u) {
-                let c = atomicExchange(&s_lb, 0u);
-                var st = 0u;   // 0 = done, 1 = next predecessor, 2 = read again, 3 = fall back
-                if ((c & 0xffffu) != 0u) {
-                    spins += 1u;
-                    st = 2u;
-                    if (spins >= MAX_SPIN) { st = 3u; spins = 0u; }
-                } else {
-                    spins = 0u;
-                    st = select(1u, 0u, (c >> 16u) == 0u || p == 0u);
-                }
-                s_state = st;
-            }
-            let st = workgroupUniformLoad(&s_state);
-            if (st <= 1u) {
-                for (var q = 0u; q < BPT; q++) {
-                    let b = lid + q * WG;
-                    if (b < R && !done[q]) {
-                        excl[q] += seen[q] & MASK30;
-                        done[q] = (seen[q] >> 30u) == INCL;
+            if (lid == 0u) { s_state = atomicExchange(&s_lb, 0u); }
+            let stuck = workgroupUniformLoad(&s_state);
+            if (stuck == 0u) { break; }
+            // The fallback: count tile f's keys here (the counts its owner publishes).
+            let f = stuck - 1u;
+            tile_hist(f, lid);
+            for (var q = 0u; q < BPT; q++) {
+                let b = lid + q * WG;
+                if (b < R) {
+                    let c = atomicLoad(&s_fb[b]);
+                    atomicMax(&state[status_at(f, b)], (select(AGG, INCL, f == 0u) << 30u) | c);
+                    if (!done[q] && p[q] == f) {
+                        excl[q] += c;
+                        if (q == 0u) { steps += 1u; }
+                        if (f == 0u) { done[q] = true; } else { p[q] = f - 1u; }
                     }
                 }
-                steps += 1u;
-                if (st == 0u) { break; }
-                if (lid == 0u) { s_p = p - 1u; }
-            } else if (st == 3u) {
-                tile_hist(p, lid);
-                for (var q = 0u; q < BPT; q++) {
-                    let b = lid + q * WG;
-                    if (b < R) {
-                        let c = atomicLoad(&s_fb[b]);
-                        atomicMax(&state[status_at(p, b)], (select(AGG, INCL, p == 0u) << 30u) | c);
-                        if (!done[q]) { excl[q] += c; }
-                    }
-                }
-                steps += 1u;
-                falls += 1u;
-                if (p == 0u) { break; }
-                if (lid == 0u) { s_p = p - 1u; }
             }
+            falls += 1u;
         }
     }
 

@@ -55,7 +55,7 @@ pub struct RadixNote {
     pub before: Vec<u32>,
     /// The payload after the pass (key-value sorts).
     pub values: Vec<u32>,
-    /// onesweep: every tile's (look-back steps, fallbacks).
+    /// onesweep: every tile's (predecessor counts bucket 0 took, fallbacks).
     pub lookback: Vec<[u32; 2]>,
     /// onesweep: fallbacks of the pass, summed over its tiles (kept at any N).
     pub fallbacks: u64,

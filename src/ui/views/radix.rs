@@ -93,9 +93,9 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                     ui.add_space(4.0);
                     let falls: u32 = note.lookback.iter().map(|p| p[1]).sum();
                     ui.label(format!(
-                        "look-back: {} predecessor reads over {} tiles, {} fallback(s) (a tile counted a stuck predecessor itself)",
-                        note.lookback.iter().map(|p| p[0]).sum::<u32>(),
+                        "look-back: bucket 0 of the {} tiles took {} predecessor counts in all; {} fallback(s) (a tile counted a stuck predecessor itself)",
                         note.tiles,
+                        note.lookback.iter().map(|p| p[0]).sum::<u32>(),
                         falls
                     ));
                 }
