@@ -58,7 +58,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                     for d in 0..note.digits as usize {
                         let row = st.data.bits.get(d * r..(d + 1) * r).unwrap_or(&[]);
                         let c = counts.as_ref().and_then(|c| c.get(d * r..(d + 1) * r));
-                        bucket_rows(ui, &format!("digit {d}"), row, c, note.radix);
+                        bucket_rows(ui, &format!("digit {d}"), row, c, note.radix, 1);
                     }
                 });
         }
@@ -69,6 +69,20 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
             } else {
                 "Every tile counts its keys per bucket (stored bucket-major for the scan)."
             });
+            let counts = (note.kind == StepKind::TileScan && stage > 0)
+                .then(|| result.stages[stage - 1].data.bits.clone());
+            egui::ScrollArea::horizontal()
+                .id_salt("radix-tile-rows")
+                .show(ui, |ui| {
+                    bucket_rows(
+                        ui,
+                        "tiles",
+                        &st.data.bits,
+                        counts.as_deref(),
+                        note.radix,
+                        note.tiles,
+                    )
+                });
             tile_table(ui, &note);
         }
         StepKind::Scatter => {
@@ -105,7 +119,15 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
 }
 
 /// A row of bucket cells (counts or offsets); with `counts`, the counts row above and arrows.
-fn bucket_rows(ui: &mut egui::Ui, label: &str, row: &[u32], counts: Option<&[u32]>, radix: u32) {
+/// `per` cells share a bucket's colour (1 for per-digit rows, the tile count for bucket-major rows).
+fn bucket_rows(
+    ui: &mut egui::Ui,
+    label: &str,
+    row: &[u32],
+    counts: Option<&[u32]>,
+    radix: u32,
+    per: usize,
+) {
     let cell = ((ui.available_width() - 90.0) / row.len().max(1) as f32).clamp(6.0, 44.0);
     let text = cell >= 22.0;
     let draw = |ui: &mut egui::Ui, name: &str, vals: &[u32]| {
@@ -118,7 +140,7 @@ fn bucket_rows(ui: &mut egui::Ui, label: &str, row: &[u32], counts: Option<&[u32
                     rect.min + egui::vec2(cell * b as f32, 0.0),
                     egui::vec2(cell, ROW_H),
                 );
-                let bg = digit_color(b as u32, radix);
+                let bg = digit_color((b / per.max(1)) as u32, radix);
                 ui.painter().rect_filled(c.shrink(0.5), 2.0, bg);
                 if text {
                     ui.painter().text(
@@ -136,6 +158,7 @@ fn bucket_rows(ui: &mut egui::Ui, label: &str, row: &[u32], counts: Option<&[u32
     };
     if let Some(c) = counts {
         let top = draw(ui, &format!("{label} counts"), c);
+        ui.add_space(16.0);
         let bottom = draw(ui, &format!("{label} offsets"), row);
         // Offset b = offset b-1 + count b-1: an arrow from count b-1 to offset b.
         let p = ui.painter();
