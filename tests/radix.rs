@@ -512,3 +512,23 @@ fn the_view_draws_every_kind_of_stage() {
         }
     }
 }
+
+#[test]
+fn auto_keys_per_thread_shrinks_to_fit_workgroup_memory() {
+    // 128 threads with values: on lavapipe (32 KiB, 8-lane subgroups) 15 keys per thread do not
+    // fit; auto picks the largest that does instead of failing.
+    let o = Options {
+        workgroup_size: 128,
+        values: Values::Iota,
+        ..Default::default()
+    };
+    let shape = o.shape(gpu()).unwrap();
+    assert!(shape.shared_bytes(true) <= gpu().limits.max_compute_workgroup_storage_size);
+    let r = check(
+        "onesweep",
+        &o,
+        &random_data(5000, DType::U32, 21, false),
+        false,
+    );
+    assert_eq!(r.extra["keys_per_thread"], shape.kpt);
+}

@@ -36,7 +36,8 @@ pub struct Options {
     #[arg(long, default_value_t = 0)]
     pub workgroup_size: u32,
     /// Keys per thread, 1..=32; a tile is workgroup-size × this keys. 0 = auto: 15 on GPUs (the
-    /// OneSweep tile of 3840 keys), 8 on CPU adapters.
+    /// OneSweep tile of 3840 keys), 8 on CPU adapters, or the largest of 12, 8, 4, 2, 1 whose
+    /// tile fits the adapter's workgroup memory.
     #[arg(long, default_value_t = 0)]
     pub keys_per_thread: u32,
     /// onesweep: look-back reads that find a predecessor tile not ready before the tile counts the
@@ -128,38 +129,42 @@ impl Options {
                 "--workgroup-size must be a power of two from 32 to {max_wg} (this adapter's limit); got {wg}"
             ));
         }
-        let kpt = match self.keys_per_thread {
-            0 if cpu => 8,
-            0 => 15,
-            k => k,
-        };
-        if !(1..=32).contains(&kpt) {
-            return Err(crate::input_err!(
-                "--keys-per-thread must be 0 (auto) or 1..=32; got {kpt}"
-            ));
-        }
         // Ballot masks are one u32 word: subgroups of at most 32 lanes (and at least 4, so the
         // warp rows stay few); other adapters rank in workgroup memory.
         let (lo, hi) = (gpu.info.subgroup_min_size, gpu.info.subgroup_max_size);
         let subgroups =
             !self.shared_rank && gpu.has_subgroups() && (4..=32).contains(&lo) && hi <= 32;
         let warp = if subgroups { lo.min(wg) } else { 32.min(wg) };
-        let shape = Shape {
+        // Auto: the largest tile that fits workgroup memory, from 15 keys per thread on GPUs (8 on
+        // CPU adapters) down.
+        let candidates: &[u32] = match self.keys_per_thread {
+            0 if cpu => &[8, 4, 2, 1],
+            0 => &[15, 12, 8, 4, 2, 1],
+            k if (1..=32).contains(&k) => &[k],
+            k => {
+                return Err(crate::input_err!(
+                    "--keys-per-thread must be 0 (auto) or 1..=32; got {k}"
+                ));
+            }
+        };
+        let mem = l.max_compute_workgroup_storage_size;
+        let shape = |kpt: u32| Shape {
             bits: self.digit_bits,
             wg,
             kpt,
             subgroups,
             warp_rows: wg / warp,
         };
-        let need = shape.shared_bytes(self.has_values());
-        let mem = l.max_compute_workgroup_storage_size;
-        if need > mem {
+        let fits = |kpt: u32| shape(kpt).shared_bytes(self.has_values()) <= mem;
+        let Some(&kpt) = candidates.iter().find(|&&k| fits(k)) else {
+            let kpt = candidates[0];
+            let need = shape(kpt).shared_bytes(self.has_values());
             return Err(Error::Limit(format!(
                 "a tile of {wg} threads × {kpt} keys with {}-bit digits needs {need} bytes of workgroup memory, above this \
                  adapter's {mem} (max_compute_workgroup_storage_size); use a smaller --keys-per-thread or --workgroup-size",
                 self.digit_bits
             )));
-        }
-        Ok(shape)
+        };
+        Ok(shape(kpt))
     }
 }
