@@ -532,3 +532,18 @@ fn auto_keys_per_thread_shrinks_to_fit_workgroup_memory() {
     );
     assert_eq!(r.extra["keys_per_thread"], shape.kpt);
 }
+
+#[test]
+fn more_than_65535_tiles_use_a_2d_grid() {
+    // 32-key tiles: 65538 tiles, a 2D grid whose spare workgroups take tickets past the last tile
+    // and return. 4-bit digits keep the look-back state within lavapipe's binding limit.
+    let x = random_data(65_537 * 32 + 5, DType::U32, 31, false);
+    let o = Options {
+        workgroup_size: 32,
+        keys_per_thread: 1,
+        digit_bits: 4,
+        ..Default::default()
+    };
+    let r = check("onesweep", &o, &x, false);
+    assert_eq!(r.extra["tiles"], 65_538);
+}
