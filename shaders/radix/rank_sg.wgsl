@@ -4,7 +4,8 @@
 // the old count to the others. No barrier: the subgroup is the unit of execution.
 
 fn rank_step(me: Me, d: u32) -> u32 {
-    var peers = subgroupBallot(true).x;
+    // Every lane is active (positions past the end hold a key too): start from all L lanes.
+    var peers = select((1u << me.L) - 1u, 0xffffffffu, me.L == 32u);
     for (var b = 0u; b < BITS; b++) {
         let bit = ((d >> b) & 1u) != 0u;
         let m = subgroupBallot(bit).x;
