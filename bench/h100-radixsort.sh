@@ -4,7 +4,8 @@
 #    verified against the CPU model on the H100 (32-lane subgroups: lavapipe only has 8).
 # 2. onesweep at the defaults (8-bit digits, 256 threads × 15 keys) over 2^24 … 2^28: u32, f32,
 #    key-value (--values iota); per-pass medians kept (histogram, scan, each digit's pass).
-# 3. Tile shapes at 2^28 (keys per thread, workgroup size) and the workgroup-memory ranking.
+# 3. Tile shapes at 2^28 (keys per thread, workgroup size), counter tile order (auto = dispatch on
+#    GPUs) and the workgroup-memory ranking.
 # 4. Peers in the same run: cupy.sort (CUB keys-only radix sort) if cupy is installed, torch.sort
 #    through bench/peers.py, and the copy roofline.
 set -uo pipefail
@@ -22,6 +23,7 @@ for v in onesweep classic; do
 done
 V "radix onesweep 2^24 spin0" radix --n $M --fill random --spin 0
 V "radix onesweep 2^24 shared-rank" radix --n $M --fill random --shared-rank
+V "radix onesweep 2^24 counter order" radix --n $M --fill random --tile-order counter
 B copy copy --n $((M*16)) --reps 50
 for lg in 24 26 28; do
   n=$((1 << lg))
@@ -33,6 +35,7 @@ for k in 8 12 16 20; do
   WARMUP=20 B "radix 2^28 256x$k" radix --variant onesweep --n $((M*16)) --keys-per-thread $k --reps 20
 done
 WARMUP=20 B "radix 2^28 512x8" radix --variant onesweep --n $((M*16)) --workgroup-size 512 --keys-per-thread 8 --reps 20
+WARMUP=20 B "radix 2^28 counter order" radix --variant onesweep --n $((M*16)) --tile-order counter --reps 20
 WARMUP=20 B "radix 2^28 shared-rank" radix --variant onesweep --n $((M*16)) --shared-rank --reps 20
 WARMUP=5 B "radix classic 2^24" radix --variant classic --n $M --reps 5
 } 2>&1 | tee "$out/summary.txt"

@@ -7,7 +7,7 @@ mod common;
 use common::{bin, gpu, random_data, run, try_run};
 use serde_json::Value;
 use stagewise::algo::radix::trace::{RadixNote, StepKind};
-use stagewise::algo::radix::{Options, Values, model};
+use stagewise::algo::radix::{Options, TileOrder, Values, model};
 use stagewise::algo::{AlgoOptions, RunResult};
 use stagewise::data::{DType, Data};
 
@@ -546,4 +546,48 @@ fn more_than_65535_tiles_use_a_2d_grid() {
     };
     let r = check("onesweep", &o, &x, false);
     assert_eq!(r.extra["tiles"], 65_538);
+}
+
+#[test]
+fn dispatch_tile_order_matches_the_model_and_runs_again() {
+    // Tile ids from workgroup ids: a tile may spin on a predecessor that has not started, then
+    // count it itself. Few tiles: lavapipe runs the grid in chunks per thread.
+    let g = gpu();
+    let x = random_data(3001, DType::F32, 41, true);
+    let o = Options {
+        tile_order: TileOrder::Dispatch,
+        values: Values::Iota,
+        ..small()
+    };
+    for v in [
+        &o,
+        &Options {
+            spin: 0,
+            ..o.clone()
+        },
+    ] {
+        let r = check("onesweep", v, &x, false);
+        assert_eq!(r.extra["tile_order"], "dispatch");
+    }
+    let (want, want_v) = model::sort(DType::F32, false, &x.bits, &(0..3001).collect::<Vec<u32>>());
+    for (i, (k, vv)) in o
+        .repeated_runs(g, "onesweep", DType::F32, &x.bits, 3)
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(k, &want, "run {i}");
+        assert_eq!(vv, &want_v, "run {i}");
+    }
+    let e = try_run(
+        &radix(Options {
+            tile_order: TileOrder::Counter,
+            ..Default::default()
+        }),
+        "classic",
+        x,
+        false,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("--tile-order"), "{e}");
 }

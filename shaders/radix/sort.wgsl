@@ -31,6 +31,7 @@ const BPT: u32 = (R + WG - 1u) / WG;   // buckets per thread
 const VALUES: bool = {{VALUES}};
 const TRACE: bool = {{TRACE}};
 const MAX_SPIN: u32 = {{SPIN}}u;
+const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
 const AGG: u32 = 1u;
 const INCL: u32 = 2u;
 const MASK30: u32 = 0x3fffffffu;
@@ -220,17 +221,22 @@ fn status_at(tile: u32, b: u32) -> u32 {
     return params.status + (params.digit * params.tiles + tile) * R + b;
 }
 
-// One pass per digit. Tiles take ids from a ticket counter in the order workgroups start, so a
-// tile only ever waits on tiles that have started; that is not enough without a forward-progress
-// guarantee (WGSL gives none), so a tile that finds its predecessor not ready MAX_SPIN times in a
+// One pass per digit. Tiles take ids from a ticket counter in the order workgroups start (or, with
+// DISPATCH_ORDER, from the workgroup id: no atomic round trip before the loads), so a tile mostly
+// waits on tiles that have started; that is not enough without a forward-progress guarantee (WGSL
+// gives none), so a tile that finds its predecessor not ready MAX_SPIN times in a
 // row counts the predecessor's keys itself (the same counts its owner publishes), publishes them
 // and looks further back: nothing waits unboundedly on another workgroup (the scan room's
 // decoupled fallback, applied to R counts at once).
 @compute @workgroup_size(WG)
-fn onesweep(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
+fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
     let me = {{ME}};
-    if (lid == 0u) { s_u = atomicAdd(&state[D * R + params.digit], 1u); }
-    let tile = workgroupUniformLoad(&s_u);
+    var tile = wid.x + wid.y * nwg.x;
+    if (!DISPATCH_ORDER) {
+        if (lid == 0u) { s_u = atomicAdd(&state[D * R + params.digit], 1u); }
+        tile = workgroupUniformLoad(&s_u);
+    }
     if (tile >= params.tiles) { return; }
 
     var k: array<u32, KPT>;

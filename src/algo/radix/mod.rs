@@ -13,7 +13,7 @@ pub mod options;
 pub mod plan;
 pub mod trace;
 
-pub use options::{Options, Shape, Values};
+pub use options::{Options, Shape, TileOrder, Values};
 
 use super::{
     AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Variant, first_mismatch, pass_infos,
@@ -47,6 +47,11 @@ static INFO: AlgoInfo = AlgoInfo {
 impl Options {
     /// Options that only one variant uses are an error elsewhere.
     pub fn check_variant(&self, variant: &str) -> Result<()> {
+        if variant != "onesweep" && self.tile_order != TileOrder::Auto {
+            return Err(crate::input_err!(
+                "--tile-order applies to --variant onesweep only (the look-back); radix {variant} has none"
+            ));
+        }
         if variant != "onesweep" && self.spin != Options::default().spin {
             return Err(crate::input_err!(
                 "--spin applies to --variant onesweep only (the look-back); radix {variant} has none"
@@ -144,6 +149,14 @@ impl Algorithm for Options {
         extra.insert("workgroup_size".into(), json!(shape.wg));
         extra.insert("keys_per_thread".into(), json!(shape.kpt));
         extra.insert("tile".into(), json!(shape.tile()));
+        if variant == "onesweep" {
+            let order = if self.dispatch_order(gpu) {
+                "dispatch"
+            } else {
+                "counter"
+            };
+            extra.insert("tile_order".into(), json!(order));
+        }
         extra.insert("tiles".into(), json!(built.tiles));
         extra.insert(
             "rank".into(),

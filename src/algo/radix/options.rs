@@ -1,6 +1,7 @@
 //! The radix room's options (the CLI's `run radix` flags, the UI's controls, a session's fields)
 //! and the tile shape they give on an adapter.
 
+pub use crate::algo::scan::TileOrder;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use serde::{Deserialize, Serialize};
@@ -48,6 +49,12 @@ pub struct Options {
     /// where the adapter has subgroup operations; by default warps are subgroups and use ballots.
     #[arg(long)]
     pub shared_rank: bool,
+    /// onesweep: how tiles are numbered. counter = a ticket counter in the order workgroups start;
+    /// dispatch = the workgroup id (no atomic before the loads; a predecessor that has not started
+    /// is spun on, then counted by the fallback). auto = dispatch on GPUs, counter on CPU adapters
+    /// (lavapipe runs the grid in chunks per thread: in dispatch order late chunks fall back a lot).
+    #[arg(long, value_enum, default_value_t = TileOrder::Auto)]
+    pub tile_order: TileOrder,
 }
 
 impl Default for Options {
@@ -60,6 +67,7 @@ impl Default for Options {
             keys_per_thread: 0,
             spin: 256,
             shared_rank: false,
+            tile_order: TileOrder::Auto,
         }
     }
 }
@@ -102,6 +110,15 @@ impl Shape {
 }
 
 impl Options {
+    /// Whether onesweep takes tile ids from workgroup ids on this adapter.
+    pub fn dispatch_order(&self, gpu: &Gpu) -> bool {
+        match self.tile_order {
+            TileOrder::Auto => gpu.info.device_type != wgpu::DeviceType::Cpu,
+            TileOrder::Counter => false,
+            TileOrder::Dispatch => true,
+        }
+    }
+
     pub fn has_values(&self) -> bool {
         self.values != Values::None
     }

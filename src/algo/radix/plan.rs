@@ -102,7 +102,7 @@ fn bind(
 }
 
 /// The kernel source for this shape (the key map and the ranking variant prepended).
-pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool) -> String {
+pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool, dispatch: bool) -> String {
     let dt = match dtype {
         DType::U32 => "0",
         DType::I32 => "1",
@@ -139,6 +139,7 @@ pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool) -> String
         ),
         ("TRACE", trace.to_string()),
         ("SPIN", opts.spin.to_string()),
+        ("DISPATCH_ORDER", dispatch.to_string()),
         ("SG_ARGS", args.into()),
         ("ME", me),
     ];
@@ -200,7 +201,7 @@ pub fn build(
     let state = gpu.storage_zeroed("radix state", state_words)?;
     let tw = if trace { trace_words(n, tiles, r) } else { 1 };
     let tbuf = gpu.storage_zeroed("radix trace", tw)?;
-    let src = source(shape, opts, dtype, trace);
+    let src = source(shape, opts, dtype, trace, opts.dispatch_order(gpu));
     let mut plan = Plan::default();
     let mut kinds = Vec::new();
     let hist_chunk =
