@@ -9,6 +9,7 @@ pub mod bmmc;
 pub mod copy;
 pub mod fft;
 pub mod oddeven;
+pub mod radix;
 pub mod scan;
 pub mod stage;
 
@@ -234,6 +235,8 @@ pub enum AlgoOptions {
     Bmmc(bmmc::Options),
     /// Odd-even sorting (seed 002): transposition in one workgroup, per-phase dispatches, merge-split, Batcher's network.
     Oddeven(oddeven::Options),
+    /// LSD radix sort (the scan's look-back + a stable scatter): onesweep, classic; keys or key-value.
+    Radix(radix::Options),
     /// Prefix sums (seed 004): ladder, folded, Hillis-Steele, Blelloch, reduce-then-scan, decoupled look-back.
     Scan(scan::Options),
     /// Nabla-style workgroup FFT (seed 003): xor exchanges, raw/natural order, real FFTs.
@@ -247,6 +250,7 @@ impl AlgoOptions {
             AlgoOptions::Bitrev(o) => o,
             AlgoOptions::Bmmc(o) => o,
             AlgoOptions::Oddeven(o) => o,
+            AlgoOptions::Radix(o) => o,
             AlgoOptions::Scan(o) => o,
             AlgoOptions::Fft(o) => o,
         }
@@ -258,6 +262,7 @@ impl AlgoOptions {
             AlgoOptions::Bitrev(Default::default()),
             AlgoOptions::Bmmc(Default::default()),
             AlgoOptions::Oddeven(Default::default()),
+            AlgoOptions::Radix(Default::default()),
             AlgoOptions::Fft(Default::default()),
             AlgoOptions::Scan(Default::default()),
             AlgoOptions::Copy(Default::default()),

@@ -5,6 +5,7 @@ pub mod bmmc;
 pub mod fft;
 pub mod generic;
 pub mod oddeven;
+pub mod radix;
 pub mod scan;
 
 use crate::algo::RunResult;
@@ -35,6 +36,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         "bmmc" => bmmc::show(ui, result, stage, key, state),
         "oddeven" => oddeven::show(ui, result, stage, key, state),
         "scan" => scan::show(ui, result, stage, key, state),
+        "radix" => radix::show(ui, result, stage, key, state),
         "fft" => fft::show(ui, result, stage, key, state),
         _ => generic::show(ui, result, stage, key, state),
     }

@@ -1,0 +1,41 @@
+// Radix sort: a warp is a subgroup (adapters with Features::SUBGROUP and at most 32 lanes, so a
+// ballot fits its .x word). The lanes with the same digit (the peers) are found with BITS ballots,
+// one per digit bit; the highest peer adds the peer count to the warp's digit counter and shuffles
+// the old count to the others. No barrier: the subgroup is the unit of execution.
+
+fn rank_step(me: Me, d: u32) -> u32 {
+    // Every lane is active (positions past the end hold a key too): start from all L lanes.
+    var peers = select((1u << me.L) - 1u, 0xffffffffu, me.L == 32u);
+    for (var b = 0u; b < BITS; b++) {
+        let bit = ((d >> b) & 1u) != 0u;
+        let m = subgroupBallot(bit).x;
+        peers &= select(~m, m, bit);
+    }
+    let below = countOneBits(peers & ((1u << me.lane) - 1u));
+    let lead = firstLeadingBit(peers);
+    var old = 0u;
+    if (me.lane == lead) { old = atomicAdd(&s_wh[me.w * R + d], countOneBits(peers)); }
+    return subgroupShuffle(old, lead) + below;
+}
+
+var<workgroup> s_sgt: array<u32, NW>;   // subgroup totals of the bucket scan
+
+// s_base[b] = s_cnt[0] + … + s_cnt[b-1]: the thread at (subgroup w, lane l) owns the BPT
+// consecutive buckets from (w * L + l) * BPT; one subgroupInclusiveAdd per subgroup, the subgroup
+// totals through workgroup memory (one barrier instead of a Kogge-Stone scan's 2 log2 WG).
+fn scan_buckets(me: Me) {
+    let o = (me.w * me.L + me.lane) * BPT;
+    var tot = 0u;
+    for (var q = 0u; q < BPT; q++) {
+        if (o + q < R) { tot += s_cnt[o + q]; }
+    }
+    let incl = subgroupInclusiveAdd(tot);
+    if (me.lane == me.L - 1u) { s_sgt[me.w] = incl; }
+    workgroupBarrier();
+    var run = incl - tot;
+    for (var w = 0u; w < me.w; w++) { run += s_sgt[w]; }
+    for (var q = 0u; q < BPT; q++) {
+        if (o + q < R) { s_base[o + q] = run; run += s_cnt[o + q]; }
+    }
+    workgroupBarrier();
+}

@@ -1,0 +1,409 @@
+// Radix sort (LSD), one digit of BITS bits per scatter pass. Prepended: shaders/oddeven/keys.wgsl
+// (the order-preserving key map: to_key / from_key) and one of rank_sg.wgsl / rank_wg.wgsl (how a
+// warp finds the keys of its row that share a digit, and how the bucket counts are scanned).
+//
+// A tile is TILE = WG * KPT keys. Warp w (a subgroup, or a virtual warp of G threads without
+// subgroup operations) owns the contiguous segment of KPT * L keys at w * KPT * L; lane l loads key
+// j * L + l of it for j = 0..KPT (coalesced), so a warp walks its segment in key order and the
+// per-warp digit counts give every key a STABLE rank: (keys of smaller digit in the tile) + (keys
+// of its digit in earlier warps) + (keys of its digit earlier in its warp). Keys are then
+// scattered inside workgroup memory into tile order by digit and written out from there, so equal
+// digits leave as runs of consecutive addresses (coalesced writes).
+// Positions past the end hold key 0xFFFFFFFF: the largest digit, after every real key of the tile,
+// never written and never counted in a published count.
+//
+// state (atomic words): onesweep: [0, D*R) digit counts, scanned in place into global digit
+// offsets; [D*R, D*R + D) tile tickets per digit pass; then per digit pass, per tile, per bucket a
+// look-back status (flag << 30) | count: flag 1 = AGGREGATE (this tile's count), 2 = INCLUSIVE
+// (this and every earlier tile). Counts stay below 2^30 (a binding holds < 2^30 words). Every write
+// is atomicMax, so a status never goes back and every writer of a flag writes the same count.
+// classic: [0, R * tiles) the tile counts bucket-major (bucket b of tile t at b * tiles + t), so
+// one exclusive scan of the whole array gives every (tile, bucket) its global offset.
+
+const BITS: u32 = {{BITS}}u;
+const R: u32 = 1u << BITS;
+const WG: u32 = {{WG}}u;
+const KPT: u32 = {{KPT}}u;
+const TILE: u32 = {{WG}}u * {{KPT}}u;
+const D: u32 = {{D}}u;            // digits: ceil(32 / BITS)
+const NW: u32 = {{NW}}u;          // warp-histogram rows: WG / (smallest warp)
+const BPT: u32 = (R + WG - 1u) / WG;   // buckets per thread
+const VALUES: bool = {{VALUES}};
+const TRACE: bool = {{TRACE}};
+const MAX_SPIN: u32 = {{SPIN}}u;
+const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
+const AGG: u32 = 1u;
+const INCL: u32 = 2u;
+const MASK30: u32 = 0x3fffffffu;
+
+struct Params { n: u32, shift: u32, digit: u32, tiles: u32, chunk: u32, wgs: u32, status: u32, _p: u32 }
+
+@group(0) @binding(0) var<storage, read> keys_in: array<u32>;
+@group(0) @binding(1) var<storage, read_write> keys_out: array<u32>;
+@group(0) @binding(2) var<storage, read> vals_in: array<u32>;
+@group(0) @binding(3) var<storage, read_write> vals_out: array<u32>;
+@group(0) @binding(4) var<storage, read_write> state: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> trace: array<u32>;
+@group(0) @binding(6) var<uniform> params: Params;
+
+// A thread's place: its warp, its lane, the warp width L and the number of warps.
+struct Me { lid: u32, w: u32, lane: u32, L: u32, nw: u32 }
+
+var<workgroup> s_keys: array<u32, TILE>;
+var<workgroup> s_vals: array<u32, {{VAL_TILE}}>;
+var<workgroup> s_wh: array<atomic<u32>, NW * R>;   // per warp and digit: count, then exclusive
+var<workgroup> s_cnt: array<u32, R>;      // the tile's digit counts (pads included)
+var<workgroup> s_base: array<u32, R>;     // exclusive scan of s_cnt: where a digit starts in the tile
+var<workgroup> s_goff: array<u32, R>;     // global index of tile position x with digit b: s_goff[b] + x
+var<workgroup> s_fb: array<atomic<u32>, R>;
+var<workgroup> s_scan: array<u32, WG>;
+var<workgroup> s_u: u32;
+var<workgroup> s_state: u32;
+var<workgroup> s_lb: atomic<u32>;
+
+fn digit_of(k: u32) -> u32 {
+    return (k >> params.shift) & (R - 1u);
+}
+
+// s_fb[b] = how many real keys of tile `tile` have digit b (any layout: only counts).
+fn tile_hist(tile: u32, lid: u32) {
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) { atomicStore(&s_fb[b], 0u); }
+    }
+    workgroupBarrier();
+    let base = tile * TILE;
+    for (var j = 0u; j < KPT; j++) {
+        let i = base + j * WG + lid;
+        if (i < params.n) { atomicAdd(&s_fb[digit_of(to_key(keys_in[i]))], 1u); }
+    }
+    workgroupBarrier();
+}
+
+// The source index of a thread's key j (the warp-segment layout).
+fn src_index(tile: u32, me: Me, j: u32) -> u32 {
+    return tile * TILE + me.w * KPT * me.L + j * me.L + me.lane;
+}
+
+fn load_keys(tile: u32, me: Me, k: ptr<function, array<u32, KPT>>, v: ptr<function, array<u32, KPT>>) {
+    for (var j = 0u; j < KPT; j++) {
+        let i = src_index(tile, me, j);
+        var key = 0xffffffffu;
+        var val = 0u;
+        if (i < params.n) {
+            key = to_key(keys_in[i]);
+            if (VALUES) { val = vals_in[i]; }
+        }
+        (*k)[j] = key;
+        (*v)[j] = val;
+    }
+}
+
+// Rank the tile: rk[j] = the key's rank among the keys of its digit in its warp; afterwards
+// s_wh[w * R + b] = keys of digit b in warps before w, s_cnt the tile's counts, s_base their scan.
+fn rank_tile(me: Me, k: ptr<function, array<u32, KPT>>, rk: ptr<function, array<u32, KPT>>) {
+    for (var x = me.lid; x < NW * R; x += WG) { atomicStore(&s_wh[x], 0u); }
+    workgroupBarrier();
+    for (var j = 0u; j < KPT; j++) {
+        (*rk)[j] = rank_step(me, digit_of((*k)[j]));
+    }
+    workgroupBarrier();
+    for (var q = 0u; q < BPT; q++) {
+        let b = me.lid + q * WG;
+        if (b < R) {
+            var run = 0u;
+            for (var w = 0u; w < me.nw; w++) {
+                let c = atomicLoad(&s_wh[w * R + b]);
+                atomicStore(&s_wh[w * R + b], run);
+                run += c;
+            }
+            s_cnt[b] = run;
+        }
+    }
+    workgroupBarrier();
+    scan_buckets(me);
+}
+
+// Scatter the ranked keys into tile order in workgroup memory (trace: every key's digit and
+// global destination), then write them out: position x goes to s_goff[digit] + x.
+fn scatter(tile: u32, me: Me, k: ptr<function, array<u32, KPT>>, v: ptr<function, array<u32, KPT>>,
+           rk: ptr<function, array<u32, KPT>>) {
+    for (var j = 0u; j < KPT; j++) {
+        let d = digit_of((*k)[j]);
+        let pos = s_base[d] + atomicLoad(&s_wh[me.w * R + d]) + (*rk)[j];
+        s_keys[pos] = (*k)[j];
+        if (VALUES) { s_vals[pos] = (*v)[j]; }
+        if (TRACE) {
+            let i = src_index(tile, me, j);
+            if (i < params.n) {
+                trace[i] = d;
+                trace[params.n + i] = s_goff[d] + pos;
+            }
+        }
+    }
+    workgroupBarrier();
+    let valid = min(TILE, params.n - tile * TILE);
+    for (var x = me.lid; x < valid; x += WG) {
+        let key = s_keys[x];
+        let dst = s_goff[digit_of(key)] + x;
+        keys_out[dst] = from_key(key);
+        if (VALUES) { vals_out[dst] = s_vals[x]; }
+    }
+}
+
+// Trace: tile t's histogram (real keys) and its scanned global offsets.
+fn trace_tile(tile: u32, b: u32, count: u32, glob: u32) {
+    if (TRACE) {
+        let base = 2u * params.n;
+        trace[base + tile * R + b] = count;
+        trace[base + params.tiles * R + tile * R + b] = glob;
+    }
+}
+
+// ---- onesweep ----------------------------------------------------------------------------------
+
+// Counts of every digit of every key in one read of the array: workgroup histograms, then one
+// atomicAdd per (digit, bucket) per workgroup. Workgroup g counts keys [g * chunk, (g+1) * chunk).
+var<workgroup> s_h: array<atomic<u32>, D * R>;
+
+@compute @workgroup_size(WG)
+fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
+    let g = wid.x + wid.y * nwg.x;
+    if (g >= params.wgs) { return; }
+    for (var x = lid; x < D * R; x += WG) { atomicStore(&s_h[x], 0u); }
+    workgroupBarrier();
+    let start = g * params.chunk;
+    let end = min(params.n, start + params.chunk);
+    // Four coalesced loads in flight per thread before the counting (one at a time leaves the
+    // memory system mostly idle).
+    for (var i = start + lid; i < end; i += 4u * WG) {
+        var k: array<u32, 4>;
+        for (var e = 0u; e < 4u; e++) {
+            let ii = i + e * WG;
+            if (ii < end) { k[e] = to_key(keys_in[ii]); }
+        }
+        for (var e = 0u; e < 4u; e++) {
+            if (i + e * WG < end) {
+                for (var d = 0u; d < D; d++) {
+                    atomicAdd(&s_h[d * R + ((k[e] >> (d * BITS)) & (R - 1u))], 1u);
+                }
+            }
+        }
+    }
+    workgroupBarrier();
+    for (var x = lid; x < D * R; x += WG) {
+        let c = atomicLoad(&s_h[x]);
+        if (c > 0u) { atomicAdd(&state[x], c); }
+    }
+}
+
+// One workgroup: every digit's R counts become exclusive offsets, in place.
+@compute @workgroup_size(WG)
+fn scan_counts(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
+    let me = {{ME}};
+    for (var d = 0u; d < D; d++) {
+        for (var q = 0u; q < BPT; q++) {
+            let b = lid + q * WG;
+            if (b < R) { s_cnt[b] = atomicLoad(&state[d * R + b]); }
+        }
+        workgroupBarrier();
+        scan_buckets(me);
+        for (var q = 0u; q < BPT; q++) {
+            let b = lid + q * WG;
+            if (b < R) { atomicStore(&state[d * R + b], s_base[b]); }
+        }
+        workgroupBarrier();
+    }
+}
+
+fn status_at(tile: u32, b: u32) -> u32 {
+    return params.status + (params.digit * params.tiles + tile) * R + b;
+}
+
+// One pass per digit. Tiles take ids from a ticket counter in the order workgroups start (or, with
+// DISPATCH_ORDER, from the workgroup id: no atomic round trip before the loads), so a tile mostly
+// waits on tiles that have started; that is not enough without a forward-progress guarantee (WGSL
+// gives none), so a tile that finds its predecessor not ready MAX_SPIN times in a
+// row counts the predecessor's keys itself (the same counts its owner publishes), publishes them
+// and looks further back: nothing waits unboundedly on another workgroup (the scan room's
+// decoupled fallback, applied to R counts at once).
+@compute @workgroup_size(WG)
+fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
+    let me = {{ME}};
+    var tile = wid.x + wid.y * nwg.x;
+    if (!DISPATCH_ORDER) {
+        if (lid == 0u) { s_u = atomicAdd(&state[D * R + params.digit], 1u); }
+        tile = workgroupUniformLoad(&s_u);
+    }
+    if (tile >= params.tiles) { return; }
+
+    var k: array<u32, KPT>;
+    var v: array<u32, KPT>;
+    var rk: array<u32, KPT>;
+    load_keys(tile, me, &k, &v);
+    rank_tile(me, &k, &rk);
+    let valid = min(TILE, params.n - tile * TILE);
+    var own: array<u32, BPT>;
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) {
+            own[q] = s_cnt[b] - select(0u, TILE - valid, b == R - 1u);
+            atomicMax(&state[status_at(tile, b)], (select(AGG, INCL, tile == 0u) << 30u) | own[q]);
+        }
+    }
+
+    // Every thread walks back on its own for each of its buckets, as CUB's OneSweep does: read the
+    // bucket's status in tile p; NOT_READY: read again; AGGREGATE: add, go on to p - 1; INCLUSIVE:
+    // add, done. No barrier while walking. A bucket that finds tile p not ready MAX_SPIN times in a
+    // row gives up for this round; then the workgroup counts the keys of the nearest tile a bucket
+    // gave up on (the fallback), publishes those counts, lets the buckets waiting there take them
+    // and walks again. Every round either ends the look-back or moves a bucket past a tile.
+    var excl: array<u32, BPT>;
+    var steps = 0u;
+    var falls = 0u;
+    if (tile > 0u) {
+        var done: array<bool, BPT>;
+        var p: array<u32, BPT>;
+        for (var q = 0u; q < BPT; q++) { p[q] = tile - 1u; }
+        loop {
+            for (var q = 0u; q < BPT; q++) {
+                let b = lid + q * WG;
+                if (b < R && !done[q]) {
+                    var tries = 0u;
+                    loop {
+                        if (tries >= MAX_SPIN) {
+                            atomicMax(&s_lb, p[q] + 1u);   // gave up on tile p (0 = nobody did)
+                            break;
+                        }
+                        let st = atomicLoad(&state[status_at(p[q], b)]);
+                        if ((st >> 30u) == 0u) {
+                            tries += 1u;
+                            continue;
+                        }
+                        tries = 0u;
+                        excl[q] += st & MASK30;
+                        if (q == 0u) { steps += 1u; }
+                        if ((st >> 30u) == INCL) {
+                            done[q] = true;
+                            break;
+                        }
+                        p[q] -= 1u;   // tile 0 is INCLUSIVE once ready: p never passes 0
+                    }
+                }
+            }
+            workgroupBarrier();
+            if (lid == 0u) { s_state = atomicExchange(&s_lb, 0u); }
+            let stuck = workgroupUniformLoad(&s_state);
+            if (stuck == 0u) { break; }
+            // The fallback: count tile f's keys here (the counts its owner publishes).
+            let f = stuck - 1u;
+            tile_hist(f, lid);
+            for (var q = 0u; q < BPT; q++) {
+                let b = lid + q * WG;
+                if (b < R) {
+                    let c = atomicLoad(&s_fb[b]);
+                    atomicMax(&state[status_at(f, b)], (select(AGG, INCL, f == 0u) << 30u) | c);
+                    if (!done[q] && p[q] == f) {
+                        excl[q] += c;
+                        if (q == 0u) { steps += 1u; }
+                        if (f == 0u) { done[q] = true; } else { p[q] = f - 1u; }
+                    }
+                }
+            }
+            falls += 1u;
+        }
+    }
+
+    // Publish the inclusive counts; global offset of (tile, digit) = the digit's offset + the
+    // counts of earlier tiles; scatter through workgroup memory.
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) {
+            if (tile > 0u) { atomicMax(&state[status_at(tile, b)], (INCL << 30u) | (excl[q] + own[q])); }
+            let glob = atomicLoad(&state[params.digit * R + b]) + excl[q];
+            s_goff[b] = glob - s_base[b];
+            trace_tile(tile, b, own[q], glob);
+        }
+    }
+    if (TRACE && lid == 0u) {
+        let base = 2u * params.n + 2u * params.tiles * R;
+        trace[base + 2u * tile] = steps;
+        trace[base + 2u * tile + 1u] = falls;
+    }
+    workgroupBarrier();
+    scatter(tile, me, &k, &v, &rk);
+}
+
+// ---- classic: histogram, scan, scatter per digit -------------------------------------------------
+
+@compute @workgroup_size(WG)
+fn classic_hist(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tile = wid.x + wid.y * nwg.x;
+    if (tile >= params.tiles) { return; }
+    tile_hist(tile, lid);
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) { atomicStore(&state[b * params.tiles + tile], atomicLoad(&s_fb[b])); }
+    }
+}
+
+// One workgroup scans all R * tiles counts in chunks of 4 * WG, a carry between chunks.
+@compute @workgroup_size(WG)
+fn classic_scan(@builtin(local_invocation_index) lid: u32) {
+    let total = R * params.tiles;
+    var carry = 0u;
+    for (var c0 = 0u; c0 < total; c0 += 4u * WG) {
+        var x: array<u32, 4>;
+        var tot = 0u;
+        for (var e = 0u; e < 4u; e++) {
+            let i = c0 + 4u * lid + e;
+            x[e] = 0u;
+            if (i < total) { x[e] = atomicLoad(&state[i]); }
+            tot += x[e];
+        }
+        s_scan[lid] = tot;
+        workgroupBarrier();
+        for (var o = 1u; o < WG; o = o << 1u) {
+            var y = s_scan[lid];
+            if (lid >= o) { y += s_scan[lid - o]; }
+            workgroupBarrier();
+            s_scan[lid] = y;
+            workgroupBarrier();
+        }
+        var run = carry + s_scan[lid] - tot;
+        for (var e = 0u; e < 4u; e++) {
+            let i = c0 + 4u * lid + e;
+            if (i < total) { atomicStore(&state[i], run); }
+            run += x[e];
+        }
+        carry += s_scan[WG - 1u];
+        workgroupBarrier();
+    }
+}
+
+@compute @workgroup_size(WG)
+fn classic_scatter(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
+    let me = {{ME}};
+    let tile = wid.x + wid.y * nwg.x;
+    if (tile >= params.tiles) { return; }
+    var k: array<u32, KPT>;
+    var v: array<u32, KPT>;
+    var rk: array<u32, KPT>;
+    load_keys(tile, me, &k, &v);
+    rank_tile(me, &k, &rk);
+    let valid = min(TILE, params.n - tile * TILE);
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) {
+            let glob = atomicLoad(&state[b * params.tiles + tile]);
+            s_goff[b] = glob - s_base[b];
+            trace_tile(tile, b, s_cnt[b] - select(0u, TILE - valid, b == R - 1u), glob);
+        }
+    }
+    workgroupBarrier();
+    scatter(tile, me, &k, &v, &rk);
+}

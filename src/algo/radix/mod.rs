@@ -1,0 +1,266 @@
+//! LSD radix sort of u32/i32/f32 keys (the odd-even room's order-preserving keys and total order),
+//! keys only or with a u32 payload, stable, any N >= 1. Two variants over the same ranking and
+//! scatter code (shaders/radix/sort.wgsl):
+//! - `onesweep` (Adinets & Merrill 2022): one histogram pass over every digit, a scan of the
+//!   counts, then per digit ONE pass in which each tile ranks its keys, finds how many keys of each
+//!   bucket earlier tiles hold by a decoupled look-back over per-tile bucket counts (with the scan
+//!   room's fallback: no forward-progress assumption), and scatters through workgroup memory;
+//! - `classic`: per digit a tile-histogram pass, a scan of the counts, a scatter pass (for
+//!   teaching: every step visible).
+
+pub mod model;
+pub mod options;
+pub mod plan;
+pub mod trace;
+
+pub use options::{Options, Shape, TileOrder, Values};
+
+use super::{
+    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Variant, first_mismatch, pass_infos,
+};
+use crate::data::DType;
+use crate::error::Result;
+use crate::gpu::{Gpu, execute};
+use plan::Init;
+use serde_json::{Map, json};
+
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "onesweep",
+        summary: "histogram of every digit in one pass, then per digit one pass: rank the tile, decoupled look-back over the tiles' bucket counts (with fallback), scatter through workgroup memory",
+    },
+    Variant {
+        name: "classic",
+        summary: "per digit three passes: tile histograms, one scan of the counts, stable scatter (for teaching)",
+    },
+];
+
+static INFO: AlgoInfo = AlgoInfo {
+    name: "radix",
+    title: "Radix sort (LSD)",
+    summary: "stable LSD radix sort by digits of --digit-bits bits; u32/i32/f32 keys (f32: -NaN < -inf < … < -0 < +0 < … < +inf < +NaN), --descending, --values for a u32 payload",
+    variants: VARIANTS,
+    dtypes: &[DType::U32, DType::I32, DType::F32],
+    seed: "004 (scan) + 000/001 (permutations)",
+};
+
+impl Options {
+    /// Options that only one variant uses are an error elsewhere.
+    pub fn check_variant(&self, variant: &str) -> Result<()> {
+        if variant != "onesweep" && self.tile_order != TileOrder::Auto {
+            return Err(crate::input_err!(
+                "--tile-order applies to --variant onesweep only (the look-back); radix {variant} has none"
+            ));
+        }
+        if variant != "onesweep" && self.spin != Options::default().spin {
+            return Err(crate::input_err!(
+                "--spin applies to --variant onesweep only (the look-back); radix {variant} has none"
+            ));
+        }
+        Ok(())
+    }
+
+    fn values_for(&self, keys: &[u32]) -> Vec<u32> {
+        match self.values {
+            Values::None => Vec::new(),
+            Values::Iota => (0..keys.len() as u32).collect(),
+            Values::Input => keys.to_vec(),
+        }
+    }
+}
+
+impl Algorithm for Options {
+    fn info(&self) -> &'static AlgoInfo {
+        &INFO
+    }
+
+    fn check_len(&self, n: usize) -> Result<()> {
+        // Look-back counts travel in 30 bits of a status word.
+        if n >= 1 << 30 {
+            return Err(crate::input_err!(
+                "radix sorts up to 2^30 - 1 keys; got N = {n}"
+            ));
+        }
+        Ok(())
+    }
+
+    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+        let variant = req.variant.name;
+        self.check_variant(variant)?;
+        let dtype = req.dtype;
+        let x = &req.input.bits;
+        let n = x.len();
+        let vals = self.values_for(x);
+        let built = plan::build(
+            gpu,
+            self,
+            variant,
+            dtype,
+            &Init::Data {
+                keys: x,
+                values: &vals,
+            },
+            req.trace,
+        )?;
+        let ex = execute(gpu, &built.plan, req.trace || self.has_values())?;
+        let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
+        let mut mismatch = first_mismatch(dtype, &ex.output, &want_k).map(|m| format!("keys: {m}"));
+        let got_v = if self.has_values() {
+            let v = ex
+                .captures
+                .last()
+                .and_then(|c| c.last())
+                .cloned()
+                .unwrap_or_default();
+            if mismatch.is_none() {
+                mismatch = first_mismatch(DType::U32, &v, &want_v).map(|m| format!("values: {m}"));
+            }
+            v
+        } else {
+            Vec::new()
+        };
+        let shape = built.shape;
+        let frame = trace::Frame {
+            bits: shape.bits,
+            tile: shape.tile(),
+            tiles: built.tiles,
+            n,
+        };
+        let stages = if req.trace {
+            let steps = model::steps(dtype, self.descending, shape.bits, shape.tile(), x, &vals);
+            trace::stages(
+                frame,
+                dtype,
+                self.descending,
+                x,
+                &steps,
+                &built.kinds,
+                &ex.captures,
+                self.has_values(),
+                &mut mismatch,
+            )
+        } else {
+            Vec::new()
+        };
+        let mut extra = Map::new();
+        extra.insert("descending".into(), json!(self.descending));
+        extra.insert("digit_bits".into(), json!(shape.bits));
+        extra.insert("digits".into(), json!(shape.digits()));
+        extra.insert("workgroup_size".into(), json!(shape.wg));
+        extra.insert("keys_per_thread".into(), json!(shape.kpt));
+        extra.insert("tile".into(), json!(shape.tile()));
+        if variant == "onesweep" {
+            let order = if self.dispatch_order(gpu) {
+                "dispatch"
+            } else {
+                "counter"
+            };
+            extra.insert("tile_order".into(), json!(order));
+        }
+        extra.insert("tiles".into(), json!(built.tiles));
+        extra.insert(
+            "rank".into(),
+            json!(if shape.subgroups {
+                "subgroups"
+            } else {
+                "workgroup memory"
+            }),
+        );
+        if self.has_values() {
+            extra.insert("values".into(), json!(got_v));
+        }
+        if req.trace && variant == "onesweep" {
+            let falls: u64 = stages
+                .iter()
+                .filter_map(trace::RadixNote::of)
+                .map(|nt| nt.fallbacks)
+                .sum();
+            extra.insert("fallbacks".into(), json!(falls));
+        }
+        Ok(RunResult {
+            algorithm: "radix".into(),
+            variant: variant.into(),
+            dtype,
+            n,
+            adapter: gpu.adapter_name(),
+            input: req.input.clone(),
+            output: crate::data::Data::new(dtype, ex.output),
+            output_json: None,
+            passes: pass_infos(&built.plan, &ex.pass_ms),
+            verified: mismatch.is_none(),
+            mismatch,
+            stages,
+            extra,
+        })
+    }
+
+    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
+        self.check_variant(v.name)?;
+        self.check_len(n)?;
+        let built = plan::build(gpu, self, v.name, dtype, &Init::Random(n), false)?;
+        let mut p = built.plan;
+        p.output = None;
+        for pass in &mut p.passes {
+            pass.capture.clear();
+        }
+        Ok(BenchCase {
+            plan: p,
+            bytes: floor_bytes(self, v.name, n, built.shape),
+            items: n as u64,
+        })
+    }
+
+    fn bench_log_n(&self) -> (u32, u32) {
+        (16, 24)
+    }
+}
+
+/// The floor: what the passes must move at least. Every scatter pass reads and writes every key
+/// (and value): 8 bytes per key, 16 with values. onesweep adds one histogram read of the keys (4
+/// bytes per key); classic adds a histogram read of the keys per digit. Counts, statuses and the
+/// clear are left out (they shrink with the tile).
+pub fn floor_bytes(o: &Options, variant: &str, n: usize, shape: Shape) -> u64 {
+    let per_key = if o.has_values() { 16 } else { 8 };
+    let d = shape.digits() as u64;
+    let hist = if variant == "onesweep" { 1 } else { d };
+    n as u64 * (d * per_key + 4 * hist)
+}
+
+impl Options {
+    /// Build one plan and execute it `times` times (the look-back state must reset every run):
+    /// the sorted keys and values of every run.
+    pub fn repeated_runs(
+        &self,
+        gpu: &Gpu,
+        variant: &str,
+        dtype: DType,
+        keys: &[u32],
+        times: usize,
+    ) -> Result<Vec<(Vec<u32>, Vec<u32>)>> {
+        self.check_variant(variant)?;
+        let vals = self.values_for(keys);
+        let built = plan::build(
+            gpu,
+            self,
+            variant,
+            dtype,
+            &Init::Data {
+                keys,
+                values: &vals,
+            },
+            false,
+        )?;
+        (0..times)
+            .map(|_| {
+                let ex = execute(gpu, &built.plan, self.has_values())?;
+                let v = ex
+                    .captures
+                    .last()
+                    .and_then(|c| c.last())
+                    .cloned()
+                    .unwrap_or_default();
+                Ok((ex.output, if self.has_values() { v } else { Vec::new() }))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,187 @@
+//! The radix room's options (the CLI's `run radix` flags, the UI's controls, a session's fields)
+//! and the tile shape they give on an adapter.
+
+pub use crate::algo::scan::TileOrder;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use serde::{Deserialize, Serialize};
+
+/// The payload carried with every key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Values {
+    /// Keys only.
+    #[default]
+    None,
+    /// Value i for the key at index i: the output values are the stable sorting permutation.
+    Iota,
+    /// A copy of the key's own bits: the output values must equal the output keys.
+    Input,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
+#[serde(default)]
+pub struct Options {
+    /// Sort in descending order (equal keys keep their input order).
+    #[arg(long)]
+    pub descending: bool,
+    /// A u32 payload carried with each key (stable): none, iota (the sorting permutation) or input
+    /// (a copy of the key's bits).
+    #[arg(long, value_enum, default_value_t = Values::None)]
+    pub values: Values,
+    /// Bits per digit, 1..=8: ceil(32 / bits) scatter passes of 2^bits buckets each.
+    #[arg(long, default_value_t = 8)]
+    pub digit_bits: u32,
+    /// Threads per workgroup: a power of two from 32 to the adapter's limit. 0 = auto: 256 on
+    /// GPUs, 64 on CPU adapters.
+    #[arg(long, default_value_t = 0)]
+    pub workgroup_size: u32,
+    /// Keys per thread, 1..=32; a tile is workgroup-size × this keys. 0 = auto: 15 on GPUs (the
+    /// OneSweep tile of 3840 keys), 8 on CPU adapters, or the largest of 12, 8, 4, 2, 1 whose
+    /// tile fits the adapter's workgroup memory.
+    #[arg(long, default_value_t = 0)]
+    pub keys_per_thread: u32,
+    /// onesweep: look-back reads that find a predecessor tile not ready before the tile counts the
+    /// predecessor's keys itself (the fallback). 0 = never read, always fall back (tests the path).
+    #[arg(long, default_value_t = 256)]
+    pub spin: u32,
+    /// Rank keys with workgroup memory only (warps of 32 threads exchanging digits through it) even
+    /// where the adapter has subgroup operations; by default warps are subgroups and use ballots.
+    #[arg(long)]
+    pub shared_rank: bool,
+    /// onesweep: how tiles are numbered. counter = a ticket counter in the order workgroups start;
+    /// dispatch = the workgroup id (no atomic before the loads; a predecessor that has not started
+    /// is spun on, then counted by the fallback). auto = dispatch on GPUs, counter on CPU adapters
+    /// (lavapipe runs the grid in chunks per thread: in dispatch order late chunks fall back a lot).
+    #[arg(long, value_enum, default_value_t = TileOrder::Auto)]
+    pub tile_order: TileOrder,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            descending: false,
+            values: Values::None,
+            digit_bits: 8,
+            workgroup_size: 0,
+            keys_per_thread: 0,
+            spin: 256,
+            shared_rank: false,
+            tile_order: TileOrder::Auto,
+        }
+    }
+}
+
+/// The shape of a tile on this adapter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub bits: u32,
+    pub wg: u32,
+    pub kpt: u32,
+    /// Warps are subgroups (ballots) rather than virtual warps in workgroup memory.
+    pub subgroups: bool,
+    /// Rows of the per-warp digit counters: WG / the smallest warp width.
+    pub warp_rows: u32,
+}
+
+impl Shape {
+    pub fn radix(self) -> usize {
+        1 << self.bits
+    }
+    pub fn tile(self) -> usize {
+        (self.wg * self.kpt) as usize
+    }
+    pub fn digits(self) -> u32 {
+        32u32.div_ceil(self.bits)
+    }
+    /// Workgroup memory of the scatter kernels, in bytes (see shaders/radix/sort.wgsl).
+    pub fn shared_bytes(self, values: bool) -> u32 {
+        let r = 1u32 << self.bits;
+        let tile = self.wg * self.kpt;
+        let words = tile
+            + if values { tile } else { 1 }
+            + self.warp_rows * r
+            + 4 * r
+            + self.wg
+            + if self.subgroups { 0 } else { self.wg }
+            + 4;
+        4 * words
+    }
+}
+
+impl Options {
+    /// Whether onesweep takes tile ids from workgroup ids on this adapter.
+    pub fn dispatch_order(&self, gpu: &Gpu) -> bool {
+        match self.tile_order {
+            TileOrder::Auto => gpu.info.device_type != wgpu::DeviceType::Cpu,
+            TileOrder::Counter => false,
+            TileOrder::Dispatch => true,
+        }
+    }
+
+    pub fn has_values(&self) -> bool {
+        self.values != Values::None
+    }
+
+    /// The tile shape for this adapter, or one line naming the option or limit at fault.
+    pub fn shape(&self, gpu: &Gpu) -> Result<Shape> {
+        if !(1..=8).contains(&self.digit_bits) {
+            return Err(crate::input_err!(
+                "--digit-bits must be 1..=8; got {}",
+                self.digit_bits
+            ));
+        }
+        let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
+        let l = &gpu.limits;
+        let max_wg = l
+            .max_compute_invocations_per_workgroup
+            .min(l.max_compute_workgroup_size_x);
+        let wg = match self.workgroup_size {
+            0 if cpu => 64,
+            0 => 256.min(max_wg),
+            w => w,
+        };
+        if !wg.is_power_of_two() || wg < 32 || wg > max_wg {
+            return Err(crate::input_err!(
+                "--workgroup-size must be a power of two from 32 to {max_wg} (this adapter's limit); got {wg}"
+            ));
+        }
+        // Ballot masks are one u32 word: subgroups of at most 32 lanes (and at least 4, so the
+        // warp rows stay few); other adapters rank in workgroup memory.
+        let (lo, hi) = (gpu.info.subgroup_min_size, gpu.info.subgroup_max_size);
+        let subgroups =
+            !self.shared_rank && gpu.has_subgroups() && (4..=32).contains(&lo) && hi <= 32;
+        let warp = if subgroups { lo.min(wg) } else { 32.min(wg) };
+        // Auto: the largest tile that fits workgroup memory, from 15 keys per thread on GPUs (8 on
+        // CPU adapters) down.
+        let candidates: &[u32] = match self.keys_per_thread {
+            0 if cpu => &[8, 4, 2, 1],
+            0 => &[15, 12, 8, 4, 2, 1],
+            k if (1..=32).contains(&k) => &[k],
+            k => {
+                return Err(crate::input_err!(
+                    "--keys-per-thread must be 0 (auto) or 1..=32; got {k}"
+                ));
+            }
+        };
+        let mem = l.max_compute_workgroup_storage_size;
+        let shape = |kpt: u32| Shape {
+            bits: self.digit_bits,
+            wg,
+            kpt,
+            subgroups,
+            warp_rows: wg / warp,
+        };
+        let fits = |kpt: u32| shape(kpt).shared_bytes(self.has_values()) <= mem;
+        let Some(&kpt) = candidates.iter().find(|&&k| fits(k)) else {
+            let kpt = candidates[0];
+            let need = shape(kpt).shared_bytes(self.has_values());
+            return Err(Error::Limit(format!(
+                "a tile of {wg} threads × {kpt} keys with {}-bit digits needs {need} bytes of workgroup memory, above this \
+                 adapter's {mem} (max_compute_workgroup_storage_size); use a smaller --keys-per-thread or --workgroup-size",
+                self.digit_bits
+            )));
+        };
+        Ok(shape(kpt))
+    }
+}

@@ -1,0 +1,333 @@
+//! The radix room's GPU plans: `onesweep` (clear, one histogram of every digit, a scan of the
+//! counts, then one look-back + scatter pass per digit) and `classic` (per digit: histogram, scan,
+//! scatter). The input buffer is only read: the digit passes ping-pong between two scratch
+//! buffers, so every repetition of a timed plan sorts the same keys.
+
+use super::options::{Options, Shape};
+use crate::data::DType;
+use crate::error::Result;
+use crate::gpu::{Gpu, Plan, Region, grid, specialize};
+
+const KEYS: &str = include_str!("../../../shaders/oddeven/keys.wgsl");
+const SORT: &str = include_str!("../../../shaders/radix/sort.wgsl");
+const RANK_SG: &str = include_str!("../../../shaders/radix/rank_sg.wgsl");
+const RANK_WG: &str = include_str!("../../../shaders/radix/rank_wg.wgsl");
+const CLEAR: &str = include_str!("../../../shaders/radix/clear.wgsl");
+/// The onesweep histogram gives each workgroup at least this many tiles' worth of keys, and uses
+/// at most this many workgroups before chunks grow: few global atomics per key.
+const HIST_WGS: usize = 1024;
+
+/// Where the keys (and values) come from.
+pub enum Init<'a> {
+    Data {
+        keys: &'a [u32],
+        values: &'a [u32],
+    },
+    /// Benchmarks: `n` pseudo-random keys (a zero-filled array would put every key in one bucket)
+    /// and, with values, iota.
+    Random(usize),
+}
+
+impl Init<'_> {
+    fn n(&self) -> usize {
+        match self {
+            Init::Data { keys, .. } => keys.len(),
+            Init::Random(n) => *n,
+        }
+    }
+}
+
+/// What one pass of the plan is, for reading its captures back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassKind {
+    Clear,
+    /// onesweep: counts of every digit.
+    Histogram,
+    /// onesweep: the counts scanned into digit offsets.
+    ScanCounts,
+    /// classic: tile counts of digit d (bucket-major).
+    TileHistogram(u32),
+    /// classic: those counts scanned.
+    TileScan(u32),
+    /// The scatter of digit d (onesweep: with its look-back).
+    Scatter(u32),
+}
+
+pub struct Built {
+    pub plan: Plan,
+    pub kinds: Vec<PassKind>,
+    pub shape: Shape,
+    pub tiles: usize,
+    pub values: Option<wgpu::Buffer>,
+}
+
+/// Words of one scatter pass's trace: digits and destinations of the n keys, every tile's
+/// histogram and offsets, every tile's (look-back steps, fallbacks).
+pub fn trace_words(n: usize, tiles: usize, radix: usize) -> usize {
+    2 * n + 2 * tiles * radix + 2 * tiles
+}
+
+fn random_keys(n: usize) -> Vec<u32> {
+    // splitmix-style hash of the index: cheap, deterministic, uniform over the 32 bits.
+    (0..n as u64)
+        .map(|i| {
+            let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)) as u32
+        })
+        .collect()
+}
+
+fn bind(
+    gpu: &Gpu,
+    p: &wgpu::ComputePipeline,
+    entries: &[(u32, &wgpu::Buffer)],
+) -> Result<wgpu::BindGroup> {
+    gpu.scoped(|| {
+        let layout = p.get_bind_group_layout(0);
+        let e: Vec<wgpu::BindGroupEntry> = entries
+            .iter()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: *i,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &layout,
+            entries: &e,
+        })
+    })
+}
+
+/// The kernel source for this shape (the key map and the ranking variant prepended).
+pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool, dispatch: bool) -> String {
+    let dt = match dtype {
+        DType::U32 => "0",
+        DType::I32 => "1",
+        DType::F32 => "2",
+    };
+    let (rank, args, me) = if shape.subgroups {
+        (
+            RANK_SG,
+            ", @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_id) sg_id: u32, \
+             @builtin(subgroup_size) sg_size: u32, @builtin(num_subgroups) sg_count: u32",
+            "Me(lid, sg_id, sg_lane, sg_size, sg_count)".to_string(),
+        )
+    } else {
+        let g = 32.min(shape.wg);
+        (
+            RANK_WG,
+            "",
+            format!("Me(lid, lid / {g}u, lid % {g}u, {g}u, {}u)", shape.wg / g),
+        )
+    };
+    let tile = shape.tile();
+    let params: Vec<(&str, String)> = vec![
+        ("DTYPE", dt.into()),
+        ("DESC", opts.descending.to_string()),
+        ("BITS", shape.bits.to_string()),
+        ("WG", shape.wg.to_string()),
+        ("KPT", shape.kpt.to_string()),
+        ("D", shape.digits().to_string()),
+        ("NW", shape.warp_rows.to_string()),
+        ("VALUES", opts.has_values().to_string()),
+        (
+            "VAL_TILE",
+            if opts.has_values() { tile } else { 1 }.to_string(),
+        ),
+        ("TRACE", trace.to_string()),
+        ("SPIN", opts.spin.to_string()),
+        ("DISPATCH_ORDER", dispatch.to_string()),
+        ("SG_ARGS", args.into()),
+        ("ME", me),
+    ];
+    specialize(&format!("{KEYS}\n{rank}\n{SORT}"), &params)
+}
+
+pub fn build(
+    gpu: &Gpu,
+    opts: &Options,
+    variant: &str,
+    dtype: DType,
+    init: &Init,
+    trace: bool,
+) -> Result<Built> {
+    let shape = opts.shape(gpu)?;
+    let n = init.n();
+    let r = shape.radix();
+    let tile = shape.tile();
+    let tiles = n.div_ceil(tile);
+    let nd = shape.digits() as usize;
+    let onesweep = variant == "onesweep";
+    let (input, vals_in) = match init {
+        Init::Data { keys, values } => (
+            gpu.storage_init("radix keys", keys)?,
+            if values.is_empty() {
+                None
+            } else {
+                Some(gpu.storage_init("radix values", values)?)
+            },
+        ),
+        Init::Random(n) => (
+            gpu.storage_init("radix keys", &random_keys(*n))?,
+            if opts.has_values() {
+                Some(gpu.storage_init("radix values", &(0..*n as u32).collect::<Vec<u32>>())?)
+            } else {
+                None
+            },
+        ),
+    };
+    let scratch = [
+        gpu.storage_zeroed("radix keys ping", n)?,
+        gpu.storage_zeroed("radix keys pong", n)?,
+    ];
+    // Keys only: one-word stand-ins, three distinct buffers (a buffer may not be bound read-only
+    // and read-write in one dispatch).
+    let dummy = gpu.storage_zeroed("radix no values", 1)?;
+    let words = if vals_in.is_some() { n } else { 1 };
+    let vscratch = [
+        gpu.storage_zeroed("radix values ping", words)?,
+        gpu.storage_zeroed("radix values pong", words)?,
+    ];
+    let vin = vals_in.clone().unwrap_or_else(|| dummy.clone());
+    let status = nd * r + nd;
+    let state_words = if onesweep {
+        (status + nd * tiles * r).div_ceil(4) * 4
+    } else {
+        (r * tiles).div_ceil(4) * 4
+    };
+    let state = gpu.storage_zeroed("radix state", state_words)?;
+    let tw = if trace { trace_words(n, tiles, r) } else { 1 };
+    let tbuf = gpu.storage_zeroed("radix trace", tw)?;
+    let src = source(shape, opts, dtype, trace, opts.dispatch_order(gpu));
+    let mut plan = Plan::default();
+    let mut kinds = Vec::new();
+    let hist_chunk =
+        (n.div_ceil(HIST_WGS).max(tile)).div_ceil(shape.wg as usize) * shape.wg as usize;
+    let hist_wgs = n.div_ceil(hist_chunk);
+    let uniform = |shift: u32, digit: u32| {
+        gpu.uniform(
+            "radix params",
+            &[
+                n as u32,
+                shift,
+                digit,
+                tiles as u32,
+                hist_chunk as u32,
+                hist_wgs as u32,
+                status as u32,
+                0,
+            ],
+        )
+    };
+    let cap = |on: bool, r: Region| if on { vec![r] } else { vec![] };
+    let u0 = uniform(0, 0)?;
+    if onesweep {
+        let clear = gpu.pipeline("radix clear", CLEAR, "clear")?;
+        let words4 = state_words / 4;
+        let cu = gpu.uniform("radix clear params", &[words4 as u32])?;
+        let bg = bind(gpu, &clear, &[(0, &state), (1, &cu)])?;
+        plan.push(
+            "clear counts and look-back state",
+            &clear,
+            bg,
+            grid((words4 as u32).div_ceil(256)),
+        );
+        kinds.push(PassKind::Clear);
+        plan.keep.push(cu);
+        let hp = gpu.pipeline("radix histogram", &src, "histogram")?;
+        let bg = bind(gpu, &hp, &[(0, &input), (4, &state), (6, &u0)])?;
+        plan.push(
+            "histogram: every digit of every key",
+            &hp,
+            bg,
+            grid(hist_wgs as u32),
+        )
+        .capture = cap(trace, Region::words(&state, nd * r));
+        kinds.push(PassKind::Histogram);
+        let sp = gpu.pipeline("radix scan counts", &src, "scan_counts")?;
+        // scan_counts reads no parameters: its layout has the state binding only.
+        let bg = bind(gpu, &sp, &[(4, &state)])?;
+        plan.push("scan: digit offsets", &sp, bg, [1, 1, 1]).capture =
+            cap(trace, Region::words(&state, nd * r));
+        kinds.push(PassKind::ScanCounts);
+    }
+    let scatter_entry = if onesweep {
+        "onesweep"
+    } else {
+        "classic_scatter"
+    };
+    let scat = gpu.pipeline(&format!("radix {scatter_entry}"), &src, scatter_entry)?;
+    let (ch, cs) = if onesweep {
+        (None, None)
+    } else {
+        (
+            Some(gpu.pipeline("radix classic histogram", &src, "classic_hist")?),
+            Some(gpu.pipeline("radix classic scan", &src, "classic_scan")?),
+        )
+    };
+    let mut cur = input.clone();
+    let mut vcur = vin.clone();
+    for d in 0..nd as u32 {
+        let u = uniform(d * shape.bits, d)?;
+        let (dst, vdst) = (&scratch[d as usize % 2], &vscratch[d as usize % 2]);
+        if let (Some(ch), Some(cs)) = (&ch, &cs) {
+            let bg = bind(gpu, ch, &[(0, &cur), (4, &state), (6, &u)])?;
+            plan.push(
+                format!("digit {d}: tile histograms"),
+                ch,
+                bg,
+                grid(tiles as u32),
+            )
+            .capture = cap(trace, Region::words(&state, r * tiles));
+            kinds.push(PassKind::TileHistogram(d));
+            let bg = bind(gpu, cs, &[(4, &state), (6, &u)])?;
+            plan.push(format!("digit {d}: scan the counts"), cs, bg, [1, 1, 1])
+                .capture = cap(trace, Region::words(&state, r * tiles));
+            kinds.push(PassKind::TileScan(d));
+        }
+        let bg = bind(
+            gpu,
+            &scat,
+            &[
+                (0, &cur),
+                (1, dst),
+                (2, &vcur),
+                (3, vdst),
+                (4, &state),
+                (5, &tbuf),
+                (6, &u),
+            ],
+        )?;
+        let label = if onesweep {
+            format!("digit {d}: look-back + scatter")
+        } else {
+            format!("digit {d}: scatter")
+        };
+        let last = d as usize == nd - 1;
+        let pass = plan.push(label, &scat, bg, grid(tiles as u32));
+        if trace {
+            pass.capture = vec![Region::words(dst, n), Region::words(&tbuf, tw)];
+        }
+        if vals_in.is_some() && (trace || last) {
+            pass.capture.push(Region::words(vdst, n));
+        }
+        kinds.push(PassKind::Scatter(d));
+        plan.keep.push(u);
+        cur = dst.clone();
+        vcur = vdst.clone();
+    }
+    plan.output = Some(Region::words(&cur, n));
+    plan.keep.extend([input, state, tbuf, dummy, u0]);
+    plan.keep.extend(scratch);
+    plan.keep.extend(vscratch);
+    Ok(Built {
+        plan,
+        kinds,
+        shape,
+        tiles,
+        values: vals_in,
+    })
+}

@@ -1,0 +1,262 @@
+//! The radix room's stage annotations, as one typed struct ([`RadixNote`]) stored under the stage's
+//! `radix` note; the view reads it back with [`RadixNote::of`], never by string keys.
+
+use super::model::{self, DigitStep};
+use super::plan::PassKind;
+use crate::algo::Stage;
+use crate::data::{DType, Data};
+use serde::{Deserialize, Serialize};
+
+/// The note key every radix stage stores its [`RadixNote`] under.
+pub const NOTE: &str = "radix";
+/// Per-key and per-tile arrays are kept in a stage up to this many keys (and tiles × buckets).
+pub const MAX_DETAIL: usize = 1 << 14;
+
+/// What a stage shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepKind {
+    #[default]
+    Input,
+    /// onesweep: every digit's bucket counts over the whole input (data: D × R counts).
+    Histogram,
+    /// onesweep: those counts scanned: where each bucket of each digit starts (data: D × R).
+    DigitOffsets,
+    /// classic: the tile histograms of one digit, bucket-major (data: R × tiles counts).
+    TileHistogram,
+    /// classic: the tile counts scanned: every (tile, bucket)'s global offset, bucket-major.
+    TileScan,
+    /// The scatter of one digit (data: the keys after it).
+    Scatter,
+}
+
+/// Everything a view needs to draw one radix stage.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RadixNote {
+    pub kind: StepKind,
+    /// The digit (0 = least significant) this stage works on; none for whole-sort stages.
+    pub digit: Option<u32>,
+    pub shift: u32,
+    pub bits: u32,
+    pub radix: u32,
+    pub digits: u32,
+    pub tile: usize,
+    pub tiles: usize,
+    pub n: usize,
+    /// The digit of every key, in the order of the array before the pass.
+    pub key_digits: Vec<u32>,
+    /// Tile t's count of bucket b at t * radix + b.
+    pub tile_hist: Vec<u32>,
+    /// Where tile t's keys of bucket b start in the output (t * radix + b).
+    pub tile_offsets: Vec<u32>,
+    /// Where every key of the array before the pass goes.
+    pub dest: Vec<u32>,
+    /// The array before the pass.
+    pub before: Vec<u32>,
+    /// The payload after the pass (key-value sorts).
+    pub values: Vec<u32>,
+    /// onesweep: every tile's (predecessor counts bucket 0 took, fallbacks).
+    pub lookback: Vec<[u32; 2]>,
+    /// onesweep: fallbacks of the pass, summed over its tiles (kept at any N).
+    pub fallbacks: u64,
+}
+
+impl RadixNote {
+    /// The note of a stage, if it has one.
+    pub fn of(stage: &Stage) -> Option<RadixNote> {
+        serde_json::from_value(stage.notes.get(NOTE)?.clone()).ok()
+    }
+
+    /// Whether per-key and per-tile detail was kept.
+    pub fn detailed(&self) -> bool {
+        !self.key_digits.is_empty()
+    }
+
+    pub fn attach(&self, stage: Stage) -> Stage {
+        let v = serde_json::to_value(self).unwrap_or_default();
+        stage.note(NOTE, v)
+    }
+}
+
+/// The shape common to every note of one run.
+#[derive(Clone, Copy)]
+pub struct Frame {
+    pub bits: u32,
+    pub tile: usize,
+    pub tiles: usize,
+    pub n: usize,
+}
+
+impl Frame {
+    pub fn note(&self, kind: StepKind, digit: Option<u32>) -> RadixNote {
+        RadixNote {
+            kind,
+            digit,
+            shift: digit.unwrap_or(0) * self.bits,
+            bits: self.bits,
+            radix: 1 << self.bits,
+            digits: model::digits(self.bits),
+            tile: self.tile,
+            tiles: self.tiles,
+            n: self.n,
+            ..Default::default()
+        }
+    }
+
+    fn small(&self) -> bool {
+        self.n <= MAX_DETAIL && self.tiles << self.bits <= MAX_DETAIL
+    }
+}
+
+/// Compare one traced array with the model; the first difference becomes the run's mismatch.
+pub fn check(what: &str, gpu: &[u32], cpu: &[u32], mismatch: &mut Option<String>) {
+    if mismatch.is_none()
+        && let Some(m) = crate::algo::first_mismatch(DType::U32, gpu, cpu)
+    {
+        *mismatch = Some(format!("{what}: {m}"));
+    }
+}
+
+/// The stages of a traced run from its captures (`caps[i]` = pass i's captured regions), each
+/// checked against the model.
+#[allow(clippy::too_many_arguments)]
+pub fn stages(
+    frame: Frame,
+    dtype: DType,
+    desc: bool,
+    input: &[u32],
+    model_steps: &[DigitStep],
+    kinds: &[PassKind],
+    caps: &[Vec<Vec<u32>>],
+    with_values: bool,
+    mismatch: &mut Option<String>,
+) -> Vec<Stage> {
+    let (n, r, tiles) = (frame.n, 1usize << frame.bits, frame.tiles);
+    let mut out = vec![
+        frame
+            .note(StepKind::Input, None)
+            .attach(Stage::new("input", Data::new(dtype, input.to_vec()))),
+    ];
+    let counts = model::digit_counts(dtype, desc, frame.bits, input);
+    let empty = Vec::new();
+    for (i, kind) in kinds.iter().enumerate() {
+        let c = caps.get(i).unwrap_or(&empty);
+        let first = c.first().cloned().unwrap_or_default();
+        let passes = serde_json::json!([i]);
+        let st = match *kind {
+            PassKind::Clear => continue,
+            PassKind::Histogram => {
+                check("digit counts", &first, &counts, mismatch);
+                frame.note(StepKind::Histogram, None).attach(Stage::new(
+                    "histogram: every digit's bucket counts",
+                    Data::new(DType::U32, first),
+                ))
+            }
+            PassKind::ScanCounts => {
+                let want = model::digit_offsets(&counts, frame.bits);
+                check("digit offsets", &first, &want, mismatch);
+                frame.note(StepKind::DigitOffsets, None).attach(Stage::new(
+                    "scan: where every digit's buckets start",
+                    Data::new(DType::U32, first),
+                ))
+            }
+            PassKind::TileHistogram(d) | PassKind::TileScan(d) => {
+                let m = &model_steps[d as usize];
+                let hist = matches!(kind, PassKind::TileHistogram(_));
+                let want =
+                    DigitStep::bucket_major(if hist { &m.tile_hist } else { &m.tile_offsets }, r);
+                let what = if hist {
+                    "tile histograms"
+                } else {
+                    "scanned counts"
+                };
+                check(&format!("digit {d}: {what}"), &first, &want, mismatch);
+                let mut note = frame.note(
+                    if hist {
+                        StepKind::TileHistogram
+                    } else {
+                        StepKind::TileScan
+                    },
+                    Some(d),
+                );
+                if frame.small() {
+                    note.tile_hist = m.tile_hist.clone();
+                    note.tile_offsets = m.tile_offsets.clone();
+                }
+                let label = if hist {
+                    format!("digit {d}: tile histograms")
+                } else {
+                    format!("digit {d}: scanned counts = global offsets")
+                };
+                note.attach(Stage::new(label, Data::new(DType::U32, first)))
+            }
+            PassKind::Scatter(d) => {
+                let m = &model_steps[d as usize];
+                let tr = c.get(1).cloned().unwrap_or_default();
+                let part = |a: usize, len: usize| tr.get(a..a + len).unwrap_or(&[]).to_vec();
+                let key_digits = part(0, n);
+                let dest = part(n, n);
+                let tile_hist = part(2 * n, tiles * r);
+                let tile_offsets = part(2 * n + tiles * r, tiles * r);
+                let lb = part(2 * n + 2 * tiles * r, 2 * tiles);
+                check(
+                    &format!("digit {d}: key digits"),
+                    &key_digits,
+                    &m.digits,
+                    mismatch,
+                );
+                check(
+                    &format!("digit {d}: tile histograms"),
+                    &tile_hist,
+                    &m.tile_hist,
+                    mismatch,
+                );
+                check(
+                    &format!("digit {d}: tile offsets"),
+                    &tile_offsets,
+                    &m.tile_offsets,
+                    mismatch,
+                );
+                check(
+                    &format!("digit {d}: destinations"),
+                    &dest,
+                    &m.dest,
+                    mismatch,
+                );
+                check(&format!("digit {d}: keys after"), &first, &m.keys, mismatch);
+                let values = if with_values {
+                    let v = c.get(2).cloned().unwrap_or_default();
+                    check(&format!("digit {d}: values after"), &v, &m.values, mismatch);
+                    v
+                } else {
+                    Vec::new()
+                };
+                let mut note = frame.note(StepKind::Scatter, Some(d));
+                note.fallbacks = lb.iter().skip(1).step_by(2).map(|&f| f as u64).sum();
+                if frame.small() {
+                    note.key_digits = key_digits;
+                    note.dest = dest;
+                    note.tile_hist = tile_hist;
+                    note.tile_offsets = tile_offsets;
+                    note.before = if d == 0 {
+                        input.to_vec()
+                    } else {
+                        model_steps[d as usize - 1].keys.clone()
+                    };
+                    note.values = values;
+                    note.lookback = lb.chunks(2).map(|p| [p[0], p[1]]).collect();
+                }
+                note.attach(Stage::new(
+                    format!(
+                        "digit {d} (bits {}..{}): scatter",
+                        d * frame.bits,
+                        ((d + 1) * frame.bits).min(32) - 1
+                    ),
+                    Data::new(dtype, first),
+                ))
+            }
+        };
+        out.push(st.note("passes", passes));
+    }
+    out
+}
