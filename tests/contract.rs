@@ -377,6 +377,19 @@ fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'
                 ("--natural-store", vec!["--natural-store", "direct"]),
             ],
         ),
+        "radix" => (
+            vec!["--n", "1000", "--fill", "random"],
+            vec![
+                ("--descending", vec!["--descending"]),
+                ("--values", vec!["--values", "iota"]),
+                ("--digit-bits", vec!["--digit-bits", "4"]),
+                ("--workgroup-size", vec!["--workgroup-size", "128"]),
+                ("--keys-per-thread", vec!["--keys-per-thread", "4"]),
+                ("--spin", vec!["--spin", "0"]),
+                ("--shared-rank", vec!["--shared-rank"]),
+                ("--tile-order", vec!["--tile-order", "dispatch"]),
+            ],
+        ),
         other => panic!("no probes for algorithm '{other}': add them to tests/contract.rs"),
     }
 }
@@ -464,6 +477,11 @@ fn audit_oddeven_options() {
 #[test]
 fn audit_scan_options() {
     audit_algorithm("scan");
+}
+
+#[test]
+fn audit_radix_options() {
+    audit_algorithm("radix");
 }
 
 #[test]

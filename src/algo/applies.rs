@@ -137,6 +137,7 @@ pub fn check(opts: &AlgoOptions, run: RunShape) -> Result<()> {
                 why,
             )
         }
-        AlgoOptions::Bitrev(_) => Ok(()),
+        // The radix room refuses its onesweep-only options itself.
+        AlgoOptions::Bitrev(_) | AlgoOptions::Radix(_) => Ok(()),
     }
 }

@@ -8,7 +8,7 @@
 //! variant `RoomNotes::Name(name::Notes)` below and its arm in [`RoomNotes::to_json`] and the
 //! accessor the views use.
 
-use super::{bitrev, bmmc, fft, oddeven, scan};
+use super::{bitrev, bmmc, fft, oddeven, radix, scan};
 use crate::data::Data;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -43,6 +43,7 @@ pub enum RoomNotes {
     Oddeven(oddeven::trace::Notes),
     Fft(fft::trace::Notes),
     Scan(scan::trace::Notes),
+    Radix(radix::trace::Notes),
 }
 
 impl RoomNotes {
@@ -57,6 +58,7 @@ impl RoomNotes {
             RoomNotes::Oddeven(n) => v(n),
             RoomNotes::Fft(n) => v(n),
             RoomNotes::Scan(n) => v(n),
+            RoomNotes::Radix(n) => v(n),
         }
     }
 }
@@ -112,6 +114,13 @@ impl Stage {
     pub fn fft(&self) -> Option<&fft::trace::Notes> {
         match &self.notes.room {
             RoomNotes::Fft(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn radix(&self) -> Option<&radix::trace::Notes> {
+        match &self.notes.room {
+            RoomNotes::Radix(n) => Some(n),
             _ => None,
         }
     }

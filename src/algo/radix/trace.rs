@@ -4,11 +4,18 @@
 use super::model::{self, DigitStep};
 use super::plan::PassKind;
 use crate::algo::Stage;
+use crate::algo::stage::RoomNotes;
 use crate::data::{DType, Data};
 use serde::{Deserialize, Serialize};
 
 /// The note key every radix stage stores its [`RadixNote`] under.
 pub const NOTE: &str = "radix";
+
+/// The room's stage annotations: the whole note under one `"radix"` key of the stage's JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct Notes {
+    pub radix: RadixNote,
+}
 /// Per-key and per-tile arrays are kept in a stage up to this many keys (and tiles × buckets).
 pub const MAX_DETAIL: usize = 1 << 14;
 
@@ -64,7 +71,7 @@ pub struct RadixNote {
 impl RadixNote {
     /// The note of a stage, if it has one.
     pub fn of(stage: &Stage) -> Option<RadixNote> {
-        serde_json::from_value(stage.notes.get(NOTE)?.clone()).ok()
+        stage.radix().map(|n| n.radix.clone())
     }
 
     /// Whether per-key and per-tile detail was kept.
@@ -73,8 +80,13 @@ impl RadixNote {
     }
 
     pub fn attach(&self, stage: Stage) -> Stage {
-        let v = serde_json::to_value(self).unwrap_or_default();
-        stage.note(NOTE, v)
+        Stage::with(
+            stage.label,
+            stage.data,
+            RoomNotes::Radix(Notes {
+                radix: self.clone(),
+            }),
+        )
     }
 }
 
@@ -142,7 +154,7 @@ pub fn stages(
     for (i, kind) in kinds.iter().enumerate() {
         let c = caps.get(i).unwrap_or(&empty);
         let first = c.first().cloned().unwrap_or_default();
-        let passes = serde_json::json!([i]);
+        let passes = vec![i];
         let st = match *kind {
             PassKind::Clear => continue,
             PassKind::Histogram => {
@@ -256,7 +268,7 @@ pub fn stages(
                 ))
             }
         };
-        out.push(st.note("passes", passes));
+        out.push(st.passes(passes));
     }
     out
 }

@@ -260,10 +260,12 @@ impl StagewiseApp {
                             "output.npy",
                             &[("data", &["npy", "json", "txt"])],
                             move |p| {
-                                IoMsg::Note(crate::export::save_output(&d, j.as_ref(), &p).map_or_else(
-                                    |e| e.to_string(),
-                                    |_| format!("saved {}", p.display()),
-                                ))
+                                IoMsg::Note(
+                                    crate::export::save_output(&d, j.as_ref(), &p).map_or_else(
+                                        |e| e.to_string(),
+                                        |_| format!("saved {}", p.display()),
+                                    ),
+                                )
                             },
                         );
                     }
