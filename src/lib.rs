@@ -8,6 +8,7 @@ pub mod data;
 pub mod error;
 pub mod export;
 pub mod gpu;
+pub mod lens;
 pub mod suite;
 pub mod ui;
 

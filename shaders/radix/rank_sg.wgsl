@@ -14,7 +14,7 @@ fn rank_step(me: Me, d: u32) -> u32 {
     let below = countOneBits(peers & ((1u << me.lane) - 1u));
     let lead = firstLeadingBit(peers);
     var old = 0u;
-    if (me.lane == lead) { old = atomicAdd(&s_wh[me.w * R + d], countOneBits(peers)); }
+    if (me.lane == lead) { old = atomicAdd(&s_wh[me.w * R + d], countOneBits(peers)); } // @lens wg-write s_wh me.w * R + d
     return subgroupShuffle(old, lead) + below;
 }
 
@@ -27,15 +27,15 @@ fn scan_buckets(me: Me) {
     let o = (me.w * me.L + me.lane) * BPT;
     var tot = 0u;
     for (var q = 0u; q < BPT; q++) {
-        if (o + q < R) { tot += s_cnt[o + q]; }
+        if (o + q < R) { tot += s_cnt[o + q]; } // @lens wg-read s_cnt o + q
     }
     let incl = subgroupInclusiveAdd(tot);
-    if (me.lane == me.L - 1u) { s_sgt[me.w] = incl; }
+    if (me.lane == me.L - 1u) { s_sgt[me.w] = incl; } // @lens wg-write s_sgt me.w
     workgroupBarrier();
     var run = incl - tot;
-    for (var w = 0u; w < me.w; w++) { run += s_sgt[w]; }
+    for (var w = 0u; w < me.w; w++) { run += s_sgt[w]; } // @lens wg-read s_sgt w
     for (var q = 0u; q < BPT; q++) {
-        if (o + q < R) { s_base[o + q] = run; run += s_cnt[o + q]; }
+        if (o + q < R) { s_base[o + q] = run; run += s_cnt[o + q]; } // @lens wg-write s_base o + q; wg-read s_cnt o + q
     }
     workgroupBarrier();
 }

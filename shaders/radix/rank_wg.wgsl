@@ -5,22 +5,23 @@
 var<workgroup> s_dig: array<u32, WG>;
 
 fn rank_step(me: Me, d: u32) -> u32 {
-    s_dig[me.lid] = d;
+    s_dig[me.lid] = d; // @lens wg-write s_dig me.lid
     workgroupBarrier();
     let g0 = me.lid - me.lane;
     var below = 0u;
     var lead = me.lane;
     var cnt = 0u;
     for (var l = 0u; l < me.L; l++) {
-        if (s_dig[g0 + l] == d) {
+        let dl = s_dig[g0 + l]; // @lens wg-read s_dig g0 + l
+        if (dl == d) {
             cnt += 1u;
             if (l < me.lane) { below += 1u; }
             lead = l;
         }
     }
-    let old = atomicLoad(&s_wh[me.w * R + d]);
+    let old = atomicLoad(&s_wh[me.w * R + d]); // @lens wg-read s_wh me.w * R + d
     workgroupBarrier();
-    if (me.lane == lead) { atomicStore(&s_wh[me.w * R + d], old + cnt); }
+    if (me.lane == lead) { atomicStore(&s_wh[me.w * R + d], old + cnt); } // @lens wg-write s_wh me.w * R + d
     return old + below;
 }
 
@@ -31,21 +32,21 @@ fn scan_buckets(me: Me) {
     var tot = 0u;
     for (var q = 0u; q < BPT; q++) {
         let b = lid * BPT + q;
-        if (b < R) { tot += s_cnt[b]; }
+        if (b < R) { tot += s_cnt[b]; } // @lens wg-read s_cnt b
     }
-    s_scan[lid] = tot;
+    s_scan[lid] = tot; // @lens wg-write s_scan lid
     workgroupBarrier();
     for (var o = 1u; o < WG; o = o << 1u) {
-        var y = s_scan[lid];
-        if (lid >= o) { y += s_scan[lid - o]; }
+        var y = s_scan[lid]; // @lens wg-read s_scan lid
+        if (lid >= o) { y += s_scan[lid - o]; } // @lens wg-read s_scan lid - o
         workgroupBarrier();
-        s_scan[lid] = y;
+        s_scan[lid] = y; // @lens wg-write s_scan lid
         workgroupBarrier();
     }
-    var run = s_scan[lid] - tot;
+    var run = s_scan[lid] - tot; // @lens wg-read s_scan lid
     for (var q = 0u; q < BPT; q++) {
         let b = lid * BPT + q;
-        if (b < R) { s_base[b] = run; run += s_cnt[b]; }
+        if (b < R) { s_base[b] = run; run += s_cnt[b]; } // @lens wg-write s_base b; wg-read s_cnt b
     }
     workgroupBarrier();
 }

@@ -69,13 +69,13 @@ fn digit_of(k: u32) -> u32 {
 fn tile_hist(tile: u32, lid: u32) {
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
-        if (b < R) { atomicStore(&s_fb[b], 0u); }
+        if (b < R) { atomicStore(&s_fb[b], 0u); } // @lens wg-write s_fb b
     }
     workgroupBarrier();
     let base = tile * TILE;
     for (var j = 0u; j < KPT; j++) {
         let i = base + j * WG + lid;
-        if (i < params.n) { atomicAdd(&s_fb[digit_of(to_key(keys_in[i]))], 1u); }
+        if (i < params.n) { atomicAdd(&s_fb[digit_of(to_key(keys_in[i]))], 1u); } // @lens read keys_in i; wg-write s_fb digit_of(to_key(keys_in[i]))
     }
     workgroupBarrier();
 }
@@ -91,8 +91,8 @@ fn load_keys(tile: u32, me: Me, k: ptr<function, array<u32, KPT>>, v: ptr<functi
         var key = 0xffffffffu;
         var val = 0u;
         if (i < params.n) {
-            key = to_key(keys_in[i]);
-            if (VALUES) { val = vals_in[i]; }
+            key = to_key(keys_in[i]); // @lens read keys_in i
+            if (VALUES) { val = vals_in[i]; } // @lens read vals_in i
         }
         (*k)[j] = key;
         (*v)[j] = val;
@@ -102,7 +102,7 @@ fn load_keys(tile: u32, me: Me, k: ptr<function, array<u32, KPT>>, v: ptr<functi
 // Rank the tile: rk[j] = the key's rank among the keys of its digit in its warp; afterwards
 // s_wh[w * R + b] = keys of digit b in warps before w, s_cnt the tile's counts, s_base their scan.
 fn rank_tile(me: Me, k: ptr<function, array<u32, KPT>>, rk: ptr<function, array<u32, KPT>>) {
-    for (var x = me.lid; x < NW * R; x += WG) { atomicStore(&s_wh[x], 0u); }
+    for (var x = me.lid; x < NW * R; x += WG) { atomicStore(&s_wh[x], 0u); } // @lens wg-write s_wh x
     workgroupBarrier();
     for (var j = 0u; j < KPT; j++) {
         (*rk)[j] = rank_step(me, digit_of((*k)[j]));
@@ -113,11 +113,11 @@ fn rank_tile(me: Me, k: ptr<function, array<u32, KPT>>, rk: ptr<function, array<
         if (b < R) {
             var run = 0u;
             for (var w = 0u; w < me.nw; w++) {
-                let c = atomicLoad(&s_wh[w * R + b]);
-                atomicStore(&s_wh[w * R + b], run);
+                let c = atomicLoad(&s_wh[w * R + b]); // @lens wg-read s_wh w * R + b
+                atomicStore(&s_wh[w * R + b], run); // @lens wg-write s_wh w * R + b
                 run += c;
             }
-            s_cnt[b] = run;
+            s_cnt[b] = run; // @lens wg-write s_cnt b
         }
     }
     workgroupBarrier();
@@ -130,9 +130,9 @@ fn scatter(tile: u32, me: Me, k: ptr<function, array<u32, KPT>>, v: ptr<function
            rk: ptr<function, array<u32, KPT>>) {
     for (var j = 0u; j < KPT; j++) {
         let d = digit_of((*k)[j]);
-        let pos = s_base[d] + atomicLoad(&s_wh[me.w * R + d]) + (*rk)[j];
-        s_keys[pos] = (*k)[j];
-        if (VALUES) { s_vals[pos] = (*v)[j]; }
+        let pos = s_base[d] + atomicLoad(&s_wh[me.w * R + d]) + (*rk)[j]; // @lens wg-read s_base d; wg-read s_wh me.w * R + d
+        s_keys[pos] = (*k)[j]; // @lens wg-write s_keys pos
+        if (VALUES) { s_vals[pos] = (*v)[j]; } // @lens wg-write s_vals pos
         if (TRACE) {
             let i = src_index(tile, me, j);
             if (i < params.n) {
@@ -144,10 +144,10 @@ fn scatter(tile: u32, me: Me, k: ptr<function, array<u32, KPT>>, v: ptr<function
     workgroupBarrier();
     let valid = min(TILE, params.n - tile * TILE);
     for (var x = me.lid; x < valid; x += WG) {
-        let key = s_keys[x];
-        let dst = s_goff[digit_of(key)] + x;
-        keys_out[dst] = from_key(key);
-        if (VALUES) { vals_out[dst] = s_vals[x]; }
+        let key = s_keys[x]; // @lens wg-read s_keys x
+        let dst = s_goff[digit_of(key)] + x; // @lens wg-read s_goff digit_of(key)
+        keys_out[dst] = from_key(key); // @lens write keys_out dst
+        if (VALUES) { vals_out[dst] = s_vals[x]; } // @lens wg-read s_vals x; write vals_out dst
     }
 }
 
@@ -169,9 +169,9 @@ var<workgroup> s_h: array<atomic<u32>, D * R>;
 @compute @workgroup_size(WG)
 fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
              @builtin(num_workgroups) nwg: vec3<u32>) {
-    let g = wid.x + wid.y * nwg.x;
+    let g = wid.x + wid.y * nwg.x; // @lens wg g; lid lid
     if (g >= params.wgs) { return; }
-    for (var x = lid; x < D * R; x += WG) { atomicStore(&s_h[x], 0u); }
+    for (var x = lid; x < D * R; x += WG) { atomicStore(&s_h[x], 0u); } // @lens wg-write s_h x
     workgroupBarrier();
     let start = g * params.chunk;
     let end = min(params.n, start + params.chunk);
@@ -181,37 +181,37 @@ fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
         var k: array<u32, 4>;
         for (var e = 0u; e < 4u; e++) {
             let ii = i + e * WG;
-            if (ii < end) { k[e] = to_key(keys_in[ii]); }
+            if (ii < end) { k[e] = to_key(keys_in[ii]); } // @lens read keys_in ii
         }
         for (var e = 0u; e < 4u; e++) {
             if (i + e * WG < end) {
                 for (var d = 0u; d < D; d++) {
-                    atomicAdd(&s_h[d * R + ((k[e] >> (d * BITS)) & (R - 1u))], 1u);
+                    atomicAdd(&s_h[d * R + ((k[e] >> (d * BITS)) & (R - 1u))], 1u); // @lens wg-write s_h d * R + ((k[e] >> (d * BITS)) & (R - 1u))
                 }
             }
         }
     }
     workgroupBarrier();
     for (var x = lid; x < D * R; x += WG) {
-        let c = atomicLoad(&s_h[x]);
-        if (c > 0u) { atomicAdd(&state[x], c); }
+        let c = atomicLoad(&s_h[x]); // @lens wg-read s_h x
+        if (c > 0u) { atomicAdd(&state[x], c); } // @lens write state x
     }
 }
 
 // One workgroup: every digit's R counts become exclusive offsets, in place.
 @compute @workgroup_size(WG)
 fn scan_counts(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
-    let me = {{ME}};
+    let me = {{ME}}; // @lens wg 0u; lid lid
     for (var d = 0u; d < D; d++) {
         for (var q = 0u; q < BPT; q++) {
             let b = lid + q * WG;
-            if (b < R) { s_cnt[b] = atomicLoad(&state[d * R + b]); }
+            if (b < R) { s_cnt[b] = atomicLoad(&state[d * R + b]); } // @lens read state d * R + b; wg-write s_cnt b
         }
         workgroupBarrier();
         scan_buckets(me);
         for (var q = 0u; q < BPT; q++) {
             let b = lid + q * WG;
-            if (b < R) { atomicStore(&state[d * R + b], s_base[b]); }
+            if (b < R) { atomicStore(&state[d * R + b], s_base[b]); } // @lens wg-read s_base b; write state d * R + b
         }
         workgroupBarrier();
     }
@@ -232,9 +232,9 @@ fn status_at(tile: u32, b: u32) -> u32 {
 fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
             @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
     let me = {{ME}};
-    var tile = wid.x + wid.y * nwg.x;
+    var tile = wid.x + wid.y * nwg.x; // @lens wg wid.x + wid.y * nwg.x; lid lid
     if (!DISPATCH_ORDER) {
-        if (lid == 0u) { s_u = atomicAdd(&state[D * R + params.digit], 1u); }
+        if (lid == 0u) { s_u = atomicAdd(&state[D * R + params.digit], 1u); } // @lens write state D * R + params.digit
         tile = workgroupUniformLoad(&s_u);
     }
     if (tile >= params.tiles) { return; }
@@ -249,8 +249,8 @@ fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
         if (b < R) {
-            own[q] = s_cnt[b] - select(0u, TILE - valid, b == R - 1u);
-            atomicMax(&state[status_at(tile, b)], (select(AGG, INCL, tile == 0u) << 30u) | own[q]);
+            own[q] = s_cnt[b] - select(0u, TILE - valid, b == R - 1u); // @lens wg-read s_cnt b
+            atomicMax(&state[status_at(tile, b)], (select(AGG, INCL, tile == 0u) << 30u) | own[q]); // @lens write state status_at(tile, b)
         }
     }
 
@@ -277,7 +277,7 @@ fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
                             atomicMax(&s_lb, p[q] + 1u);   // gave up on tile p (0 = nobody did)
                             break;
                         }
-                        let st = atomicLoad(&state[status_at(p[q], b)]);
+                        let st = atomicLoad(&state[status_at(p[q], b)]); // @lens read state status_at(p[q], b)
                         if ((st >> 30u) == 0u) {
                             tries += 1u;
                             continue;
@@ -303,8 +303,8 @@ fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
             for (var q = 0u; q < BPT; q++) {
                 let b = lid + q * WG;
                 if (b < R) {
-                    let c = atomicLoad(&s_fb[b]);
-                    atomicMax(&state[status_at(f, b)], (select(AGG, INCL, f == 0u) << 30u) | c);
+                    let c = atomicLoad(&s_fb[b]); // @lens wg-read s_fb b
+                    atomicMax(&state[status_at(f, b)], (select(AGG, INCL, f == 0u) << 30u) | c); // @lens write state status_at(f, b)
                     if (!done[q] && p[q] == f) {
                         excl[q] += c;
                         if (q == 0u) { steps += 1u; }
@@ -321,9 +321,9 @@ fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
         if (b < R) {
-            if (tile > 0u) { atomicMax(&state[status_at(tile, b)], (INCL << 30u) | (excl[q] + own[q])); }
-            let glob = atomicLoad(&state[params.digit * R + b]) + excl[q];
-            s_goff[b] = glob - s_base[b];
+            if (tile > 0u) { atomicMax(&state[status_at(tile, b)], (INCL << 30u) | (excl[q] + own[q])); } // @lens write state status_at(tile, b)
+            let glob = atomicLoad(&state[params.digit * R + b]) + excl[q]; // @lens read state params.digit * R + b
+            s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
             trace_tile(tile, b, own[q], glob);
         }
     }
@@ -341,19 +341,19 @@ fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
 @compute @workgroup_size(WG)
 fn classic_hist(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                 @builtin(num_workgroups) nwg: vec3<u32>) {
-    let tile = wid.x + wid.y * nwg.x;
+    let tile = wid.x + wid.y * nwg.x; // @lens wg tile; lid lid
     if (tile >= params.tiles) { return; }
     tile_hist(tile, lid);
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
-        if (b < R) { atomicStore(&state[b * params.tiles + tile], atomicLoad(&s_fb[b])); }
+        if (b < R) { atomicStore(&state[b * params.tiles + tile], atomicLoad(&s_fb[b])); } // @lens wg-read s_fb b; write state b * params.tiles + tile
     }
 }
 
 // One workgroup scans all R * tiles counts in chunks of 4 * WG, a carry between chunks.
 @compute @workgroup_size(WG)
 fn classic_scan(@builtin(local_invocation_index) lid: u32) {
-    let total = R * params.tiles;
+    let total = R * params.tiles; // @lens wg 0u; lid lid
     var carry = 0u;
     for (var c0 = 0u; c0 < total; c0 += 4u * WG) {
         var x: array<u32, 4>;
@@ -361,25 +361,25 @@ fn classic_scan(@builtin(local_invocation_index) lid: u32) {
         for (var e = 0u; e < 4u; e++) {
             let i = c0 + 4u * lid + e;
             x[e] = 0u;
-            if (i < total) { x[e] = atomicLoad(&state[i]); }
+            if (i < total) { x[e] = atomicLoad(&state[i]); } // @lens read state i
             tot += x[e];
         }
-        s_scan[lid] = tot;
+        s_scan[lid] = tot; // @lens wg-write s_scan lid
         workgroupBarrier();
         for (var o = 1u; o < WG; o = o << 1u) {
-            var y = s_scan[lid];
-            if (lid >= o) { y += s_scan[lid - o]; }
+            var y = s_scan[lid]; // @lens wg-read s_scan lid
+            if (lid >= o) { y += s_scan[lid - o]; } // @lens wg-read s_scan lid - o
             workgroupBarrier();
-            s_scan[lid] = y;
+            s_scan[lid] = y; // @lens wg-write s_scan lid
             workgroupBarrier();
         }
-        var run = carry + s_scan[lid] - tot;
+        var run = carry + s_scan[lid] - tot; // @lens wg-read s_scan lid
         for (var e = 0u; e < 4u; e++) {
             let i = c0 + 4u * lid + e;
-            if (i < total) { atomicStore(&state[i], run); }
+            if (i < total) { atomicStore(&state[i], run); } // @lens write state i
             run += x[e];
         }
-        carry += s_scan[WG - 1u];
+        carry += s_scan[WG - 1u]; // @lens wg-read s_scan WG - 1u
         workgroupBarrier();
     }
 }
@@ -388,7 +388,7 @@ fn classic_scan(@builtin(local_invocation_index) lid: u32) {
 fn classic_scatter(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                    @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
     let me = {{ME}};
-    let tile = wid.x + wid.y * nwg.x;
+    let tile = wid.x + wid.y * nwg.x; // @lens wg tile; lid lid
     if (tile >= params.tiles) { return; }
     var k: array<u32, KPT>;
     var v: array<u32, KPT>;
@@ -399,8 +399,8 @@ fn classic_scatter(@builtin(local_invocation_index) lid: u32, @builtin(workgroup
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
         if (b < R) {
-            let glob = atomicLoad(&state[b * params.tiles + tile]);
-            s_goff[b] = glob - s_base[b];
+            let glob = atomicLoad(&state[b * params.tiles + tile]); // @lens read state b * params.tiles + tile
+            s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
             trace_tile(tile, b, s_cnt[b] - select(0u, TILE - valid, b == R - 1u), glob);
         }
     }

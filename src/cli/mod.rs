@@ -109,6 +109,13 @@ pub struct RunArgs {
     /// Write the output values to FILE: .npy, .json, or text (one value per line).
     #[arg(long, global = true)]
     pub save_output: Option<std::path::PathBuf>,
+    /// The memory lens: record every pass's memory accesses on the GPU and report coalescing,
+    /// bank conflicts and a predicted time per pass (JSON: top-level "lens").
+    #[arg(long, global = true)]
+    pub lens: bool,
+    /// Warp size the lens groups accesses by (default: the adapter's largest subgroup).
+    #[arg(long, global = true, requires = "lens")]
+    pub lens_warp: Option<u32>,
     #[command(subcommand)]
     pub algo: AlgoOptions,
 }
@@ -381,10 +388,27 @@ pub fn prepare(args: &RunArgs) -> Result<RunRequest> {
 fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     let req = prepare(args)?;
     let trace = req.trace;
+    let algo = args.algo.algo();
     let gpu = gpu(cli.adapter.as_deref())?;
-    let res = algo::run(args.algo.algo(), &gpu, &req)?;
+    let warp = args
+        .lens_warp
+        .unwrap_or_else(|| crate::lens::default_warp(&gpu));
+    if args.lens {
+        crate::lens::check(&gpu, req.input.len(), warp)?;
+    }
+    let res = algo::run(algo, &gpu, &req)?;
+    let lens = if args.lens {
+        Some(crate::lens::record_run(algo, &gpu, &req, &res, warp)?)
+    } else {
+        None
+    };
     if args.json {
-        out(&res.to_json(trace).to_string());
+        let mut v = res.to_json(trace);
+        if let (Some(l), Some(m)) = (&lens, v.as_object_mut()) {
+            m.insert("lens".into(), l.to_json());
+            m.insert("lens_model".into(), l.model_json());
+        }
+        out(&v.to_string());
     } else {
         out(&format!(
             "{} / {} on {}  n = {}  dtype {}",
@@ -426,6 +450,9 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             ));
         }
         out(&format!("verified against the CPU model: {}", res.verified));
+        if let Some(l) = &lens {
+            out(l.text().trim_end());
+        }
     }
     // Files are written after the result is printed, so a write that fails loses nothing computed;
     // they are written even when the GPU disagrees with the model (the output is what to look at).

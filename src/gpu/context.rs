@@ -187,6 +187,9 @@ pub struct Gpu {
     fault_oom: Arc<std::sync::atomic::AtomicBool>,
     /// The largest buffer one allocation may take (`STAGEWISE_MEMORY_BUDGET`), if limited.
     budget: Option<u64>,
+    /// Set on a recording device ([`Gpu::with_lens`]): kernels compile in their recording build
+    /// and the runner hands every pass's accesses to this recorder.
+    pub(crate) lens: Option<Arc<crate::lens::record::Recorder>>,
 }
 
 /// `STAGEWISE_MEMORY_BUDGET=PCT`: allocations above PCT % of `max_buffer_size` fail as out of memory.
@@ -263,7 +266,18 @@ impl Gpu {
                 fault.split(',').any(|f| f.trim() == "oom"),
             )),
             budget,
+            lens: None,
         }
+    }
+
+    /// This device in recording mode (the memory lens): the same device and queue, kernels built
+    /// with their `// @lens` markers switched on, every pass's accesses read back into the
+    /// returned recorder. Kernels without markers are refused when a plan builds them.
+    pub fn with_lens(&self) -> (Gpu, Arc<crate::lens::record::Recorder>) {
+        let rec = Arc::new(crate::lens::record::Recorder::default());
+        let mut g = self.clone();
+        g.lens = Some(rec.clone());
+        (g, rec)
     }
 
     /// Test hook: the next buffer allocation on this device fails the way wgpu reports running out
@@ -334,6 +348,14 @@ impl Gpu {
         source: &str,
         entry: &str,
     ) -> Result<wgpu::ComputePipeline> {
+        let shown = source;
+        let lens = match &self.lens {
+            Some(_) => Some(Arc::new(crate::lens::instrument::instrument(
+                label, source,
+            )?)),
+            None => None,
+        };
+        let source = lens.as_ref().map_or(source, |k| k.source.as_str());
         let mut h = std::collections::hash_map::DefaultHasher::new();
         source.hash(&mut h);
         entry.hash(&mut h);
@@ -384,13 +406,17 @@ impl Gpu {
         if let Ok(mut m) = self.pipelines.lock() {
             m.insert(key, p.clone());
         }
+        if let Some(k) = lens {
+            crate::lens::record::register(&p, k);
+        }
         if let Ok(mut m) = kernel_registry().lock() {
             m.insert(
                 p.clone(),
                 KernelInfo {
                     label: label.to_string(),
                     entry: entry.to_string(),
-                    source: source.into(),
+                    // The normal build (a recording build's lines are the same).
+                    source: shown.into(),
                 },
             );
         }

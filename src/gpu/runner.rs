@@ -10,6 +10,7 @@
 
 use super::context::Gpu;
 use crate::error::{Error, Result};
+use crate::lens::record::LensRun;
 
 /// A slice of a GPU buffer, in bytes.
 #[derive(Clone, Debug)]
@@ -175,6 +176,7 @@ fn record(
     enc: &mut wgpu::CommandEncoder,
     plan: &Plan,
     ts: Option<&Timestamps>,
+    lens: Option<&LensRun>,
     mut after: impl FnMut(&mut wgpu::CommandEncoder, usize),
 ) {
     for (i, p) in plan.passes.iter().enumerate() {
@@ -185,7 +187,13 @@ fn record(
             });
             cp.set_pipeline(&p.pipeline);
             cp.set_bind_group(0, &p.bind_group, &[]);
+            if let Some(l) = lens {
+                l.bind(&mut cp, i);
+            }
             cp.dispatch_workgroups(p.workgroups[0], p.workgroups[1], p.workgroups[2]);
+        }
+        if let Some(l) = lens {
+            l.after(enc, i);
         }
         after(enc, i);
     }
@@ -259,12 +267,17 @@ pub fn execute(gpu: &Gpu, plan: &Plan, trace: bool) -> Result<Execution> {
     let ts = gpu
         .has_timestamps()
         .then(|| Timestamps::new(gpu, plan.passes.len()));
+    // A recording run (Gpu::with_lens): every pass appends its accesses to one log.
+    let lens = match &gpu.lens {
+        Some(_) => Some(LensRun::new(gpu, plan)?),
+        None => None,
+    };
     let (reads, layout, ts_buf) = gpu.scoped(|| {
         let mut enc = gpu.device.create_command_encoder(&Default::default());
         let mut reads: Vec<(wgpu::Buffer, u64)> = Vec::new();
         // layout[pass] = indices into `reads` for that pass's captures
         let mut layout: Vec<Vec<usize>> = vec![Vec::new(); plan.passes.len()];
-        record(&mut enc, plan, ts.as_ref(), |enc, i| {
+        record(&mut enc, plan, ts.as_ref(), lens.as_ref(), |enc, i| {
             if trace {
                 for r in &plan.passes[i].capture {
                     let dst = readback_buffer(gpu, r.size);
@@ -288,6 +301,17 @@ pub fn execute(gpu: &Gpu, plan: &Plan, trace: bool) -> Result<Execution> {
         (reads, layout, ts_buf)
     })?;
     let mut all: Vec<(&wgpu::Buffer, u64)> = reads.iter().map(|(b, s)| (b, *s)).collect();
+    let counters = lens
+        .as_ref()
+        .map(|l| readback_buffer(gpu, l.counters().size()));
+    if let (Some(l), Some(b)) = (&lens, &counters) {
+        gpu.scoped(|| {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            enc.copy_buffer_to_buffer(l.counters(), 0, b, 0, b.size());
+            gpu.queue.submit([enc.finish()]);
+        })?;
+        all.push((b, b.size()));
+    }
     if let Some(b) = &ts_buf {
         all.push((b, b.size()));
     }
@@ -299,6 +323,16 @@ pub fn execute(gpu: &Gpu, plan: &Plan, trace: bool) -> Result<Execution> {
             .map(|i| ticks_to_ms(gpu, t[2 * i + 1].wrapping_sub(t[2 * i])))
             .collect()
     });
+    if let (Some(l), Some(rec)) = (&lens, &gpu.lens) {
+        let counts = data.pop().unwrap_or_default();
+        l.finish(
+            gpu,
+            plan,
+            &counts,
+            |b, size| Ok(read_all(gpu, &[(b, size)])?.pop().unwrap_or_default()),
+            rec,
+        )?;
+    }
     let output = if plan.output.is_some() {
         data.pop().unwrap_or_default()
     } else {
@@ -320,11 +354,37 @@ pub fn wall_once(gpu: &Gpu, plan: &Plan) -> Result<f64> {
     let t0 = std::time::Instant::now();
     gpu.scoped(|| {
         let mut enc = gpu.device.create_command_encoder(&Default::default());
-        record(&mut enc, plan, None, |_, _| {});
+        record(&mut enc, plan, None, None, |_, _| {});
         gpu.queue.submit([enc.finish()]);
     })?;
     wait(gpu)?;
     Ok(t0.elapsed().as_secs_f64())
+}
+
+/// Runs `plan` back to back until `min_ms` of wall time have passed, in growing batches of runs
+/// per submission (each batch waited for). The GPU's clocks ramp up only under sustained load: a
+/// count of warm-ups sized from one run's wall time (mostly submission latency for a 50 µs kernel)
+/// left the same-run copy measured at half speed. Returns the runs made.
+pub fn warm_for(gpu: &Gpu, plan: &Plan, min_ms: f64) -> Result<usize> {
+    let t0 = std::time::Instant::now();
+    let (mut batch, mut runs) = (1usize, 0usize);
+    while t0.elapsed().as_secs_f64() * 1e3 < min_ms {
+        let b0 = std::time::Instant::now();
+        gpu.scoped(|| {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            for _ in 0..batch {
+                record(&mut enc, plan, None, None, |_, _| {});
+            }
+            gpu.queue.submit([enc.finish()]);
+        })?;
+        wait(gpu)?;
+        runs += batch;
+        // Batches of about 20 ms keep the queue full without one huge command buffer.
+        if b0.elapsed().as_secs_f64() < 0.02 {
+            batch = (batch * 2).min(1 << 14);
+        }
+    }
+    Ok(runs)
 }
 
 /// Timed mode: `warmup` untimed runs, then `reps` runs with timestamps around every pass and no
@@ -345,6 +405,11 @@ pub fn time_with(
     if !gpu.has_timestamps() {
         return Err(Error::TimestampsUnavailable);
     }
+    if gpu.lens.is_some() {
+        return Err(Error::input(
+            "timed mode runs the normal kernels, not a recording build",
+        ));
+    }
     let reps = reps.max(1);
     let np = plan.passes.len();
     let ts = Timestamps::new(gpu, np);
@@ -353,7 +418,7 @@ pub fn time_with(
     gpu.scoped(|| {
         for _ in 0..warmup {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
-            record(&mut enc, plan, None, |_, _| {});
+            record(&mut enc, plan, None, None, |_, _| {});
             gpu.queue.submit([enc.finish()]);
         }
     })?;
@@ -364,7 +429,7 @@ pub fn time_with(
         }
         gpu.scoped(|| {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
-            record(&mut enc, plan, Some(&ts), |_, _| {});
+            record(&mut enc, plan, Some(&ts), None, |_, _| {});
             ts.resolve_into(&mut enc, &readback, stride * r as u64);
             gpu.queue.submit([enc.finish()]);
         })?;

@@ -39,6 +39,8 @@ pub struct StagewiseApp {
     pub show_code: bool,
     /// Where the central view was drawn last frame (for diagram PNGs).
     diagram_rect: Option<egui::Rect>,
+    /// The memory lens under the stage view.
+    pub lens: super::lens::LensPanel,
 }
 
 const HELP: &[(&str, &str)] = &[
@@ -87,6 +89,7 @@ impl StagewiseApp {
             show_help: false,
             show_code: true,
             diagram_rect: None,
+            lens: Default::default(),
         };
         app.start_run(&cc.egui_ctx);
         app
@@ -240,6 +243,21 @@ impl eframe::App for StagewiseApp {
                 .resizable(true)
                 .default_size(300.0)
                 .show(ui, |ui| super::code::show(ui, r, stage));
+        }
+        if let Some(r) = &self.result {
+            // The memory lens: its toggle, and when on the current pass's accesses.
+            let (stage, key) = (self.timeline.stage, self.result_key);
+            // Two ids: the open lens gets its own (larger) remembered height.
+            egui::Panel::bottom(if self.lens.on { "lens" } else { "lens toggle" })
+                .resizable(self.lens.on)
+                .default_size(if self.lens.on { 420.0 } else { 24.0 })
+                .min_size(if self.lens.on { 240.0 } else { 0.0 })
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical().show(ui, |ui| {
+                        self.lens
+                            .ui(ui, self.gpu.as_ref(), &self.session.algo, r, stage, key)
+                    })
+                });
         }
         egui::CentralPanel::default().show(ui, |ui| {
             self.diagram_rect = Some(ui.max_rect());

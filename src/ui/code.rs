@@ -310,9 +310,23 @@ fn code(ui: &mut egui::Ui, src: &str, ranges: &[(usize, usize)], scroll: bool, w
     } else {
         Color32::from_rgb(215, 240, 215)
     };
+    // The memory lens's picked access site, when this kernel has that line.
+    let lens: Option<(usize, String)> = ui
+        .data(|d| d.get_temp::<Option<(usize, String)>>(egui::Id::unique(super::lens::LENS_LINE)))
+        .flatten();
     egui::Frame::group(ui.style()).show(ui, |ui| {
         ui.spacing_mut().item_spacing.y = 0.0;
         for (n, line) in src.lines().enumerate() {
+            if lens.as_ref().is_some_and(|(l, t)| *l == n && t == line) {
+                let text = RichText::new(format!("{:>3}  {line}", n + 1))
+                    .monospace()
+                    .size(11.0)
+                    .strong()
+                    .background_color(Color32::from_rgb(120, 90, 20));
+                ui.add(egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend))
+                    .on_hover_text("the access site the memory lens shows");
+                continue;
+            }
             let on = ranges.iter().any(|&(a, b)| (a..b).contains(&n));
             let text = RichText::new(format!("{:>3}  {line}", n + 1))
                 .monospace()

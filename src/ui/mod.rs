@@ -4,6 +4,8 @@
 pub mod app;
 pub mod code;
 pub mod colors;
+pub mod lens;
+pub mod lens_compare;
 pub mod narrate;
 pub mod params;
 pub mod perf;

@@ -1,0 +1,219 @@
+//! Recording on the GPU. A `Gpu` made by [`Gpu::with_lens`](crate::gpu::Gpu::with_lens) compiles
+//! every kernel in its recording build ([`super::instrument`]); the pass runner then binds one
+//! record log at group 1 of every pass, copies the log's counter after every pass (so each pass's
+//! records are the slice between two counters), and reads the records back after the run: the
+//! passes land in the [`Recorder`].
+
+use super::instrument::{INSTANCE_BITS, LensKernel};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Plan};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// One recorded access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// Linear workgroup id.
+    pub wg: u32,
+    /// Local invocation index.
+    pub lid: u32,
+    /// Index into the kernel's sites.
+    pub site: u32,
+    /// How many times this invocation had executed this site before.
+    pub instance: u32,
+    /// Word address in the site's buffer.
+    pub addr: u32,
+}
+
+/// One pass's recording.
+#[derive(Clone, Debug)]
+pub struct PassRecord {
+    pub label: String,
+    pub kernel: Arc<LensKernel>,
+    pub workgroups: [u32; 3],
+    pub accesses: Vec<Access>,
+}
+
+/// Where a recording run's passes land (shared by the clones of a recording `Gpu`).
+#[derive(Debug, Default)]
+pub struct Recorder {
+    passes: Mutex<Vec<PassRecord>>,
+}
+
+impl Recorder {
+    /// The passes recorded so far, in order; the recorder is left empty.
+    pub fn take(&self) -> Vec<PassRecord> {
+        self.passes
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
+    }
+}
+
+/// Recording pipelines → their kernel's recording build.
+fn registry() -> &'static Mutex<HashMap<wgpu::ComputePipeline, Arc<LensKernel>>> {
+    static REG: std::sync::OnceLock<Mutex<HashMap<wgpu::ComputePipeline, Arc<LensKernel>>>> =
+        std::sync::OnceLock::new();
+    REG.get_or_init(Default::default)
+}
+
+pub(crate) fn register(p: &wgpu::ComputePipeline, k: Arc<LensKernel>) {
+    if let Ok(mut m) = registry().lock() {
+        m.insert(p.clone(), k);
+    }
+}
+
+pub fn lens_kernel(p: &wgpu::ComputePipeline) -> Option<Arc<LensKernel>> {
+    registry().lock().ok().and_then(|m| m.get(p).cloned())
+}
+
+/// The largest record log: the adapter's storage-binding limit, at most 1 GiB.
+pub fn log_bytes(gpu: &Gpu) -> u64 {
+    gpu.max_binding_bytes().min(1 << 30)
+}
+
+/// Records one log can hold on this adapter (16 bytes each, after a 16-byte header).
+pub fn capacity(gpu: &Gpu) -> u64 {
+    (log_bytes(gpu) - 16) / 16
+}
+
+const HEADER: u64 = 16;
+
+/// The GPU side of one recording run: the log, its bind group for every pass, the counters.
+pub(crate) struct LensRun {
+    log: wgpu::Buffer,
+    groups: Vec<wgpu::BindGroup>,
+    counters: wgpu::Buffer,
+    kernels: Vec<Arc<LensKernel>>,
+    cap: u64,
+}
+
+impl LensRun {
+    pub(crate) fn new(gpu: &Gpu, plan: &Plan) -> Result<LensRun> {
+        let mut kernels = Vec::with_capacity(plan.passes.len());
+        for p in &plan.passes {
+            kernels.push(lens_kernel(&p.pipeline).ok_or_else(|| {
+                Error::Input(format!(
+                    "lens: pass '{}' was not built in the recording build",
+                    p.label
+                ))
+            })?);
+        }
+        let cap = capacity(gpu);
+        let log = gpu.storage_zeroed("lens record log", ((HEADER + cap * 16) / 4) as usize)?;
+        gpu.queue
+            .write_buffer(&log, 0, bytemuck::cast_slice(&[0u32, cap as u32, 0, 0]));
+        let groups = plan
+            .passes
+            .iter()
+            .map(|p| {
+                gpu.scoped(|| {
+                    gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("lens log"),
+                        layout: &p.pipeline.get_bind_group_layout(1),
+                        entries: &[wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: log.as_entire_binding(),
+                        }],
+                    })
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let counters = gpu.scoped(|| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("lens counters"),
+                size: (plan.passes.len().max(1) * 4) as u64,
+                usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })?;
+        Ok(LensRun {
+            log,
+            groups,
+            counters,
+            kernels,
+            cap,
+        })
+    }
+
+    pub(crate) fn bind(&self, cp: &mut wgpu::ComputePass<'_>, pass: usize) {
+        cp.set_bind_group(1, &self.groups[pass], &[]);
+    }
+
+    /// After pass `pass`: keep the log's counter.
+    pub(crate) fn after(&self, enc: &mut wgpu::CommandEncoder, pass: usize) {
+        enc.copy_buffer_to_buffer(&self.log, 0, &self.counters, pass as u64 * 4, 4);
+    }
+
+    /// The counters buffer, to read back with the run's other results.
+    pub(crate) fn counters(&self) -> &wgpu::Buffer {
+        &self.counters
+    }
+
+    /// With the counters read back: check the log held every access, read the records and hand
+    /// the passes to the recorder.
+    pub(crate) fn finish(
+        &self,
+        gpu: &Gpu,
+        plan: &Plan,
+        counters: &[u32],
+        read: impl FnOnce(&wgpu::Buffer, u64) -> Result<Vec<u32>>,
+        rec: &Recorder,
+    ) -> Result<()> {
+        let total = counters.last().copied().unwrap_or(0) as u64;
+        if total > self.cap {
+            return Err(Error::Limit(format!(
+                "lens: this run makes {total} memory accesses; the record log holds {} \
+                 ({} MiB, the adapter's storage-binding limit, at most 1 GiB): use a smaller N",
+                self.cap,
+                log_bytes(gpu) >> 20
+            )));
+        }
+        let words = if total == 0 {
+            Vec::new()
+        } else {
+            let bytes = total * 16;
+            let dst = gpu.scoped(|| {
+                gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("lens readback"),
+                    size: bytes,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            })?;
+            gpu.scoped(|| {
+                let mut enc = gpu.device.create_command_encoder(&Default::default());
+                enc.copy_buffer_to_buffer(&self.log, HEADER, &dst, 0, bytes);
+                gpu.queue.submit([enc.finish()]);
+            })?;
+            read(&dst, bytes)?
+        };
+        let mask = (1u32 << INSTANCE_BITS) - 1;
+        let mut start = 0usize;
+        let mut out = Vec::with_capacity(plan.passes.len());
+        for (i, p) in plan.passes.iter().enumerate() {
+            let end = counters[i] as usize;
+            let accesses = words[start * 4..end * 4]
+                .chunks_exact(4)
+                .map(|r| Access {
+                    wg: r[0],
+                    lid: r[1],
+                    site: r[2] >> INSTANCE_BITS,
+                    instance: r[2] & mask,
+                    addr: r[3],
+                })
+                .collect();
+            start = end;
+            out.push(PassRecord {
+                label: p.label.clone(),
+                kernel: self.kernels[i].clone(),
+                workgroups: p.workgroups,
+                accesses,
+            });
+        }
+        if let Ok(mut all) = rec.passes.lock() {
+            all.extend(out);
+        }
+        Ok(())
+    }
+}

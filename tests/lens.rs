@@ -1,0 +1,579 @@
+//! The memory lens's own correctness: recorded addresses equal each kernel's known access pattern,
+//! and the analysis's counts equal values derived by hand (warp 32, lavapipe).
+mod common;
+
+use common::{bin, gpu, random_data};
+use stagewise::algo::bmmc::{self, plan};
+use stagewise::algo::{self, AlgoOptions, RunRequest};
+use stagewise::data::DType;
+use stagewise::lens::analysis::PassLens;
+use stagewise::lens::instrument::{Kind, Space};
+use stagewise::lens::record::PassRecord;
+use stagewise::lens::{self, LensReport};
+use std::collections::HashMap;
+
+fn record(a: &AlgoOptions, variant: &str, n: usize) -> LensReport {
+    try_record(a, variant, n).unwrap_or_else(|e| panic!("{} {variant}: {e}", a.name()))
+}
+
+fn try_record(a: &AlgoOptions, variant: &str, n: usize) -> stagewise::Result<LensReport> {
+    let algo = a.algo();
+    let req = RunRequest {
+        variant: algo.info().variant(Some(variant)).unwrap(),
+        dtype: DType::U32,
+        input: random_data(n, DType::U32, n as u64, false),
+        trace: false,
+    };
+    let normal = algo::run(algo, gpu(), &req).unwrap();
+    assert!(normal.verified);
+    lens::record_run(algo, gpu(), &req, &normal, 32)
+}
+
+/// (sectors, min sectors, segments) per request of the one global site of `kind` in `p`.
+fn per_request(p: &PassLens, kind: Kind) -> (f64, f64, f64, u64) {
+    let g: Vec<_> = p.global.iter().filter(|g| g.kind == kind).collect();
+    assert_eq!(g.len(), 1, "{}: one {kind:?} site", p.label);
+    let r = g[0].requests as f64;
+    (
+        g[0].sectors as f64 / r,
+        g[0].min_sectors as f64 / r,
+        g[0].segments as f64 / r,
+        g[0].requests,
+    )
+}
+
+/// Global (read, write) address of every (workgroup, lane, instance) in a pass without
+/// workgroup memory.
+fn direct_pairs(r: &PassRecord) -> Vec<(u32, u32, u32, u32)> {
+    let mut reads = HashMap::new();
+    let mut out = Vec::new();
+    for a in &r.accesses {
+        let s = &r.kernel.sites[a.site as usize];
+        assert_eq!(s.space, Space::Global);
+        let key = (a.wg, a.lid, a.instance);
+        match s.kind {
+            Kind::Read => {
+                reads.insert(key, a.addr);
+            }
+            Kind::Write => out.push((a.wg, a.lid, reads[&key], a.addr)),
+        }
+    }
+    out
+}
+
+#[test]
+fn copy_records_i_and_counts_four_sectors_per_u32_request() {
+    let n = 1 << 16;
+    let rep = record(&AlgoOptions::Copy(Default::default()), "scalar", n);
+    assert_eq!(rep.records.len(), 1);
+    let pairs = direct_pairs(&rep.records[0]);
+    assert_eq!(pairs.len(), n);
+    for (wg, lid, r, w) in pairs {
+        assert_eq!((r, w), (wg * 256 + lid, wg * 256 + lid));
+    }
+    let p = &rep.passes[0];
+    assert_eq!(per_request(p, Kind::Read), (4.0, 4.0, 1.0, (n / 32) as u64));
+    assert_eq!(
+        per_request(p, Kind::Write),
+        (4.0, 4.0, 1.0, (n / 32) as u64)
+    );
+    assert_eq!(p.floor_bytes, 8 * n as u64);
+    assert!(p.shared.is_empty());
+
+    // vec4: 32 lanes × 16 bytes = 512 bytes = 16 sectors over 4 segments, n/128 requests each way.
+    // n − 2 words are copied as n/4 whole vec4s (the buffers are padded to a whole vec4).
+    let rep = record(&AlgoOptions::Copy(Default::default()), "vec4", n - 2);
+    let p = &rep.passes[0];
+    assert_eq!(
+        per_request(p, Kind::Read),
+        (16.0, 16.0, 4.0, (n / 128) as u64)
+    );
+    assert_eq!(
+        per_request(p, Kind::Write),
+        (16.0, 16.0, 4.0, (n / 128) as u64)
+    );
+    assert_eq!(p.global[0].bytes, 4 * n as u64);
+    assert_eq!(p.floor_bytes, 8 * n as u64);
+}
+
+#[test]
+fn naive_bitrev_writes_rev_i_and_scatters_every_lane() {
+    let log_n = 16;
+    let n = 1usize << log_n;
+    let rep = record(&AlgoOptions::Bitrev(Default::default()), "naive", n);
+    let rev = |i: u32| i.reverse_bits() >> (32 - log_n);
+    let pairs = direct_pairs(&rep.records[0]);
+    assert_eq!(pairs.len(), n);
+    for (wg, lid, r, w) in pairs {
+        assert_eq!(r, wg * 256 + lid);
+        assert_eq!(w, rev(r));
+    }
+    let p = &rep.passes[0];
+    // Reads: 32 consecutive words. Writes: lanes differ in the low 5 bits of i, i.e. in the top 5
+    // bits of rev(i): 32 words 2^11 apart, each its own sector and segment.
+    assert_eq!(per_request(p, Kind::Read), (4.0, 4.0, 1.0, (n / 32) as u64));
+    assert_eq!(
+        per_request(p, Kind::Write),
+        (32.0, 4.0, 32.0, (n / 32) as u64)
+    );
+}
+
+#[test]
+fn tiled_bitrev_reads_and_writes_whole_segments() {
+    let n = 1usize << 16;
+    let rep = record(&AlgoOptions::Bitrev(Default::default()), "tiled", n);
+    assert_eq!(rep.passes.len(), 1);
+    let p = &rep.passes[0];
+    let (rs, rmin, rseg, _) = per_request(p, Kind::Read);
+    let (ws, wmin, wseg, _) = per_request(p, Kind::Write);
+    assert_eq!((rs, rmin, rseg), (4.0, 4.0, 1.0));
+    assert_eq!((ws, wmin, wseg), (4.0, 4.0, 1.0));
+    assert_eq!(p.shared.len(), 2);
+    check_bmmc_pass(&rep.records[0], &|x| x.reverse_bits() >> 16);
+}
+
+/// Follow every element through the pass: a global read at x, (in tiled and block kernels) a
+/// workgroup-memory write and the read of that word, then a global write at y; y must be `map(x)`.
+fn check_bmmc_pass(r: &PassRecord, map: &dyn Fn(u32) -> u32) {
+    let site = |a: &stagewise::lens::record::Access| &r.kernel.sites[a.site as usize];
+    // (wg, lid, instance) → global read address; (wg, shared word) → global read address.
+    let mut read = HashMap::new();
+    let mut shared = HashMap::new();
+    let mut shared_read = HashMap::new();
+    let mut seen = 0usize;
+    for a in &r.accesses {
+        let s = site(a);
+        let key = (a.wg, a.lid, a.instance);
+        match (s.space, s.kind) {
+            (Space::Global, Kind::Read) => {
+                read.insert(key, a.addr);
+            }
+            (Space::Workgroup, Kind::Write) => {
+                shared.insert((a.wg, a.addr), read[&key]);
+            }
+            (Space::Workgroup, Kind::Read) => {
+                shared_read.insert(key, shared[&(a.wg, a.addr)]);
+            }
+            (Space::Global, Kind::Write) => {
+                let x = shared_read.get(&key).copied().unwrap_or_else(|| read[&key]);
+                assert_eq!(a.addr, map(x), "{}: x = {x}", r.label);
+                seen += 1;
+            }
+        }
+    }
+    assert_eq!(seen, read.len(), "{}: every element written once", r.label);
+}
+
+#[test]
+fn every_bmmc_plan_pass_moves_elements_by_its_map() {
+    let n_bits = 14usize;
+    for preset in ["bit-reverse", "random:3", "transpose:7,7"] {
+        let opts = bmmc::Options {
+            preset: Some(preset.into()),
+            ..Default::default()
+        };
+        let target = opts.target(n_bits).unwrap();
+        let params = opts.params(gpu());
+        for variant in ["naive", "seed-plu", "seed-ulp", "tiled"] {
+            let Ok(spec) = plan::build(variant, &target, &params) else {
+                continue;
+            };
+            let rep = record(&AlgoOptions::Bmmc(opts.clone()), variant, 1 << n_bits);
+            assert_eq!(rep.records.len(), spec.passes.len(), "{preset} {variant}");
+            for (r, ps) in rep.records.iter().zip(&spec.passes) {
+                check_bmmc_pass(r, &|x| ps.map.apply(x));
+            }
+            if variant == "tiled" {
+                for p in &rep.passes {
+                    for g in &p.global {
+                        assert_eq!(g.sectors, g.min_sectors, "{preset} tiled {}", p.label);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn unmarked_kernels_and_oversized_runs_are_refused() {
+    let g = gpu();
+    let a = AlgoOptions::Bitrev(Default::default());
+    let algo = a.algo();
+    let big = lens::max_elements(g) * 2;
+    let req = RunRequest {
+        variant: algo.info().variant(Some("naive")).unwrap(),
+        dtype: DType::U32,
+        input: random_data(big, DType::U32, 1, false),
+        trace: false,
+    };
+    let normal = algo::run(
+        algo,
+        g,
+        &RunRequest {
+            input: random_data(16, DType::U32, 1, false),
+            ..req.clone()
+        },
+    )
+    .unwrap();
+    let e = lens::record_run(algo, g, &req, &normal, 32).unwrap_err();
+    assert!(e.to_string().contains("too large to record"), "{e}");
+    assert!(
+        e.to_string().contains(&lens::max_elements(g).to_string()),
+        "{e}"
+    );
+    let e = lens::record_run(algo, g, &req, &normal, 0).unwrap_err();
+    assert!(e.to_string().contains("--lens-warp"), "{e}");
+    // A kernel without markers (the generated register sort kernel) is refused, naming it.
+    let oe = AlgoOptions::Oddeven(Default::default());
+    let e = try_record(&oe, "batcher", 4096).unwrap_err().to_string();
+    assert!(
+        e.contains("'oddeven batcher registers' marks no memory access"),
+        "{e}"
+    );
+    // 4096 phases × 2048 owners × 4 accesses overflow the log: refused with both numbers.
+    let e = try_record(&oe, "transposition", 4096)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("makes 33562624 memory accesses"), "{e}");
+    assert!(e.contains("the record log holds"), "{e}");
+}
+
+#[test]
+fn normal_build_is_the_marked_file_and_recording_keeps_line_numbers() {
+    for src in [
+        include_str!("../shaders/copy/copy.wgsl"),
+        include_str!("../shaders/copy/copy_scalar.wgsl"),
+        include_str!("../shaders/bitrev/bitrev.wgsl"),
+        include_str!("../shaders/bmmc/tiled.wgsl"),
+    ] {
+        let k = lens::instrument::instrument("t", src).unwrap();
+        let (a, b): (Vec<&str>, Vec<&str>) = (src.lines().collect(), k.source.lines().collect());
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            if !x.contains("// @lens") {
+                assert_eq!(x, y, "line {}", i + 1);
+            }
+        }
+        for s in &k.sites {
+            assert!(a[s.line as usize - 1].contains(&s.expr), "{:?}", s);
+        }
+    }
+}
+
+#[test]
+fn recording_a_2_16_run_takes_under_5_seconds() {
+    let _ = gpu();
+    // Warm the pipelines once; the limit is for a run, not for the driver's first compile.
+    record(&AlgoOptions::Bitrev(Default::default()), "naive", 1 << 16);
+    let t = std::time::Instant::now();
+    record(&AlgoOptions::Bitrev(Default::default()), "naive", 1 << 16);
+    let s = t.elapsed().as_secs_f64();
+    eprintln!("record + analyse 2^16 naive bitrev: {s:.2} s");
+    assert!(s < 5.0, "{s:.2} s");
+}
+
+#[test]
+fn cli_lens_json_has_one_entry_per_pass() {
+    let out = bin()
+        .args([
+            "run",
+            "bitrev",
+            "--variant",
+            "staged",
+            "--n",
+            "256",
+            "--lens",
+            "--lens-warp",
+            "32",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lens = v["lens"].as_array().unwrap();
+    let passes = v["passes"].as_array().unwrap();
+    assert_eq!(lens.len(), passes.len());
+    for (i, p) in lens.iter().enumerate() {
+        assert_eq!(p["pass"], i);
+        assert_eq!(p["label"], passes[i]["label"]);
+        assert_eq!(p["gpu_ms"], passes[i]["gpu_ms"]);
+        for key in ["global", "shared", "floor_bytes", "predicted_ms"] {
+            assert!(p.get(key).is_some(), "{key}");
+        }
+        for g in p["global"].as_array().unwrap() {
+            for key in [
+                "site",
+                "line",
+                "kind",
+                "buffer",
+                "requests",
+                "sectors",
+                "min_sectors",
+                "segments",
+                "bytes",
+            ] {
+                assert!(g.get(key).is_some(), "{key}");
+            }
+            // 256 elements = 8 requests of 32 lanes per site; every stage's reads are contiguous.
+            assert_eq!(g["requests"], 8);
+            if g["kind"] == "read" {
+                assert_eq!(g["sectors"], 32);
+            }
+        }
+    }
+    assert_eq!(v["lens_model"]["warp"], 32);
+    // --lens-warp needs --lens; a kernel without markers is refused with a one-line error.
+    let out = bin()
+        .args(["run", "bitrev", "--n", "16", "--lens-warp", "32"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // Too large to record, or a bad warp: exit 1, one line, before any GPU work.
+    for (args, want) in [
+        (&["--n", "4194304", "--lens"][..], "too large to record"),
+        (
+            &["--n", "16", "--lens", "--lens-warp", "0"][..],
+            "--lens-warp must be 1..=1024",
+        ),
+    ] {
+        let out = bin().args(["run", "bitrev"]).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(want), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
+fn shared_site<'a>(
+    p: &'a PassLens,
+    line_has: &str,
+    kind: Kind,
+    rec: &PassRecord,
+) -> Vec<&'a stagewise::lens::analysis::SharedSite> {
+    p.shared
+        .iter()
+        .filter(|s| {
+            let site = &rec.kernel.sites[s.site as usize];
+            s.kind == kind && site.expr == line_has
+        })
+        .collect()
+}
+
+#[test]
+fn transposition_sort_pairs_conflict_two_ways() {
+    // Owner i compares words a = 2i + parity and a + 1: 32 lanes touch 64 consecutive words with
+    // stride 2, i.e. 16 banks twice each: every compare-exchange access is a 2-way conflict. The
+    // load and store (x = lid + k·WG) are conflict-free.
+    let n = 1024;
+    let rep = record(
+        &AlgoOptions::Oddeven(Default::default()),
+        "transposition",
+        n,
+    );
+    assert_eq!(rep.passes.len(), 1);
+    let (p, r) = (&rep.passes[0], &rep.records[0]);
+    for (expr, kind) in [
+        ("a", Kind::Read),
+        ("a + 1u", Kind::Read),
+        ("a", Kind::Write),
+        ("a + 1u", Kind::Write),
+    ] {
+        let s = shared_site(p, expr, kind, r);
+        assert_eq!(s.len(), 1, "{expr} {kind:?}");
+        assert_eq!(s[0].max_ways, 2, "{expr} {kind:?}");
+        assert!(
+            (s[0].mean_ways - 2.0).abs() < 1e-9,
+            "{expr}: {}",
+            s[0].mean_ways
+        );
+        // n phases × (n/2 owners / 32 lanes) requests; the odd phase's last owner has no pair,
+        // so its write sites run one lane short but still every warp.
+        assert_eq!(s[0].requests, (n * n / 2 / 32) as u64, "{expr} {kind:?}");
+    }
+    for kind in [Kind::Read, Kind::Write] {
+        let s = shared_site(p, "x", kind, r);
+        assert_eq!((s.len(), s[0].max_ways), (1, 1));
+    }
+    // Global: one coalesced load and store of the segment.
+    assert_eq!(per_request(p, Kind::Read), (4.0, 4.0, 1.0, (n / 32) as u64));
+    assert_eq!(
+        per_request(p, Kind::Write),
+        (4.0, 4.0, 1.0, (n / 32) as u64)
+    );
+}
+
+#[test]
+fn reduce_then_scan_padding_leaves_only_the_coalesced_copy_two_way() {
+    // PER = 4 vec4 per thread, padded by one vec4 after every 4 (sidx(i) = i + i/4). vec4 accesses
+    // go in phases of 8 lanes. The coalesced copy (vec4 j·WG + lid): 8 consecutive vec4 straddle one
+    // pad, words {0..15, 20..35}: banks 0–3 twice, 2-way. The chunk walk (vec4 lid·4 + j → words
+    // 20·lid + 4j …): lanes start at banks 0, 20, 8, 28, 16, 4, 24, 12 and cover all 32 once, 1-way.
+    // The Kogge-Stone totals (s_tot[lid], s_tot[lid − o]) are consecutive words, 1-way.
+    let opts = stagewise::algo::scan::Options {
+        workgroup_size: 256,
+        per_thread: 4,
+        ..Default::default()
+    };
+    let rep = record(&AlgoOptions::Scan(opts), "reduce-then-scan", 1 << 14);
+    let (p, r) = (&rep.passes[2], &rep.records[2]);
+    assert!(p.label.contains("scan"), "{}", p.label);
+    let ways = |expr: &str, kind| shared_site(p, expr, kind, r)[0].max_ways;
+    assert_eq!(ways("sidx(j * WG + lid)", Kind::Write), 2);
+    assert_eq!(ways("sidx(j * WG + lid)", Kind::Read), 2);
+    assert_eq!(ways("sidx(lid * PER + j)", Kind::Read), 1);
+    assert_eq!(ways("sidx(lid * PER + j)", Kind::Write), 1);
+    assert_eq!(ways("lid", Kind::Write), 1);
+    assert_eq!(ways("lid - o", Kind::Read), 1);
+    // Global: vec4 loads and stores, 16 sectors (512 bytes) per request, the minimum.
+    for g in &p.global {
+        if g.buffer != "sums" {
+            assert_eq!(g.sectors, g.min_sectors, "{}", g.line);
+            assert_eq!(g.sectors, 16 * g.requests, "{}", g.line);
+        }
+    }
+}
+
+#[test]
+fn ladder_rungs_are_broadcasts_and_hillis_steele_reads_stay_coalesced() {
+    let n = 1 << 12;
+    let rep = record(&AlgoOptions::Scan(Default::default()), "ladder", n);
+    for (k, (p, r)) in rep.passes.iter().zip(&rep.records).enumerate() {
+        let step = 1u32 << k;
+        // Every recorded read of the rung is a[(t & ~(p − 1)) − 1] for an active thread t.
+        for a in &r.accesses {
+            let s = &r.kernel.sites[a.site as usize];
+            let t = a.wg * 256 + a.lid;
+            assert_ne!(t & step, 0, "sleeping thread {t} recorded");
+            if s.expr == "prev_rung" {
+                assert_eq!(a.addr, (t & !(step - 1)) - 1);
+            } else {
+                assert_eq!(a.addr, t);
+            }
+        }
+        if step >= 32 {
+            // A warp's 32 active threads share one rung: one sector per request.
+            let g = p
+                .global
+                .iter()
+                .find(|g| r.kernel.sites[g.site as usize].expr == "prev_rung");
+            let g = g.unwrap();
+            assert_eq!(
+                (g.sectors, g.min_sectors),
+                (g.requests, g.requests),
+                "{}",
+                p.label
+            );
+        }
+    }
+    let rep = record(&AlgoOptions::Scan(Default::default()), "hillis-steele", n);
+    for p in &rep.passes {
+        for g in &p.global {
+            // src[i − p] is shifted by a multiple of 32 words from phase 32 on: aligned again.
+            assert!(
+                g.sectors <= g.min_sectors + g.requests,
+                "{} line {}",
+                p.label,
+                g.line
+            );
+        }
+    }
+}
+
+#[test]
+fn app_lens_toggle_records_on_a_worker_and_narrates_the_pass() {
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+    use std::time::{Duration, Instant};
+    let _ = gpu(); // sets XDG_RUNTIME_DIR before the app's device exists
+    let mut h: Harness<'_, stagewise::ui::StagewiseApp> = Harness::builder()
+        .with_size([1280.0, 900.0])
+        .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
+        .build_eframe(|cc| stagewise::ui::StagewiseApp::new(cc, None));
+    let wait = |h: &mut Harness<'_, stagewise::ui::StagewiseApp>, what: &str| {
+        let start = Instant::now();
+        while h.state().is_running() || h.state().lens.is_recording() {
+            assert!(
+                start.elapsed() < Duration::from_secs(90),
+                "{what} never finished"
+            );
+            h.step();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        h.run();
+    };
+    wait(&mut h, "the opening run");
+    h.state_mut().lens.warp = 32;
+    h.get_by_label("Memory lens").click();
+    h.step();
+    h.step();
+    wait(&mut h, "the recording");
+    let rep = h.state().lens.report().expect("a lens report");
+    // Staged bit-reversal of the seed's 16 values: 4 stages × (split, copy back).
+    assert_eq!(rep.passes.len(), 8);
+    assert_eq!(rep.warp, 32);
+    h.get_by_label_contains("Pass 0 (warp 32)");
+    h.get_by_label_contains("are coalesced");
+    h.get_by_label("access site");
+    // Compare: naive beside staged on the same input, its own narration and both times.
+    h.state_mut().lens.compare.variant = Some("naive".into());
+    h.step();
+    h.step();
+    wait(&mut h, "the compare recording");
+    h.get_by_label_contains("naive — stage 1");
+    // 16 elements fit one segment: even the naive writes need no more sectors than they touch.
+    assert_eq!(h.get_all_by_label_contains("are coalesced").count(), 2);
+    h.get_by_label_contains(" passes · naive: ");
+    assert!(h.state().message.is_none(), "{:?}", h.state().message);
+}
+
+#[test]
+fn every_scan_variant_records_and_every_pass_touches_global_memory() {
+    let info = AlgoOptions::Scan(Default::default());
+    let variants: Vec<&str> = info.algo().info().variants.iter().map(|v| v.name).collect();
+    let shared = stagewise::algo::scan::Options {
+        shared_scan: true,
+        ..Default::default()
+    };
+    let cases = variants
+        .iter()
+        .map(|v| (AlgoOptions::Scan(Default::default()), *v))
+        .chain([(AlgoOptions::Scan(shared), "decoupled")]);
+    for (a, v) in cases {
+        let rep = record(&a, v, 5000);
+        assert!(!rep.passes.is_empty(), "{v}");
+        for p in &rep.passes {
+            assert!(p.floor_bytes > 0, "{v} {}", p.label);
+            for g in &p.global {
+                assert!(
+                    g.sectors >= g.min_sectors,
+                    "{v} {} line {}",
+                    p.label,
+                    g.line
+                );
+                assert!(g.segments <= g.sectors, "{v} {} line {}", p.label, g.line);
+            }
+        }
+    }
+}
+
+#[test]
+fn recording_2_16_elements_of_several_rooms_takes_under_5_seconds_each() {
+    let cases = [
+        (AlgoOptions::Bmmc(Default::default()), "seed-plu"),
+        (AlgoOptions::Scan(Default::default()), "ladder"),
+        (AlgoOptions::Scan(Default::default()), "reduce-then-scan"),
+        (AlgoOptions::Copy(Default::default()), "vec4"),
+    ];
+    for (a, v) in cases {
+        record(&a, v, 1 << 16); // compiles the pipelines
+        let t = std::time::Instant::now();
+        record(&a, v, 1 << 16);
+        let s = t.elapsed().as_secs_f64();
+        eprintln!("record + analyse 2^16 {} {v}: {s:.2} s", a.name());
+        assert!(s < 5.0, "{} {v}: {s:.2} s", a.name());
+    }
+}
