@@ -51,16 +51,14 @@ pub struct BenchSpec {
     pub min_warmup_ms: f64,
 }
 
-/// Warm-up runs: `spec.warmup`, or more where that is shorter than `spec.min_warmup_ms`.
-fn warmup_runs(gpu: &Gpu, spec: &BenchSpec, plan: &crate::gpu::Plan) -> Result<usize> {
+/// Warm the GPU on `plan` for `spec.min_warmup_ms` of wall time (its clocks ramp up under load);
+/// the `spec.warmup` counted runs follow in [`time_with`].
+fn warm_up(gpu: &Gpu, spec: &BenchSpec, plan: &crate::gpu::Plan) -> Result<usize> {
     if spec.min_warmup_ms <= 0.0 {
         return Ok(spec.warmup);
     }
-    let secs = crate::gpu::runner::wall_once(gpu, plan)?.max(1e-6);
-    Ok(spec
-        .warmup
-        .max((spec.min_warmup_ms / 1e3 / secs).ceil() as usize)
-        .min(100_000))
+    crate::gpu::runner::warm_for(gpu, plan, spec.min_warmup_ms)?;
+    Ok(spec.warmup)
 }
 
 pub const CSV_HEADER: &str =
@@ -146,7 +144,7 @@ pub fn run(
                             n,
                             spec.dtype,
                         )?;
-                        let w = warmup_runs(gpu, spec, &case.plan)?;
+                        let w = warm_up(gpu, spec, &case.plan)?;
                         let t = time_with(gpu, &case.plan, w, spec.reps, cancelled)?;
                         let g = case.bytes as f64 / (t.total_ms * 1e6);
                         copy_gbps.insert(n, g);
@@ -185,7 +183,7 @@ pub fn run(
                     continue;
                 }
                 // Sweeps over everything keep slow cases short: one probe run decides.
-                let (mut warmup, mut reps) = (warmup_runs(gpu, spec, &case.plan)?, spec.reps);
+                let (mut warmup, mut reps, mut warm) = (spec.warmup, spec.reps, true);
                 if spec.skip_refused {
                     let secs = crate::gpu::runner::wall_once(gpu, &case.plan)?;
                     if secs > MAX_SWEEP_SECONDS {
@@ -197,9 +195,11 @@ pub fn run(
                         continue;
                     }
                     if secs > 0.1 {
-                        warmup = warmup.min(1);
-                        reps = reps.min(5);
+                        (warmup, reps, warm) = (warmup.min(1), reps.min(5), false);
                     }
+                }
+                if warm {
+                    warmup = warm_up(gpu, spec, &case.plan)?;
                 }
                 let t = time_with(gpu, &case.plan, warmup, reps, cancelled)?;
                 let gbps = case.bytes as f64 / (t.total_ms * 1e6);
