@@ -588,6 +588,12 @@ fn audit_run_and_bench_options() {
             [&run[..], &["--seed", "7"]].concat(),
         ),
         ("--trace", run.to_vec(), [&run[..], &["--trace"]].concat()),
+        ("--lens", run.to_vec(), [&run[..], &["--lens"]].concat()),
+        (
+            "--lens-warp",
+            [&run[..], &["--lens"]].concat(),
+            [&run[..], &["--lens", "--lens-warp", "16"]].concat(),
+        ),
         ("--json", run[..6].to_vec(), run.to_vec()),
         (
             "--adapter",

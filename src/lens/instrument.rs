@@ -172,8 +172,9 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
     Ok(LensKernel { source: out, sites })
 }
 
-/// The recorder appended to a recording build: an atomic counter and 4 words per access —
-/// workgroup, local index, site << 20 | the site's dynamic instance in this invocation, word address.
+/// The recorder appended to a recording build: an atomic counter and 3 words per access —
+/// workgroup << 12 | local index, site << 20 | the site's dynamic instance in this invocation,
+/// word address. (Recordable runs have under 2^20 workgroups: at most 2^19 elements.)
 fn recorder(nsites: usize) -> String {
     format!(
         "
@@ -186,11 +187,10 @@ var<private> lens_seen: array<u32, {nsites}>;
 fn lens_rec(site: u32, addr: u32) {{
     let slot = atomicAdd(&lens_log.count, 1u);
     if (slot < lens_log.cap) {{
-        let b = slot * 4u;
-        lens_log.rec[b] = lens_wg;
-        lens_log.rec[b + 1u] = lens_lid;
-        lens_log.rec[b + 2u] = (site << {INSTANCE_BITS}u) | min(lens_seen[site], {max}u);
-        lens_log.rec[b + 3u] = addr;
+        let b = slot * 3u;
+        lens_log.rec[b] = (lens_wg << 12u) | lens_lid;
+        lens_log.rec[b + 1u] = (site << {INSTANCE_BITS}u) | min(lens_seen[site], {max}u);
+        lens_log.rec[b + 2u] = addr;
     }}
     lens_seen[site] += 1u;
 }}

@@ -72,9 +72,14 @@ pub fn log_bytes(gpu: &Gpu) -> u64 {
     gpu.max_binding_bytes().min(1 << 30)
 }
 
-/// Records one log can hold on this adapter (16 bytes each, after a 16-byte header).
+/// Bytes of one record: (workgroup << 12 | local index, site << 20 | instance, word address).
+pub const RECORD: u64 = 12;
+/// Local indices fit 12 bits (at most 1024 invocations per workgroup); the rest is the workgroup.
+pub const LID_BITS: u32 = 12;
+
+/// Records one log can hold on this adapter (12 bytes each, after a 16-byte header).
 pub fn capacity(gpu: &Gpu) -> u64 {
-    (log_bytes(gpu) - 16) / 16
+    (log_bytes(gpu) - HEADER) / RECORD
 }
 
 const HEADER: u64 = 16;
@@ -100,7 +105,7 @@ impl LensRun {
             })?);
         }
         let cap = capacity(gpu);
-        let log = gpu.storage_zeroed("lens record log", ((HEADER + cap * 16) / 4) as usize)?;
+        let log = gpu.storage_zeroed("lens record log", ((HEADER + cap * RECORD) / 4) as usize)?;
         gpu.queue
             .write_buffer(&log, 0, bytemuck::cast_slice(&[0u32, cap as u32, 0, 0]));
         let groups = plan
@@ -172,7 +177,7 @@ impl LensRun {
         let words = if total == 0 {
             Vec::new()
         } else {
-            let bytes = total * 16;
+            let bytes = total * RECORD;
             let dst = gpu.scoped(|| {
                 gpu.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("lens readback"),
@@ -193,14 +198,14 @@ impl LensRun {
         let mut out = Vec::with_capacity(plan.passes.len());
         for (i, p) in plan.passes.iter().enumerate() {
             let end = counters[i] as usize;
-            let accesses = words[start * 4..end * 4]
-                .chunks_exact(4)
+            let accesses = words[start * 3..end * 3]
+                .chunks_exact(3)
                 .map(|r| Access {
-                    wg: r[0],
-                    lid: r[1],
-                    site: r[2] >> INSTANCE_BITS,
-                    instance: r[2] & mask,
-                    addr: r[3],
+                    wg: r[0] >> LID_BITS,
+                    lid: r[0] & ((1 << LID_BITS) - 1),
+                    site: r[1] >> INSTANCE_BITS,
+                    instance: r[1] & mask,
+                    addr: r[2],
                 })
                 .collect();
             start = end;
