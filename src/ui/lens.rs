@@ -116,7 +116,21 @@ impl LensPanel {
             );
             if self.on {
                 ui.label("warp");
-                ui.add(egui::DragValue::new(&mut self.warp).range(0..=1024))
+                ui.add(
+                    egui::DragValue::new(&mut self.warp)
+                        .range(0..=1024)
+                        .custom_formatter(|v, _| {
+                            if v == 0.0 {
+                                "auto".into()
+                            } else {
+                                format!("{v}")
+                            }
+                        })
+                        .custom_parser(|s| match s.trim() {
+                            "auto" => Some(0.0),
+                            t => t.parse().ok(),
+                        }),
+                )
                     .on_hover_text("Warp size the accesses are grouped by (0: the adapter's subgroup size; 32 as on NVIDIA)");
                 if ui
                     .button("32")
