@@ -577,3 +577,9 @@ fn recording_2_16_elements_of_several_rooms_takes_under_5_seconds_each() {
         assert!(s < 5.0, "{} {v}: {s:.2} s", a.name());
     }
 }
+
+// ---- FFT ----
+// Every FFT kernel and mode records; addresses, coalescing and bank conflicts derived by hand.
+// The tests live in tests/lens/fft.rs (run them with `cargo test --test lens fft`).
+#[path = "lens/fft.rs"]
+mod fft;
