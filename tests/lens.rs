@@ -728,3 +728,9 @@ fn radix_loads_are_coalesced_and_scatter_writes_follow_the_digit_runs() {
         );
     }
 }
+
+// ---- FFT ----
+// Every FFT kernel and mode records; addresses, coalescing and bank conflicts derived by hand.
+// The tests live in tests/lens/fft.rs (run them with `cargo test --test lens fft`).
+#[path = "lens/fft.rs"]
+mod fft;

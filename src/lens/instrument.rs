@@ -93,11 +93,11 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
             match word {
                 "wg" => {
                     wg_marks += 1;
-                    calls.push_str(&format!(" lens_wg = u32({rest});"));
+                    calls.push_str(&format!(" lens_wg = lens_u32({rest});"));
                 }
                 "lid" => {
                     lid_marks += 1;
-                    calls.push_str(&format!(" lens_lid = u32({rest});"));
+                    calls.push_str(&format!(" lens_lid = lens_u32({rest});"));
                 }
                 _ => {
                     let digits = word.trim_start_matches(|c: char| !c.is_ascii_digit());
@@ -124,7 +124,7 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
                         .ok_or_else(|| err(ln, format!("'{spec}' needs BUFFER EXPR")))?;
                     let id = sites.len();
                     calls.push_str(&format!(
-                        " lens_rec({id}u, u32({}) * {width}u);",
+                        " lens_rec({id}u, lens_u32({}) * {width}u);",
                         expr.trim()
                     ));
                     sites.push(Site {
@@ -175,10 +175,13 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
 /// The recorder appended to a recording build: an atomic counter and 3 words per access —
 /// workgroup << 12 | local index, site << 20 | the site's dynamic instance in this invocation,
 /// word address. (Recordable runs have under 2^20 workgroups: at most 2^19 elements.)
+/// The calls convert through the alias `lens_u32`: a kernel's local may shadow `u32` itself (the
+/// radix FFT kernel at E = 64 names its 33rd load `u32`).
 fn recorder(nsites: usize) -> String {
     format!(
         "
 // ---- lens recorder (recording build only) ----
+alias lens_u32 = u32;
 struct LensLog {{ count: atomic<u32>, cap: u32, _a: u32, _b: u32, rec: array<u32> }}
 @group(1) @binding(0) var<storage, read_write> lens_log: LensLog;
 var<private> lens_wg: u32;
@@ -228,15 +231,15 @@ fn main(@builtin(local_invocation_index) l: u32) {
         assert_eq!(lines[0], "@compute @workgroup_size(4)");
         assert_eq!(
             lines[2],
-            "    let i = l; lens_wg = u32(0u); lens_lid = u32(l);"
+            "    let i = l; lens_wg = lens_u32(0u); lens_lid = lens_u32(l);"
         );
         assert_eq!(
             lines[3],
-            "    if (i < 4u) { b[i] = a[i]; lens_rec(0u, u32(i) * 1u); lens_rec(1u, u32(i) * 1u); }"
+            "    if (i < 4u) { b[i] = a[i]; lens_rec(0u, lens_u32(i) * 1u); lens_rec(1u, lens_u32(i) * 1u); }"
         );
         assert_eq!(
             lines[4],
-            "    t[3u - i] = 1u; lens_rec(2u, u32(3u - i) * 4u);"
+            "    t[3u - i] = 1u; lens_rec(2u, lens_u32(3u - i) * 4u);"
         );
         assert_eq!(k.sites.len(), 3);
         assert_eq!(k.sites[0].kind, Kind::Read);
@@ -251,6 +254,26 @@ fn main(@builtin(local_invocation_index) l: u32) {
             .map(|l| l.split("// @lens").next().unwrap().to_string() + "\n")
             .collect();
         assert_eq!(strip_comments(K), strip_comments(&unmarked));
+    }
+
+    #[test]
+    fn recording_build_compiles_where_a_local_shadows_u32() {
+        let src = "@group(0) @binding(0) var<storage, read_write> a: array<u32>;
+@compute @workgroup_size(4)
+fn main(@builtin(local_invocation_index) l: u32) {
+    let u32 = l + 1u; // @lens wg 0u; lid l
+    a[u32] = l; // @lens write a u32
+}
+";
+        let k = instrument("shadow", src).unwrap();
+        let m = wgpu::naga::front::wgsl::parse_str(&k.source)
+            .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&k.source)));
+        wgpu::naga::valid::Validator::new(
+            wgpu::naga::valid::ValidationFlags::all(),
+            wgpu::naga::valid::Capabilities::all(),
+        )
+        .validate(&m)
+        .unwrap();
     }
 
     #[test]

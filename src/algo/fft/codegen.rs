@@ -1,6 +1,10 @@
 //! What the fast and radix kernel generators share: the configuration (`FastConfig`, with its
 //! padding and round layout), WGSL literal and complex-constant helpers, the kernel preamble and
 //! the unrolled butterflies. Both generators depend on this module, not on each other.
+//!
+//! Every generated line that reads or writes `src`, `dst`, `tw` or `sh` ends with its `// @lens`
+//! marker, and the entry point names its workgroup and local index (`// @lens wg wg; lid l`): the
+//! memory lens's recording build (src/lens/instrument.rs); the normal build is the text as emitted.
 
 use super::model;
 use std::fmt::Write;
@@ -308,7 +312,7 @@ fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {{
 fn main(@builtin(local_invocation_index) l: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {{
-    let wg = wid.x + wid.y * nwg.x;
+    let wg = wid.x + wid.y * nwg.x; // @lens wg wg; lid l
     if (wg >= params.groups) {{ return; }}   // uniform: the whole workgroup leaves
     let t = l & {}u;
     let g = l >> {}u;",
@@ -317,7 +321,8 @@ fn main(@builtin(local_invocation_index) l: u32,
         c.log_w()
     );
     if w == 1 {
-        // No twiddle is loaded (every twiddle is a constant); the binding stays in the layout.
+        // No twiddle is loaded (every twiddle is a constant); the binding stays in the layout
+        // (a phony read the compiler drops: not a lens access site).
         let _ = writeln!(o, "    _ = tw[0];");
     }
     if !loads {
@@ -331,18 +336,19 @@ fn main(@builtin(local_invocation_index) l: u32,
     let base = b * {n}u + t;"
     );
     for j in 0..e {
-        let _ = writeln!(o, "    var v{j} = src[base + {}u];", j * w);
+        let i = format!("base + {}u", j * w);
+        let _ = writeln!(o, "    var v{j} = src[{i}]; // @lens read2 src {i}");
     }
 }
 
 /// One radix-2 DIF stage inside a thread, as a WGSL block: pairs (j, j + h) for the slots j with
-/// bit h clear; the pair's twiddle is w0 · exp(∓πi·(j mod h)/h), with w0 the WGSL expression
-/// `w0` (a table read, once per stage) or 1 (None: constants only).
+/// bit h clear; the pair's twiddle is w0 · exp(∓πi·(j mod h)/h), with w0 = `tw[w0]` (a table
+/// read at the WGSL index expression `w0`, once per stage) or 1 (None: constants only).
 pub(crate) fn butterflies(o: &mut String, e: usize, h: usize, sign: f64, w0: Option<&str>) {
     let _ = writeln!(o, "    {{");
     let cst = |kk: usize| unit(sign * std::f64::consts::PI * kk as f64 / h as f64);
     if let Some(w0) = w0 {
-        let _ = writeln!(o, "        let w0 = {w0};");
+        let _ = writeln!(o, "        let w0 = tw[{w0}]; // @lens read2 tw {w0}");
         for kk in 1..h {
             let _ = writeln!(o, "        let w{kk} = {};", cmul_const("w0", cst(kk)));
         }

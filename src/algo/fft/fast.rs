@@ -62,7 +62,7 @@ pub fn shader(c: &FastConfig) -> String {
             h * w
         );
         // Twiddle of the pair with lo slot j: w0 · exp(∓πi·(j mod h)/h), w0 = tw[t·E/(2h)].
-        let w0 = format!("tw[t * {}u]", e / (2 * h));
+        let w0 = format!("t * {}u", e / (2 * h));
         butterflies(o, e, h, sign, (w > 1).then_some(w0.as_str()));
         h /= 2;
     }
@@ -94,12 +94,14 @@ pub fn shader(c: &FastConfig) -> String {
             turn += 1;
             let _ = writeln!(o, "        let wi = {off}u + g * {}u + t;", n / 2);
             for m in 0..half {
-                let _ = writeln!(o, "        sh[wi + {}u] = x{m};", m * w);
+                let i = format!("wi + {}u", m * w);
+                let _ = writeln!(o, "        sh[{i}] = x{m}; // @lens wg-write2 sh {i}");
             }
             let _ = writeln!(o, "        workgroupBarrier();");
             let _ = writeln!(o, "        let ri = {off}u + g * {}u + (t ^ {st}u);", n / 2);
             for m in 0..half {
-                let _ = writeln!(o, "        let r{m} = sh[ri + {}u];", m * w);
+                let i = format!("ri + {}u", m * w);
+                let _ = writeln!(o, "        let r{m} = sh[{i}]; // @lens wg-read2 sh {i}");
             }
         } else {
             for m in 0..half {
@@ -107,12 +109,8 @@ pub fn shader(c: &FastConfig) -> String {
             }
         }
         if st > 1 {
-            let _ = writeln!(
-                o,
-                "        let w = tw[(t & {}u) * {}u];",
-                st - 1,
-                n / (2 * st)
-            );
+            let i = format!("(t & {}u) * {}u", st - 1, n / (2 * st));
+            let _ = writeln!(o, "        let w = tw[{i}]; // @lens read2 tw {i}");
         }
         for m in 0..half {
             let (lo, hi) = (2 * m, 2 * m + 1);
@@ -148,16 +146,18 @@ pub fn shader(c: &FastConfig) -> String {
             pairs.sort_by_key(|&j| c.f_const(j));
             for j in pairs {
                 debug_assert_eq!(c.f_const(j + half), c.f_const(j) | 1);
+                // dst is a vec4<f32> view here: one 4-word element per pair.
+                let i = format!("(ft | {}u) >> 1u", c.f_const(j));
                 let _ = writeln!(
                     o,
-                    "        dst[(ft | {}u) >> 1u] = vec4<f32>(v{j}, v{});",
-                    c.f_const(j),
+                    "        dst[{i}] = vec4<f32>(v{j}, v{}); // @lens write4 dst {i}",
                     j + half
                 );
             }
         } else {
             for j in 0..e {
-                let _ = writeln!(o, "        dst[ft | {}u] = v{j};", c.f_const(j));
+                let i = format!("ft | {}u", c.f_const(j));
+                let _ = writeln!(o, "        dst[{i}] = v{j}; // @lens write2 dst {i}");
             }
         }
         let _ = writeln!(o, "    }}");
@@ -187,20 +187,23 @@ pub fn shader(c: &FastConfig) -> String {
         for j in 0..e {
             let _ = writeln!(
                 o,
-                "    {{ let a = ft | {}u; sh[{}] = v{j}; }}",
+                "    {{ let a = ft | {}u; sh[{i}] = v{j}; }} // @lens wg-write2 sh {i}",
                 c.f_const(j),
-                pad("a")
+                i = pad("a")
             );
         }
         let _ = writeln!(o, "    workgroupBarrier();");
         let _ = writeln!(o, "    let ob = wg * {}u;", g * n);
         for i in 0..e {
+            // Three lines, so that the marker's line ends with the `if`'s brace: the recording
+            // build records inside the `if` (tail threads store nothing).
+            let _ = writeln!(o, "    {{ let q = l + {}u;", i * threads);
             let _ = writeln!(
                 o,
-                "    {{ let q = l + {}u; if (ob + q < params.total) {{ dst[ob + q] = sh[{}]; }} }}",
-                i * threads,
-                pad("q")
+                "        if (ob + q < params.total) {{ dst[ob + q] = sh[{p}]; }} // @lens wg-read2 sh {p}; write2 dst ob + q",
+                p = pad("q")
             );
+            let _ = writeln!(o, "    }}");
         }
     } else {
         let _ = writeln!(
@@ -209,7 +212,8 @@ pub fn shader(c: &FastConfig) -> String {
         );
         let _ = writeln!(o, "    if (fft < params.batch) {{");
         for j in 0..e {
-            let _ = writeln!(o, "        dst[base + {}u] = v{j};", j * w);
+            let i = format!("base + {}u", j * w);
+            let _ = writeln!(o, "        dst[{i}] = v{j}; // @lens write2 dst {i}");
         }
         let _ = writeln!(o, "    }}");
     }

@@ -65,12 +65,8 @@ pub fn shader(c: &FastConfig) -> String {
     let mut top = ln;
     for (r, &lo) in los.iter().enumerate() {
         if lo > 0 {
-            let _ = writeln!(
-                o,
-                "    let tb{r} = tw[(t & {}u) << {}u];",
-                (1u32 << lo) - 1,
-                ln - top
-            );
+            let i = format!("(t & {}u) << {}u", (1u32 << lo) - 1, ln - top);
+            let _ = writeln!(o, "    let tb{r} = tw[{i}]; // @lens read2 tw {i}");
         }
         top = lo;
     }
@@ -78,7 +74,8 @@ pub fn shader(c: &FastConfig) -> String {
     let _ = writeln!(o, "    let b0 = min({}, params.batch - 1u);", fft("0u"));
     let ld = if sq > 1 { "var" } else { "let" };
     for j in 0..e {
-        let _ = writeln!(o, "    {ld} u{j} = src[b0 * {n}u + t + {}u];", j * w);
+        let i = format!("b0 * {n}u + t + {}u", j * w);
+        let _ = writeln!(o, "    {ld} u{j} = src[{i}]; // @lens read2 src {i}");
     }
     if sq > 1 {
         let _ = writeln!(o, "    for (var it = 0u; it < {sq}u; it++) {{");
@@ -98,7 +95,8 @@ pub fn shader(c: &FastConfig) -> String {
             let _ = writeln!(o, "    let p{r} = g * {n}u + {};", thread_part(lo, last));
             let _ = writeln!(o, "    let a{r} = {};", pad(&format!("p{r}")));
             for j in 0..e {
-                let _ = writeln!(o, "    v{j} = sh[a{r} + {}u];", c.pad(j << lo));
+                let i = format!("a{r} + {}u", c.pad(j << lo));
+                let _ = writeln!(o, "    v{j} = sh[{i}]; // @lens wg-read2 sh {i}");
             }
         }
         let _ = writeln!(
@@ -130,7 +128,8 @@ pub fn shader(c: &FastConfig) -> String {
             let _ = writeln!(o, "    if (it + 1u < {sq}u) {{");
             let _ = writeln!(o, "        let bn = min(fi + {g}u, params.batch - 1u);");
             for j in 0..e {
-                let _ = writeln!(o, "        u{j} = src[bn * {n}u + t + {}u];", j * w);
+                let i = format!("bn * {n}u + t + {}u", j * w);
+                let _ = writeln!(o, "        u{j} = src[{i}]; // @lens read2 src {i}");
             }
             let _ = writeln!(o, "    }}");
             if nr > 1 {
@@ -145,11 +144,8 @@ pub fn shader(c: &FastConfig) -> String {
             // consecutive values.
             let _ = writeln!(o, "    if (fi < params.batch) {{");
             for j in 0..e {
-                let _ = writeln!(
-                    o,
-                    "        dst[bi * {n}u + t + {}u] = v{j};",
-                    model::bitrev(j, le) * w
-                );
+                let i = format!("bi * {n}u + t + {}u", model::bitrev(j, le) * w);
+                let _ = writeln!(o, "        dst[{i}] = v{j}; // @lens write2 dst {i}");
             }
             let _ = writeln!(o, "    }}");
         } else {
@@ -160,7 +156,8 @@ pub fn shader(c: &FastConfig) -> String {
                 format!("a{r}")
             };
             for j in 0..e {
-                let _ = writeln!(o, "    sh[{a} + {}u] = v{j};", c.pad(j << lo));
+                let i = format!("{a} + {}u", c.pad(j << lo));
+                let _ = writeln!(o, "    sh[{i}] = v{j}; // @lens wg-write2 sh {i}");
             }
         }
         top = lo;
