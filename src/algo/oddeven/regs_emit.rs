@@ -56,10 +56,10 @@ impl Emit {
         let le = self.keys.trailing_zeros();
         let _ = writeln!(self.o, "        let pw = zw + (zw >> {le}u);");
         for j in 0..self.keys {
+            let at = format!("pw + {}u", off(self.c, j as i64, self.keys));
             let _ = writeln!(
                 self.o,
-                "        {b}[pw + {}u] = e{j};",
-                off(self.c, j as i64, self.keys)
+                "        {b}[{at}] = e{j}; // @lens wg-write {b} {at}"
             );
         }
         self.o.push_str("    }\n");
@@ -82,10 +82,10 @@ impl Emit {
         self.base(c, "zr");
         let _ = writeln!(self.o, "        let pr = zr + (zr >> {le}u);");
         for j in 0..self.keys {
+            let at = format!("pr + {}u", off(c, j as i64, self.keys));
             let _ = writeln!(
                 self.o,
-                "        e{j} = {b}[pr + {}u];",
-                off(c, j as i64, self.keys)
+                "        e{j} = {b}[{at}]; // @lens wg-read {b} {at}"
             );
         }
         self.o.push_str("    }\n");
@@ -201,30 +201,19 @@ pub(super) fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize,
                 "has_prev".into()
             }
         };
-        // Neighbour value j (next thread's row j) / (previous thread's row E - d + j).
-        let fetch_next = |j: usize| {
-            if shuffle {
-                format!("subgroupShuffleDown(e{j}, {c}u)")
-            } else {
-                format!("{bname}[pg + {}u]", off(c, (keys + j) as i64, keys))
-            }
-        };
-        let fetch_prev = |j: usize| {
-            if shuffle {
-                format!("subgroupShuffleUp(e{j}, {c}u)")
-            } else {
-                format!("{bname}[pg - {}u]", -off(c, j as i64 - keys as i64, keys))
-            }
-        };
+        // Where neighbour value j (next thread's row j) / (previous thread's row E - d + j) lies
+        // in workgroup memory.
+        let next_at = |j: usize| format!("pg + {}u", off(c, (keys + j) as i64, keys));
+        let prev_at = |j: usize| format!("pg - {}u", -off(c, j as i64 - keys as i64, keys));
         if cross_here && !shuffle {
             // Through workgroup memory: bottom and top d rows out, the neighbours' in after the
             // barrier (guarded: the first and last threads of a block have no neighbour).
             e.before_write();
             for j in (0..d).chain(keys - d..keys) {
+                let at = format!("pg + {}u", off(c, j as i64, keys));
                 let _ = writeln!(
                     e.o,
-                    "        {bname}[pg + {}u] = e{j};",
-                    off(c, j as i64, keys)
+                    "        {bname}[{at}] = e{j}; // @lens wg-write {bname} {at}"
                 );
             }
             e.barrier();
@@ -252,18 +241,17 @@ pub(super) fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize,
                 let t = keys - d + j;
                 let _ = writeln!(e.o, "        {{");
                 if shuffle {
-                    let _ = writeln!(e.o, "        let nb = {};", fetch_next(j));
-                    let _ = writeln!(e.o, "        let pv = {};", fetch_prev(t));
+                    let _ = writeln!(e.o, "        let nb = subgroupShuffleDown(e{j}, {c}u);");
+                    let _ = writeln!(e.o, "        let pv = subgroupShuffleUp(e{t}, {c}u);");
                 } else {
+                    let (n, p) = (next_at(j), prev_at(t));
                     let _ = writeln!(
                         e.o,
-                        "        var nb = 0u;\n        if (has_next) {{ nb = {}; }}",
-                        fetch_next(j)
+                        "        var nb = 0u;\n        if (has_next) {{ nb = {bname}[{n}]; }} // @lens wg-read {bname} {n}"
                     );
                     let _ = writeln!(
                         e.o,
-                        "        var pv = 0u;\n        if (has_prev) {{ pv = {}; }}",
-                        fetch_prev(t)
+                        "        var pv = 0u;\n        if (has_prev) {{ pv = {bname}[{p}]; }} // @lens wg-read {bname} {p}"
                     );
                 }
                 let cond = top_cond(&mut e.o, t);
