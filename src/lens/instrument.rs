@@ -9,7 +9,8 @@
 //!
 //! In the normal build the markers are comments: the compiled kernel is the file as written. The
 //! recording build replaces each marker with code on the *same line* — after the line's statement,
-//! or, when the line ends with `}`, just before that brace (inside a one-line `if`) — and appends
+//! or, when the line ends with `}`, just before that brace (inside a one-line `if`), or, when the
+//! line is a `return` statement, just before it (after it the call would never run) — and appends
 //! the recorder at the end of the module, so every line number stays the normal build's.
 
 use crate::error::{Error, Result};
@@ -139,8 +140,18 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
                 }
             }
         }
-        // Inside a one-line block (`if (c) { x = a[i]; }`), before its closing brace.
-        if let Some(body) = code.strip_suffix('}') {
+        let stmt = code.trim_start();
+        let is_return = stmt
+            .strip_prefix("return")
+            .is_some_and(|r| r.starts_with([' ', ';', '(']));
+        // Inside a one-line block (`if (c) { x = a[i]; }`), before its closing brace; before a
+        // `return` (`return f(a[i]);`), which ends the function.
+        if is_return {
+            out.push_str(&code[..code.len() - stmt.len()]);
+            out.push_str(calls.trim_start());
+            out.push(' ');
+            out.push_str(stmt);
+        } else if let Some(body) = code.strip_suffix('}') {
             out.push_str(body.trim_end());
             out.push_str(&calls);
             out.push_str(" }");
@@ -274,6 +285,25 @@ fn main(@builtin(local_invocation_index) l: u32) {
         )
         .validate(&m)
         .unwrap();
+    }
+
+    #[test]
+    fn a_return_line_records_before_it_returns() {
+        let src = "fn get(i: u32) -> u32 {\n    return f(a[i]); // @lens read a i\n}\n\
+                   @compute @workgroup_size(1)\nfn m() {\n    let x = get(0u); // @lens wg 0u; lid 0u\n}\n";
+        let k = instrument("r", src).unwrap();
+        let lines: Vec<&str> = k.source.lines().collect();
+        assert_eq!(
+            lines[1],
+            "    lens_rec(0u, lens_u32(i) * 1u); return f(a[i]);"
+        );
+        assert_eq!(k.sites[0].line, 2);
+        // `returned` is no return statement: the call goes after it.
+        let k = instrument("r", &src.replace("return f", "returned = f")).unwrap();
+        assert_eq!(
+            k.source.lines().nth(1),
+            Some("    returned = f(a[i]); lens_rec(0u, lens_u32(i) * 1u);")
+        );
     }
 
     #[test]

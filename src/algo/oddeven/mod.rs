@@ -4,6 +4,8 @@
 
 pub mod model;
 pub mod regs;
+mod regs_emit;
+mod regs_shader;
 pub mod trace;
 
 mod options;
