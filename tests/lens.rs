@@ -562,7 +562,6 @@ fn recording_2_16_elements_of_several_rooms_takes_under_5_seconds_each() {
         (AlgoOptions::Scan(Default::default()), "ladder"),
         (AlgoOptions::Scan(Default::default()), "reduce-then-scan"),
         (AlgoOptions::Copy(Default::default()), "vec4"),
-        (AlgoOptions::Radix(Default::default()), "onesweep"),
     ];
     for (a, v) in cases {
         record(&a, v, 1 << 16); // compiles the pipelines

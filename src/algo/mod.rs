@@ -108,6 +108,50 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// What every room fills alike: the names, the adapter, the input and output (`dtype` is the
+    /// output's), the pass times; checked and traced by [`RunResult::checked`].
+    pub fn new(
+        algorithm: &str,
+        variant: &str,
+        n: usize,
+        gpu: &Gpu,
+        input: Data,
+        output: Data,
+        passes: Vec<PassInfo>,
+    ) -> RunResult {
+        RunResult {
+            algorithm: algorithm.into(),
+            variant: variant.into(),
+            dtype: output.dtype,
+            n,
+            adapter: gpu.adapter_name(),
+            input,
+            output,
+            output_json: None,
+            passes,
+            verified: true,
+            mismatch: None,
+            stages: Vec::new(),
+            extra: Map::new(),
+        }
+    }
+
+    /// The CPU model's verdict (`None`: equal), the stages and the room's extra JSON fields.
+    pub fn checked(
+        self,
+        mismatch: Option<String>,
+        stages: Vec<Stage>,
+        extra: Map<String, Value>,
+    ) -> RunResult {
+        RunResult {
+            verified: mismatch.is_none(),
+            mismatch,
+            stages,
+            extra,
+            ..self
+        }
+    }
+
     pub fn to_json(&self, with_stages: bool) -> Value {
         let mut m = Map::new();
         m.insert("algorithm".into(), json!(self.algorithm));

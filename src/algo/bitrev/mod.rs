@@ -206,24 +206,23 @@ impl Algorithm for Options {
         } else {
             stages.clear();
         }
-        Ok(RunResult {
-            algorithm: "bitrev".into(),
-            variant: req.variant.name.into(),
-            dtype: req.dtype,
+        let result = RunResult::new(
+            "bitrev",
+            req.variant.name,
             n,
-            adapter: gpu.adapter_name(),
-            input: input.clone(),
-            output: Data::new(req.dtype, ex.output.clone()),
-            output_json: None,
-            passes: pass_infos(&plan, &ex.pass_ms),
-            verified: mismatch.is_none(),
+            gpu,
+            input.clone(),
+            Data::new(req.dtype, ex.output.clone()),
+            pass_infos(&plan, &ex.pass_ms),
+        );
+        Ok(result.checked(
             mismatch,
             stages,
-            extra: json!({"log_n": log_n})
+            json!({"log_n": log_n})
                 .as_object()
                 .cloned()
                 .unwrap_or_default(),
-        })
+        ))
     }
 
     fn bench_case(

@@ -355,21 +355,16 @@ impl Algorithm for Options {
         for (k, v) in &spec.facts {
             extra.insert(k.clone(), v.clone());
         }
-        Ok(RunResult {
-            algorithm: "bmmc".into(),
-            variant: req.variant.name.into(),
-            dtype: req.dtype,
-            n: len,
-            adapter: gpu.adapter_name(),
-            input: input.clone(),
-            output: Data::new(req.dtype, ex.output.clone()),
-            output_json: None,
-            passes: pass_infos(&plan, &ex.pass_ms),
-            verified: mismatch.is_none(),
-            mismatch,
-            stages,
-            extra,
-        })
+        let result = RunResult::new(
+            "bmmc",
+            req.variant.name,
+            len,
+            gpu,
+            input.clone(),
+            Data::new(req.dtype, ex.output.clone()),
+            pass_infos(&plan, &ex.pass_ms),
+        );
+        Ok(result.checked(mismatch, stages, extra))
     }
 
     fn bench_case(

@@ -139,21 +139,16 @@ impl Algorithm for Options {
                 Data::new(req.dtype, ex.captures[0][0].clone()),
             ));
         }
-        Ok(RunResult {
-            algorithm: "copy".into(),
-            variant: req.variant.name.into(),
-            dtype: req.dtype,
+        let result = RunResult::new(
+            "copy",
+            req.variant.name,
             n,
-            adapter: gpu.adapter_name(),
-            input: req.input.clone(),
+            gpu,
+            req.input.clone(),
             output,
-            output_json: None,
-            passes: pass_infos(&plan, &ex.pass_ms),
-            verified: mismatch.is_none(),
-            mismatch,
-            stages,
-            extra: Default::default(),
-        })
+            pass_infos(&plan, &ex.pass_ms),
+        );
+        Ok(result.checked(mismatch, stages, Default::default()))
     }
 
     fn bench_case(

@@ -328,21 +328,17 @@ impl Algorithm for Options {
             "shuffle_below".into(),
             json!(fast_cfg.map_or(0, |f| f.shuffle_below)),
         );
-        Ok(RunResult {
-            algorithm: "fft".into(),
-            variant: req.variant.name.into(),
-            dtype: DType::F32,
+        let mut result = RunResult::new(
+            "fft",
+            req.variant.name,
             n,
-            adapter: gpu.adapter_name(),
+            gpu,
             input,
-            output: Data::new(DType::F32, out_bits),
-            output_json: Some(output_json),
-            passes: pass_infos(&plan, &ex.pass_ms),
-            verified: mismatch.is_none(),
-            mismatch,
-            stages,
-            extra,
-        })
+            Data::new(DType::F32, out_bits),
+            pass_infos(&plan, &ex.pass_ms),
+        );
+        result.output_json = Some(output_json);
+        Ok(result.checked(mismatch, stages, extra))
     }
 
     /// `n` is the total number of complex values; --size (default 1024) is the FFT size, so the

@@ -360,21 +360,16 @@ impl Algorithm for Options {
         if !req.trace {
             stages.clear();
         }
-        Ok(RunResult {
-            algorithm: "oddeven".into(),
-            variant: variant.into(),
-            dtype,
+        let result = RunResult::new(
+            "oddeven",
+            variant,
             n,
-            adapter: gpu.adapter_name(),
-            input: input.clone(),
-            output: Data::new(dtype, output),
-            output_json: None,
+            gpu,
+            input.clone(),
+            Data::new(dtype, output),
             passes,
-            verified: mismatch.is_none(),
-            mismatch,
-            stages,
-            extra,
-        })
+        );
+        Ok(result.checked(mismatch, stages, extra))
     }
 
     fn bench_case(

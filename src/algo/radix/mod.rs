@@ -177,21 +177,16 @@ impl Algorithm for Options {
                 .sum();
             extra.insert("fallbacks".into(), json!(falls));
         }
-        Ok(RunResult {
-            algorithm: "radix".into(),
-            variant: variant.into(),
-            dtype,
+        let result = RunResult::new(
+            "radix",
+            variant,
             n,
-            adapter: gpu.adapter_name(),
-            input: req.input.clone(),
-            output: crate::data::Data::new(dtype, ex.output),
-            output_json: None,
-            passes: pass_infos(&built.plan, &ex.pass_ms),
-            verified: mismatch.is_none(),
-            mismatch,
-            stages,
-            extra,
-        })
+            gpu,
+            req.input.clone(),
+            crate::data::Data::new(dtype, ex.output),
+            pass_infos(&built.plan, &ex.pass_ms),
+        );
+        Ok(result.checked(mismatch, stages, extra))
     }
 
     fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {

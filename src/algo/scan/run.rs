@@ -456,21 +456,16 @@ impl Algorithm for Options {
             extra.insert("work".into(), json!(work));
         }
         extra.insert("n_log2_n".into(), json!(n * log_n));
-        Ok(RunResult {
-            algorithm: "scan".into(),
-            variant: variant.into(),
-            dtype,
+        let result = RunResult::new(
+            "scan",
+            variant,
             n,
-            adapter: gpu.adapter_name(),
-            input: req.input.clone(),
-            output: Data::new(dtype, ex.output.clone()),
-            output_json: None,
-            passes: pass_infos(&built.plan, &ex.pass_ms),
-            verified: mismatch.is_none(),
-            mismatch,
-            stages,
-            extra,
-        })
+            gpu,
+            req.input.clone(),
+            Data::new(dtype, ex.output.clone()),
+            pass_infos(&built.plan, &ex.pass_ms),
+        );
+        Ok(result.checked(mismatch, stages, extra))
     }
 
     fn bench_case(
