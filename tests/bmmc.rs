@@ -1,7 +1,7 @@
 //! BMMC / BPC permutations on the GPU against the CPU model; plans, presets, errors, CLI.
 mod common;
 
-use common::{bin, gpu, random_data, run, try_run};
+use common::{bin, gpu, random_data, run, run_ok, try_run};
 use stagewise::algo::AlgoOptions;
 use stagewise::algo::bmmc::matrix::{Affine, BitMatrix};
 use stagewise::algo::bmmc::plan::{self, Params};
@@ -372,25 +372,16 @@ fn stats_answer_the_seeds_question() {
 
 #[test]
 fn cli_contract() {
-    let out = bin()
-        .args([
-            "run",
-            "bmmc",
-            "--preset",
-            "transpose:2,3",
-            "--variant",
-            "seed-ulp",
-            "--json",
-            "--trace",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_ok(&[
+        "run",
+        "bmmc",
+        "--preset",
+        "transpose:2,3",
+        "--variant",
+        "seed-ulp",
+        "--json",
+        "--trace",
+    ]);
     assert_eq!(
         v["n"], 32,
         "the length comes from the matrix (iota example)"

@@ -1,24 +1,7 @@
 //! The CLI contract (docs/CLI.md): exact JSON shapes, exit codes, one-line errors.
 mod common;
 
-use common::bin;
-use serde_json::Value;
-
-fn run_ok(args: &[&str]) -> Value {
-    let out = bin().args(args).output().expect("run stagewise");
-    assert!(
-        out.status.success(),
-        "{args:?}: exit {:?}\nstderr: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?}: stdout is not one JSON object ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
-}
+use common::{bin, run_ok};
 
 /// Runs a command that must fail; returns (exit code, stderr).
 fn run_err(args: &[&str], stdin: Option<&str>) -> (i32, String) {

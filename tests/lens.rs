@@ -2,7 +2,7 @@
 //! and the analysis's counts equal values derived by hand (warp 32, lavapipe).
 mod common;
 
-use common::{bin, gpu, random_data};
+use common::{bin, gpu, random_data, run_ok};
 use stagewise::algo::bmmc::{self, plan};
 use stagewise::algo::{self, AlgoOptions, RunRequest};
 use stagewise::data::{DType, Data};
@@ -268,27 +268,18 @@ fn recording_a_2_16_run_takes_under_5_seconds() {
 
 #[test]
 fn cli_lens_json_has_one_entry_per_pass() {
-    let out = bin()
-        .args([
-            "run",
-            "bitrev",
-            "--variant",
-            "staged",
-            "--n",
-            "256",
-            "--lens",
-            "--lens-warp",
-            "32",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_ok(&[
+        "run",
+        "bitrev",
+        "--variant",
+        "staged",
+        "--n",
+        "256",
+        "--lens",
+        "--lens-warp",
+        "32",
+        "--json",
+    ]);
     let lens = v["lens"].as_array().unwrap();
     let passes = v["passes"].as_array().unwrap();
     assert_eq!(lens.len(), passes.len());

@@ -4,8 +4,7 @@
 //! fallback and its reset between runs of one plan, traces checked stage by stage, bad options.
 mod common;
 
-use common::{bin, gpu, random_data, run, try_run};
-use serde_json::Value;
+use common::{bin, gpu, random_data, run, run_ok, try_run};
 use stagewise::algo::radix::trace::{RadixNote, StepKind};
 use stagewise::algo::radix::{Options, TileOrder, Values, model};
 use stagewise::algo::{AlgoOptions, RunResult};
@@ -429,27 +428,18 @@ fn errors_are_clear() {
 
 #[test]
 fn cli_runs_and_benches() {
-    let out = bin()
-        .args([
-            "run",
-            "radix",
-            "--n",
-            "1001",
-            "--dtype",
-            "f32",
-            "--descending",
-            "--values",
-            "iota",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = run_ok(&[
+        "run",
+        "radix",
+        "--n",
+        "1001",
+        "--dtype",
+        "f32",
+        "--descending",
+        "--values",
+        "iota",
+        "--json",
+    ]);
     assert_eq!(j["verified"], true);
     assert_eq!(j["values"].as_array().unwrap().len(), 1001);
     let out = bin()

@@ -3,7 +3,7 @@
 //! pairs and folded suffix sums, Blelloch's tree, the decoupled look-back's fallback path.
 mod common;
 
-use common::{bin, gpu, random_data, run, try_run};
+use common::{gpu, random_data, run, run_ok, try_run};
 use serde_json::Value;
 use stagewise::algo::scan::{Options, TileOrder, model};
 use stagewise::algo::{AlgoOptions, RunResult};
@@ -447,42 +447,24 @@ fn errors_are_clear() {
 
 #[test]
 fn cli_runs_the_seed_example() {
-    let out = bin()
-        .args(["run", "scan", "--variant", "ladder", "--trace", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = run_ok(&["run", "scan", "--variant", "ladder", "--trace", "--json"]);
     assert_eq!(j["n"], 30);
     assert_eq!(j["verified"], true);
     assert_eq!(j["output"][29], 60);
     assert_eq!(j["stages"].as_array().unwrap().len(), 6);
-    let out = bin()
-        .args([
-            "run",
-            "scan",
-            "--variant",
-            "folded",
-            "--mirror",
-            "--exclusive",
-            "--n",
-            "33",
-            "--fill",
-            "iota",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = run_ok(&[
+        "run",
+        "scan",
+        "--variant",
+        "folded",
+        "--mirror",
+        "--exclusive",
+        "--n",
+        "33",
+        "--fill",
+        "iota",
+        "--json",
+    ]);
     assert_eq!(j["output"][32], 31 * 32 / 2);
 }
 

@@ -76,3 +76,20 @@ pub fn bin() -> std::process::Command {
     );
     c
 }
+
+/// Runs the binary with `args`, which must succeed and print one JSON object; returns it.
+pub fn run_ok(args: &[&str]) -> serde_json::Value {
+    let out = bin().args(args).output().expect("run stagewise");
+    assert!(
+        out.status.success(),
+        "{args:?}: exit {:?}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: stdout is not one JSON object ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
