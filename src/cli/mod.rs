@@ -2,13 +2,15 @@
 //! tests and outside checkers parse it. Errors are one line on stderr and a non-zero exit.
 
 use crate::algo::{self, AlgoOptions, RunRequest};
-use crate::bench::{self, BenchSpec, CSV_HEADER, Event};
 use crate::data::{self, DType, Data, Fill};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
 use std::io::Write;
+
+mod bench_cmds;
+use bench_cmds::{bench_cmd, report_cmd, suite_cmd};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -166,12 +168,12 @@ pub struct BenchArgs {
 }
 
 /// Print to stdout; a closed pipe (e.g. `| head`) is not an error worth a panic.
-fn out(s: &str) {
+pub(super) fn out(s: &str) {
     let mut o = std::io::stdout().lock();
     let _ = writeln!(o, "{s}");
 }
 
-fn gpu(cli_adapter: Option<&str>) -> Result<Gpu> {
+pub(super) fn gpu(cli_adapter: Option<&str>) -> Result<Gpu> {
     Gpu::headless(cli_adapter)
 }
 
@@ -475,187 +477,4 @@ fn fmt_values(d: &Data, max: usize) -> String {
         s.push(format!("… ({} more)", d.len() - max));
     }
     s.join(" ")
-}
-
-fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
-    let cases: Vec<(AlgoOptions, Vec<&'static algo::Variant>)> = match (&args.algo, args.all) {
-        (Some(_), true) => return Err(Error::input("give an algorithm or --all, not both")),
-        (None, false) => {
-            return Err(Error::input(
-                "bench needs an algorithm (see `stagewise list`) or --all",
-            ));
-        }
-        (None, true) => {
-            if args.variant.is_some() {
-                return Err(Error::input("--variant needs one algorithm, not --all"));
-            }
-            AlgoOptions::all_defaults()
-                .into_iter()
-                .map(|a| (a, vec![]))
-                .collect()
-        }
-        (Some(a), false) => {
-            let vs = match &args.variant {
-                Some(v) => vec![a.algo().info().variant(Some(v))?],
-                None => vec![],
-            };
-            vec![(a.clone(), vs)]
-        }
-    };
-    if args.reps == 0 {
-        return Err(Error::input("--reps must be at least 1"));
-    }
-    let gpu = gpu(cli.adapter.as_deref())?;
-    if !gpu.has_timestamps() {
-        return Err(Error::TimestampsUnavailable);
-    }
-    let sizes: Vec<usize> = if let Some(n) = args.n {
-        vec![n]
-    } else {
-        let (a, b) = match &args.log_n {
-            Some(s) => bench::parse_log_range(s)?,
-            None => {
-                // Defaults: the algorithm's range, clipped to what this adapter can bind.
-                let max_log = (gpu.max_binding_bytes() / 4).ilog2();
-                let (a, b) = if args.all {
-                    (16, 24)
-                } else {
-                    cases[0].0.algo().bench_log_n()
-                };
-                (a.min(max_log), b.min(max_log))
-            }
-        };
-        (a..=b).map(|k| 1usize << k).collect()
-    };
-    let spec = BenchSpec {
-        cases,
-        sizes,
-        reps: args.reps,
-        warmup: args.warmup,
-        dtype: args.dtype,
-        // Without --variant, sizes one variant refuses are skipped rather than ending the sweep.
-        skip_refused: args.all || args.variant.is_none(),
-        min_warmup_ms: 0.0,
-    };
-    let quiet = args.json;
-    if !quiet {
-        out(&format!("adapter: {}", gpu.adapter_name()));
-        out(&format!(
-            "{:<8} {:<14} {:>11} {:>11} {:>9} {:>9} {:>7}",
-            "algo", "variant", "n", "median ms", "GB/s", "copy GB/s", "×copy"
-        ));
-    }
-    let rows = bench::run(
-        &gpu,
-        &spec,
-        &mut |e| match e {
-            Event::Row(r) if !quiet => out(&format!(
-                "{:<8} {:<14} {:>11} {:>11.4} {:>9.1} {:>9.1} {:>7.3}",
-                r.algorithm, r.variant, r.n, r.median_ms, r.gbps, r.copy_gbps, r.fraction_of_copy
-            )),
-            Event::Skipped(m) => eprintln!("stagewise: skipped {m}"),
-            _ => {}
-        },
-        &|| false,
-    )?;
-    if let Some(path) = &args.csv {
-        let mut s = String::from(CSV_HEADER);
-        s.push('\n');
-        for r in &rows {
-            s.push_str(&r.csv());
-            s.push('\n');
-        }
-        std::fs::write(path, s)
-            .map_err(|e| Error::Io(format!("cannot write '{}': {e}", path.display())))?;
-    }
-    if args.json {
-        out(&json!({
-            "adapter": gpu.adapter_name(),
-            "driver": format!("{} {}", gpu.info.driver, gpu.info.driver_info),
-            "reps": args.reps,
-            "warmup": args.warmup,
-            "dtype": args.dtype.name(),
-            "rows": rows,
-        })
-        .to_string());
-    }
-    Ok(0)
-}
-
-fn suite_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
-    let suite = args.suite.as_deref().expect("suite_cmd runs with --suite");
-    // Every other bench option belongs to the suite file's cases.
-    if args.algo.is_some()
-        || args.variant.is_some()
-        || args.log_n.is_some()
-        || args.n.is_some()
-        || args.csv.is_some()
-        || args.json
-    {
-        return Err(Error::input(
-            "--suite takes its cases, sizes and reps from the suite file: give only --out, --only and --peers",
-        ));
-    }
-    let Some(out_path) = &args.out else {
-        return Err(Error::input("--suite needs --out FILE for the result"));
-    };
-    crate::suite::load(suite)?;
-    let gpu = gpu(cli.adapter.as_deref())?;
-    let peers = (args.peers != "none").then_some(args.peers.as_str());
-    let command: Vec<String> = std::env::args().collect();
-    let res = crate::suite::run(&gpu, suite, &args.only, peers, &command.join(" "))?;
-    let text = serde_json::to_string_pretty(&res).unwrap_or_default();
-    std::fs::write(out_path, text + "\n")
-        .map_err(|e| Error::Io(format!("cannot write '{}': {e}", out_path.display())))?;
-    let bad: Vec<&str> = res
-        .cases
-        .iter()
-        .filter(|c| !c.verify.verified || c.error.is_some())
-        .map(|c| c.case.id.as_str())
-        .collect();
-    out(&format!(
-        "{} cases, result in {}{}",
-        res.cases.len(),
-        out_path.display(),
-        if bad.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; FAILED (wrong on this GPU, or not timed): {}",
-                bad.join(", ")
-            )
-        }
-    ));
-    Ok(if bad.is_empty() { 0 } else { 3 })
-}
-
-fn report_cmd(
-    result: &std::path::Path,
-    markdown: Option<&std::path::Path>,
-    plot: Option<&std::path::Path>,
-) -> Result<i32> {
-    use crate::suite::report;
-    if markdown.is_none() && plot.is_none() {
-        return Err(Error::input(
-            "report needs --markdown FILE (or -) and/or --plot FILE.png",
-        ));
-    }
-    let r = report::load(result)?;
-    if let Some(md) = markdown {
-        let generated = report::markdown(&r, &result.display().to_string());
-        if md.as_os_str() == "-" {
-            print!("{generated}");
-        } else {
-            let doc = std::fs::read_to_string(md)
-                .map_err(|e| Error::Io(format!("cannot read '{}': {e}", md.display())))?;
-            let doc = report::splice(&doc, &generated)
-                .map_err(|e| Error::Input(format!("{}: {e}", md.display())))?;
-            std::fs::write(md, doc)
-                .map_err(|e| Error::Io(format!("cannot write '{}': {e}", md.display())))?;
-        }
-    }
-    if let Some(p) = plot {
-        report::plot(&r, p)?;
-    }
-    Ok(0)
 }

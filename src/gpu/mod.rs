@@ -1,5 +1,6 @@
 //! The GPU engine: one shared device ([`Gpu`]) and the pass runner (trace and timed modes).
 
+pub mod adapter;
 pub mod context;
 pub mod runner;
 

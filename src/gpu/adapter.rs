@@ -1,0 +1,126 @@
+//! Adapters: which features and limits Stagewise asks for, the adapters' summaries, and picking one
+//! by name (`--adapter`, `STAGEWISE_ADAPTER`).
+
+use crate::error::{Error, Result};
+
+/// Features Stagewise uses when the adapter has them.
+pub fn wanted_features() -> wgpu::Features {
+    wgpu::Features::TIMESTAMP_QUERY
+        | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+        | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
+        | wgpu::Features::SUBGROUP
+        | wgpu::Features::SUBGROUP_BARRIER
+}
+
+/// The device request for an adapter: every wanted feature it has, and all of its limits.
+pub fn device_descriptor(adapter: &wgpu::Adapter) -> wgpu::DeviceDescriptor<'static> {
+    wgpu::DeviceDescriptor {
+        label: Some("stagewise device"),
+        required_features: adapter.features() & wanted_features(),
+        // Everything the adapter offers: storage-binding, buffer, workgroup-memory and invocation
+        // limits well above wgpu's defaults, and textures as large as eframe's window needs.
+        required_limits: adapter.limits(),
+        ..Default::default()
+    }
+}
+
+/// A short, stable description of an adapter for lists and JSON.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AdapterSummary {
+    pub index: usize,
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub driver_info: String,
+    pub timestamps: bool,
+    pub subgroups: bool,
+    pub subgroup_size: [u32; 2],
+    pub max_storage_binding_mib: u64,
+    pub max_workgroup_storage_kib: u32,
+    pub max_invocations_per_workgroup: u32,
+}
+
+impl AdapterSummary {
+    pub fn of(index: usize, adapter: &wgpu::Adapter) -> Self {
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        let f = adapter.features();
+        AdapterSummary {
+            index,
+            name: info.name.clone(),
+            backend: format!("{:?}", info.backend).to_lowercase(),
+            device_type: format!("{:?}", info.device_type),
+            driver: info.driver.clone(),
+            driver_info: info.driver_info.clone(),
+            timestamps: f.contains(wgpu::Features::TIMESTAMP_QUERY),
+            subgroups: f.contains(wgpu::Features::SUBGROUP),
+            subgroup_size: [info.subgroup_min_size, info.subgroup_max_size],
+            max_storage_binding_mib: limits.max_storage_buffer_binding_size >> 20,
+            max_workgroup_storage_kib: limits.max_compute_workgroup_storage_size / 1024,
+            max_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+        }
+    }
+}
+
+pub fn instance() -> wgpu::Instance {
+    // Respects WGPU_BACKEND, WGPU_VALIDATION, etc.
+    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+}
+
+pub fn enumerate(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
+    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+}
+
+/// The adapter selector from `--adapter` or `STAGEWISE_ADAPTER`.
+pub fn selector_from_env(cli: Option<&str>) -> Option<String> {
+    cli.map(str::to_string)
+        .or_else(|| std::env::var("STAGEWISE_ADAPTER").ok())
+        .filter(|s| !s.trim().is_empty())
+}
+
+/// Pick an adapter: the first whose name contains `selector` (case-insensitive), else the best one:
+/// discrete before integrated before virtual before CPU, and a native API before GL.
+pub fn select_adapter(adapters: &[wgpu::Adapter], selector: Option<&str>) -> Result<wgpu::Adapter> {
+    if adapters.is_empty() {
+        return Err(Error::NoAdapter(
+            "no GPU adapter found (on a headless Linux machine: apt-get install mesa-vulkan-drivers)"
+                .into(),
+        ));
+    }
+    if let Some(sel) = selector {
+        let want = sel.to_lowercase();
+        return adapters
+            .iter()
+            .find(|a| a.get_info().name.to_lowercase().contains(&want))
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+                Error::NoAdapter(format!(
+                    "--adapter / STAGEWISE_ADAPTER '{sel}': no adapter name contains it; adapters: {}",
+                    names.join(", ")
+                ))
+            });
+    }
+    let rank = |a: &wgpu::Adapter| {
+        let info = a.get_info();
+        let t = match info.device_type {
+            wgpu::DeviceType::DiscreteGpu => 0,
+            wgpu::DeviceType::IntegratedGpu => 1,
+            wgpu::DeviceType::VirtualGpu => 2,
+            wgpu::DeviceType::Other => 3,
+            wgpu::DeviceType::Cpu => 4,
+        };
+        let b = if info.backend == wgpu::Backend::Gl {
+            1
+        } else {
+            0
+        };
+        (t, b)
+    };
+    Ok(adapters
+        .iter()
+        .min_by_key(|a| rank(a))
+        .cloned()
+        .expect("non-empty"))
+}

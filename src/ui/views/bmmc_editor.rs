@@ -1,0 +1,233 @@
+//! The BMMC views' bit-matrix editor (toggles, complement, presets, live status) and the
+//! bmmc-stats histogram.
+
+use super::*;
+
+pub(super) fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
+    let nbits = result
+        .extra
+        .get("log_n")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(4) as usize;
+    let ed = st.editor.get_or_insert_with(|| Editor {
+        m: BitMatrix::parse(
+            &result
+                .extra
+                .get("matrix")
+                .and_then(|m| serde_json::from_value::<Vec<String>>(m.clone()).ok())
+                .unwrap_or_default()
+                .join(";"),
+        )
+        .unwrap_or_else(|_| BitMatrix::identity(nbits)),
+        c: result
+            .extra
+            .get("complement")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as u32,
+        preset: "bit-reverse".into(),
+    });
+    ui.horizontal(|ui| {
+        ui.label("n (index bits)");
+        let mut n = ed.m.n;
+        if ui
+            .add(egui::DragValue::new(&mut n).range(1..=24))
+            .on_hover_text("N = 2^n elements")
+            .changed()
+        {
+            ed.m = BitMatrix::identity(n);
+            ed.c &= ((1u64 << n) - 1) as u32;
+        }
+        egui::ComboBox::from_label("preset")
+            .selected_text(ed.preset.clone())
+            .show_ui(ui, |ui| {
+                for p in PRESETS {
+                    let name = p.replace(":R,C", "").replace(":SEED", ":1");
+                    if ui
+                        .selectable_label(ed.preset == name, &name)
+                        .on_hover_text("Pick this preset, then Load preset")
+                        .clicked()
+                    {
+                        ed.preset = name;
+                    }
+                }
+            })
+            .response
+            .on_hover_text("A preset matrix (see `stagewise list`)");
+        if ui
+            .button("Load preset")
+            .on_hover_text("Fill the grid with the preset")
+            .clicked()
+        {
+            match preset(&ed.preset, ed.m.n) {
+                Ok(m) => ed.m = m,
+                Err(e) => ed.preset = format!("{} ({e})", ed.preset),
+            }
+        }
+    });
+    let n = ed.m.n;
+    let cell = 22.0;
+    ui.add_space(4.0);
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.small("rows = output bits, columns = input bits");
+            egui::Grid::new("bmmc-editor")
+                .spacing([2.0, 2.0])
+                .show(ui, |ui| {
+                    ui.label("");
+                    for j in 0..n {
+                        ui.small(format!("x{j}"));
+                    }
+                    ui.small("xorc");
+                    ui.end_row();
+                    for i in 0..n {
+                        ui.small(format!("y{i}"));
+                        for j in 0..n {
+                            let on = ed.m.get(i, j);
+                            let b = egui::Button::new(if on { "1" } else { "0" })
+                                .min_size(egui::vec2(cell, cell))
+                                .selected(on);
+                            if ui
+                                .add(b)
+                                .on_hover_text(format!("output bit {i} <- input bit {j}"))
+                                .clicked()
+                            {
+                                ed.m.set(i, j, !on);
+                            }
+                        }
+                        let on = ed.c >> i & 1 == 1;
+                        if ui
+                            .add(
+                                egui::Button::new(if on { "1" } else { "0" })
+                                    .min_size(egui::vec2(cell, cell))
+                                    .selected(on),
+                            )
+                            .on_hover_text(format!("complement bit {i}"))
+                            .clicked()
+                        {
+                            ed.c ^= 1 << i;
+                        }
+                        ui.end_row();
+                    }
+                });
+        });
+        ui.vertical(|ui| {
+            ui.strong("Status");
+            match ed.m.singular_reason() {
+                Some(why) => {
+                    ui.colored_label(Color32::from_rgb(220, 80, 60), why);
+                }
+                None => {
+                    ui.colored_label(Color32::from_rgb(70, 170, 90), "invertible");
+                    ui.label(if ed.m.is_permutation() {
+                        "a BPC (permutation matrix): one tiled pass"
+                    } else {
+                        "a BMMC (not a bit permutation)"
+                    });
+                    let t = Affine {
+                        a: ed.m.clone(),
+                        c: ed.c,
+                    };
+                    for (v, r) in plan_summary(&t, &Params::default()) {
+                        ui.label(match r {
+                            Ok(k) => format!("{v}: {k} pass{}", if k == 1 { "" } else { "es" }),
+                            Err(e) => format!("{v}: {e}"),
+                        });
+                    }
+                    ui.add_space(6.0);
+                    ui.monospace(format!(
+                        "--matrix \"{}\" --complement {}",
+                        ed.m.format(),
+                        ed.c
+                    ));
+                    if ui
+                        .button(format!("Run on 2^{n} elements"))
+                        .on_hover_text("Run bmmc with this matrix (input 0, 1, 2, …)")
+                        .clicked()
+                    {
+                        st.apply = Some((
+                            Options {
+                                matrix: Some(ed.m.format()),
+                                complement: ed.c as u64,
+                                ..Default::default()
+                            },
+                            n as u32,
+                        ));
+                    }
+                }
+            }
+        });
+    });
+}
+
+pub(super) fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
+    if st.stats_n == 0 {
+        st.stats_n = (result
+            .extra
+            .get("log_n")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(20) as usize)
+            .clamp(20, 30);
+    }
+    ui.horizontal(|ui| {
+        ui.label("n");
+        let changed = ui
+            .add(egui::DragValue::new(&mut st.stats_n).range(2..=32))
+            .on_hover_text("index bits of the random bit permutations")
+            .changed();
+        if changed || st.stats.is_none() {
+            // n ≤ 10 enumerates; beyond, 20000 samples keep the frame responsive.
+            st.stats = Some(stats::stats(st.stats_n, 20_000, 1).map_err(|e| e.to_string()));
+        }
+        ui.label("rank_m, rank_b (m = 10, b = 5) and passes of the seed plans over uniformly random bit permutations");
+    });
+    let Some(Ok(v)) = &st.stats else {
+        if let Some(Err(e)) = &st.stats {
+            ui.label(e);
+        }
+        return;
+    };
+    ui.label(format!(
+        "{} over {} permutations: P(rank_m <= 5) = {:.4} (exact {:.4})",
+        v["method"].as_str().unwrap_or(""),
+        v["permutations"],
+        v["p_rank_m_le_window"].as_f64().unwrap_or(0.0),
+        v["p_rank_m_le_window_exact"].as_f64().unwrap_or(0.0)
+    ));
+    let bars = |key: &serde_json::Value, offset: f64| -> Vec<Bar> {
+        key.as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                Bar::new(
+                    e["value"].as_f64().unwrap_or(0.0) + offset,
+                    e["fraction"].as_f64().unwrap_or(0.0),
+                )
+                .width(0.3)
+            })
+            .collect()
+    };
+    let h = (ui.available_height() - 10.0).max(150.0) / 1.0;
+    ui.columns(2, |cols| {
+        Plot::new("bmmc-rank-hist")
+            .legend(Legend::default())
+            .height(h)
+            .x_axis_label("rank")
+            .y_axis_label("fraction")
+            .show(&mut cols[0], |p| {
+                p.bar_chart(BarChart::new("rank_m", bars(&v["rank_m"], -0.17)));
+                p.bar_chart(BarChart::new("rank_b", bars(&v["rank_b"], 0.17)));
+            });
+        Plot::new("bmmc-pass-hist")
+            .legend(Legend::default())
+            .height(h)
+            .x_axis_label("passes")
+            .y_axis_label("fraction")
+            .show(&mut cols[1], |p| {
+                p.bar_chart(BarChart::new(
+                    "seed-plu / seed-ulp (BPC)",
+                    bars(&v["passes"]["seed-plu"], 0.0),
+                ));
+                p.bar_chart(BarChart::new("tiled", bars(&v["passes"]["tiled"], 0.3)));
+            });
+    });
+}
