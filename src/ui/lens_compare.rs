@@ -125,15 +125,19 @@ impl Compare {
             r.total_gpu_ms()
                 .map_or("unmeasured".to_string(), |t| format!("{t:.4} ms"))
         };
+        let passes = |r: &RunResult| match r.passes.len() {
+            1 => "1 pass".to_string(),
+            n => format!("{n} passes"),
+        };
         ui.label(
             RichText::new(format!(
-                "{}: {} in {} passes · {}: {} in {} passes",
+                "{}: {} in {} · {}: {} in {}",
                 result.variant,
                 total(result),
-                result.passes.len(),
+                passes(result),
                 other.variant,
                 total(other),
-                other.passes.len()
+                passes(other)
             ))
             .strong(),
         );
