@@ -300,45 +300,48 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
 /// The per-pass table; `current` is highlighted.
 pub(super) fn table(ui: &mut egui::Ui, rep: &LensReport, current: Option<usize>, id: &str) {
     let ms = |v: Option<f64>| v.map_or("–".to_string(), |t| format!("{t:.4}"));
-    egui::Grid::new(id).striped(true).show(ui, |ui| {
-        for h in [
-            "pass",
-            "requests",
-            "sectors/req",
-            "ideal",
-            "conflict ways",
-            "bytes / floor",
-            "predicted ms",
-            "measured ms",
-        ] {
-            ui.label(RichText::new(h).small().strong());
-        }
-        ui.end_row();
-        for p in &rep.passes {
-            let req: u64 = p.global.iter().map(|g| g.requests).sum();
-            let ideal: u64 = p.global.iter().map(|g| g.min_sectors).sum();
-            let bytes = p.sectors() * analysis::SECTOR;
-            let ways = p.shared.iter().map(|s| s.max_ways).max();
-            let cells = [
-                format!("{} {}", p.pass, p.label),
-                req.to_string(),
-                format!("{:.2}", p.sectors() as f64 / req.max(1) as f64),
-                format!("{:.2}", ideal as f64 / req.max(1) as f64),
-                ways.map_or("–".into(), |w| w.to_string()),
-                format!("{bytes} / {}", p.floor_bytes),
-                ms(p.predicted_ms),
-                ms(p.gpu_ms),
-            ];
-            for c in cells {
-                let t = RichText::new(c).small();
-                ui.label(if Some(p.pass) == current {
-                    t.strong().color(Color32::YELLOW)
-                } else {
-                    t
-                });
+    // Scrolls sideways rather than spilling into the compare column beside it.
+    egui::ScrollArea::horizontal().id_salt(id).show(ui, |ui| {
+        egui::Grid::new(id).striped(true).show(ui, |ui| {
+            for h in [
+                "pass",
+                "requests",
+                "sectors/req",
+                "ideal",
+                "conflict ways",
+                "bytes / floor",
+                "predicted ms",
+                "measured ms",
+            ] {
+                ui.label(RichText::new(h).small().strong());
             }
             ui.end_row();
-        }
+            for p in &rep.passes {
+                let req: u64 = p.global.iter().map(|g| g.requests).sum();
+                let ideal: u64 = p.global.iter().map(|g| g.min_sectors).sum();
+                let bytes = p.sectors() * analysis::SECTOR;
+                let ways = p.shared.iter().map(|s| s.max_ways).max();
+                let cells = [
+                    format!("{} {}", p.pass, p.label),
+                    req.to_string(),
+                    format!("{:.2}", p.sectors() as f64 / req.max(1) as f64),
+                    format!("{:.2}", ideal as f64 / req.max(1) as f64),
+                    ways.map_or("–".into(), |w| w.to_string()),
+                    format!("{bytes} / {}", p.floor_bytes),
+                    ms(p.predicted_ms),
+                    ms(p.gpu_ms),
+                ];
+                for c in cells {
+                    let t = RichText::new(c).small();
+                    ui.label(if Some(p.pass) == current {
+                        t.strong().color(Color32::YELLOW)
+                    } else {
+                        t
+                    });
+                }
+                ui.end_row();
+            }
+        });
     });
 }
 
