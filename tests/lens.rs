@@ -29,6 +29,16 @@ fn try_record(a: &AlgoOptions, variant: &str, n: usize) -> stagewise::Result<Len
     lens::record_run(algo, gpu(), &req, &normal, 32)
 }
 
+/// Every global site of `p` that ran: requests made, at least the minimum sectors, and no more
+/// segments than sectors (`at` names the case in a failure).
+fn counts_are_consistent(p: &PassLens, at: &str) {
+    for g in &p.global {
+        assert!(g.requests > 0, "{at} line {}", g.line);
+        assert!(g.sectors >= g.min_sectors, "{at} line {}", g.line);
+        assert!(g.segments <= g.sectors, "{at} line {}", g.line);
+    }
+}
+
 /// (sectors, min sectors, segments) per request of the one global site of `kind` in `p`.
 fn per_request(p: &PassLens, kind: Kind) -> (f64, f64, f64, u64) {
     let g: Vec<_> = p.global.iter().filter(|g| g.kind == kind).collect();
@@ -533,15 +543,7 @@ fn every_scan_variant_records_and_every_pass_touches_global_memory() {
         assert!(!rep.passes.is_empty(), "{v}");
         for p in &rep.passes {
             assert!(p.floor_bytes > 0, "{v} {}", p.label);
-            for g in &p.global {
-                assert!(
-                    g.sectors >= g.min_sectors,
-                    "{v} {} line {}",
-                    p.label,
-                    g.line
-                );
-                assert!(g.segments <= g.sectors, "{v} {} line {}", p.label, g.line);
-            }
+            counts_are_consistent(p, &format!("{v} {}", p.label));
         }
     }
 }

@@ -65,11 +65,7 @@ fn records_sanely(o: &Options, kernel: &str) -> (RunResult, LensReport) {
     assert_eq!(rep.passes.len(), 1, "{what}");
     let (p, r) = (&rep.passes[0], &rep.records[0]);
     assert!(!r.accesses.is_empty() && p.floor_bytes > 0, "{what}");
-    for g in &p.global {
-        assert!(g.requests > 0, "{what} line {}", g.line);
-        assert!(g.sectors >= g.min_sectors, "{what} line {}", g.line);
-        assert!(g.segments <= g.sectors, "{what} line {}", g.line);
-    }
+    super::counts_are_consistent(p, &what);
     for s in &p.shared {
         assert!((1..=32).contains(&s.max_ways), "{what} line {}", s.line);
     }

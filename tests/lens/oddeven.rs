@@ -41,11 +41,7 @@ fn check_oe(rep: &LensReport, n: usize, every_word_once: bool, what: &str) {
         let at = format!("{what}: pass {} {}", p.pass, p.label);
         assert!(!r.accesses.is_empty(), "{at}: nothing recorded");
         assert!(!p.global.is_empty() && p.floor_bytes > 0, "{at}");
-        for g in &p.global {
-            assert!(g.requests > 0, "{at} line {}", g.line);
-            assert!(g.sectors >= g.min_sectors, "{at} line {}", g.line);
-            assert!(g.segments <= g.sectors, "{at} line {}", g.line);
-        }
+        counts_are_consistent(p, &at);
         if every_word_once {
             let (mut reads, mut writes) = (vec![0u32; n], vec![0u32; n]);
             for a in &r.accesses {

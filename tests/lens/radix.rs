@@ -48,20 +48,7 @@ fn every_radix_variant_dtype_and_payload_records() {
         for p in &rep.passes {
             let accesses = rep.records[p.pass].accesses.len();
             assert!(accesses > 0, "{variant} {}: nothing recorded", p.label);
-            for g in &p.global {
-                assert!(
-                    g.sectors >= g.min_sectors,
-                    "{variant} {} line {}",
-                    p.label,
-                    g.line
-                );
-                assert!(
-                    g.segments <= g.sectors,
-                    "{variant} {} line {}",
-                    p.label,
-                    g.line
-                );
-            }
+            counts_are_consistent(p, &format!("{variant} {}", p.label));
         }
         // Every scatter pass reads every key once and writes every key once.
         let scatters: Vec<_> = rep
