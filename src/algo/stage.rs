@@ -42,6 +42,7 @@ pub enum RoomNotes {
     Bmmc(bmmc::trace::Notes),
     Oddeven(oddeven::trace::Notes),
     Fft(fft::trace::Notes),
+    FftPass(fft::trace::PassNotes),
     Scan(scan::trace::Notes),
     Radix(radix::trace::Notes),
 }
@@ -57,6 +58,7 @@ impl RoomNotes {
             RoomNotes::Bmmc(n) => v(n),
             RoomNotes::Oddeven(n) => v(n),
             RoomNotes::Fft(n) => v(n),
+            RoomNotes::FftPass(n) => v(n),
             RoomNotes::Scan(n) => v(n),
             RoomNotes::Radix(n) => v(n),
         }
@@ -118,6 +120,13 @@ impl Stage {
         }
     }
 
+    pub fn fft_pass(&self) -> Option<&fft::trace::PassNotes> {
+        match &self.notes.room {
+            RoomNotes::FftPass(n) => Some(n),
+            _ => None,
+        }
+    }
+
     pub fn radix(&self) -> Option<&radix::trace::Notes> {
         match &self.notes.room {
             RoomNotes::Radix(n) => Some(n),
@@ -138,6 +147,7 @@ impl Stage {
         // Complex stages print their data as [re, im] pairs.
         let data = match &self.notes.room {
             RoomNotes::Fft(n) if n.complex => fft::trace::complex_json(&self.data.bits),
+            RoomNotes::FftPass(n) if n.complex => fft::trace::complex_json(&self.data.bits),
             _ => self.data.to_json(),
         };
         m.insert("data".into(), data);

@@ -5,10 +5,13 @@
 
 pub mod codegen;
 pub mod fast;
+pub mod large;
+pub mod large_gen;
 pub mod model;
 pub mod radix;
 pub mod trace;
 
+mod large_run;
 mod options;
 mod plan;
 mod run;
@@ -73,6 +76,9 @@ pub enum Kernel {
     /// Not the seed's schedule: rounds of log2(E) stages in registers, written back in place to
     /// workgroup memory between rounds (src/algo/fft/radix.rs); complex FFTs in natural order.
     Radix,
+    /// The large-FFT passes (src/algo/fft/large.rs) at any size: what `auto` runs past one
+    /// workgroup; here also below it (e.g. to see a small FFT as columns then rows).
+    Large,
 }
 
 /// How the fast kernel writes natural order.
@@ -151,6 +157,9 @@ pub struct Options {
     /// Fast kernel, natural order: direct (16-byte stores of each thread's runs straight from registers) or staged (through workgroup memory, coalesced across threads).
     #[arg(long, value_enum, default_value_t = NaturalStore::Staged)]
     pub natural_store: NaturalStore,
+    /// Large FFTs: N1, the size of the first pass's column FFTs (N = N1 · N2, both at most 8192). Default: one pass where a whole FFT fits a workgroup (in halves), else N1 = 2^⌊log2 N / 2⌋.
+    #[arg(long)]
+    pub split: Option<usize>,
 }
 
 impl Default for Options {
@@ -170,6 +179,7 @@ impl Default for Options {
             sequential_ffts: None,
             no_shuffle: false,
             natural_store: NaturalStore::Staged,
+            split: None,
         }
     }
 }
@@ -193,6 +203,8 @@ pub struct Config {
     pub mode: Mode,
     pub natural: bool,
     pub inverse: bool,
+    /// Runs as a large FFT (src/algo/fft/large.rs): past one workgroup, or --kernel large.
+    pub large: bool,
 }
 
 impl Config {

@@ -109,7 +109,7 @@ impl Options {
             )));
         }
         let mode = self.mode();
-        let cfg = Config {
+        let mut cfg = Config {
             n,
             e,
             w,
@@ -119,6 +119,7 @@ impl Options {
             mode,
             natural: self.order == Order::Natural,
             inverse: self.inverse,
+            large: false,
         };
         if let Some(len) = len {
             let want = cfg.in_floats() * cfg.batch;
@@ -135,6 +136,19 @@ impl Options {
             }
         }
         if let Some(l) = limits {
+            // Past one workgroup: sizes the teaching kernel cannot hold, and untraced complex
+            // sizes whose N values outgrow workgroup memory (no fast kernel runs them).
+            let max_bytes = l.max_compute_workgroup_storage_size as usize;
+            let fits = w <= max_w && cfg.shared_bytes(trace) <= max_bytes;
+            let fast_fits = trace || mode != Mode::Complex || n * 8 <= max_bytes;
+            if self.kernel == Kernel::Large
+                || (self.kernel == Kernel::Auto
+                    && self.workgroup_size.is_none()
+                    && !(fits && fast_fits))
+            {
+                cfg.large = true;
+                return self.check_large(cfg);
+            }
             if w > max_w {
                 return Err(Error::Limit(format!(
                     "fft: workgroup size W = {w} (N/E = {n}/{e}) is above this adapter's limit of {max_w} invocations per workgroup (max_compute_invocations_per_workgroup): use E ≥ {}",
@@ -161,6 +175,31 @@ impl Options {
         Ok(cfg)
     }
 
+    /// What the large passes cannot do, refused with the reason.
+    fn check_large(&self, cfg: Config) -> Result<Config> {
+        if self.split.is_some_and(|s| s < 2 || !s.is_power_of_two()) {
+            return Err(Error::Input(format!(
+                "fft: --split must be a power of two ≥ 2; got {}",
+                self.split.unwrap_or(0)
+            )));
+        }
+        if cfg.mode != Mode::Complex && !cfg.natural {
+            return Err(Error::Input(format!(
+                "fft: --order raw with --real or --real-pair is the workgroup kernel's order; size {} runs as a large FFT, whose unpacking pass writes natural order only",
+                cfg.n
+            )));
+        }
+        if cfg.mode == Mode::Real && cfg.n < 4 {
+            return Err(Error::input("fft: a large real FFT needs --size ≥ 4"));
+        }
+        if self.no_shuffle || self.natural_store != NaturalStore::Staged {
+            return Err(Error::input(
+                "fft: --no-shuffle and --natural-store apply to --kernel fast, not to the large passes",
+            ));
+        }
+        Ok(cfg)
+    }
+
     /// The fast kernel's configuration for `cfg` on `gpu`, or None for the teaching kernel:
     /// `--kernel teaching`, traced runs (the trace is written by the teaching kernel), and with
     /// `auto` whatever the fast kernel cannot run (real modes, E > 64, workgroup limits).
@@ -171,7 +210,7 @@ impl Options {
         gpu: &Gpu,
         trace: bool,
     ) -> Result<Option<codegen::FastConfig>> {
-        if trace || self.kernel == Kernel::Teaching {
+        if trace || cfg.large || self.kernel == Kernel::Teaching {
             return Ok(None);
         }
         if self.kernel == Kernel::Radix {

@@ -92,6 +92,9 @@ impl Algorithm for Options {
             .collect();
         let input = Data::from_f32(&floats);
         let cfg = self.config(Some(floats.len()), Some(&gpu.limits), req.trace)?;
+        if cfg.large {
+            return large_run::run(self, gpu, req, &cfg, &floats, input);
+        }
         let (n, b) = (cfg.n, cfg.batch);
         let src = gpu.storage_init("fft input", &input.bits)?;
         let out_words = 2 * cfg.out_complex() * b;
@@ -222,26 +225,7 @@ impl Algorithm for Options {
             }
         }
 
-        let output_json = match cfg.mode {
-            Mode::Pair => {
-                let half = per_out / 2;
-                let objs: Vec<Value> = (0..b)
-                    .map(|k| {
-                        let base = 2 * k * per_out;
-                        json!({
-                            "x": trace::complex_json(&out_bits[base..base + 2 * half]),
-                            "y": trace::complex_json(&out_bits[base + 2 * half..base + 4 * half]),
-                        })
-                    })
-                    .collect();
-                if b == 1 {
-                    objs.into_iter().next().unwrap_or(Value::Null)
-                } else {
-                    Value::Array(objs)
-                }
-            }
-            _ => trace::complex_json(&out_bits),
-        };
+        let output_json = trace::output_json(&cfg, &out_bits);
         let holds: Vec<usize> = (0..n)
             .map(|x| model::f_map(x, cfg.log_n, cfg.log_e))
             .collect();
@@ -275,26 +259,12 @@ impl Algorithm for Options {
             json!(if cfg.natural { "natural" } else { "raw" }),
         );
         extra.insert("inverse".into(), json!(cfg.inverse));
-        extra.insert(
-            "mode".into(),
-            json!(match cfg.mode {
-                Mode::Complex => "complex",
-                Mode::Real => "real",
-                Mode::Pair => "real-pair",
-            }),
-        );
+        extra.insert("mode".into(), json!(large_run::mode_name(cfg.mode)));
         extra.insert("max_rel_error".into(), json!(max_err));
         extra.insert("tolerance".into(), json!(tol));
         extra.insert("holds".into(), json!(holds));
         extra.insert("nyquist".into(), nyquist);
-        extra.insert(
-            "scaling".into(),
-            json!(if cfg.inverse {
-                "unnormalised inverse: x[n] = Σ X[k]·e^{+2πikn/N}; inverse(forward(x)) = N·x"
-            } else {
-                "forward: X[k] = Σ x[n]·e^{−2πikn/N} (no scaling)"
-            }),
-        );
+        extra.insert("scaling".into(), json!(large_run::scaling(cfg.inverse)));
         extra.insert(
             "workgroup_bytes".into(),
             json!(match &fast_cfg {
@@ -363,6 +333,9 @@ impl Algorithm for Options {
         o.real = false;
         o.real_pair = false;
         let cfg = o.config(Some(2 * n), Some(&gpu.limits), false)?;
+        if cfg.large {
+            return large_run::bench_case(&o, gpu, &cfg, n);
+        }
         let src = gpu.storage_zeroed("fft input", 2 * n)?;
         let dst = gpu.storage_zeroed("fft output", 2 * n)?;
         let fast_cfg = o.fast_config(&cfg, gpu, false)?;

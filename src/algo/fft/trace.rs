@@ -2,6 +2,7 @@
 //! and whether it is that thread's lo or hi value; the last step says which DFT bin each row holds.
 
 use super::model::StepKind;
+use super::{Config, Mode};
 use crate::data::f32_to_json;
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
@@ -44,4 +45,59 @@ pub fn complex_json(v: &[u32]) -> Value {
             })
             .collect(),
     )
+}
+
+/// A large FFT's stage (src/algo/fft/large.rs): the array after one pass, seen as the N1 × N2
+/// grid of the four-step decomposition (element col + N2·row).
+#[derive(Clone, Debug, Serialize)]
+pub struct PassNotes {
+    /// The pass that wrote this stage (None: the input).
+    pub pass: Option<usize>,
+    /// input | columns | rows | whole | unpack
+    pub kind: PassKind,
+    /// N1 (rows of the grid: the column FFTs' size) and N2 (columns: the row FFTs' size).
+    pub n1: usize,
+    pub n2: usize,
+    /// The sub-FFTs this pass ran and their size.
+    pub sub_size: usize,
+    pub count: usize,
+    /// The columns pass multiplied each output by W_N^(col·k1).
+    pub twiddled: bool,
+    /// The rows pass stored through the transpose: element k1 + N1·k2 holds X[k1 + N1·k2].
+    pub transposed: bool,
+    pub complex: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PassKind {
+    Input,
+    Columns,
+    Rows,
+    Whole,
+    Unpack,
+}
+
+/// The run's `"output"`: [re, im] pairs; real pairs as {"x": …, "y": …} per FFT (one object for
+/// a batch of 1).
+pub fn output_json(cfg: &Config, out_bits: &[u32]) -> Value {
+    if cfg.mode != Mode::Pair {
+        return complex_json(out_bits);
+    }
+    let per_out = cfg.out_complex();
+    let half = per_out / 2;
+    let objs: Vec<Value> = (0..cfg.batch)
+        .map(|k| {
+            let base = 2 * k * per_out;
+            json!({
+                "x": complex_json(&out_bits[base..base + 2 * half]),
+                "y": complex_json(&out_bits[base + 2 * half..base + 4 * half]),
+            })
+        })
+        .collect();
+    if cfg.batch == 1 {
+        objs.into_iter().next().unwrap_or(Value::Null)
+    } else {
+        Value::Array(objs)
+    }
 }

@@ -1,0 +1,192 @@
+//! A large FFT's run (src/algo/fft/large.rs): the passes, every FFT of the batch checked against
+//! rustfft, and with `--trace` the array after every pass, checked against the f64 model.
+
+use super::large::{self, LargeConfig};
+use super::trace::{PassKind, PassNotes};
+use super::*;
+
+impl Options {
+    /// The large plan's passes for `cfg` on `gpu`.
+    pub fn large_config(&self, cfg: &Config, limits: &wgpu::Limits) -> Result<LargeConfig> {
+        let (fft_n, unpack) = match cfg.mode {
+            Mode::Complex => (cfg.n, None),
+            Mode::Real => (cfg.n / 2, Some(Mode::Real)),
+            Mode::Pair => (cfg.n, Some(Mode::Pair)),
+        };
+        let natural = cfg.natural || unpack.is_some();
+        large::configure(self, fft_n, cfg.batch, natural, cfg.inverse, unpack, limits)
+    }
+}
+
+/// The reference of one FFT in the large plan's output layout.
+fn reference_large(cfg: &Config, lc: &LargeConfig, floats: &[f32]) -> Vec<C64> {
+    let nat = Config {
+        natural: true,
+        ..*cfg
+    };
+    let want = reference(&nat, floats);
+    if cfg.mode == Mode::Complex && !cfg.natural {
+        large::to_rows(&want, lc.split)
+    } else {
+        want
+    }
+}
+
+pub(super) fn run(
+    o: &Options,
+    gpu: &Gpu,
+    req: &RunRequest,
+    cfg: &Config,
+    floats: &[f32],
+    input: Data,
+) -> Result<RunResult> {
+    let lc = o.large_config(cfg, &gpu.limits)?;
+    let b = cfg.batch;
+    gpu.check_elements(2 * lc.fft_n * b, "fft")?;
+    let src = gpu.storage_init("fft input", &input.bits)?;
+    let out_words = 2 * cfg.out_complex() * b;
+    let dst = gpu.storage_poisoned("fft output", out_words, POISON)?;
+    let mut plan = large::plan_large(gpu, &lc, b, &src, &dst, cfg.natural, req.trace)?;
+    plan.output = Some(Region::words(&dst, out_words));
+    plan.keep.push(src);
+    let ex = execute(gpu, &plan, req.trace)?;
+    let out_bits = ex.output;
+
+    let tol = model::tolerance(cfg.n);
+    let per_in = cfg.in_floats();
+    let per_out = cfg.out_complex();
+    let gpu_c = complexes(&out_bits);
+    let mut max_err: f64 = 0.0;
+    let mut mismatch = None;
+    for k in 0..b {
+        let want = reference_large(cfg, &lc, &floats[k * per_in..(k + 1) * per_in]);
+        let err = model::rel_error(&gpu_c[k * per_out..(k + 1) * per_out], &want);
+        max_err = max_err.max(err);
+        if (err.is_nan() || err > tol) && mismatch.is_none() {
+            mismatch = Some(format!(
+                "FFT {k} of the batch: relative error {err:.3e} above the tolerance {tol:.1e}"
+            ));
+        }
+    }
+
+    let (n1, n2) = lc.split;
+    let notes = |pass: Option<usize>, kind: PassKind, complex: bool| {
+        let p = pass.and_then(|i| lc.passes.get(i));
+        RoomNotes::FftPass(PassNotes {
+            pass,
+            kind,
+            n1,
+            n2,
+            sub_size: p.map_or(0, |p| p.m),
+            count: p.map_or(0, |p| lc.fft_n / p.m),
+            twiddled: p.is_some_and(|p| p.twiddle),
+            transposed: kind == PassKind::Rows && cfg.natural,
+            complex,
+        })
+    };
+    let mut stages = Vec::new();
+    if req.trace {
+        stages.push(Stage::with(
+            "input",
+            input.clone(),
+            notes(None, PassKind::Input, cfg.mode != Mode::Real),
+        ));
+        // The complex FFT's input (batch element 0), for the columns pass's model.
+        let x0 = complexes(&input.bits[..2 * lc.fft_n]);
+        for (i, words) in ex.captures.iter().enumerate() {
+            let Some(words) = words.first() else { continue };
+            let kind = if i == lc.passes.len() {
+                PassKind::Unpack
+            } else if lc.passes.len() == 1 {
+                PassKind::Whole
+            } else if i == 0 {
+                PassKind::Columns
+            } else {
+                PassKind::Rows
+            };
+            if kind == PassKind::Columns && mismatch.is_none() {
+                let want = large::columns_model(&x0, lc.split, cfg.inverse);
+                let got = complexes(&words[..2 * lc.fft_n]);
+                let err = model::rel_error(&got, &want);
+                if err.is_nan() || err > tol {
+                    mismatch = Some(format!(
+                        "trace: the columns pass differs from the model by {err:.3e} (tolerance {tol:.1e})"
+                    ));
+                }
+            }
+            let label = plan
+                .passes
+                .get(i)
+                .map_or(String::new(), |p| p.label.clone());
+            stages.push(Stage::with(
+                label,
+                Data::new(DType::F32, words.clone()),
+                notes(Some(i), kind, true),
+            ));
+        }
+    }
+
+    let output_json = trace::output_json(cfg, &out_bits);
+    let mut extra = Map::new();
+    extra.insert("size".into(), json!(cfg.n));
+    extra.insert("batch".into(), json!(b));
+    extra.insert(
+        "order".into(),
+        json!(if cfg.natural { "natural" } else { "raw" }),
+    );
+    extra.insert("inverse".into(), json!(cfg.inverse));
+    extra.insert("mode".into(), json!(mode_name(cfg.mode)));
+    extra.insert("max_rel_error".into(), json!(max_err));
+    extra.insert("tolerance".into(), json!(tol));
+    extra.insert("scaling".into(), json!(scaling(cfg.inverse)));
+    extra.insert("kernel".into(), json!("large"));
+    extra.insert("split".into(), json!([n1, n2]));
+    extra.insert("plan".into(), lc.plan_json(cfg.natural));
+    extra.insert(
+        "workgroup_bytes".into(),
+        json!(lc.passes.iter().map(|p| p.shared_bytes()).max()),
+    );
+    let mut result = RunResult::new(
+        "fft",
+        req.variant.name,
+        cfg.n,
+        gpu,
+        input,
+        Data::new(DType::F32, out_bits),
+        pass_infos(&plan, &ex.pass_ms),
+    );
+    result.output_json = Some(output_json);
+    Ok(result.checked(mismatch, stages, extra))
+}
+
+/// The bench case of a large size: `n` complex values as n / size FFTs, forward.
+pub(super) fn bench_case(o: &Options, gpu: &Gpu, cfg: &Config, n: usize) -> Result<BenchCase> {
+    let lc = o.large_config(cfg, &gpu.limits)?;
+    gpu.check_elements(2 * n, "fft")?;
+    let src = gpu.storage_zeroed("fft input", 2 * n)?;
+    let dst = gpu.storage_zeroed("fft output", 2 * n)?;
+    let mut plan = large::plan_large(gpu, &lc, cfg.batch, &src, &dst, cfg.natural, false)?;
+    plan.keep.extend([src, dst]);
+    let passes = plan.passes.len() as u64;
+    Ok(BenchCase {
+        plan,
+        bytes: 16 * n as u64 * passes,
+        items: n as u64,
+    })
+}
+
+pub(super) fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Complex => "complex",
+        Mode::Real => "real",
+        Mode::Pair => "real-pair",
+    }
+}
+
+pub(super) fn scaling(inverse: bool) -> &'static str {
+    if inverse {
+        "unnormalised inverse: x[n] = Σ X[k]·e^{+2πikn/N}; inverse(forward(x)) = N·x"
+    } else {
+        "forward: X[k] = Σ x[n]·e^{−2πikn/N} (no scaling)"
+    }
+}
