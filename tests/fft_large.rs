@@ -112,6 +112,27 @@ fn every_split_and_shape_override() {
         let r = check(&o, n, 2, l1 as u64);
         assert_eq!(r.extra["split"][0], 1u64 << l1);
     }
+    // Exchange parts: the positions' top bits split the exchange (one pass of 4096 and two of 64).
+    for (parts, split) in [
+        (2, None),
+        (4, None),
+        (8, None),
+        (4, Some(64)),
+        (8, Some(64)),
+    ] {
+        let mut o = large(n);
+        o.exchange_parts = Some(parts);
+        o.split = split;
+        o.sequential_ffts = Some(2);
+        o.batch = 3;
+        let r = check(&o, n, 3, 900 + parts as u64);
+        let plan = r.extra["plan"].as_array().unwrap();
+        assert!(
+            plan.iter()
+                .filter(|p| p["kind"] == "fft")
+                .all(|p| p["parts"] == parts as u64)
+        );
+    }
     for (c, e, s) in [(1, 2, 1), (2, 4, 3), (4, 8, 2), (8, 16, 1), (16, 8, 4)] {
         let mut o = large(n);
         o.ffts_per_workgroup = Some(c);
@@ -206,7 +227,11 @@ fn plan_json_and_trace_pass_by_pass() {
     let m = r.extra["plan"][3]["matrix"].as_array().unwrap();
     assert_eq!(m.len(), 10);
     // Three stages: input, columns, rows; the columns stage is the model's twiddled column FFTs.
-    let kinds: Vec<PassKind> = r.stages.iter().map(|s| s.fft_pass().unwrap().kind).collect();
+    let kinds: Vec<PassKind> = r
+        .stages
+        .iter()
+        .map(|s| s.fft_pass().unwrap().kind)
+        .collect();
     assert_eq!(kinds, [PassKind::Input, PassKind::Columns, PassKind::Rows]);
     let cols = stagewise::algo::fft::large::columns_model(&cplx(&x), (32, 32), false);
     let got = cplx(&r.stages[1].data.f32s());

@@ -18,6 +18,8 @@ use crate::algo::bmmc::matrix::BitMatrix;
 
 /// The largest sub-FFT one workgroup runs (in halves), and so the largest factor of a split.
 pub const MAX_SUB: usize = 8192;
+/// The largest FFT run as one pass by default (E = 32: 512 threads hold 2^14 values).
+pub const MAX_SINGLE: usize = 16384;
 
 /// What a large FFT runs: the complex FFT's passes, then (real modes) the unpacking pass.
 #[derive(Clone, Debug)]
@@ -112,48 +114,58 @@ pub fn configure(
     let max_threads = (gpu_limits.max_compute_invocations_per_workgroup as usize)
         .min(gpu_limits.max_compute_workgroup_size_x as usize);
     let ln = n.trailing_zeros();
-    let single = |parts: usize| -> Option<PassConfig> {
+    // The fewest exchange parts (1, 2, 4, 8; --exchange-parts) with which a pass fits.
+    let fit_parts = |mk: &dyn Fn(usize) -> PassConfig| -> Option<PassConfig> {
+        let list = match o.exchange_parts {
+            Some(p) => vec![p],
+            None => vec![1, 2, 4, 8],
+        };
+        list.into_iter().find_map(|parts| {
+            let p = mk(parts);
+            if p.threads() > max_threads || p.e > codegen::MAX_E || p.e > p.m {
+                return None;
+            }
+            p.choose_pad(max_bytes)
+        })
+    };
+    let single = || {
         let e = o
             .elements_per_invocation
             .unwrap_or(if n >= 8192 { 32 } else { 16 }.min(n / 2).max(2));
-        let p = PassConfig {
+        let whole = Layout {
+            a: 0,
+            s_shift: 0,
+            m_shift: 0,
+        };
+        fit_parts(&|parts| PassConfig {
             n,
             m: n,
             e,
             c: 1,
-            s: o.sequential_ffts.unwrap_or(1),
+            s: o.sequential_ffts
+                .unwrap_or(if batch >= 4096 { 4 } else { 1 }),
             parts,
-            input: Layout {
-                a: 0,
-                s_shift: 0,
-                m_shift: 0,
-            },
-            output: Layout {
-                a: 0,
-                s_shift: 0,
-                m_shift: 0,
-            },
+            input: whole,
+            output: whole,
             load_lanes: false,
             store_lanes: false,
             twiddle: false,
             inverse,
             pad_shift: None,
-        };
-        if p.threads() > max_threads || e > codegen::MAX_E || e > n {
-            return None;
-        }
-        p.choose_pad(max_bytes)
+        })
     };
-    let split = o.split.or_else(|| {
-        // One pass where a sub-FFT of N fits (in halves); else the most even split.
-        if single(2).is_some() && n <= MAX_SUB {
-            None
-        } else {
-            Some(1usize << (ln / 2))
-        }
-    });
+    let split = match o.split {
+        Some(s) => Some(s),
+        // One pass up to 2^14 where a whole FFT fits (in parts); else the most even split.
+        None if n <= MAX_SINGLE && single().is_some() => None,
+        None => Some(1usize << (ln / 2)),
+    };
     let Some(n1) = split else {
-        let p = single(2).expect("checked");
+        let p = single().ok_or_else(|| {
+            Error::Limit(format!(
+                "fft: a {n}-point FFT does not fit one workgroup of this adapter ({max_threads} invocations, {max_bytes} bytes of workgroup memory)"
+            ))
+        })?;
         return Ok(LargeConfig {
             fft_n: n,
             split: (n, 1),
@@ -211,45 +223,32 @@ pub fn configure(
                 2
             })
             .min(m);
-        // Lanes: --ffts-per-workgroup, else the most up to 16 (128-byte rows) that fit: in one
-        // part while that gives at least 4, else in halves (real, then imaginary parts).
-        let want = o
+        // Lanes: --ffts-per-workgroup, else 8 (64-byte rows: the H100 runs strided passes at
+        // the copy rate from there) or fewer where 8 do not fit in any number of parts.
+        let mut c = o
             .ffts_per_workgroup
-            .unwrap_or(16)
+            .unwrap_or(8)
             .min(total(m).next_power_of_two());
-        let fit = |parts: usize| -> Option<PassConfig> {
-            let mut c = want;
-            loop {
-                let p = PassConfig {
-                    n,
-                    m,
-                    e,
-                    c,
-                    s: o.sequential_ffts.unwrap_or(1),
-                    parts,
-                    input,
-                    output,
-                    load_lanes,
-                    store_lanes,
-                    twiddle,
-                    inverse,
-                    pad_shift: None,
-                };
-                if p.threads() <= max_threads
-                    && let Some(p) = p.choose_pad(max_bytes)
-                {
-                    return Some(p);
-                }
-                if o.ffts_per_workgroup.is_some() || c == 1 {
-                    return None;
-                }
-                c /= 2;
+        let best = loop {
+            let found = fit_parts(&|parts| PassConfig {
+                n,
+                m,
+                e,
+                c,
+                s: o.sequential_ffts.unwrap_or(1),
+                parts,
+                input,
+                output,
+                load_lanes,
+                store_lanes,
+                twiddle,
+                inverse,
+                pad_shift: None,
+            });
+            if found.is_some() || o.ffts_per_workgroup.is_some() || c == 1 {
+                break found;
             }
-        };
-        let best = match (fit(1), fit(2)) {
-            (Some(a), Some(b)) if a.c < 4.min(want) && b.c > a.c => Some(b),
-            (Some(a), _) => Some(a),
-            (None, b) => b,
+            c /= 2;
         };
         if e < 2 || e > codegen::MAX_E || !e.is_power_of_two() {
             return Err(Error::Input(format!(

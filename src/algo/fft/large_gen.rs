@@ -12,9 +12,11 @@
 //! take different roles in different rounds: a round reads what the previous one wrote to
 //! workgroup memory, whoever holds it.
 //!
-//! Workgroup memory holds position p of lane g at (p << log2 C) | g (padded). With `parts = 2`
-//! the exchange goes in two halves, real parts then imaginary parts, so C·M values need only
-//! C·M·4 bytes: a 2^13-point FFT stays one pass on a 48 KiB adapter.
+//! Workgroup memory holds position p of lane g at (p << log2 C) | g (padded). With `parts` ≥ 2
+//! the exchange goes in parts: real parts, then imaginary parts (and with 4 or 8 parts, each of
+//! those for one half or quarter of the positions at a time, chosen by the top position bits), so
+//! C·M values need only C·M·8 / parts bytes: a 2^14-point FFT stays one pass, and a 4096-point
+//! pass still reads 4 neighbouring columns (32-byte rows), on a 48 KiB adapter.
 
 use super::codegen::{FastConfig, butterflies, place, round_los};
 use super::model;
@@ -48,7 +50,8 @@ pub struct PassConfig {
     pub c: usize,
     /// Sub-FFTs every lane runs one after another (the next one's loads fly meanwhile).
     pub s: usize,
-    /// 1: exchanges of vec2 values; 2: real halves, then imaginary halves (half the memory).
+    /// 1: exchanges of vec2 values; 2: real parts, then imaginary parts; 4, 8: each of those by
+    /// halves or quarters of the positions (the memory need divided by `parts`).
     pub parts: usize,
     pub input: Layout,
     pub output: Layout,
@@ -93,13 +96,21 @@ impl PassConfig {
     /// Workgroup array length (elements of vec2, or f32 with two parts); 0 with one round.
     pub fn shared_len(&self) -> usize {
         if self.rounds() > 1 {
-            self.pad(self.c * self.m - 1) + 1
+            self.pad(self.c * self.m / self.position_parts() - 1) + 1
         } else {
             0
         }
     }
     pub fn shared_bytes(&self) -> usize {
-        self.shared_len() * if self.parts == 2 { 4 } else { 8 }
+        self.shared_len() * if self.parts >= 2 { 4 } else { 8 }
+    }
+    /// Parts of the positions (by their top bits) each component is exchanged in.
+    pub fn position_parts(&self) -> usize {
+        (self.parts / 2).max(1)
+    }
+    /// Positions of one part (the low bits kept in workgroup memory).
+    fn part_mask(&self) -> usize {
+        self.m / self.position_parts() - 1
     }
     /// Thread `l`'s (position index t, lane g) in round 0 (`first`) or later.
     pub fn role(&self, l: usize, first: bool) -> (usize, usize) {
@@ -132,8 +143,9 @@ impl PassConfig {
                     words.clear();
                     for l in warp..(warp + 32).min(self.threads()) {
                         let (t, g) = self.role(l, ri == 0);
-                        let a = self.pad((place(&r, lo, last, t, j) << lc) | g);
-                        if self.parts == 2 {
+                        let p = place(&r, lo, last, t, j) & self.part_mask();
+                        let a = self.pad((p << lc) | g);
+                        if self.parts >= 2 {
                             words.push(a);
                         } else {
                             words.extend([2 * a, 2 * a + 1]);
@@ -215,7 +227,7 @@ pub fn shader(c: &PassConfig) -> String {
     let sign = if c.inverse { 1.0 } else { -1.0 };
     let los = round_los(&r);
     let nr = los.len();
-    let elem = if c.parts == 2 { "f32" } else { "vec2<f32>" };
+    let elem = if c.parts >= 2 { "f32" } else { "vec2<f32>" };
     let mut s = String::new();
     let o = &mut s;
     let _ = writeln!(
@@ -329,34 +341,73 @@ fn main(@builtin(local_invocation_index) l: u32,
     for j in 0..e {
         let _ = writeln!(o, "    var v{j} = u{j};");
     }
+    if c.position_parts() > 1 && nr > 1 {
+        for j in 0..e {
+            let _ = writeln!(o, "    var n{j}: vec2<f32>;");
+        }
+    }
     let mut top = lm;
     for (ri, &lo) in los.iter().enumerate() {
         let last = ri + 1 == nr;
         if ri > 0 {
             // Round trip: the previous round's positions out, this round's in (each thread
             // writes back the positions it read, so no other thread's reads are overwritten).
-            let _ = writeln!(
-                o,
-                "    let a{}w = {};",
-                ri - 1,
-                addr(c, ri - 1, los[ri - 1], false)
-            );
-            let _ = writeln!(o, "    let a{ri}r = {};", addr(c, ri, lo, last));
-            let comps: &[&str] = if c.parts == 2 { &[".x", ".y"] } else { &[""] };
-            for (pi, comp) in comps.iter().enumerate() {
-                if pi > 0 {
-                    // Every read of the real parts is done before the positions are rewritten.
+            let (pw, aw) = addr(c, ri - 1, los[ri - 1], false);
+            let (pr, ar) = addr(c, ri, lo, last);
+            let _ = writeln!(o, "    let a{}w = {aw};", ri - 1);
+            let _ = writeln!(o, "    let a{ri}r = {ar};");
+            let pp = c.position_parts();
+            let top_shift = lm - pp.trailing_zeros();
+            if pp > 1 {
+                // The part of slot 0's position (its top bits); slot j adds constant bits.
+                let _ = writeln!(o, "    let h{}w = {pw} >> {top_shift}u;", ri - 1);
+                let _ = writeln!(o, "    let h{ri}r = {pr} >> {top_shift}u;");
+            }
+            let comps: &[&str] = if c.parts >= 2 { &[".x", ".y"] } else { &[""] };
+            let sfx = if c.parts >= 2 { "" } else { "2" };
+            let cond = |h: String, bits: usize, q: usize| -> String {
+                if pp == 1 {
+                    String::new()
+                } else {
+                    format!("if (({h} | {}u) == {q}u) ", bits >> top_shift)
+                }
+            };
+            // With position parts a slot can be read before its old value is written out (its
+            // place differs between the rounds): reads go to fresh registers n_j then.
+            let dst = if pp > 1 { "n" } else { "v" };
+            // Parts share workgroup places: the previous round trip's last reads must be done
+            // before this one writes (one part's place is another part's too).
+            let mut first = !(pp > 1 && ri > 1);
+            for comp in comps {
+                for q in 0..pp {
+                    if !first {
+                        // Every read of the previous part is done before its places are reused.
+                        let _ = writeln!(o, "    workgroupBarrier();");
+                    }
+                    first = false;
+                    let pl = los[ri - 1];
+                    for j in 0..e {
+                        let i = format!("a{}w + {}u", ri - 1, slot_off(c, pl, false, j));
+                        let cnd = cond(format!("h{}w", ri - 1), slot_bits(pl, false, j), q);
+                        let _ = writeln!(
+                            o,
+                            "    {cnd}{{ sh[{i}] = v{j}{comp}; }} // @lens wg-write{sfx} sh {i}"
+                        );
+                    }
                     let _ = writeln!(o, "    workgroupBarrier();");
+                    for j in 0..e {
+                        let i = format!("a{ri}r + {}u", slot_off(c, lo, last, j));
+                        let cnd = cond(format!("h{ri}r"), slot_bits(lo, last, j), q);
+                        let _ = writeln!(
+                            o,
+                            "    {cnd}{{ {dst}{j}{comp} = sh[{i}]; }} // @lens wg-read{sfx} sh {i}"
+                        );
+                    }
                 }
-                let sfx = if c.parts == 2 { "" } else { "2" };
+            }
+            if pp > 1 {
                 for j in 0..e {
-                    let i = format!("a{}w + {}u", ri - 1, slot_off(c, los[ri - 1], false, j));
-                    let _ = writeln!(o, "    sh[{i}] = v{j}{comp}; // @lens wg-write{sfx} sh {i}");
-                }
-                let _ = writeln!(o, "    workgroupBarrier();");
-                for j in 0..e {
-                    let i = format!("a{ri}r + {}u", slot_off(c, lo, last, j));
-                    let _ = writeln!(o, "    v{j}{comp} = sh[{i}]; // @lens wg-read{sfx} sh {i}");
+                    let _ = writeln!(o, "    v{j} = n{j};");
                 }
             }
         }
@@ -435,31 +486,43 @@ fn main(@builtin(local_invocation_index) l: u32,
     s
 }
 
-/// The padded workgroup index of slot 0 of round `ri`'s thread (its role in that round).
-fn addr(c: &PassConfig, ri: usize, lo: u32, last: bool) -> String {
+/// Slot 0's position in round `ri` (the thread's role in that round) and its padded workgroup
+/// index (the position's bits below the part's, then the lane bits).
+fn addr(c: &PassConfig, ri: usize, lo: u32, last: bool) -> (String, String) {
     let (lw, le, lc) = (
         c.w().trailing_zeros(),
         c.e.trailing_zeros(),
         c.c.trailing_zeros(),
     );
     let (t, g) = if ri == 0 { ("t0", "g0") } else { ("t1", "g1") };
-    let base = if last {
-        format!("((reverseBits({t}) >> {}u) << {}u) | {g}", 32 - lw, le + lc)
+    let pos = if last {
+        format!("((reverseBits({t}) >> {}u) << {le}u)", 32 - lw)
     } else {
         format!(
-            "(((({t} & {}u) | (({t} >> {lo}u) << {}u)) << {lc}u) | {g})",
+            "(({t} & {}u) | (({t} >> {lo}u) << {}u))",
             (1u32 << lo) - 1,
             lo + le
         )
     };
-    match c.pad_shift {
-        Some(ps) => format!("({base}) + (({base}) >> {ps}u)"),
+    let base = if c.position_parts() > 1 {
+        format!("((({pos} & {}u) << {lc}u) | {g})", c.part_mask())
+    } else {
+        format!("(({pos} << {lc}u) | {g})")
+    };
+    let idx = match c.pad_shift {
+        Some(ps) => format!("{base} + ({base} >> {ps}u)"),
         None => base,
-    }
+    };
+    (pos, idx)
 }
 
-/// Slot j's padded offset from slot 0 (slot bits and thread bits never overlap, so padding adds).
+/// Slot j's position bits (slot bits and thread bits never overlap).
+fn slot_bits(lo: u32, last: bool, j: usize) -> usize {
+    if last { j } else { j << lo }
+}
+
+/// Slot j's padded offset from slot 0 inside its part (padding adds over disjoint bits).
 fn slot_off(c: &PassConfig, lo: u32, last: bool, j: usize) -> usize {
     let lc = c.c.trailing_zeros();
-    c.pad((if last { j } else { j << lo }) << lc)
+    c.pad((slot_bits(lo, last, j) & c.part_mask()) << lc)
 }

@@ -160,6 +160,9 @@ pub struct Options {
     /// Large FFTs: N1, the size of the first pass's column FFTs (N = N1 · N2, both at most 8192). Default: one pass where a whole FFT fits a workgroup (in halves), else N1 = 2^⌊log2 N / 2⌋.
     #[arg(long)]
     pub split: Option<usize>,
+    /// Large FFTs: exchange through workgroup memory in P parts (1: complex values; 2: real, then imaginary parts; 4, 8: each of those by halves or quarters of the positions), dividing the memory a workgroup needs by P. Default: the fewest that fit.
+    #[arg(long)]
+    pub exchange_parts: Option<usize>,
 }
 
 impl Default for Options {
@@ -180,6 +183,7 @@ impl Default for Options {
             no_shuffle: false,
             natural_store: NaturalStore::Staged,
             split: None,
+            exchange_parts: None,
         }
     }
 }

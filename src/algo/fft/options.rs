@@ -183,6 +183,13 @@ impl Options {
                 self.split.unwrap_or(0)
             )));
         }
+        if let Some(p) = self.exchange_parts
+            && ![1, 2, 4, 8].contains(&p)
+        {
+            return Err(Error::Input(format!(
+                "fft: --exchange-parts must be 1, 2, 4 or 8; got {p}"
+            )));
+        }
         if cfg.mode != Mode::Complex && !cfg.natural {
             return Err(Error::Input(format!(
                 "fft: --order raw with --real or --real-pair is the workgroup kernel's order; size {} runs as a large FFT, whose unpacking pass writes natural order only",
