@@ -135,6 +135,7 @@ fn every_split_and_shape_override() {
     }
     for (c, e, s) in [(1, 2, 1), (2, 4, 3), (4, 8, 2), (8, 16, 1), (16, 8, 4)] {
         let mut o = large(n);
+        o.split = Some(64);
         o.ffts_per_workgroup = Some(c);
         o.elements_per_invocation = Some(e);
         o.sequential_ffts = Some(s);

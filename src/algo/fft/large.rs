@@ -223,32 +223,64 @@ pub fn configure(
                 2
             })
             .min(m);
-        // Lanes: --ffts-per-workgroup, else 8 (64-byte rows: the H100 runs strided passes at
-        // the copy rate from there) or fewer where 8 do not fit in any number of parts.
-        let mut c = o
-            .ffts_per_workgroup
-            .unwrap_or(8)
-            .min(total(m).next_power_of_two());
-        let best = loop {
-            let found = fit_parts(&|parts| PassConfig {
-                n,
-                m,
-                e,
-                c,
-                s: o.sequential_ffts.unwrap_or(1),
-                parts,
-                input,
-                output,
-                load_lanes,
-                store_lanes,
-                twiddle,
-                inverse,
-                pad_shift: None,
-            });
-            if found.is_some() || o.ffts_per_workgroup.is_some() || c == 1 {
-                break found;
+        // Lanes C, parts P and sequential sub-FFTs S where not given (measured on the H100 at 2^27
+        // values): the most lanes up to 16 that fit in one or two parts (16 lanes = 128-byte rows
+        // ran both passes of 2^18 at 1.02× the copy time; 2 lanes = 16-byte rows run at a third
+        // of it), else 4 lanes in 4 parts (the 4096-point passes); S = 2 where the batch allows
+        // and the parts are at most 2 (with 4 or 8 parts the reads' extra registers spill).
+        let mk = |c: usize, parts: usize, s: usize| PassConfig {
+            n,
+            m,
+            e,
+            c,
+            s,
+            parts,
+            input,
+            output,
+            load_lanes,
+            store_lanes,
+            twiddle,
+            inverse,
+            pad_shift: None,
+        };
+        let cap = total(m).next_power_of_two();
+        let s_for = |parts: usize| {
+            o.sequential_ffts
+                .unwrap_or(if parts <= 2 && total(m) >= 2048 * 16 {
+                    2
+                } else {
+                    1
+                })
+        };
+        let best = match o.ffts_per_workgroup {
+            Some(c) => fit_parts(&|parts| mk(c, parts, s_for(parts))),
+            None => {
+                let two: Vec<usize> = o.exchange_parts.map_or(vec![1, 2], |p| vec![p]);
+                [16usize, 8, 4]
+                    .iter()
+                    .map(|&c| c.min(cap))
+                    .find_map(|c| {
+                        two.iter().find_map(|&parts| {
+                            let p = mk(c, parts, s_for(parts));
+                            if p.threads() > max_threads {
+                                return None;
+                            }
+                            p.choose_pad(max_bytes)
+                        })
+                    })
+                    .or_else(|| {
+                        let mut c = 4.min(cap);
+                        loop {
+                            if let Some(p) = fit_parts(&|parts| mk(c, parts, s_for(parts))) {
+                                break Some(p);
+                            }
+                            if c == 1 {
+                                break None;
+                            }
+                            c /= 2;
+                        }
+                    })
             }
-            c /= 2;
         };
         if e < 2 || e > codegen::MAX_E || !e.is_power_of_two() {
             return Err(Error::Input(format!(
@@ -310,7 +342,7 @@ pub fn plan_large(
         let u = gpu.uniform("fft params", &[total as u32, groups as u32, 0, 0])?;
         let bg = gpu.bind(&pipe, &[from, to, &tw, &u])?;
         let label = format!(
-            "fft {} {}: {} × {}-point FFTs, {} per workgroup{}{}",
+            "fft {} {}: {} × {}-point FFTs, {} per workgroup × {} in turn, E = {}, {} exchange part{}{}{}",
             i,
             if lc.passes.len() == 1 {
                 "whole"
@@ -322,6 +354,10 @@ pub fn plan_large(
             total,
             p.m,
             p.c,
+            p.s,
+            p.e,
+            p.parts,
+            if p.parts > 1 { "s" } else { "" },
             if p.twiddle { ", twiddles fused" } else { "" },
             if i + 1 == lc.passes.len() && lc.passes.len() > 1 && natural {
                 ", transposed store"
@@ -352,7 +388,7 @@ pub fn plan_large(
             &[
                 n as u32,
                 batch as u32,
-                groups.min(65535) as u32,
+                grid(groups as u32)[0],
                 u32::from(inv),
             ],
         )?;
