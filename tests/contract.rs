@@ -375,6 +375,11 @@ fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'
                 ("--sequential-ffts", vec!["--sequential-ffts", "2"]),
                 ("--no-shuffle", vec!["--no-shuffle"]),
                 ("--natural-store", vec!["--natural-store", "direct"]),
+                ("--split", vec!["--kernel", "large", "--split", "4"]),
+                (
+                    "--exchange-parts",
+                    vec!["--kernel", "large", "--exchange-parts", "4"],
+                ),
             ],
         ),
         "radix" => (
@@ -499,6 +504,8 @@ fn audit_fft_options() {
             "--sequential-ffts",
         ),
         (&["--real", "--no-shuffle"][..], "--no-shuffle"),
+        (&["--split", "4"][..], "--split"),
+        (&["--exchange-parts", "2"][..], "--exchange-parts"),
     ] {
         let mut w = b.to_vec();
         w.extend(extra);

@@ -149,6 +149,11 @@ impl Options {
                 cfg.large = true;
                 return self.check_large(cfg);
             }
+            if self.split.is_some() || self.exchange_parts.is_some() {
+                return Err(Error::Input(format!(
+                    "fft: --split and --exchange-parts apply to the large plan (sizes past one workgroup, or --kernel large); size {n} runs in one workgroup"
+                )));
+            }
             if w > max_w {
                 return Err(Error::Limit(format!(
                     "fft: workgroup size W = {w} (N/E = {n}/{e}) is above this adapter's limit of {max_w} invocations per workgroup (max_compute_invocations_per_workgroup): use E ≥ {}",
