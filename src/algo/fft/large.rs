@@ -282,7 +282,7 @@ pub fn configure(
                     })
             }
         };
-        if e < 2 || e > codegen::MAX_E || !e.is_power_of_two() {
+        if !(2..=codegen::MAX_E).contains(&e) || !e.is_power_of_two() {
             return Err(Error::Input(format!(
                 "fft: --elements-per-invocation for the {m}-point passes must be a power of two from 2 to {}; got {e}",
                 codegen::MAX_E
