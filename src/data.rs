@@ -299,6 +299,14 @@ pub fn read_input(path: &str, dtype: DType) -> Result<Data> {
     parse_text(&text, dtype)
 }
 
+/// A `.npy` array's elements of type `T`, each converted to f64 by `to_f64`.
+fn npy_f64<T: npyz::Deserialize, R: std::io::Read>(
+    npy: npyz::NpyFile<R>,
+    to_f64: fn(T) -> f64,
+) -> std::io::Result<Vec<f64>> {
+    Ok(npy.into_vec::<T>()?.into_iter().map(to_f64).collect())
+}
+
 /// Parse a `.npy` array of any integer or float type, converting to `dtype` only where the value is
 /// representable exactly (integers) or as the nearest f32 (floats).
 pub fn parse_npy(bytes: &[u8], dtype: DType) -> Result<Data> {
@@ -321,61 +329,16 @@ pub fn parse_npy(bytes: &[u8], dtype: DType) -> Result<Data> {
             let v = npy.into_vec::<f32>().map_err(bad)?;
             return Ok(Data::from_f32(&v));
         }
-        ("f4", _) => npy
-            .into_vec::<f32>()
-            .map_err(bad)?
-            .into_iter()
-            .map(f64::from)
-            .collect(),
+        ("f4", _) => npy_f64::<f32, _>(npy, f64::from).map_err(bad)?,
         ("f8", _) => npy.into_vec::<f64>().map_err(bad)?,
-        ("i1", _) => npy
-            .into_vec::<i8>()
-            .map_err(bad)?
-            .into_iter()
-            .map(f64::from)
-            .collect(),
-        ("i2", _) => npy
-            .into_vec::<i16>()
-            .map_err(bad)?
-            .into_iter()
-            .map(f64::from)
-            .collect(),
-        ("i4", _) => npy
-            .into_vec::<i32>()
-            .map_err(bad)?
-            .into_iter()
-            .map(f64::from)
-            .collect(),
-        ("i8", _) => npy
-            .into_vec::<i64>()
-            .map_err(bad)?
-            .into_iter()
-            .map(|x| x as f64)
-            .collect(),
-        ("u1", _) => npy
-            .into_vec::<u8>()
-            .map_err(bad)?
-            .into_iter()
-            .map(f64::from)
-            .collect(),
-        ("u2", _) => npy
-            .into_vec::<u16>()
-            .map_err(bad)?
-            .into_iter()
-            .map(f64::from)
-            .collect(),
-        ("u4", _) => npy
-            .into_vec::<u32>()
-            .map_err(bad)?
-            .into_iter()
-            .map(f64::from)
-            .collect(),
-        ("u8", _) => npy
-            .into_vec::<u64>()
-            .map_err(bad)?
-            .into_iter()
-            .map(|x| x as f64)
-            .collect(),
+        ("i1", _) => npy_f64::<i8, _>(npy, f64::from).map_err(bad)?,
+        ("i2", _) => npy_f64::<i16, _>(npy, f64::from).map_err(bad)?,
+        ("i4", _) => npy_f64::<i32, _>(npy, f64::from).map_err(bad)?,
+        ("i8", _) => npy_f64::<i64, _>(npy, |x| x as f64).map_err(bad)?,
+        ("u1", _) => npy_f64::<u8, _>(npy, f64::from).map_err(bad)?,
+        ("u2", _) => npy_f64::<u16, _>(npy, f64::from).map_err(bad)?,
+        ("u4", _) => npy_f64::<u32, _>(npy, f64::from).map_err(bad)?,
+        ("u8", _) => npy_f64::<u64, _>(npy, |x| x as f64).map_err(bad)?,
         (other, _) => {
             return Err(Error::Input(format!(
                 "unsupported .npy dtype '{other}' (use integers or floats)"

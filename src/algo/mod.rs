@@ -20,6 +20,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 pub use stage::{RoomNotes, Stage, StageNotes};
 
+/// What the rooms use from the engine, the data and the errors (`use super::prelude::*;`).
+mod prelude {
+    pub(super) use super::{
+        AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Variant,
+        first_mismatch, pass_infos, require_pow2,
+    };
+    pub(super) use crate::data::{DType, Data};
+    pub(super) use crate::error::{Error, Result};
+    pub(super) use crate::gpu::{Gpu, Plan, Region, execute};
+}
+
 /// A variant of an algorithm (a different kernel or plan).
 #[derive(Clone, Copy, Debug)]
 pub struct Variant {
@@ -41,6 +52,27 @@ pub struct AlgoInfo {
 }
 
 impl AlgoInfo {
+    /// A room over 32-bit elements of every type (u32, i32, f32), its title and summary set by
+    /// [`AlgoInfo::title`] and [`AlgoInfo::summary`] (a `static` is built in const context).
+    pub const fn new(name: &'static str, seed: &'static str, variants: &'static [Variant]) -> Self {
+        AlgoInfo {
+            name,
+            title: "",
+            summary: "",
+            variants,
+            dtypes: &[DType::U32, DType::I32, DType::F32],
+            seed,
+        }
+    }
+
+    pub const fn title(self, title: &'static str) -> Self {
+        AlgoInfo { title, ..self }
+    }
+
+    pub const fn summary(self, summary: &'static str) -> Self {
+        AlgoInfo { summary, ..self }
+    }
+
     pub fn variant(&self, name: Option<&str>) -> Result<&'static Variant> {
         match name {
             None => Ok(&self.variants[0]),
@@ -236,6 +268,34 @@ pub struct BenchCase {
     pub bytes: u64,
     /// Elements (keys, values) one run processes.
     pub items: u64,
+}
+
+impl BenchCase {
+    /// A case whose floor is one read and one write of each of `n` 32-bit elements, whatever the
+    /// plan does in between (permutations, sorts, scans, the copy).
+    pub fn read_write_once(plan: Plan, n: usize) -> BenchCase {
+        BenchCase {
+            plan,
+            bytes: 8 * n as u64,
+            items: n as u64,
+        }
+    }
+
+    /// A case over two zeroed buffers of `words` words (`names`: their labels), planned by `build`
+    /// from the first to the second; the plan keeps both. Its floor: [`BenchCase::read_write_once`].
+    pub fn between_buffers(
+        gpu: &Gpu,
+        names: [&str; 2],
+        words: usize,
+        n: usize,
+        build: impl FnOnce(&wgpu::Buffer, &wgpu::Buffer) -> Result<Plan>,
+    ) -> Result<BenchCase> {
+        let a = gpu.storage_zeroed(names[0], words)?;
+        let b = gpu.storage_zeroed(names[1], words)?;
+        let mut plan = build(&a, &b)?;
+        plan.keep.extend([a, b]);
+        Ok(BenchCase::read_write_once(plan, n))
+    }
 }
 
 /// The link between an algorithm room and the engine, CLI and UI.

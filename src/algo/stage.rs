@@ -6,7 +6,7 @@
 //! Adding a room's annotations: define `pub struct Notes` (derive `Serialize`, one field per JSON
 //! key, `Option` + `skip_serializing_if` for keys only some stages have) in the room, add one
 //! variant `RoomNotes::Name(name::Notes)` below and its arm in [`RoomNotes::to_json`] and the
-//! accessor the views use.
+//! accessor the views use (one line in `room_accessors!`).
 
 use super::{bitrev, bmmc, fft, oddeven, radix, scan};
 use crate::data::Data;
@@ -65,7 +65,40 @@ impl RoomNotes {
     }
 }
 
+/// `Stage::room()` for each room: its notes, when the stage carries that room's annotations.
+macro_rules! room_accessors {
+    ($($room:ident: $variant:ident),* $(,)?) => {
+        impl Stage {
+            $(
+                pub fn $room(&self) -> Option<&$room::trace::Notes> {
+                    match &self.notes.room {
+                        RoomNotes::$variant(n) => Some(n),
+                        _ => None,
+                    }
+                }
+            )*
+        }
+    };
+}
+
+room_accessors! {
+    bitrev: Bitrev,
+    bmmc: Bmmc,
+    oddeven: Oddeven,
+    fft: Fft,
+    radix: Radix,
+    scan: Scan,
+}
+
 impl Stage {
+    /// A large FFT's stage (the second note type of the fft room).
+    pub fn fft_pass(&self) -> Option<&fft::trace::PassNotes> {
+        match &self.notes.room {
+            RoomNotes::FftPass(n) => Some(n),
+            _ => None,
+        }
+    }
+
     /// A stage without annotations.
     pub fn new(label: impl Into<String>, data: Data) -> Self {
         Stage {
@@ -90,55 +123,6 @@ impl Stage {
     pub fn narration(mut self, text: impl Into<String>) -> Self {
         self.notes.narration = Some(text.into());
         self
-    }
-
-    pub fn bitrev(&self) -> Option<&bitrev::trace::Notes> {
-        match &self.notes.room {
-            RoomNotes::Bitrev(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    pub fn bmmc(&self) -> Option<&bmmc::trace::Notes> {
-        match &self.notes.room {
-            RoomNotes::Bmmc(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    pub fn oddeven(&self) -> Option<&oddeven::trace::Notes> {
-        match &self.notes.room {
-            RoomNotes::Oddeven(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    pub fn fft(&self) -> Option<&fft::trace::Notes> {
-        match &self.notes.room {
-            RoomNotes::Fft(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    pub fn fft_pass(&self) -> Option<&fft::trace::PassNotes> {
-        match &self.notes.room {
-            RoomNotes::FftPass(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    pub fn radix(&self) -> Option<&radix::trace::Notes> {
-        match &self.notes.room {
-            RoomNotes::Radix(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    pub fn scan(&self) -> Option<&scan::trace::Notes> {
-        match &self.notes.room {
-            RoomNotes::Scan(n) => Some(n),
-            _ => None,
-        }
     }
 
     pub fn to_json(&self) -> Value {

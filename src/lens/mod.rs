@@ -75,26 +75,26 @@ impl LensReport {
                 ms(p.predicted_ms),
                 ms(p.gpu_ms)
             ));
+            // "line L kind ": where a site stands and what it does.
+            let site =
+                |line: u32, kind: String| format!("    line {line:<4} {:<5} ", kind.to_lowercase());
             for g in &p.global {
+                let per_request = |count: u64| count as f64 / g.requests.max(1) as f64;
+                s.push_str(&site(g.line, format!("{:?}", g.kind)));
                 s.push_str(&format!(
-                    "    line {:<4} {:<5} {:<8} {:>8} requests  {:>6.2} sectors/request (ideal {:.2})  {:>6.2} segments/request\n",
-                    g.line,
-                    format!("{:?}", g.kind).to_lowercase(),
+                    "{:<8} {:>8} requests  {:>6.2} sectors/request (ideal {:.2})  {:>6.2} segments/request\n",
                     g.buffer,
                     g.requests,
-                    g.sectors as f64 / g.requests.max(1) as f64,
-                    g.min_sectors as f64 / g.requests.max(1) as f64,
-                    g.segments as f64 / g.requests.max(1) as f64,
+                    per_request(g.sectors),
+                    per_request(g.min_sectors),
+                    per_request(g.segments),
                 ));
             }
             for w in &p.shared {
+                s.push_str(&site(w.line, format!("{:?}", w.kind)));
                 s.push_str(&format!(
-                    "    line {:<4} {:<5} workgroup {:>8} requests  conflict ways max {} mean {:.2}\n",
-                    w.line,
-                    format!("{:?}", w.kind).to_lowercase(),
-                    w.requests,
-                    w.max_ways,
-                    w.mean_ways
+                    "workgroup {:>8} requests  conflict ways max {} mean {:.2}\n",
+                    w.requests, w.max_ways, w.mean_ways
                 ));
             }
         }

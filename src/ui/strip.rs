@@ -21,6 +21,28 @@ pub struct StripCache {
 }
 
 impl StripCache {
+    /// Draw every stage as a row labelled with its label, each element shaded by `shade` of its
+    /// value ([`StripCache::show`]).
+    pub fn show_values(
+        &mut self,
+        ui: &mut egui::Ui,
+        key: u64,
+        n: usize,
+        stages: &[crate::algo::Stage],
+        shade: &dyn Fn(f64) -> Color32,
+        current: usize,
+    ) {
+        self.show(
+            ui,
+            key,
+            n,
+            stages.len(),
+            &|r, i| shade(stages[r].data.as_f64(i)),
+            &|r| stages[r].label.clone(),
+            current,
+        );
+    }
+
     /// Draw `rows` (built by `colors` only when `key` changes). `current` is highlighted.
     // Every view calls this with its own closures; a parameter struct would only rename them.
     #[allow(clippy::too_many_arguments)]

@@ -4,13 +4,9 @@
 pub mod model;
 pub mod trace;
 
-use super::{
-    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Stage, Variant, first_mismatch,
-    pass_infos, require_pow2,
-};
-use crate::data::{DType, Data, example_data};
-use crate::error::Result;
-use crate::gpu::{Gpu, Plan, Region, execute, grid};
+use super::prelude::*;
+use crate::data::example_data;
+use crate::gpu::grid;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -30,14 +26,9 @@ pub const VARIANTS: &[Variant] = &[
     },
 ];
 
-static INFO: AlgoInfo = AlgoInfo {
-    name: "bitrev",
-    title: "Bit-reversal permutation",
-    summary: "Element i moves to the index whose bits are i's bits reversed; N is a power of two.",
-    variants: VARIANTS,
-    dtypes: &[DType::U32, DType::I32, DType::F32],
-    seed: "000",
-};
+static INFO: AlgoInfo = AlgoInfo::new("bitrev", "000", VARIANTS)
+    .title("Bit-reversal permutation")
+    .summary("Element i moves to the index whose bits are i's bits reversed; N is a power of two.");
 
 /// The seed's 16-value example and its result.
 pub const EXAMPLE: [i64; 16] = [41, 67, 34, 0, 69, 24, 78, 58, 62, 64, 5, 45, 81, 27, 61, 91];
@@ -225,22 +216,10 @@ impl Algorithm for Options {
         ))
     }
 
-    fn bench_case(
-        &self,
-        gpu: &Gpu,
-        variant: &Variant,
-        n: usize,
-        _dtype: DType,
-    ) -> Result<BenchCase> {
-        let a = gpu.storage_zeroed("bitrev a", n)?;
-        let b = gpu.storage_zeroed("bitrev b", n)?;
-        let (mut plan, _) = plan(gpu, variant.name, &a, &b, n, false)?;
-        plan.keep.extend([a, b]);
+    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, _: DType) -> Result<BenchCase> {
         // The floor is one read and one write of every element, whatever the variant does.
-        Ok(BenchCase {
-            plan,
-            bytes: 8 * n as u64,
-            items: n as u64,
+        BenchCase::between_buffers(gpu, ["bitrev a", "bitrev b"], n, n, |a, b| {
+            Ok(plan(gpu, v.name, a, b, n, false)?.0)
         })
     }
 

@@ -40,6 +40,21 @@ fn max_threads_log(gpu_limits: &wgpu::Limits) -> usize {
     inv.max(1).ilog2() as usize
 }
 
+/// log2 of the threads of a kernel that holds 2^`bits` words in workgroup memory; an error naming
+/// `what` when they do not fit this adapter's workgroup memory.
+fn threads_log(limits: &wgpu::Limits, bits: usize, what: &str) -> Result<usize> {
+    let bytes = 4usize << bits;
+    let max = limits.max_compute_workgroup_storage_size;
+    if bytes > max as usize {
+        return Err(Error::Limit(format!(
+            "{what} needs {} KiB of workgroup memory; this adapter has {} KiB",
+            bytes / 1024,
+            max / 1024
+        )));
+    }
+    Ok(max_threads_log(limits).min(bits))
+}
+
 /// The largest tile (bits) this adapter's workgroup memory holds, capped at `cap`.
 pub fn max_tile_bits(limits: &wgpu::Limits, cap: usize) -> usize {
     let words = (limits.max_compute_workgroup_storage_size / 4).max(1);
@@ -144,14 +159,7 @@ pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits) -> Result<GpuP
         Kernel::Tiled { tin } => {
             let tb = tin.len();
             let words = 1usize << tb;
-            if words * 4 > limits.max_compute_workgroup_storage_size as usize {
-                return Err(Error::Limit(format!(
-                    "a tile of 2^{tb} words needs {} KiB of workgroup memory; this adapter has {} KiB",
-                    words * 4 / 1024,
-                    limits.max_compute_workgroup_storage_size / 1024
-                )));
-            }
-            let h = max_threads_log(limits).min(tb);
+            let h = threads_log(limits, tb, &format!("a tile of 2^{tb} words"))?;
             let rest: Vec<usize> = (0..n).filter(|j| !tin.contains(j)).collect();
             let gb = rest.len();
             let rk: Vec<u32> = tin.iter().map(|&j| 1u32 << j).collect();
@@ -205,14 +213,7 @@ pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits) -> Result<GpuP
         Kernel::Block { k } => {
             let k = *k;
             let kk = 1usize << k;
-            if kk * 4 > limits.max_compute_workgroup_storage_size as usize {
-                return Err(Error::Limit(format!(
-                    "kernel 1 with K = 2^{k} needs {} KiB of workgroup memory; this adapter has {} KiB",
-                    kk * 4 / 1024,
-                    limits.max_compute_workgroup_storage_size / 1024
-                )));
-            }
-            let h = max_threads_log(limits).min(k);
+            let h = threads_log(limits, k, &format!("kernel 1 with K = 2^{k}"))?;
             let lowm = ((1u64 << k) - 1) as u32;
             // [A (k cols), B (n-k cols, low parts), C (n-k cols, high parts >> k), c_lo, c_hi]
             let mut table: Vec<u32> = cols[..k].to_vec();

@@ -23,6 +23,14 @@ fn parity(x: u32) -> u32 {
     x.count_ones() & 1
 }
 
+/// Gaussian elimination's pivot for column `col`: the first of rows `col..n` with bit `col` set
+/// (one exists: the matrix is invertible).
+fn pivot(rows: &[u32], col: usize, n: usize) -> usize {
+    (col..n)
+        .find(|&r| rows[r] >> col & 1 == 1)
+        .expect("invertible")
+}
+
 impl BitMatrix {
     pub fn identity(n: usize) -> BitMatrix {
         BitMatrix {
@@ -203,9 +211,7 @@ impl BitMatrix {
         let mut a = self.rows.clone();
         let mut inv = BitMatrix::identity(n).rows;
         for col in 0..n {
-            let p = (col..n)
-                .find(|&r| a[r] >> col & 1 == 1)
-                .expect("invertible");
+            let p = pivot(&a, col, n);
             a.swap(col, p);
             inv.swap(col, p);
             for r in 0..n {
@@ -229,9 +235,7 @@ impl BitMatrix {
         let mut order: Vec<usize> = (0..n).collect();
         let mut l = BitMatrix::identity(n);
         for col in 0..n {
-            let p = (col..n)
-                .find(|&r| u[r] >> col & 1 == 1)
-                .expect("invertible");
+            let p = pivot(&u, col, n);
             u.swap(col, p);
             order.swap(col, p);
             // swap the already computed multipliers (columns < col) of L's rows

@@ -9,13 +9,7 @@ pub mod plan;
 pub mod stats;
 pub mod trace;
 
-use super::{
-    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Variant,
-    first_mismatch, pass_infos, require_pow2,
-};
-use crate::data::{DType, Data};
-use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Plan, Region, execute};
+use super::prelude::*;
 use matrix::{Affine, BitMatrix};
 use plan::{Params, PlanSpec};
 use serde::{Deserialize, Serialize};
@@ -44,14 +38,9 @@ const VARIANTS: &[Variant] = &[
     },
 ];
 
-static INFO: AlgoInfo = AlgoInfo {
-    name: "bmmc",
-    title: "BMMC / BPC permutation",
-    summary: "Element x moves to y = A·x XOR c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.",
-    variants: VARIANTS,
-    dtypes: &[DType::U32, DType::I32, DType::F32],
-    seed: "001",
-};
+static INFO: AlgoInfo = AlgoInfo::new("bmmc", "001", VARIANTS)
+    .title("BMMC / BPC permutation")
+    .summary("Element x moves to y = A·x XOR c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.");
 
 const POISON: u32 = 0xDEAD_BEEF;
 
@@ -367,27 +356,15 @@ impl Algorithm for Options {
         Ok(result.checked(mismatch, stages, extra))
     }
 
-    fn bench_case(
-        &self,
-        gpu: &Gpu,
-        variant: &Variant,
-        len: usize,
-        _dtype: DType,
-    ) -> Result<BenchCase> {
+    fn bench_case(&self, gpu: &Gpu, v: &Variant, len: usize, _: DType) -> Result<BenchCase> {
         self.check_tile_bits()?;
         let n = require_pow2("bmmc", len)? as usize;
         let target = self.target(n)?;
-        let spec = plan::build(variant.name, &target, &self.params(gpu))?;
-        let a = gpu.storage_zeroed("bmmc a", len)?;
-        let b = gpu.storage_zeroed("bmmc b", len)?;
-        // Ping-pong between the two buffers: a → b → a → …
-        let (mut plan, _) = gpu_plan(gpu, &spec, n, &a, &b, &a, false)?;
-        plan.keep.extend([a, b]);
-        // The floor: one read and one write of every element, whatever the plan does.
-        Ok(BenchCase {
-            plan,
-            bytes: 8 * len as u64,
-            items: len as u64,
+        let spec = plan::build(v.name, &target, &self.params(gpu))?;
+        // Ping-pong between the two buffers: a → b → a → …. The floor: one read and one write of
+        // every element, whatever the plan does.
+        BenchCase::between_buffers(gpu, ["bmmc a", "bmmc b"], len, len, |a, b| {
+            Ok(gpu_plan(gpu, &spec, n, a, b, a, false)?.0)
         })
     }
 

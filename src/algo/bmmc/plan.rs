@@ -198,6 +198,16 @@ fn tiled_pass(label: String, map: Affine, p: &Params) -> Option<PassSpec> {
     })
 }
 
+/// A seed plan's tiled pass of the linear map `a`; an error naming `plan` when the adapter's tile is
+/// too small for it.
+fn seed_tiled_pass(label: &str, a: BitMatrix, p: &Params, plan: &str) -> Result<PassSpec> {
+    tiled_pass(label.into(), Affine { a, c: 0 }, p).ok_or_else(|| {
+        Error::Limit(format!(
+            "the adapter's tile is too small for the {plan} plan"
+        ))
+    })
+}
+
 /// rotl by k on n bits: input bit j → output bit (j + k) mod n.
 pub fn rotl(n: usize, k: usize) -> BitMatrix {
     BitMatrix::from_bit_perm(&(0..n).map(|j| (j + k % n.max(1)) % n).collect::<Vec<_>>())
@@ -442,16 +452,8 @@ pub fn seed_plu(target: &Affine, p: &Params) -> Result<PlanSpec> {
     if !l.is_identity() {
         let r = rotl(n, T_LOW);
         let rl = r.mul(&l);
-        passes.push(
-            tiled_pass(
-                "L' = R·L (one tiled pass: the seed's U'·T2)".into(),
-                Affine { a: rl, c: 0 },
-                p,
-            )
-            .ok_or_else(|| {
-                Error::Limit("the adapter's tile is too small for the seed-plu plan".into())
-            })?,
-        );
+        let label = "L' = R·L (one tiled pass: the seed's U'·T2)";
+        passes.push(seed_tiled_pass(label, rl, p, "seed-plu")?);
         pbits = pm.mul(&r.inverse()?);
     }
     let cs = if pbits.is_identity() && !passes.is_empty() {
@@ -514,16 +516,8 @@ fn seed_ulp_with(target: &Affine, p: &Params, r: &BitMatrix) -> Result<Option<Pl
     }
     let ur = u.mul(&rinv);
     if !ur.is_identity() {
-        passes.push(
-            tiled_pass(
-                "U·R^-1 (one tiled pass: the seed's U·T1)".into(),
-                Affine { a: ur, c: 0 },
-                p,
-            )
-            .ok_or_else(|| {
-                Error::Limit("the adapter's tile is too small for the seed-ulp plan".into())
-            })?,
-        );
+        let label = "U·R^-1 (one tiled pass: the seed's U·T1)";
+        passes.push(seed_tiled_pass(label, ur, p, "seed-ulp")?);
     }
     Ok(Some(finish(passes, target, facts)))
 }

@@ -1,12 +1,8 @@
 //! The copy roofline: the fastest way this GPU can read N words and write them elsewhere. Every
 //! benchmark row is reported as a fraction of this kernel measured in the same run.
 
-use super::{
-    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Variant, first_mismatch, pass_infos,
-};
-use crate::data::{DType, Data};
-use crate::error::Result;
-use crate::gpu::{Gpu, Plan, Region, execute, grid, specialize};
+use super::prelude::*;
+use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 
 const VARIANTS: &[Variant] = &[
@@ -20,14 +16,9 @@ const VARIANTS: &[Variant] = &[
     },
 ];
 
-static INFO: AlgoInfo = AlgoInfo {
-    name: "copy",
-    title: "Copy (roofline)",
-    summary: "Reads N words and writes them to another buffer: the bandwidth every other kernel is measured against.",
-    variants: VARIANTS,
-    dtypes: &[DType::U32, DType::I32, DType::F32],
-    seed: "-",
-};
+static INFO: AlgoInfo = AlgoInfo::new("copy", "-", VARIANTS)
+    .title("Copy (roofline)")
+    .summary("Reads N words and writes them to another buffer: the bandwidth every other kernel is measured against.");
 
 #[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
 #[serde(default)]
@@ -151,21 +142,9 @@ impl Algorithm for Options {
         Ok(result.checked(mismatch, stages, Default::default()))
     }
 
-    fn bench_case(
-        &self,
-        gpu: &Gpu,
-        variant: &Variant,
-        n: usize,
-        _dtype: DType,
-    ) -> Result<BenchCase> {
-        let src = gpu.storage_zeroed("copy src", padded(n))?;
-        let dst = gpu.storage_zeroed("copy dst", padded(n))?;
-        let mut plan = self.plan(gpu, variant.name, &src, &dst, n)?;
-        plan.keep.extend([src, dst]);
-        Ok(BenchCase {
-            plan,
-            bytes: 8 * n as u64,
-            items: n as u64,
+    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, _: DType) -> Result<BenchCase> {
+        BenchCase::between_buffers(gpu, ["copy src", "copy dst"], padded(n), n, |src, dst| {
+            self.plan(gpu, v.name, src, dst, n)
         })
     }
 }

@@ -19,13 +19,9 @@ pub use run::plan_summary;
 use tile_runner::*;
 use tiles::*;
 
-use super::{
-    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Variant,
-    first_mismatch, pass_infos,
-};
-use crate::data::{DType, Data, example_data};
-use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Plan, Region, execute, grid, specialize};
+use super::prelude::*;
+use crate::data::example_data;
+use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, json};
 
@@ -48,14 +44,9 @@ const VARIANTS: &[Variant] = &[
     },
 ];
 
-static INFO: AlgoInfo = AlgoInfo {
-    name: "oddeven",
-    title: "Odd-even sorting",
-    summary: "Odd-even transposition sort (the seed), its one-dispatch-per-phase form, block merge-split and Batcher's odd-even merge sort. f32 sorts in the total order -NaN < -inf < … < -0 < +0 < … < inf < NaN.",
-    variants: VARIANTS,
-    dtypes: &[DType::U32, DType::I32, DType::F32],
-    seed: "002",
-};
+static INFO: AlgoInfo = AlgoInfo::new("oddeven", "002", VARIANTS)
+    .title("Odd-even sorting")
+    .summary("Odd-even transposition sort (the seed), its one-dispatch-per-phase form, block merge-split and Batcher's odd-even merge sort. f32 sorts in the total order -NaN < -inf < … < -0 < +0 < … < inf < NaN.");
 
 /// The seed's example (10 elements, 10 phases).
 pub const EXAMPLE: [i64; 10] = [3, 7, 11, 10, 4, 20, 2, 8, 12, 1];

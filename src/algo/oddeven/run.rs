@@ -23,6 +23,27 @@ pub(super) fn gpu_pairs(
     Ok(out)
 }
 
+/// The GPU's swaps for the model's pairs `want` ([`gpu_pairs`]). A missing flag, or swaps unlike
+/// the model's (`what`'s), is noted in `mismatch` unless it holds an earlier one; the model's pairs
+/// stand in for flags that cannot be read.
+fn checked_pairs(
+    want: &[model::Pair],
+    flags: &[u32],
+    stage_id: usize,
+    base: usize,
+    what: &str,
+    mismatch: &mut Option<String>,
+) -> Vec<model::Pair> {
+    let pairs = gpu_pairs(want, flags, stage_id, base).unwrap_or_else(|e| {
+        mismatch.get_or_insert(e);
+        want.to_vec()
+    });
+    if pairs != want {
+        mismatch.get_or_insert_with(|| format!("{what}: swap flags differ"));
+    }
+    pairs
+}
+
 impl Algorithm for Options {
     fn info(&self) -> &'static AlgoInfo {
         &INFO
@@ -72,6 +93,22 @@ impl Algorithm for Options {
                 *mm = m;
             }
         };
+        // `first_sorted_phase`, where the model ran: over the GPU's stage arrays `gpu_rows` in
+        // traced runs, else over the model's.
+        let first_sorted_phase = |extra: &mut Map<String, serde_json::Value>,
+                                  model: &Option<Vec<model::Phase>>,
+                                  gpu_rows: Vec<Vec<u32>>,
+                                  seg: usize| {
+            if let Some(m) = model {
+                let rows = if req.trace {
+                    gpu_rows
+                } else {
+                    m.iter().map(|p| p.data.clone()).collect()
+                };
+                let first = model::first_sorted(dtype, desc, &input.bits, &rows, seg);
+                extra.insert("first_sorted_phase".into(), json!(first));
+            }
+        };
         let output;
         let passes;
         // CPU model stages (for the trace check and first_sorted_phase), when affordable.
@@ -116,19 +153,9 @@ impl Algorithm for Options {
                                 .map(|m| format!("phase {}: {m}", ph + 1)),
                             &mut mismatch,
                         );
-                        let pairs = match gpu_pairs(&cpu.pairs, flags, ph, base) {
-                            Ok(p) => p,
-                            Err(e) => {
-                                note_mismatch(Some(e), &mut mismatch);
-                                cpu.pairs.clone()
-                            }
-                        };
-                        if pairs != cpu.pairs {
-                            note_mismatch(
-                                Some(format!("phase {}: swap flags differ", ph + 1)),
-                                &mut mismatch,
-                            );
-                        }
+                        let what = format!("phase {}", ph + 1);
+                        let pairs =
+                            checked_pairs(&cpu.pairs, flags, ph, base, &what, &mut mismatch);
                         let parity = if ph % 2 == 0 { "even" } else { "odd" };
                         stages.push(trace::network_stage(
                             format!("phase {} ({parity})", ph + 1),
@@ -145,20 +172,7 @@ impl Algorithm for Options {
                         gpu_rows.push(row);
                     }
                 }
-                let rows: Vec<Vec<u32>> = if req.trace {
-                    gpu_rows
-                } else {
-                    phases
-                        .as_ref()
-                        .map(|p| p.iter().map(|x| x.data.clone()).collect())
-                        .unwrap_or_default()
-                };
-                if phases.is_some() {
-                    extra.insert(
-                        "first_sorted_phase".into(),
-                        json!(model::first_sorted(dtype, desc, &input.bits, &rows, s.seg)),
-                    );
-                }
+                first_sorted_phase(&mut extra, &phases, gpu_rows, s.seg);
                 let work: u64 = (0..s.seg)
                     .map(|ph| model::phase_pairs(ph, s.seg).count() as u64)
                     .sum::<u64>()
@@ -220,19 +234,9 @@ impl Algorithm for Options {
                                     .map(|m| format!("stage {} (p = {p}, k = {k}): {m}", i + 1)),
                                 &mut mismatch,
                             );
-                            let pairs = match gpu_pairs(&c.pairs, &cap[1], i + 1, 0) {
-                                Ok(p) => p,
-                                Err(e) => {
-                                    note_mismatch(Some(e), &mut mismatch);
-                                    c.pairs.clone()
-                                }
-                            };
-                            if pairs != c.pairs {
-                                note_mismatch(
-                                    Some(format!("stage {}: swap flags differ", i + 1)),
-                                    &mut mismatch,
-                                );
-                            }
+                            let what = format!("stage {}", i + 1);
+                            let pairs =
+                                checked_pairs(&c.pairs, &cap[1], i + 1, 0, &what, &mut mismatch);
                             stages.push(trace::network_stage(
                                 format!("p = {p}, k = {k}"),
                                 dtype,
@@ -249,15 +253,8 @@ impl Algorithm for Options {
                             ));
                             rows.push(cap[0].clone());
                         }
-                    } else if let Some(m) = &model_stages {
-                        rows = m.iter().map(|p| p.data.clone()).collect();
                     }
-                    if model_stages.is_some() {
-                        extra.insert(
-                            "first_sorted_phase".into(),
-                            json!(model::first_sorted(dtype, desc, &input.bits, &rows, s.seg)),
-                        );
-                    }
+                    first_sorted_phase(&mut extra, &model_stages, rows, s.seg);
                     extra.insert("phases".into(), json!(stage_list.len()));
                     extra.insert(
                         "compare_exchanges".into(),
@@ -319,15 +316,8 @@ impl Algorithm for Options {
                             prev = cap[0].clone();
                             rows.push(cap[0].clone());
                         }
-                    } else if let Some(mst) = &model_stages {
-                        rows = mst.iter().map(|p| p.data.clone()).collect();
                     }
-                    if model_stages.is_some() {
-                        extra.insert(
-                            "first_sorted_phase".into(),
-                            json!(model::first_sorted(dtype, desc, &input.bits, &rows, n)),
-                        );
-                    }
+                    first_sorted_phase(&mut extra, &model_stages, rows, n);
                     let bp = block.next_power_of_two();
                     let per_block = model::batcher_work(bp, bp);
                     let merge = model::batcher_stages(2 * bp)
@@ -372,16 +362,10 @@ impl Algorithm for Options {
         Ok(result.checked(mismatch, stages, extra))
     }
 
-    fn bench_case(
-        &self,
-        gpu: &Gpu,
-        variant: &Variant,
-        n: usize,
-        dtype: DType,
-    ) -> Result<BenchCase> {
-        let s = self.shape(variant.name, dtype, n)?;
-        let caps = self.caps(gpu, variant.name)?;
-        let plan = match variant.name {
+    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
+        let s = self.shape(v.name, dtype, n)?;
+        let caps = self.caps(gpu, v.name)?;
+        let plan = match v.name {
             "transposition" => {
                 let data = gpu.storage_zeroed("oddeven data", n)?;
                 let mut t = plan_transposition(gpu, &caps, &s, &data, false)?;
@@ -414,7 +398,7 @@ impl Algorithm for Options {
                     keys: self.keys(gpu)?,
                     tiles_per_wg: self.tiles_per_workgroup()?,
                 };
-                let (net, tps) = if variant.name == "batcher" {
+                let (net, tps) = if v.name == "batcher" {
                     batcher_passes(&caps, &s, true)?
                 } else {
                     let block = self.block_size(&caps, n)?;
@@ -429,11 +413,7 @@ impl Algorithm for Options {
             }
         };
         // The floor: read every key once and write it once.
-        Ok(BenchCase {
-            plan,
-            bytes: 8 * n as u64,
-            items: n as u64,
-        })
+        Ok(BenchCase::read_write_once(plan, n))
     }
 
     /// Small by default so that every variant takes every size (transposition holds N in one

@@ -15,12 +15,8 @@ pub mod trace;
 
 pub use options::{Options, Shape, TileOrder, Values};
 
-use super::{
-    AlgoInfo, Algorithm, BenchCase, RunRequest, RunResult, Variant, first_mismatch, pass_infos,
-};
-use crate::data::DType;
-use crate::error::Result;
-use crate::gpu::{Gpu, execute};
+use super::prelude::*;
+use crate::gpu::Execution;
 use plan::Init;
 use serde_json::{Map, json};
 
@@ -35,14 +31,9 @@ const VARIANTS: &[Variant] = &[
     },
 ];
 
-static INFO: AlgoInfo = AlgoInfo {
-    name: "radix",
-    title: "Radix sort (LSD)",
-    summary: "stable LSD radix sort by digits of --digit-bits bits; u32/i32/f32 keys (f32: -NaN < -inf < … < -0 < +0 < … < +inf < +NaN), --descending, --values for a u32 payload",
-    variants: VARIANTS,
-    dtypes: &[DType::U32, DType::I32, DType::F32],
-    seed: "004 (scan) + 000/001 (permutations)",
-};
+static INFO: AlgoInfo = AlgoInfo::new("radix", "004 (scan) + 000/001 (permutations)", VARIANTS)
+    .title("Radix sort (LSD)")
+    .summary("stable LSD radix sort by digits of --digit-bits bits; u32/i32/f32 keys (f32: -NaN < -inf < … < -0 < +0 < … < +inf < +NaN), --descending, --values for a u32 payload");
 
 impl Options {
     /// Options that only one variant uses are an error elsewhere.
@@ -91,27 +82,12 @@ impl Algorithm for Options {
         let x = &req.input.bits;
         let n = x.len();
         let vals = self.values_for(x);
-        let built = plan::build(
-            gpu,
-            self,
-            variant,
-            dtype,
-            &Init::Data {
-                keys: x,
-                values: &vals,
-            },
-            req.trace,
-        )?;
+        let built = self.build_sort(gpu, variant, dtype, x, &vals, req.trace)?;
         let ex = execute(gpu, &built.plan, req.trace || self.has_values())?;
         let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
         let mut mismatch = first_mismatch(dtype, &ex.output, &want_k).map(|m| format!("keys: {m}"));
         let got_v = if self.has_values() {
-            let v = ex
-                .captures
-                .last()
-                .and_then(|c| c.last())
-                .cloned()
-                .unwrap_or_default();
+            let v = sorted_values(&ex);
             if mismatch.is_none() {
                 mismatch = first_mismatch(DType::U32, &v, &want_v).map(|m| format!("values: {m}"));
             }
@@ -183,7 +159,7 @@ impl Algorithm for Options {
             n,
             gpu,
             req.input.clone(),
-            crate::data::Data::new(dtype, ex.output),
+            Data::new(dtype, ex.output),
             pass_infos(&built.plan, &ex.pass_ms),
         );
         Ok(result.checked(mismatch, stages, extra))
@@ -234,28 +210,36 @@ impl Options {
     ) -> Result<Vec<(Vec<u32>, Vec<u32>)>> {
         self.check_variant(variant)?;
         let vals = self.values_for(keys);
-        let built = plan::build(
-            gpu,
-            self,
-            variant,
-            dtype,
-            &Init::Data {
-                keys,
-                values: &vals,
-            },
-            false,
-        )?;
+        let built = self.build_sort(gpu, variant, dtype, keys, &vals, false)?;
         (0..times)
             .map(|_| {
                 let ex = execute(gpu, &built.plan, self.has_values())?;
-                let v = ex
-                    .captures
-                    .last()
-                    .and_then(|c| c.last())
-                    .cloned()
-                    .unwrap_or_default();
+                let v = sorted_values(&ex);
                 Ok((ex.output, if self.has_values() { v } else { Vec::new() }))
             })
             .collect()
     }
+
+    /// The plan that sorts `keys` (and `values`, if the options carry them).
+    fn build_sort(
+        &self,
+        gpu: &Gpu,
+        variant: &str,
+        dtype: DType,
+        keys: &[u32],
+        values: &[u32],
+        trace: bool,
+    ) -> Result<plan::Built> {
+        let init = Init::Data { keys, values };
+        plan::build(gpu, self, variant, dtype, &init, trace)
+    }
+}
+
+/// A key-value sort's sorted values: the last capture of the last pass.
+fn sorted_values(ex: &Execution) -> Vec<u32> {
+    ex.captures
+        .last()
+        .and_then(|c| c.last())
+        .cloned()
+        .unwrap_or_default()
 }

@@ -112,11 +112,7 @@ impl Shape {
 impl Options {
     /// Whether onesweep takes tile ids from workgroup ids on this adapter.
     pub fn dispatch_order(&self, gpu: &Gpu) -> bool {
-        match self.tile_order {
-            TileOrder::Auto => gpu.info.device_type != wgpu::DeviceType::Cpu,
-            TileOrder::Counter => false,
-            TileOrder::Dispatch => true,
-        }
+        self.tile_order.is_dispatch(gpu)
     }
 
     pub fn has_values(&self) -> bool {

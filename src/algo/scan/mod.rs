@@ -22,13 +22,9 @@ pub use check::{F32Check, check_f32};
 pub use plan::DecoupledRun;
 use plan::*;
 
-use super::{
-    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Variant,
-    first_mismatch, pass_infos,
-};
-use crate::data::{DType, Data, example_data, fmt_bits};
-use crate::error::{Error, Result};
-use crate::gpu::{Gpu, Plan, Region, execute, grid, specialize};
+use super::prelude::*;
+use crate::data::{example_data, fmt_bits};
+use crate::gpu::{grid, specialize};
 use model::Phase;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, json};
@@ -64,14 +60,9 @@ const VARIANTS: &[Variant] = &[
     },
 ];
 
-static INFO: AlgoInfo = AlgoInfo {
-    name: "scan",
-    title: "Prefix sums (scan)",
-    summary: "out[i] = a[0] + … + a[i] (inclusive; --exclusive stops before a[i]); u32/i32 wrap, f32 checked against an f64 sum.",
-    variants: VARIANTS,
-    dtypes: &[DType::U32, DType::I32, DType::F32],
-    seed: "004",
-};
+static INFO: AlgoInfo = AlgoInfo::new("scan", "004", VARIANTS)
+    .title("Prefix sums (scan)")
+    .summary("out[i] = a[0] + … + a[i] (inclusive; --exclusive stops before a[i]); u32/i32 wrap, f32 checked against an f64 sum.");
 
 const INPLACE: &str = include_str!("../../../shaders/scan/inplace.wgsl");
 const PINGPONG: &str = include_str!("../../../shaders/scan/pingpong.wgsl");
@@ -159,14 +150,21 @@ pub enum TileOrder {
     Dispatch,
 }
 
-impl Options {
-    /// Whether `decoupled` takes tile ids from workgroup ids on this adapter.
-    pub fn dispatch_order(&self, gpu: &Gpu) -> bool {
-        match self.tile_order {
+impl TileOrder {
+    /// Whether tile ids are workgroup ids on this adapter (else an atomic counter's tickets).
+    pub fn is_dispatch(self, gpu: &Gpu) -> bool {
+        match self {
             TileOrder::Auto => gpu.info.device_type != wgpu::DeviceType::Cpu,
             TileOrder::Counter => false,
             TileOrder::Dispatch => true,
         }
+    }
+}
+
+impl Options {
+    /// Whether `decoupled` takes tile ids from workgroup ids on this adapter.
+    pub fn dispatch_order(&self, gpu: &Gpu) -> bool {
+        self.tile_order.is_dispatch(gpu)
     }
 }
 

@@ -54,14 +54,35 @@ pub struct Phase {
     pub reads: Vec<(usize, usize)>,
 }
 
+/// A phase-by-phase model: for every distance p of `ps`, `phase` updates the array and records who
+/// read what; each phase keeps a copy of the array after it.
+fn phases(
+    x: &[u32],
+    ps: impl Iterator<Item = usize>,
+    mut phase: impl FnMut(&mut [u32], usize, &mut Vec<(usize, usize)>),
+) -> Vec<Phase> {
+    let mut a = x.to_vec();
+    ps.map(|p| {
+        let mut reads = Vec::new();
+        phase(&mut a, p, &mut reads);
+        Phase {
+            p,
+            data: a.clone(),
+            reads,
+        }
+    })
+    .collect()
+}
+
+/// The distances 1, 2, 4, … below `n`.
+fn doubling(n: usize) -> impl Iterator<Item = usize> {
+    std::iter::successors(Some(1usize), |p| Some(p << 1)).take_while(move |&p| p < n)
+}
+
 /// The seed's ladder: phases p = 1, 2, 4, … < n; thread t with bit p set adds a[(t & !(p-1)) - 1].
 pub fn ladder(dtype: DType, x: &[u32]) -> Vec<Phase> {
     let n = x.len();
-    let mut a = x.to_vec();
-    let mut out = Vec::new();
-    let mut p = 1usize;
-    while p < n {
-        let mut reads = Vec::new();
+    phases(x, doubling(n), |a, p, reads| {
         // The rungs read have bit p clear, so nothing read is written in this phase.
         for t in 0..n {
             if t & p != 0 {
@@ -70,14 +91,7 @@ pub fn ladder(dtype: DType, x: &[u32]) -> Vec<Phase> {
                 reads.push((t, prev_rung));
             }
         }
-        out.push(Phase {
-            p,
-            data: a.clone(),
-            reads,
-        });
-        p <<= 1;
-    }
-    out
+    })
 }
 
 /// The seed's folded method: p = N/2 … 1 (N = n rounded up to a power of two), all threads read the
@@ -85,12 +99,9 @@ pub fn ladder(dtype: DType, x: &[u32]) -> Vec<Phase> {
 /// i >= p — the mirrored (prefix) form.
 pub fn folded(dtype: DType, x: &[u32], mirror: bool) -> Vec<Phase> {
     let n = x.len();
-    let mut a = x.to_vec();
-    let mut out = Vec::new();
-    let mut p = pow2_ceil(n) / 2;
-    while p >= 1 {
-        let prev = a.clone();
-        let mut reads = Vec::new();
+    let halving = std::iter::successors(Some(pow2_ceil(n) / 2), |p| Some(p / 2));
+    phases(x, halving.take_while(|&p| p >= 1), |a, p, reads| {
+        let prev = a.to_vec();
         for i in 0..n {
             let src = if mirror {
                 i.checked_sub(p)
@@ -102,37 +113,19 @@ pub fn folded(dtype: DType, x: &[u32], mirror: bool) -> Vec<Phase> {
                 reads.push((i, s));
             }
         }
-        out.push(Phase {
-            p,
-            data: a.clone(),
-            reads,
-        });
-        p /= 2;
-    }
-    out
+    })
 }
 
 /// Hillis-Steele with ping-pong buffers: p = 1, 2, 4, … < n; b[i] = a[i] + a[i-p] (i >= p).
 pub fn hillis_steele(dtype: DType, x: &[u32]) -> Vec<Phase> {
     let n = x.len();
-    let mut a = x.to_vec();
-    let mut out = Vec::new();
-    let mut p = 1usize;
-    while p < n {
-        let prev = a.clone();
-        let mut reads = Vec::new();
+    phases(x, doubling(n), |a, p, reads| {
+        let prev = a.to_vec();
         for i in p..n {
             a[i] = add(dtype, prev[i], prev[i - p]);
             reads.push((i, i - p));
         }
-        out.push(Phase {
-            p,
-            data: a.clone(),
-            reads,
-        });
-        p <<= 1;
-    }
-    out
+    })
 }
 
 /// The shift that turns inclusive into exclusive: prefix (dst[i] = src[i-1]) or suffix
@@ -176,6 +169,36 @@ pub fn heap_index(level: u32, k: usize, log_n: u32) -> usize {
     (1usize << depth) - 1 + (k >> level)
 }
 
+/// One level of Blelloch's tree over `a` (2^`log_n` elements): `visit` updates every working node's
+/// left and right array positions (l, r) and records its reads; the step is the array after it.
+fn tree_level(
+    a: &mut [u32],
+    direction: &'static str,
+    level: u32,
+    log_n: u32,
+    mut visit: impl FnMut(&mut [u32], usize, usize, &mut Vec<(usize, usize)>),
+) -> TreeStep {
+    let half = 1usize << (level - 1);
+    let count = a.len() / (2 * half);
+    let mut reads = Vec::new();
+    let mut nodes = Vec::new();
+    for j in 0..count {
+        let k = j * 2 * half;
+        let h = heap_index(level, k, log_n);
+        let (l, r) = (k + half - 1, k + 2 * half - 1);
+        visit(a, l, r, &mut reads);
+        nodes.push([j, h, 2 * h + 1, 2 * h + 2, l, r]);
+    }
+    TreeStep {
+        direction,
+        level,
+        half,
+        data: a.to_vec(),
+        reads,
+        nodes,
+    }
+}
+
 /// Blelloch's work-efficient scan on x padded with zeros to N = 2^⌈log2 n⌉: up-sweep (levels 1 …
 /// log2 N), clear the root, down-sweep (levels log2 N … 1) — an exclusive scan; with `inclusive`,
 /// a last step adds the input.
@@ -185,32 +208,11 @@ pub fn blelloch(dtype: DType, x: &[u32], inclusive: bool) -> Vec<TreeStep> {
     let mut a = x.to_vec();
     a.resize(n_pad, ZERO);
     let mut out = Vec::new();
-    let node = |level: u32, j: usize| {
-        let half = 1usize << (level - 1);
-        let k = j * 2 * half;
-        let h = heap_index(level, k, log_n);
-        [j, h, 2 * h + 1, 2 * h + 2, k + half - 1, k + 2 * half - 1]
-    };
     for level in 1..=log_n {
-        let half = 1usize << (level - 1);
-        let count = n_pad / (2 * half);
-        let mut reads = Vec::new();
-        let mut nodes = Vec::new();
-        for j in 0..count {
-            let nd = node(level, j);
-            let (l, r) = (nd[4], nd[5]);
+        out.push(tree_level(&mut a, "up", level, log_n, |a, l, r, reads| {
             a[r] = add(dtype, a[l], a[r]);
             reads.push((r, l));
-            nodes.push(nd);
-        }
-        out.push(TreeStep {
-            direction: "up",
-            level,
-            half,
-            data: a.clone(),
-            reads,
-            nodes,
-        });
+        }));
     }
     a[n_pad - 1] = ZERO;
     out.push(TreeStep {
@@ -222,29 +224,20 @@ pub fn blelloch(dtype: DType, x: &[u32], inclusive: bool) -> Vec<TreeStep> {
         nodes: vec![],
     });
     for level in (1..=log_n).rev() {
-        let half = 1usize << (level - 1);
-        let count = n_pad / (2 * half);
-        let mut reads = Vec::new();
-        let mut nodes = Vec::new();
-        for j in 0..count {
-            let nd = node(level, j);
-            let (l, r) = (nd[4], nd[5]);
-            let left = a[l];
-            let nodev = a[r];
-            a[l] = nodev;
-            a[r] = add(dtype, nodev, left);
-            reads.push((l, r));
-            reads.push((r, l));
-            nodes.push(nd);
-        }
-        out.push(TreeStep {
-            direction: "down",
+        out.push(tree_level(
+            &mut a,
+            "down",
             level,
-            half,
-            data: a.clone(),
-            reads,
-            nodes,
-        });
+            log_n,
+            |a, l, r, reads| {
+                let left = a[l];
+                let nodev = a[r];
+                a[l] = nodev;
+                a[r] = add(dtype, nodev, left);
+                reads.push((l, r));
+                reads.push((r, l));
+            },
+        ));
     }
     if inclusive {
         for (i, &v) in x.iter().enumerate() {

@@ -155,19 +155,21 @@ impl Options {
                         p.capture = capture_if(trace, Region::words(&a, big));
                     }
                 };
+                // One pass of the sweep `dir` per tree level: N / 2^level nodes work.
+                let level_pass =
+                    |plan: &mut Plan, p: &wgpu::ComputePipeline, dir: &str, level: u32| {
+                        let half = 1usize << (level - 1);
+                        let count = big / (2 * half);
+                        let u = gpu.uniform("scan params", &[count as u32, half as u32])?;
+                        let bg = gpu.bind(p, &[&a, &u])?;
+                        let label = format!("blelloch {dir} level {level}");
+                        plan.push(label, p, bg, phase_groups(count));
+                        cap(plan);
+                        plan.keep.push(u);
+                        Ok::<_, Error>(())
+                    };
                 for level in 1..=log_n {
-                    let half = 1usize << (level - 1);
-                    let count = big / (2 * half);
-                    let u = gpu.uniform("scan params", &[count as u32, half as u32])?;
-                    let bg = gpu.bind(&up, &[&a, &u])?;
-                    plan.push(
-                        format!("blelloch up level {level}"),
-                        &up,
-                        bg,
-                        phase_groups(count),
-                    );
-                    cap(&mut plan);
-                    plan.keep.push(u);
+                    level_pass(&mut plan, &up, "up", level)?;
                 }
                 let u = gpu.uniform("scan params", &[big as u32, 0])?;
                 let bg = gpu.bind(&clear, &[&a, &u])?;
@@ -175,18 +177,7 @@ impl Options {
                 cap(&mut plan);
                 plan.keep.push(u);
                 for level in (1..=log_n).rev() {
-                    let half = 1usize << (level - 1);
-                    let count = big / (2 * half);
-                    let u = gpu.uniform("scan params", &[count as u32, half as u32])?;
-                    let bg = gpu.bind(&down, &[&a, &u])?;
-                    plan.push(
-                        format!("blelloch down level {level}"),
-                        &down,
-                        bg,
-                        phase_groups(count),
-                    );
-                    cap(&mut plan);
-                    plan.keep.push(u);
+                    level_pass(&mut plan, &down, "down", level)?;
                 }
                 if !self.exclusive {
                     let x = init.buffer(gpu, "scan input", n)?;

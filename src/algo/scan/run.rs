@@ -468,36 +468,26 @@ impl Algorithm for Options {
         Ok(result.checked(mismatch, stages, extra))
     }
 
-    fn bench_case(
-        &self,
-        gpu: &Gpu,
-        variant: &Variant,
-        n: usize,
-        dtype: DType,
-    ) -> Result<BenchCase> {
-        if variant.name == "sequential" && n > SEQUENTIAL_BENCH_MAX {
+    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
+        if v.name == "sequential" && n > SEQUENTIAL_BENCH_MAX {
             return Err(Error::Limit(format!(
                 "scan sequential (one GPU thread) is benchmarked up to N = 2^24; got N = {n}"
             )));
         }
         let opts = Options {
-            mirror: self.mirror && variant.name == "folded",
+            mirror: self.mirror && v.name == "folded",
             ..self.clone()
         };
-        let built = opts.build(gpu, variant.name, dtype, &Init::Zeroed(n), false)?;
+        let built = opts.build(gpu, v.name, dtype, &Init::Zeroed(n), false)?;
         if built.plan.passes.is_empty() {
             return Err(crate::input_err!(
                 "scan {}: N = {n} needs no pass; nothing to time",
-                variant.name
+                v.name
             ));
         }
         let mut plan = built.plan;
         plan.output = None;
-        Ok(BenchCase {
-            plan,
-            bytes: 8 * n as u64,
-            items: n as u64,
-        })
+        Ok(BenchCase::read_write_once(plan, n))
     }
 
     fn bench_log_n(&self) -> (u32, u32) {

@@ -157,13 +157,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                                 3.0,
                                 if current { bg } else { bg.gamma_multiply(0.8) },
                             );
-                            p.text(
-                                c.center(),
-                                egui::Align2::CENTER_CENTER,
-                                s.data.fmt_elem(i),
-                                egui::FontId::monospace(11.0),
-                                colors::text_on(bg),
-                            );
+                            super::cell_text(p, c, bg, s.data.fmt_elem(i), 11.0);
                         }
                         if let (Some(prev), Some(from), Some(to)) =
                             (prev_row, origin.get(r.wrapping_sub(1)), origin.get(r))

@@ -112,6 +112,11 @@ fn draw_matrix(ui: &mut egui::Ui, rows: &[String], cell: f32, strong: bool) -> e
     )
 }
 
+/// Whether `input` is 0, 1, 2, …: then a value is the index it started at.
+fn is_iota(input: &crate::data::Data) -> bool {
+    input.bits.iter().enumerate().all(|(i, &v)| v == i as u32)
+}
+
 pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
     let st = &mut state.bmmc;
     ui.horizontal(|ui| {
@@ -133,13 +138,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                 "Distributions of rank_m, rank_b and pass counts over random bit permutations",
             ),
         ] {
-            if ui
-                .selectable_label(st.tab == t, name)
-                .on_hover_text(tip)
-                .clicked()
-            {
-                st.tab = t;
-            }
+            ui.selectable_value(&mut st.tab, t, name).on_hover_text(tip);
         }
         ui.separator();
         let pc = result
@@ -192,12 +191,7 @@ fn plan_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, stat
         .get("log_n")
         .and_then(|v| v.as_u64())
         .unwrap_or(0) as usize;
-    let iota = result
-        .input
-        .bits
-        .iter()
-        .enumerate()
-        .all(|(i, &v)| v == i as u32);
+    let iota = is_iota(&result.input);
     let color = |v: u32, i: usize| -> Color32 {
         if iota {
             colors::index_color(v as usize, n)
@@ -235,14 +229,8 @@ fn plan_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, stat
                                     let bg = color(v, i);
                                     let bg = if current { bg } else { bg.gamma_multiply(0.6) };
                                     let (rect, _) = ui.allocate_exact_size(egui::vec2(cell, 22.0), egui::Sense::hover());
-                                    ui.painter().rect_filled(rect.shrink(1.0), 2.0, bg);
-                                    ui.painter().text(
-                                        rect.center(),
-                                        egui::Align2::CENTER_CENTER,
-                                        s.data.fmt_elem(i),
-                                        egui::FontId::monospace(10.0),
-                                        colors::text_on(bg),
-                                    );
+                                    let text = s.data.fmt_elem(i);
+                                    super::value_cell(ui.painter(), rect, 2.0, bg, text, 10.0);
                                 }
                             });
                         }
@@ -303,12 +291,7 @@ fn image_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, st:
     }
     let w = 1usize << nbits.div_ceil(2);
     let h = 1usize << (nbits / 2);
-    let iota = result
-        .input
-        .bits
-        .iter()
-        .enumerate()
-        .all(|(i, &v)| v == i as u32);
+    let iota = is_iota(&result.input);
     if let Some(rx) = &st.picture_rx
         && let Ok(r) = rx.try_recv()
     {

@@ -207,27 +207,28 @@ pub(super) fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcSta
             .collect()
     };
     let h = (ui.available_height() - 10.0).max(150.0) / 1.0;
+    // A histogram of fractions over `x`, one bar chart per series.
+    let histogram = |ui: &mut egui::Ui, id: &str, x: &str, charts: Vec<BarChart>| {
+        Plot::new(id)
+            .legend(Legend::default())
+            .height(h)
+            .x_axis_label(x)
+            .y_axis_label("fraction")
+            .show(ui, |p| charts.into_iter().for_each(|c| p.bar_chart(c)));
+    };
     ui.columns(2, |cols| {
-        Plot::new("bmmc-rank-hist")
-            .legend(Legend::default())
-            .height(h)
-            .x_axis_label("rank")
-            .y_axis_label("fraction")
-            .show(&mut cols[0], |p| {
-                p.bar_chart(BarChart::new("rank_m", bars(&v["rank_m"], -0.17)));
-                p.bar_chart(BarChart::new("rank_b", bars(&v["rank_b"], 0.17)));
-            });
-        Plot::new("bmmc-pass-hist")
-            .legend(Legend::default())
-            .height(h)
-            .x_axis_label("passes")
-            .y_axis_label("fraction")
-            .show(&mut cols[1], |p| {
-                p.bar_chart(BarChart::new(
-                    "seed-plu / seed-ulp (BPC)",
-                    bars(&v["passes"]["seed-plu"], 0.0),
-                ));
-                p.bar_chart(BarChart::new("tiled", bars(&v["passes"]["tiled"], 0.3)));
-            });
+        let ranks = vec![
+            BarChart::new("rank_m", bars(&v["rank_m"], -0.17)),
+            BarChart::new("rank_b", bars(&v["rank_b"], 0.17)),
+        ];
+        histogram(&mut cols[0], "bmmc-rank-hist", "rank", ranks);
+        let passes = vec![
+            BarChart::new(
+                "seed-plu / seed-ulp (BPC)",
+                bars(&v["passes"]["seed-plu"], 0.0),
+            ),
+            BarChart::new("tiled", bars(&v["passes"]["tiled"], 0.3)),
+        ];
+        histogram(&mut cols[1], "bmmc-pass-hist", "passes", passes);
     });
 }

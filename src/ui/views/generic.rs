@@ -36,14 +36,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                     let bg = shade(s.data.as_f64(i));
                     let (rect, _) =
                         ui.allocate_exact_size(egui::vec2(cell, 22.0), egui::Sense::hover());
-                    ui.painter().rect_filled(rect.shrink(1.0), 2.0, bg);
-                    ui.painter().text(
-                        rect.center(),
-                        egui::Align2::CENTER_CENTER,
-                        s.data.fmt_elem(i),
-                        egui::FontId::monospace(11.0),
-                        colors::text_on(bg),
-                    );
+                    super::value_cell(ui.painter(), rect, 2.0, bg, s.data.fmt_elem(i), 11.0);
                 }
                 if r == stage {
                     ui.label("<- current");
@@ -52,15 +45,8 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         }
     } else {
         super::summary(ui, &st.data);
-        let stages = &result.stages;
-        state.strip.show(
-            ui,
-            key,
-            n,
-            stages.len(),
-            &|r, i| shade(stages[r].data.as_f64(i)),
-            &|r| stages[r].label.clone(),
-            stage,
-        );
+        state
+            .strip
+            .show_values(ui, key, n, &result.stages, &shade, stage);
     }
 }

@@ -9,7 +9,8 @@ pub mod radix;
 pub mod scan;
 
 use crate::algo::RunResult;
-use eframe::egui;
+use crate::ui::colors;
+use eframe::egui::{self, Color32};
 
 /// State the views keep between frames (caches, picked elements).
 #[derive(Default)]
@@ -44,6 +45,31 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
 
 /// Cells no narrower than this are drawn with their values; below it, the colour strip.
 pub const MIN_CELL: f32 = 26.0;
+
+/// A value cell: `rect` less a one-point margin filled with `bg` (corners of `radius`), and its
+/// `text` ([`cell_text`]).
+pub fn value_cell(
+    p: &egui::Painter,
+    rect: egui::Rect,
+    radius: f32,
+    bg: Color32,
+    text: String,
+    size: f32,
+) {
+    p.rect_filled(rect.shrink(1.0), radius, bg);
+    cell_text(p, rect, bg, text, size);
+}
+
+/// A cell's text: centred on `rect` in a monospace font of `size`, readable on `bg`.
+pub fn cell_text(p: &egui::Painter, rect: egui::Rect, bg: Color32, text: String, size: f32) {
+    p.text(
+        rect.center(),
+        egui::Align2::CENTER_CENTER,
+        text,
+        egui::FontId::monospace(size),
+        colors::text_on(bg),
+    );
+}
 
 /// Summary statistics of a stage for arrays too large to inspect element by element.
 pub fn summary(ui: &mut egui::Ui, data: &crate::data::Data) {

@@ -137,17 +137,10 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         .unwrap_or(1) as f32;
     let cell = ((ui.available_width() - 110.0) / n as f32).min((chars * 7.0 + 8.0).max(48.0));
     if cell < super::MIN_CELL {
-        let stages = &result.stages;
         let shade = value_shade(result);
-        state.strip.show(
-            ui,
-            key,
-            n,
-            stages.len(),
-            &|r, i| shade(stages[r].data.as_f64(i)),
-            &|r| stages[r].label.clone(),
-            stage,
-        );
+        state
+            .strip
+            .show_values(ui, key, n, &result.stages, &shade, stage);
         ui.label(format!(
             "Colour = value rank. {} compare-exchanges in this stage, {} swapped.",
             nt(st).compare_exchanges.unwrap_or(0),
@@ -348,13 +341,7 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
                 3.0,
                 if current { bg } else { bg.gamma_multiply(0.6) },
             );
-            p.text(
-                c.center(),
-                egui::Align2::CENTER_CENTER,
-                st.data.fmt_elem(i),
-                egui::FontId::monospace(font),
-                colors::text_on(bg),
-            );
+            super::cell_text(&p, c, bg, st.data.fmt_elem(i), font);
         }
         // merge-split block boundaries
         if result.variant == "merge-split"

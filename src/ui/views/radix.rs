@@ -143,13 +143,7 @@ fn bucket_rows(
                 let bg = digit_color((b / per.max(1)) as u32, radix);
                 ui.painter().rect_filled(c.shrink(0.5), 2.0, bg);
                 if text {
-                    ui.painter().text(
-                        c.center(),
-                        egui::Align2::CENTER_CENTER,
-                        v.to_string(),
-                        egui::FontId::monospace(10.0),
-                        colors::text_on(bg),
-                    );
+                    super::cell_text(ui.painter(), c, bg, v.to_string(), 10.0);
                 }
             }
             rect
@@ -211,14 +205,7 @@ fn scatter_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, note: &Radi
                 egui::vec2(cell, ROW_H),
             );
             let bg = digit_color(dig(i), note.radix);
-            p.rect_filled(c.shrink(1.0), 3.0, bg);
-            p.text(
-                c.center(),
-                egui::Align2::CENTER_CENTER,
-                text(i),
-                egui::FontId::monospace(10.0),
-                colors::text_on(bg),
-            );
+            super::value_cell(&p, c, 3.0, bg, text(i), 10.0);
         }
     };
     let y_before = rect.min.y;

@@ -220,14 +220,7 @@ fn values_row(ui: &mut egui::Ui, st: &Stage, cell: f32, colour: Option<&dyn Fn(u
             egui::vec2(cell, ROW_H),
         );
         let bg = colour.map_or(Color32::from_rgb(60, 90, 130), |f| f(i));
-        ui.painter().rect_filled(c.shrink(1.0), 3.0, bg);
-        ui.painter().text(
-            c.center(),
-            egui::Align2::CENTER_CENTER,
-            st.data.fmt_elem(i),
-            egui::FontId::monospace(10.0),
-            colors::text_on(bg),
-        );
+        super::value_cell(ui.painter(), c, 3.0, bg, st.data.fmt_elem(i), 10.0);
     }
 }
 
@@ -309,13 +302,7 @@ fn phase_rows(
                         egui::StrokeKind::Inside,
                     );
                 }
-                ui.painter().text(
-                    c.center(),
-                    egui::Align2::CENTER_CENTER,
-                    s.data.fmt_elem(i),
-                    egui::FontId::monospace(10.0),
-                    colors::text_on(bg),
-                );
+                super::cell_text(ui.painter(), c, bg, s.data.fmt_elem(i), 10.0);
             }
             if resp.clicked()
                 && let Some(pos) = resp.interact_pointer_pos()
