@@ -194,13 +194,7 @@ pub(super) fn staging_cost(c: &FastConfig) -> usize {
             words.push(2 * a);
             words.push(2 * a + 1);
         }
-        words.sort_unstable();
-        words.dedup();
-        let mut per_bank = [0usize; 32];
-        for w in &words {
-            per_bank[w % 32] += 1;
-        }
-        cost += per_bank.iter().max().copied().unwrap_or(0);
+        cost += bank_max(&mut words);
     };
     for warp in (0..threads).step_by(32) {
         let lanes = warp..(warp + 32).min(threads);
@@ -369,6 +363,33 @@ pub(crate) fn butterflies(o: &mut String, e: usize, h: usize, sign: f64, w0: Opt
     let _ = writeln!(o, "    }}");
 }
 
+/// The end of a radix round: slot j times B^bitrev(j) over the round's k slot bits, B = `tb`;
+/// powers of B from two smaller ones (short dependency chains).
+pub(crate) fn round_factors(o: &mut String, e: usize, k: u32, tb: &str) {
+    let _ = writeln!(o, "    let pw1 = {tb};");
+    for q in 2..(1usize << k) {
+        let _ = writeln!(o, "    let pw{q} = cmul(pw{}, pw{});", q / 2, q - q / 2);
+    }
+    for j in 1..e {
+        let q = model::bitrev(j & ((1 << k) - 1), k);
+        if q > 0 {
+            let _ = writeln!(o, "    v{j} = cmul(v{j}, pw{q});");
+        }
+    }
+}
+
+/// The most distinct 4-byte words one of 32 banks serves in one warp request (`words`: the
+/// request's word addresses; sorted and deduplicated here).
+pub(crate) fn bank_max(words: &mut Vec<usize>) -> usize {
+    words.sort_unstable();
+    words.dedup();
+    let mut per_bank = [0usize; 32];
+    for w in words.iter() {
+        per_bank[w % 32] += 1;
+    }
+    per_bank.iter().max().copied().unwrap_or(0)
+}
+
 /// The lo bit of each round: log2 W, then down by log2 E to 0.
 pub fn round_los(c: &FastConfig) -> Vec<u32> {
     let (lw, le) = (c.log_w(), c.log_e());
@@ -414,13 +435,7 @@ pub fn exchange_cost(c: &FastConfig) -> usize {
                     let a = c.pad(g * c.n + place(c, lo, last, t, j));
                     words.extend([2 * a, 2 * a + 1]);
                 }
-                words.sort_unstable();
-                words.dedup();
-                let mut per_bank = [0usize; 32];
-                for w in &words {
-                    per_bank[w % 32] += 1;
-                }
-                let m = per_bank.iter().max().copied().unwrap_or(0);
+                let m = bank_max(&mut words);
                 // Rounds in the middle are both read and written.
                 cost += if r > 0 && !last { 2 * m } else { m };
             }

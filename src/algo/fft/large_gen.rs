@@ -18,7 +18,7 @@
 //! C·M values need only C·M·8 / parts bytes: a 2^14-point FFT stays one pass, and a 4096-point
 //! pass still reads 4 neighbouring columns (32-byte rows), on a 48 KiB adapter.
 
-use super::codegen::{FastConfig, butterflies, place, round_los};
+use super::codegen::{FastConfig, bank_max, butterflies, place, round_factors, round_los};
 use super::model;
 use serde::Serialize;
 use std::fmt::Write;
@@ -151,13 +151,7 @@ impl PassConfig {
                             words.extend([2 * a, 2 * a + 1]);
                         }
                     }
-                    words.sort_unstable();
-                    words.dedup();
-                    let mut per_bank = [0usize; 32];
-                    for w in &words {
-                        per_bank[w % 32] += 1;
-                    }
-                    let m = per_bank.iter().max().copied().unwrap_or(0);
+                    let m = bank_max(&mut words);
                     cost += m * if ri > 0 && !last { 2 } else { 1 } * self.parts;
                 }
             }
@@ -421,17 +415,7 @@ fn main(@builtin(local_invocation_index) l: u32,
             butterflies(o, e, 1usize << (b - lo), sign, None);
         }
         if lo > 0 {
-            let k = top - lo;
-            let _ = writeln!(o, "    let pw1 = tb{ri};");
-            for q in 2..(1usize << k) {
-                let _ = writeln!(o, "    let pw{q} = cmul(pw{}, pw{});", q / 2, q - q / 2);
-            }
-            for j in 1..e {
-                let q = model::bitrev(j & ((1 << k) - 1), k);
-                if q > 0 {
-                    let _ = writeln!(o, "    v{j} = cmul(v{j}, pw{q});");
-                }
-            }
+            round_factors(o, e, top - lo, &format!("tb{ri}"));
         }
         let _ = writeln!(o, "    }}");
         if ri == 0 {

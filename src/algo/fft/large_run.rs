@@ -127,18 +127,7 @@ pub(super) fn run(
     }
 
     let output_json = trace::output_json(cfg, &out_bits);
-    let mut extra = Map::new();
-    extra.insert("size".into(), json!(cfg.n));
-    extra.insert("batch".into(), json!(b));
-    extra.insert(
-        "order".into(),
-        json!(if cfg.natural { "natural" } else { "raw" }),
-    );
-    extra.insert("inverse".into(), json!(cfg.inverse));
-    extra.insert("mode".into(), json!(mode_name(cfg.mode)));
-    extra.insert("max_rel_error".into(), json!(max_err));
-    extra.insert("tolerance".into(), json!(tol));
-    extra.insert("scaling".into(), json!(scaling(cfg.inverse)));
+    let mut extra = common_extra(cfg, max_err, tol);
     extra.insert("kernel".into(), json!("large"));
     extra.insert("split".into(), json!([n1, n2]));
     extra.insert("plan".into(), lc.plan_json(cfg.natural));
@@ -175,7 +164,24 @@ pub(super) fn bench_case(o: &Options, gpu: &Gpu, cfg: &Config, n: usize) -> Resu
     })
 }
 
-pub(super) fn mode_name(m: Mode) -> &'static str {
+/// The JSON fields every FFT run prints, whichever kernel ran.
+pub(super) fn common_extra(cfg: &Config, max_err: f64, tol: f64) -> Map<String, Value> {
+    let mut extra = Map::new();
+    extra.insert("size".into(), json!(cfg.n));
+    extra.insert("batch".into(), json!(cfg.batch));
+    extra.insert(
+        "order".into(),
+        json!(if cfg.natural { "natural" } else { "raw" }),
+    );
+    extra.insert("inverse".into(), json!(cfg.inverse));
+    extra.insert("mode".into(), json!(mode_name(cfg.mode)));
+    extra.insert("max_rel_error".into(), json!(max_err));
+    extra.insert("tolerance".into(), json!(tol));
+    extra.insert("scaling".into(), json!(scaling(cfg.inverse)));
+    extra
+}
+
+fn mode_name(m: Mode) -> &'static str {
     match m {
         Mode::Complex => "complex",
         Mode::Real => "real",
@@ -183,7 +189,7 @@ pub(super) fn mode_name(m: Mode) -> &'static str {
     }
 }
 
-pub(super) fn scaling(inverse: bool) -> &'static str {
+fn scaling(inverse: bool) -> &'static str {
     if inverse {
         "unnormalised inverse: x[n] = Σ X[k]·e^{+2πikn/N}; inverse(forward(x)) = N·x"
     } else {

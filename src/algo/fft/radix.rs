@@ -110,17 +110,8 @@ pub fn shader(c: &FastConfig) -> String {
         if lo > 0 {
             // Slot j times B^bitrev(j) over the round's k = top - lo slot bits; powers of B from
             // two smaller ones (short dependency chains).
-            let k = top - lo;
-            let _ = writeln!(o, "    {{\n    let pw1 = tb{r};");
-            for q in 2..(1usize << k) {
-                let _ = writeln!(o, "    let pw{q} = cmul(pw{}, pw{});", q / 2, q - q / 2);
-            }
-            for j in 1..e {
-                let q = model::bitrev(j & ((1 << k) - 1), k);
-                if q > 0 {
-                    let _ = writeln!(o, "    v{j} = cmul(v{j}, pw{q});");
-                }
-            }
+            let _ = writeln!(o, "    {{");
+            round_factors(o, e, top - lo, &format!("tb{r}"));
             let _ = writeln!(o, "    }}");
         }
         if r == 0 && sq > 1 {

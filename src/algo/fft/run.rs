@@ -249,22 +249,11 @@ impl Algorithm for Options {
             nyquist["packed_into"] = json!("output[0] = DC + i*Nyquist (both real)");
             nyquist["value"] = json!([f32_to_json(f32::from_bits(out_bits[1])), 0.0]);
         }
-        let mut extra = Map::new();
-        extra.insert("size".into(), json!(n));
+        let mut extra = large_run::common_extra(&cfg, max_err, tol);
         extra.insert("elements_per_invocation".into(), json!(cfg.e));
         extra.insert("workgroup_size".into(), json!(cfg.w));
-        extra.insert("batch".into(), json!(b));
-        extra.insert(
-            "order".into(),
-            json!(if cfg.natural { "natural" } else { "raw" }),
-        );
-        extra.insert("inverse".into(), json!(cfg.inverse));
-        extra.insert("mode".into(), json!(large_run::mode_name(cfg.mode)));
-        extra.insert("max_rel_error".into(), json!(max_err));
-        extra.insert("tolerance".into(), json!(tol));
         extra.insert("holds".into(), json!(holds));
         extra.insert("nyquist".into(), nyquist);
-        extra.insert("scaling".into(), json!(large_run::scaling(cfg.inverse)));
         extra.insert(
             "workgroup_bytes".into(),
             json!(match &fast_cfg {
