@@ -206,7 +206,11 @@ fn plan_json_and_trace_pass_by_pass() {
     let m = r.extra["plan"][3]["matrix"].as_array().unwrap();
     assert_eq!(m.len(), 10);
     // Three stages: input, columns, rows; the columns stage is the model's twiddled column FFTs.
-    let kinds: Vec<PassKind> = r.stages.iter().map(|s| s.fft_pass().unwrap().kind).collect();
+    let kinds: Vec<PassKind> = r
+        .stages
+        .iter()
+        .map(|s| s.fft_pass().unwrap().kind)
+        .collect();
     assert_eq!(kinds, [PassKind::Input, PassKind::Columns, PassKind::Rows]);
     let cols = stagewise::algo::fft::large::columns_model(&cplx(&x), (32, 32), false);
     let got = cplx(&r.stages[1].data.f32s());
