@@ -6,12 +6,16 @@ use stagewise::ui::StagewiseApp;
 use std::time::{Duration, Instant};
 
 fn harness<'a>() -> Harness<'a, StagewiseApp> {
+    harness_sized([1280.0, 800.0])
+}
+
+fn harness_sized<'a>(size: [f32; 2]) -> Harness<'a, StagewiseApp> {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
         // SAFETY: set before any device exists in this test binary.
         unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
     }
     Harness::builder()
-        .with_size([1280.0, 800.0])
+        .with_size(size)
         .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
         .build_eframe(|cc| StagewiseApp::new(cc, None))
 }
@@ -449,7 +453,7 @@ fn fft_large_options(size: usize, split: usize) -> stagewise::algo::AlgoOptions 
 /// grid, and the seed's ownership diagram of one sub-FFT on demand.
 #[test]
 fn large_fft_view_draws_the_grid_and_the_pass_strip() {
-    let mut h = harness();
+    let mut h = harness_sized([1600.0, 1100.0]);
     wait_for_run(&mut h);
     run_algo(&mut h, fft_large_options(256, 16));
     let r = h.state().result.as_ref().expect("a result");
@@ -465,7 +469,7 @@ fn large_fft_view_draws_the_grid_and_the_pass_strip() {
     ] {
         h.get_by_label(t);
     }
-    h.get_by_label("16 × 16-point FFTs ↓");
+    h.get_by_label("16 × 16-point FFTs, down the columns");
     h.get_by_label("|< First").click();
     h.run();
     h.get_by_label_contains("Input: x as the 16 × 16 grid");
@@ -479,9 +483,12 @@ fn large_fft_view_draws_the_grid_and_the_pass_strip() {
     h.get_by_label("transpose 16 × 16, fused");
     h.get_by_label_contains("row k1 = 0: before Y[16·0 + n2]");
     // The seed's diagram for one 16-point row, derived from its schedule (not a GPU trace).
-    h.get_by_label("seed's ownership diagram of this sub-FFT")
-        .click();
+    let t = h.get_by_label("seed's ownership diagram of this sub-FFT");
+    eprintln!("TOGGLE {:?} {:?}", t.rect(), t.value());
+    t.click();
     h.run();
+    let t = h.get_by_label("seed's ownership diagram of this sub-FFT");
+    eprintln!("TOGGLE {:?} {:?}", t.rect(), t.value());
     h.get_by_label_contains("This is the seed's schedule (model::schedule) for one 16-point");
     assert!(h.state().message.is_none(), "{:?}", h.state().message);
 }
@@ -499,10 +506,10 @@ fn large_fft_kernel_and_split_can_be_picked_in_the_controls() {
     run_algo(&mut h, AlgoOptions::Fft(Options::default()));
     // The FFT view's switch: a run on the large plan.
     h.get_by_label("large plan").click();
-    h.run();
+    h.step();
     h.step();
     wait_for_run(&mut h);
-    h.get_by_label_contains("log2 N1 (split)");
+    h.get_by_role_and_label(Role::Slider, "log2 N1 (split)");
     let r = h.state().result.as_ref().expect("a result");
     assert_eq!(
         r.extra.get("kernel").and_then(|v| v.as_str()),
@@ -517,19 +524,22 @@ fn large_fft_kernel_and_split_can_be_picked_in_the_controls() {
     size.type_text("256");
     h.run();
     h.key_press(eframe::egui::Key::Enter);
-    h.run();
+    h.step();
+    h.step();
     wait_for_run(&mut h);
     h.get_by_role_and_label(Role::ComboBox, "kernel").click();
     h.run();
     h.get_by_label("large").click();
-    h.run();
+    h.step();
+    h.step();
     wait_for_run(&mut h);
     let split = h.get_by_role_and_label(Role::TextInput, "split");
     split.click();
     split.type_text("16");
     h.run();
     h.key_press(eframe::egui::Key::Enter);
-    h.run();
+    h.step();
+    h.step();
     wait_for_run(&mut h);
     let AlgoOptions::Fft(o) = &h.state().session.algo else {
         panic!("fft options")

@@ -85,8 +85,8 @@ fn items(result: &RunResult, split: (usize, usize)) -> Vec<Item> {
             "fft" => {
                 let dim = s(&e, "dimension");
                 let arrow = match dim.as_str() {
-                    "columns" => " ↓",
-                    "rows" => " →",
+                    "columns" => ", down the columns",
+                    "rows" => ", along the rows",
                     _ => "",
                 };
                 (
@@ -130,7 +130,7 @@ fn pass_strip(ui: &mut egui::Ui, items: &[Item], current: Option<usize>) {
     ui.horizontal_wrapped(|ui| {
         for (i, it) in items.iter().enumerate() {
             if i > 0 {
-                ui.label(if it.fused { "+" } else { "→" });
+                ui.label(if it.fused { "+" } else { "»" });
             }
             let on = it.pass == current;
             let visuals = ui.visuals().clone();
@@ -326,7 +326,7 @@ fn body(
     });
     let (br, bc) = map.block();
     let mut caption = format!(
-        "{} × {} grid: rows {rname} (0…{}) ↓, columns {cname} (0…{}) →",
+        "{} × {} grid: rows {rname} = 0…{} top to bottom, columns {cname} = 0…{} left to right",
         map.rows,
         map.cols,
         map.rows - 1,
@@ -515,7 +515,9 @@ fn side_panel(
             .into_iter()
             .find(|e| s(e, "kind") == "permute" && Some(u(e, "pass")) == notes.pass);
         if let Some(e) = permute {
-            ui.small(s(&e, "rule"));
+            ui.small(format!(
+                "output[k1 + {n1}·k2] = rows[{n2}·k1 + k2]: row k1 of the rows pass becomes column k1"
+            ));
             let rows: Vec<String> = e
                 .get("matrix")
                 .and_then(|m| m.as_array())
