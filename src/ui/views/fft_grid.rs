@@ -132,10 +132,10 @@ pub fn image(vals: &[C64], map: &CellMap, colour: Colour) -> ColorImage {
             let mut best: Option<C64> = None;
             for r in dr * br..((dr + 1) * br).min(map.rows) {
                 for c in dc * bc..((dc + 1) * bc).min(map.cols) {
-                    if let Some(z) = map.index(r, c).and_then(|i| vals.get(i)) {
-                        if best.is_none_or(|b| z.norm() > b.norm() || !z.norm().is_finite()) {
-                            best = Some(*z);
-                        }
+                    if let Some(z) = map.index(r, c).and_then(|i| vals.get(i))
+                        && best.is_none_or(|b| z.norm() > b.norm() || !z.norm().is_finite())
+                    {
+                        best = Some(*z);
                     }
                 }
             }

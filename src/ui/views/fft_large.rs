@@ -400,7 +400,13 @@ fn body(
                     } else {
                         (pos2(rect.left() + 2.0, rect.top() + m), vec2(size.x - 4.0, 0.0))
                     };
-                    p.arrow(a, d, arrow);
+                    // A line with a small head (painter.arrow's head grows with the length).
+                    let b = a + d;
+                    let back = -d.normalized() * 4.0;
+                    let side = vec2(-back.y, back.x) * 0.8;
+                    p.line_segment([a, b], arrow);
+                    p.line_segment([b, b + back + side], arrow);
+                    p.line_segment([b, b + back - side], arrow);
                 }
             }
             _ => {}

@@ -123,6 +123,7 @@ pub(super) fn inspector(
     Plot::new(("fft-large-sub", stage))
         .legend(Legend::default())
         .height(h)
+        .allow_scroll(false)
         .show(ui, |p| {
             let line = |v: &[C64], f: fn(&C64) -> f64| -> PlotPoints {
                 v.iter()
