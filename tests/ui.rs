@@ -268,6 +268,13 @@ fn every_control_has_a_tooltip() {
             h.state().message
         );
         check(&h, name);
+        if name == "fft" {
+            // The large plan's grid view, on the rows pass (its transpose and memory-order switch).
+            run_algo(&mut h, fft_large_options(256, 16));
+            h.get_by_label("Last >|").click();
+            h.run();
+            check(&h, "fft large");
+        }
         if name == "bmmc" {
             for tab in ["Permuted image", "Matrix editor", "rank statistics", "Plan"] {
                 h.get_by_label(tab).click();
