@@ -565,3 +565,18 @@ fn large_fft_kernel_and_split_can_be_picked_in_the_controls() {
     // Set options (size, split) get a button back to "not set".
     assert!(h.query_all_by_label("×").count() >= 2);
 }
+
+/// Past 16384 cells the grid is drawn as a heat map of blocks, and says so on screen.
+#[test]
+fn large_fft_grid_past_16384_cells_is_downsampled() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    run_algo(&mut h, fft_large_options(65536, 256));
+    let r = h.state().result.as_ref().expect("a result");
+    assert!(r.verified, "{:?}", r.mismatch);
+    h.get_by_label("Last >|").click();
+    h.run();
+    h.get_by_label_contains(
+        "too big to draw cell by cell: downsampled to 128 × 128 blocks of 2 × 2 cells",
+    );
+}
