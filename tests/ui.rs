@@ -6,12 +6,16 @@ use stagewise::ui::StagewiseApp;
 use std::time::{Duration, Instant};
 
 fn harness<'a>() -> Harness<'a, StagewiseApp> {
+    harness_sized([1280.0, 800.0])
+}
+
+fn harness_sized<'a>(size: [f32; 2]) -> Harness<'a, StagewiseApp> {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
         // SAFETY: set before any device exists in this test binary.
         unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
     }
     Harness::builder()
-        .with_size([1280.0, 800.0])
+        .with_size(size)
         .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
         .build_eframe(|cc| StagewiseApp::new(cc, None))
 }
@@ -264,6 +268,13 @@ fn every_control_has_a_tooltip() {
             h.state().message
         );
         check(&h, name);
+        if name == "fft" {
+            // The large plan's grid view, on the rows pass (its transpose and memory-order switch).
+            run_algo(&mut h, fft_large_options(256, 16));
+            h.get_by_label("Last >|").click();
+            h.run();
+            check(&h, "fft large");
+        }
         if name == "bmmc" {
             for tab in ["Permuted image", "Matrix editor", "rank statistics", "Plan"] {
                 h.get_by_label(tab).click();
@@ -431,5 +442,141 @@ fn code_panel_wraps_long_lines() {
     assert!(
         long.width() > wrapped.width() && long.height() < wrapped.height(),
         "unwrapped {long:?} vs wrapped {wrapped:?}"
+    );
+}
+
+fn fft_large_options(size: usize, split: usize) -> stagewise::algo::AlgoOptions {
+    use stagewise::algo::fft::{Kernel, Options};
+    stagewise::algo::AlgoOptions::Fft(Options {
+        size: Some(size),
+        kernel: Kernel::Large,
+        split: Some(split),
+        ..Default::default()
+    })
+}
+
+/// A traced 256-point FFT on the large plan (16 × 16): the grid view with its pass strip, the
+/// current pass lit through the stages, the twiddles and the fused transpose's matrix beside the
+/// grid, and the seed's ownership diagram of one sub-FFT on demand.
+#[test]
+fn large_fft_view_draws_the_grid_and_the_pass_strip() {
+    let mut h = harness_sized([1600.0, 1100.0]);
+    wait_for_run(&mut h);
+    run_algo(&mut h, fft_large_options(256, 16));
+    let r = h.state().result.as_ref().expect("a result");
+    assert!(r.verified, "{:?}", r.mismatch);
+    assert_eq!(r.stages.len(), 3, "input, columns, rows");
+    assert!(r.stages.iter().all(|s| s.fft_pass().is_some()));
+    assert!(h.query_all_by_label("input").count() >= 1);
+    for t in [
+        "pass 0 · columns",
+        "× W_N^(col·k1)",
+        "pass 1 · rows",
+        "transpose 16 × 16 (BMMC)",
+    ] {
+        h.get_by_label(t);
+    }
+    h.get_by_label("16 × 16-point FFTs, down the columns");
+    h.get_by_label("|< First").click();
+    h.run();
+    h.get_by_label_contains("Input: x as the 16 × 16 grid");
+    h.get_by_label("Next >").click();
+    h.run();
+    h.get_by_label_contains("Pass 0 — columns: 16 FFTs of 16 points");
+    h.get_by_label("× W_N^(col·k1), fused");
+    h.get_by_label("Next >").click();
+    h.run();
+    h.get_by_label_contains("Pass 1 — rows: 16 FFTs of 16 points");
+    h.get_by_label("transpose 16 × 16, fused");
+    h.get_by_label_contains("row k1 = 0: before Y[16·0 + n2]");
+    // The seed's diagram for one 16-point row, derived from its schedule (not a GPU trace).
+    let t = h.get_by_label("seed's ownership diagram of this sub-FFT");
+    eprintln!("TOGGLE {:?} {:?}", t.rect(), t.value());
+    t.click();
+    h.run();
+    let t = h.get_by_label("seed's ownership diagram of this sub-FFT");
+    eprintln!("TOGGLE {:?} {:?}", t.rect(), t.value());
+    h.get_by_label_contains("This is the seed's schedule (model::schedule) for one 16-point");
+    assert!(h.state().message.is_none(), "{:?}", h.state().message);
+}
+
+/// The large plan is reachable from the app's controls: the generic option editor offers the
+/// kernel as a list (with `large`) and takes `split` as a number; the FFT view has its own
+/// "large plan" switch and split slider.
+#[test]
+fn large_fft_kernel_and_split_can_be_picked_in_the_controls() {
+    use eframe::egui::accesskit::Role;
+    use stagewise::algo::AlgoOptions;
+    use stagewise::algo::fft::{Kernel, Options};
+    let mut h = harness();
+    wait_for_run(&mut h);
+    run_algo(&mut h, AlgoOptions::Fft(Options::default()));
+    // The FFT view's switch: a run on the large plan.
+    h.get_by_label("large plan").click();
+    h.step();
+    h.step();
+    wait_for_run(&mut h);
+    h.get_by_role_and_label(Role::Slider, "log2 N1 (split)");
+    let r = h.state().result.as_ref().expect("a result");
+    assert_eq!(
+        r.extra.get("kernel").and_then(|v| v.as_str()),
+        Some("large"),
+        "{:?}",
+        h.state().message
+    );
+    // The option editor: size and split typed, kernel picked from its list.
+    run_algo(&mut h, AlgoOptions::Fft(Options::default()));
+    let size = h.get_by_role_and_label(Role::TextInput, "size");
+    size.click();
+    size.type_text("256");
+    h.run();
+    h.key_press(eframe::egui::Key::Enter);
+    h.step();
+    h.step();
+    wait_for_run(&mut h);
+    h.get_by_role_and_label(Role::ComboBox, "kernel").click();
+    h.run();
+    h.get_by_label("large").click();
+    h.step();
+    h.step();
+    wait_for_run(&mut h);
+    let split = h.get_by_role_and_label(Role::TextInput, "split");
+    split.click();
+    split.type_text("16");
+    h.run();
+    h.key_press(eframe::egui::Key::Enter);
+    h.step();
+    h.step();
+    wait_for_run(&mut h);
+    let AlgoOptions::Fft(o) = &h.state().session.algo else {
+        panic!("fft options")
+    };
+    assert_eq!(
+        (o.size, o.kernel, o.split),
+        (Some(256), Kernel::Large, Some(16))
+    );
+    let r = h.state().result.as_ref().expect("a result");
+    assert_eq!(
+        r.extra["split"],
+        serde_json::json!([16, 16]),
+        "{:?}",
+        h.state().message
+    );
+    // Set options (size, split) get a button back to "not set".
+    assert!(h.query_all_by_label("×").count() >= 2);
+}
+
+/// Past 16384 cells the grid is drawn as a heat map of blocks, and says so on screen.
+#[test]
+fn large_fft_grid_past_16384_cells_is_downsampled() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    run_algo(&mut h, fft_large_options(65536, 256));
+    let r = h.state().result.as_ref().expect("a result");
+    assert!(r.verified, "{:?}", r.mismatch);
+    h.get_by_label("Last >|").click();
+    h.run();
+    h.get_by_label_contains(
+        "too big to draw cell by cell: downsampled to 128 × 128 blocks of 2 × 2 cells",
     );
 }

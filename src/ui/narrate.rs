@@ -130,7 +130,47 @@ fn bmmc(s: &Stage) -> Option<String> {
     ))
 }
 
+/// A large FFT's pass (src/algo/fft/large.rs), from its typed notes.
+fn fft_pass(s: &Stage, n: &crate::algo::fft::trace::PassNotes) -> String {
+    use crate::algo::fft::trace::PassKind;
+    let (n1, n2) = (n.n1, n.n2);
+    match n.kind {
+        PassKind::Input => format!(
+            "The input, seen as the {n1} × {n2} grid of the four-step FFT: element col + {n2}·n1 sits in row n1, column col."
+        ),
+        PassKind::Columns => format!(
+            "{}: every workgroup loads neighbouring columns (stride {n2} in memory), runs a {}-point FFT down each, multiplies \
+             output k1 of column col by the twiddle W_N^(col·k1) and stores it in place.",
+            s.label, n.sub_size
+        ),
+        PassKind::Rows => format!(
+            "{}: a {}-point FFT along each of the {} contiguous rows; {}",
+            s.label,
+            n.sub_size,
+            n.count,
+            if n.transposed {
+                format!(
+                    "the store goes through the transpose, so X[k1 + {n1}·k2] lands in natural order."
+                )
+            } else {
+                "the rows are stored where they were read (raw order).".into()
+            }
+        ),
+        PassKind::Whole => format!(
+            "{}: the whole FFT in one workgroup, its values in workgroup memory in two halves.",
+            s.label
+        ),
+        PassKind::Unpack => format!(
+            "{}: the packed complex FFT's bins k and N − k are combined into the real spectrum.",
+            s.label
+        ),
+    }
+}
+
 fn fft(s: &Stage) -> Option<String> {
+    if let Some(n) = s.fft_pass() {
+        return Some(fft_pass(s, n));
+    }
     let l = s.label.to_lowercase();
     if l.contains("exchange") {
         Some(format!(

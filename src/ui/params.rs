@@ -10,32 +10,64 @@ fn pretty(name: &str) -> String {
     name.replace('_', " ")
 }
 
-/// The tooltip of option `key` of `algo`: the help text of its CLI flag (one source for both), so
-/// every generated control explains itself.
-pub fn option_help(algo: &str, key: &str) -> String {
+/// The CLI's help and possible values of every `run <algorithm>` option (one source for both).
+struct ArgInfo {
+    help: String,
+    /// (value, help) of an enum option (clap `ValueEnum`); empty for free values.
+    values: Vec<(String, String)>,
+}
+
+fn arg_info(algo: &str, key: &str) -> Option<&'static ArgInfo> {
     use std::collections::HashMap;
     use std::sync::OnceLock;
-    static HELP: OnceLock<HashMap<(String, String), String>> = OnceLock::new();
-    let help = HELP.get_or_init(|| {
+    static INFO: OnceLock<HashMap<(String, String), ArgInfo>> = OnceLock::new();
+    let info = INFO.get_or_init(|| {
         let mut m = HashMap::new();
         let root = <crate::cli::Cli as clap::CommandFactory>::command();
         if let Some(run) = root.find_subcommand("run") {
             for sub in run.get_subcommands() {
                 for a in sub.get_arguments() {
-                    if let Some(h) = a.get_help() {
-                        m.insert(
-                            (sub.get_name().to_string(), a.get_id().to_string()),
-                            h.to_string(),
-                        );
-                    }
+                    let values = if a.get_action().takes_values() {
+                        a.get_possible_values()
+                            .iter()
+                            .filter(|v| !v.is_hide_set())
+                            .map(|v| {
+                                (
+                                    v.get_name().to_string(),
+                                    v.get_help().map(|h| h.to_string()).unwrap_or_default(),
+                                )
+                            })
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    m.insert(
+                        (sub.get_name().to_string(), a.get_id().to_string()),
+                        ArgInfo {
+                            help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+                            values,
+                        },
+                    );
                 }
             }
         }
         m
     });
-    help.get(&(algo.to_string(), key.to_string()))
-        .cloned()
+    info.get(&(algo.to_string(), key.to_string()))
+}
+
+/// The tooltip of option `key` of `algo`: the help text of its CLI flag (one source for both), so
+/// every generated control explains itself.
+pub fn option_help(algo: &str, key: &str) -> String {
+    arg_info(algo, key)
+        .map(|a| a.help.clone())
+        .filter(|h| !h.is_empty())
         .unwrap_or_else(|| format!("{}: an option of {algo}", pretty(key)))
+}
+
+/// The values an enum option takes (as the CLI spells them), with their help; empty otherwise.
+pub fn option_values(algo: &str, key: &str) -> &'static [(String, String)] {
+    arg_info(algo, key).map_or(&[], |a| a.values.as_slice())
 }
 
 /// Edit `opts` in place; returns true when a value changed.
@@ -49,6 +81,17 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
     if keys.is_empty() {
         return false;
     }
+    // Numeric options that may be unset (Option<…>): they get a button back to "not set".
+    let unset: Vec<String> = keys
+        .iter()
+        .filter(|k| map.get(*k).is_some_and(|v| v.is_number()))
+        .filter(|k| {
+            let mut m = map.clone();
+            m.insert((*k).clone(), Value::Null);
+            serde_json::from_value::<AlgoOptions>(Value::Object(m)).is_ok()
+        })
+        .cloned()
+        .collect();
     egui::Grid::new(("params", id))
         .num_columns(2)
         .show(ui, |ui| {
@@ -67,22 +110,37 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                     Value::Number(n) if n.is_u64() => {
                         let mut x = n.as_u64().unwrap_or(0);
                         let pow2 = x.is_power_of_two() && x >= 2;
-                        let r = if pow2 {
-                            // Power-of-two parameters (workgroup sizes, tiles) step by doubling.
-                            let mut e = x.ilog2();
-                            let r = ui.add(
-                                egui::Slider::new(&mut e, 0..=12)
-                                    .custom_formatter(|v, _| format!("{}", 1u64 << v as u32)),
-                            );
-                            x = 1 << e;
-                            r
-                        } else {
-                            ui.add(egui::DragValue::new(&mut x))
-                        };
-                        if r.labelled_by(label.id).on_hover_text(&tip).changed() {
-                            *v = Value::from(x);
-                            changed = true;
-                        }
+                        ui.horizontal(|ui| {
+                            let r = if pow2 {
+                                // Power-of-two parameters (workgroup sizes, tiles) step by doubling.
+                                let mut e = x.ilog2();
+                                let hi = e.max(12);
+                                let r = ui.add(
+                                    egui::Slider::new(&mut e, 0..=hi)
+                                        .custom_formatter(|v, _| format!("{}", 1u64 << v as u32)),
+                                );
+                                x = 1 << e;
+                                r
+                            } else {
+                                ui.add(egui::DragValue::new(&mut x))
+                            };
+                            if r.labelled_by(label.id).on_hover_text(&tip).changed() {
+                                *v = Value::from(x);
+                                changed = true;
+                            }
+                            if unset.contains(&k)
+                                && ui
+                                    .small_button("×")
+                                    .on_hover_text(format!(
+                                        "Unset {}: back to its default",
+                                        pretty(&k)
+                                    ))
+                                    .clicked()
+                            {
+                                *v = Value::Null;
+                                changed = true;
+                            }
+                        });
                     }
                     Value::Number(n) => {
                         let mut x = n.as_f64().unwrap_or(0.0);
@@ -98,6 +156,25 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                             changed = true;
                         }
                     }
+                    Value::String(s) if !option_values(algo, &k).is_empty() => {
+                        let r = egui::ComboBox::from_id_salt(("param", id, k.as_str()))
+                            .selected_text(s.as_str())
+                            .show_ui(ui, |ui| {
+                                for (name, help) in option_values(algo, &k) {
+                                    let item = ui.selectable_label(s == name, name);
+                                    let item = if help.is_empty() {
+                                        item
+                                    } else {
+                                        item.on_hover_text(help)
+                                    };
+                                    if item.clicked() && s != name {
+                                        *s = name.clone();
+                                        changed = true;
+                                    }
+                                }
+                            });
+                        r.response.labelled_by(label.id).on_hover_text(&tip);
+                    }
                     Value::String(s) => {
                         changed |= ui
                             .add(egui::TextEdit::singleline(s).desired_width(160.0))
@@ -106,20 +183,30 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                             .changed();
                     }
                     Value::Null => {
-                        let mut s = String::new();
-                        if ui
+                        // Typed text is kept until Enter or focus loss, then committed (a number
+                        // as a number), so "32" is not committed as "3" on the first key.
+                        let buf_id = ui.make_persistent_id(("param-unset", id, k.as_str()));
+                        let mut buf = ui
+                            .data(|d| d.get_temp::<String>(buf_id))
+                            .unwrap_or_default();
+                        let r = ui
                             .add(
-                                egui::TextEdit::singleline(&mut s)
+                                egui::TextEdit::singleline(&mut buf)
                                     .desired_width(160.0)
                                     .hint_text("(not set)"),
                             )
                             .labelled_by(label.id)
-                            .on_hover_text(&tip)
-                            .changed()
-                        {
-                            *v = Value::String(s);
+                            .on_hover_text(&tip);
+                        if r.lost_focus() && !buf.trim().is_empty() {
+                            let t = buf.trim();
+                            *v = t
+                                .parse::<u64>()
+                                .map(Value::from)
+                                .unwrap_or_else(|_| Value::String(t.to_string()));
                             changed = true;
+                            buf.clear();
                         }
+                        ui.data_mut(|d| d.insert_temp(buf_id, buf));
                     }
                     other => {
                         ui.monospace(other.to_string());
@@ -137,4 +224,42 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
         }
     }
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value an enum option's combo box offers is one its options struct accepts (serde
+    /// and clap spell them alike), so picking one never silently does nothing.
+    #[test]
+    fn every_offered_enum_value_deserializes() {
+        let mut offered = 0;
+        for opts in AlgoOptions::all_defaults() {
+            let Ok(Value::Object(map)) = serde_json::to_value(&opts) else {
+                panic!("options serialize to an object");
+            };
+            for (k, v) in &map {
+                if !v.is_string() {
+                    continue;
+                }
+                for (name, _) in option_values(opts.name(), k) {
+                    let mut m = map.clone();
+                    m.insert(k.clone(), Value::String(name.clone()));
+                    assert!(
+                        serde_json::from_value::<AlgoOptions>(Value::Object(m)).is_ok(),
+                        "{} --{k} {name}",
+                        opts.name()
+                    );
+                    offered += 1;
+                }
+            }
+        }
+        assert!(
+            option_values("fft", "kernel")
+                .iter()
+                .any(|(v, _)| v == "large")
+        );
+        assert!(offered > 10, "only {offered} enum values offered");
+    }
 }

@@ -77,7 +77,12 @@ fn rows_of(s: &Stage) -> Vec<String> {
 }
 
 /// Draw a bit matrix as a grid (rows = output bits, columns = input bits), `cell` pixels a cell.
-fn draw_matrix(ui: &mut egui::Ui, rows: &[String], cell: f32, strong: bool) -> egui::Response {
+pub(crate) fn draw_matrix(
+    ui: &mut egui::Ui,
+    rows: &[String],
+    cell: f32,
+    strong: bool,
+) -> egui::Response {
     let n = rows.len().max(1);
     let (rect, resp) = ui.allocate_exact_size(
         egui::vec2(cell * n as f32, cell * n as f32),

@@ -4,7 +4,7 @@
 //! signal, order, mode) and magnitude/phase plots of the input and the spectrum.
 
 use super::ViewState;
-use crate::algo::fft::{Options, Order, Signal, model, model::StepKind};
+use crate::algo::fft::{Kernel, Options, Order, Signal, model, model::StepKind};
 use crate::algo::{AlgoOptions, RunResult, Stage};
 use crate::ui::colors;
 use eframe::egui::{self, Color32, Pos2, Rect, Stroke, StrokeKind, vec2};
@@ -20,6 +20,9 @@ pub struct FftControls {
     /// 0 complex, 1 real-only, 2 real pair.
     pub mode: u8,
     pub inverse: bool,
+    /// `--kernel large` (the N1 × N2 passes) with N1 = 2^log_split.
+    pub large: bool,
+    pub log_split: u32,
     pub init: bool,
 }
 
@@ -32,6 +35,8 @@ impl Default for FftControls {
             order: Order::Raw,
             mode: 0,
             inverse: false,
+            large: false,
+            log_split: 2,
             init: false,
         }
     }
@@ -65,7 +70,8 @@ fn bin(x: usize, bits: u32) -> String {
     format!("{x:0w$b}", w = bits as usize)
 }
 
-fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
+/// The FFT's own controls (shared with the large view); a change asks the app for a run.
+pub(super) fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
     let c = &mut state.fft;
     if !c.init {
         let n = result.n.max(2);
@@ -83,26 +89,56 @@ fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
             Some("real-pair") => 2,
             _ => 0,
         };
+        c.large = result.extra.get("kernel").and_then(|v| v.as_str()) == Some("large");
+        c.log_split = result
+            .extra
+            .get("split")
+            .and_then(|v| v.get(0))
+            .and_then(|v| v.as_u64())
+            .map_or(c.log_n / 2, |s| s.max(2).trailing_zeros());
         c.init = true;
     }
     let mut run = false;
     ui.horizontal_wrapped(|ui| {
         ui.label("FFT size 2^");
+        let max_log = if c.large { 16 } else { 12 };
         run |= ui
-            .add(egui::Slider::new(&mut c.log_n, 1..=12).text("log2 N"))
+            .add(egui::Slider::new(&mut c.log_n, 1..=max_log).text("log2 N"))
             .on_hover_text("FFT size N = 2^k (the trace needs N <= 8192 on a 32 KiB adapter)")
             .changed();
-        c.log_e = c.log_e.clamp(1, c.log_n);
         run |= ui
-            .add(egui::Slider::new(&mut c.log_e, 1..=c.log_n).text("log2 E"))
-            .on_hover_text("Elements per invocation E = 2^e; WorkgroupSize W = N / E")
+            .checkbox(&mut c.large, "large plan")
+            .on_hover_text(
+                "--kernel large: the four-step passes (N1-point column FFTs with fused twiddles, then N2-point row FFTs stored through a transpose) at any size",
+            )
             .changed();
-        ui.label(format!(
-            "N = {}  E = {}  W = {}",
-            1usize << c.log_n,
-            1usize << c.log_e,
-            1usize << (c.log_n - c.log_e)
-        ));
+        if c.large {
+            c.log_n = c.log_n.max(2);
+            c.log_split = c.log_split.clamp(1, c.log_n - 1);
+            run |= ui
+                .add(egui::Slider::new(&mut c.log_split, 1..=c.log_n - 1).text("log2 N1 (split)"))
+                .on_hover_text("--split N1: the column FFTs' size; N2 = N / N1 is the row FFTs' size")
+                .changed();
+            ui.label(format!(
+                "N = {} = N1 {} × N2 {}",
+                1usize << c.log_n,
+                1usize << c.log_split,
+                1usize << (c.log_n - c.log_split)
+            ));
+        } else {
+            c.log_n = c.log_n.min(12);
+            c.log_e = c.log_e.clamp(1, c.log_n);
+            run |= ui
+                .add(egui::Slider::new(&mut c.log_e, 1..=c.log_n).text("log2 E"))
+                .on_hover_text("Elements per invocation E = 2^e; WorkgroupSize W = N / E")
+                .changed();
+            ui.label(format!(
+                "N = {}  E = {}  W = {}",
+                1usize << c.log_n,
+                1usize << c.log_e,
+                1usize << (c.log_n - c.log_e)
+            ));
+        }
     });
     ui.horizontal_wrapped(|ui| {
         ui.label("Signal");
@@ -184,7 +220,7 @@ fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
     if run {
         state.rerun = Some(AlgoOptions::Fft(Options {
             size: Some(1 << c.log_n),
-            elements_per_invocation: Some(1 << c.log_e),
+            elements_per_invocation: (!c.large).then_some(1 << c.log_e),
             workgroup_size: None,
             order: c.order,
             inverse: c.inverse,
@@ -192,12 +228,17 @@ fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewState) {
             real_pair: c.mode == 2,
             batch: 1,
             signal: c.signal,
+            kernel: if c.large { Kernel::Large } else { Kernel::Auto },
+            split: c.large.then_some(1 << c.log_split),
             ..Default::default()
         }));
     }
 }
 
 pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
+    if super::fft_large::is_large(result) {
+        return super::fft_large::show(ui, result, stage, key, state);
+    }
     controls(ui, result, state);
     ui.separator();
     let n = result.n;
@@ -237,7 +278,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         .max_height(avail * 0.6)
         .show(ui, |ui| {
             if n <= 128 {
-                diagram(ui, result, stage, n, w);
+                diagram(ui, &result.stages, stage, n, w);
             } else {
                 let owners: Vec<Vec<usize>> = result.stages.iter().map(owners).collect();
                 let los: Vec<Vec<bool>> = result.stages.iter().map(los).collect();
@@ -273,11 +314,12 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     plots(ui, result);
 }
 
-fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, n: usize, w: usize) {
+/// The thread-ownership diagram of `stages` (each with the FFT's step notes) up to `stage`.
+pub(super) fn diagram(ui: &mut egui::Ui, stages: &[Stage], stage: usize, n: usize, w: usize) {
     let log_n = n.trailing_zeros();
     let log_w = w.trailing_zeros();
     let log_e = log_n - log_w;
-    let cols = result.stages.len();
+    let cols = stages.len();
     let row_h = 22.0;
     let col_w = 46.0;
     let gap = 26.0;
@@ -310,10 +352,10 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, n: usize, w: usi
             text_col,
         );
     }
-    let owners: Vec<Vec<usize>> = result.stages.iter().map(owners).collect();
-    let los: Vec<Vec<bool>> = result.stages.iter().map(los).collect();
+    let owners: Vec<Vec<usize>> = stages.iter().map(owners).collect();
+    let los: Vec<Vec<bool>> = stages.iter().map(los).collect();
     for c in 0..cols {
-        let s = &result.stages[c];
+        let s = &stages[c];
         let (kind, stride) = step_of(s);
         let head_txt = match kind {
             Some(StepKind::Input) => "in".to_string(),
@@ -379,7 +421,7 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, n: usize, w: usi
     }
     // "X holds Y" at the end.
     if stage + 1 == cols
-        && let Some(last) = result.stages.last()
+        && let Some(last) = stages.last()
     {
         let holds = last
             .fft()

@@ -3,6 +3,7 @@
 pub mod bitrev;
 pub mod bmmc;
 pub mod fft;
+pub mod fft_large;
 pub mod generic;
 pub mod oddeven;
 pub mod radix;
@@ -26,6 +27,8 @@ pub struct ViewState {
     pub scan_pick: Option<usize>,
     /// The FFT view's own controls (size, E, signal, order, mode).
     pub fft: fft::FftControls,
+    /// The large FFT view's colouring, pick and diagram.
+    pub fft_large: fft_large::LargeState,
     /// Set by a view to ask the app to run these options (with the algorithm's generated input).
     pub rerun: Option<crate::algo::AlgoOptions>,
 }
