@@ -33,13 +33,12 @@ pub fn save_trace(res: &RunResult, path: &Path) -> Result<()> {
     if ext(path) == "csv" {
         write(path, trace_csv(res).as_bytes())
     } else {
-        let v = res.to_json(true);
-        write(
-            path,
-            serde_json::to_string_pretty(&v)
-                .unwrap_or_default()
-                .as_bytes(),
-        )
+        let io = |e: std::io::Error| Error::Io(format!("cannot write '{}': {e}", path.display()));
+        let f = std::fs::File::create(path).map_err(io)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        res.write_json(&mut w, true, serde_json::Map::new(), true)
+            .map_err(|e| io(e.into()))?;
+        std::io::Write::flush(&mut w).map_err(io)
     }
 }
 

@@ -8,6 +8,7 @@ pub mod bitrev;
 pub mod bmmc;
 pub mod copy;
 pub mod fft;
+mod json;
 pub mod oddeven;
 pub mod radix;
 pub mod scan;
@@ -17,7 +18,7 @@ use crate::data::{DType, Data};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 pub use stage::{RoomNotes, Stage, StageNotes};
 
 /// What the rooms use from the engine, the data and the errors (`use super::prelude::*;`).
@@ -182,47 +183,6 @@ impl RunResult {
             extra,
             ..self
         }
-    }
-
-    pub fn to_json(&self, with_stages: bool) -> Value {
-        let mut m = Map::new();
-        m.insert("algorithm".into(), json!(self.algorithm));
-        m.insert("variant".into(), json!(self.variant));
-        m.insert("dtype".into(), json!(self.dtype.name()));
-        m.insert("n".into(), json!(self.n));
-        m.insert("adapter".into(), json!(self.adapter));
-        m.insert(
-            "output".into(),
-            self.output_json
-                .clone()
-                .unwrap_or_else(|| self.output.to_json()),
-        );
-        m.insert(
-            "passes".into(),
-            Value::Array(
-                self.passes
-                    .iter()
-                    .map(|p| json!({"label": p.label, "gpu_ms": p.gpu_ms}))
-                    .collect(),
-            ),
-        );
-        if self.passes.iter().any(|p| p.gpu_ms.is_none()) {
-            m.insert("timing".into(), json!("unavailable"));
-        }
-        m.insert("verified".into(), json!(self.verified));
-        if let Some(mm) = &self.mismatch {
-            m.insert("mismatch".into(), json!(mm));
-        }
-        for (k, v) in &self.extra {
-            m.insert(k.clone(), v.clone());
-        }
-        if with_stages {
-            m.insert(
-                "stages".into(),
-                Value::Array(self.stages.iter().map(Stage::to_json).collect()),
-            );
-        }
-        Value::Object(m)
     }
 
     pub fn total_gpu_ms(&self) -> Option<f64> {

@@ -1,7 +1,8 @@
 //! A trace stage and its typed annotations. Every room describes its stages with its own `Notes`
 //! type (in `<room>/trace.rs`); views and the CLI match on [`RoomNotes`] instead of reading JSON keys,
 //! so a renamed field is a compile error. The JSON of a stage is unchanged by the types: `label`,
-//! `data` and the notes' fields, flattened (serde), in the order a `serde_json::Map` sorts them.
+//! `data` and the notes' fields, flattened (serde), in the order a `serde_json::Map` sorts them
+//! (written by `Stage`'s `Serialize` in src/algo/json.rs).
 //!
 //! Adding a room's annotations: define `pub struct Notes` (derive `Serialize`, one field per JSON
 //! key, `Option` + `skip_serializing_if` for keys only some stages have) in the room, add one
@@ -11,7 +12,7 @@
 use super::{bitrev, bmmc, fft, oddeven, radix, scan};
 use crate::data::Data;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// One stage of a trace: the array after a pass (or a step inside a pass), plus annotations that
 /// the views draw (block sizes, pairs compared, who reads what, thread ownership…).
@@ -48,7 +49,7 @@ pub enum RoomNotes {
 }
 
 impl RoomNotes {
-    fn to_json(&self) -> Value {
+    pub(super) fn to_json(&self) -> Value {
         fn v(x: &impl Serialize) -> Value {
             serde_json::to_value(x).expect("stage notes are plain data")
         }
@@ -125,25 +126,9 @@ impl Stage {
         self
     }
 
+    /// The stage's JSON (docs/CLI.md) as a value; it is `Stage`'s `Serialize` (src/algo/json.rs),
+    /// which `--json` streams.
     pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("label".into(), Value::String(self.label.clone()));
-        // Complex stages print their data as [re, im] pairs.
-        let data = match &self.notes.room {
-            RoomNotes::Fft(n) if n.complex => fft::trace::complex_json(&self.data.bits),
-            RoomNotes::FftPass(n) if n.complex => fft::trace::complex_json(&self.data.bits),
-            _ => self.data.to_json(),
-        };
-        m.insert("data".into(), data);
-        if let Some(t) = &self.notes.narration {
-            m.insert("narration".into(), Value::String(t.clone()));
-        }
-        if let Some(p) = &self.notes.passes {
-            m.insert("passes".into(), Value::from(p.clone()));
-        }
-        if let Value::Object(room) = self.notes.room.to_json() {
-            m.extend(room);
-        }
-        Value::Object(m)
+        serde_json::to_value(self).expect("a stage is plain data")
     }
 }

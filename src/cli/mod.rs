@@ -405,12 +405,18 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
         None
     };
     if args.json {
-        let mut v = res.to_json(trace);
-        if let (Some(l), Some(m)) = (&lens, v.as_object_mut()) {
-            m.insert("lens".into(), l.to_json());
-            m.insert("lens_model".into(), l.model_json());
+        let mut more = serde_json::Map::new();
+        if let Some(l) = &lens {
+            more.insert("lens".into(), l.to_json());
+            more.insert("lens_model".into(), l.model_json());
         }
-        out(&v.to_string());
+        // Streamed: a large trace is written as it is serialized, never held as a value tree.
+        let mut o = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        let _ = res
+            .write_json(&mut o, trace, more, false)
+            .map_err(std::io::Error::from)
+            .and_then(|_| writeln!(o))
+            .and_then(|_| o.flush());
     } else {
         out(&format!(
             "{} / {} on {}  n = {}  dtype {}",

@@ -236,7 +236,11 @@ fn read_all(gpu: &Gpu, buffers: &[(&wgpu::Buffer, u64)]) -> Result<Vec<Vec<u32>>
             .slice(..*size)
             .get_mapped_range()
             .map_err(|e| Error::Gpu(format!("read-back failed: {e}")))?;
-        out.push(bytemuck::pod_collect_to_vec::<u8, u32>(&view));
+        // One copy (a mapped range is word-aligned; pod_collect_to_vec would zero the Vec first).
+        out.push(match bytemuck::try_cast_slice::<u8, u32>(&view) {
+            Ok(words) => words.to_vec(),
+            Err(_) => bytemuck::pod_collect_to_vec::<u8, u32>(&view),
+        });
         drop(view);
         b.unmap();
     }

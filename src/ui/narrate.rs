@@ -23,7 +23,7 @@ fn oddeven(result: &RunResult, s: &Stage) -> Option<String> {
     let swaps = nt.swaps;
     let cmp = nt
         .compare_exchanges
-        .or_else(|| nt.pairs.as_ref().map(Vec::len));
+        .or_else(|| nt.pairs.as_ref().map(|p| p.len()));
     if let Some(parity) = nt.parity {
         let first = if parity == "even" {
             "(0,1), (2,3), …"

@@ -3,45 +3,53 @@
 
 use super::*;
 
-/// GPU swap flags for `want`'s pairs: (flag >> 1) must be the stage id, bit 0 the swap.
+/// The GPU's swap flags for the pairs of `rule` on `n` elements: (flag >> 1) must be the stage id,
+/// bit 0 the swap.
 pub(super) fn gpu_pairs(
-    want: &[model::Pair],
+    rule: model::Rule,
+    n: usize,
     flags: &[u32],
     stage_id: usize,
     base: usize,
-) -> std::result::Result<Vec<model::Pair>, String> {
-    let mut out = Vec::with_capacity(want.len());
-    for &(i, j, _) in want {
-        let f = flags.get(base + i as usize).copied().unwrap_or(POISON);
+) -> std::result::Result<trace::Pairs, String> {
+    let mut swapped = Vec::with_capacity(rule.count(n));
+    for (i, j) in rule.pairs(n) {
+        let f = flags.get(base + i).copied().unwrap_or(POISON);
         if f >> 1 != stage_id as u32 {
             return Err(format!(
                 "no GPU flag for pair ({i}, {j}) of stage {stage_id} (found {f:#x})"
             ));
         }
-        out.push((i, j, f & 1 == 1));
+        swapped.push(f & 1 == 1);
     }
-    Ok(out)
+    Ok(trace::Pairs::new(rule, n, swapped))
 }
 
-/// The GPU's swaps for the model's pairs `want` ([`gpu_pairs`]). A missing flag, or swaps unlike
-/// the model's (`what`'s), is noted in `mismatch` unless it holds an earlier one; the model's pairs
-/// stand in for flags that cannot be read.
-fn checked_pairs(
-    want: &[model::Pair],
-    flags: &[u32],
-    stage_id: usize,
-    base: usize,
+/// One traced network stage checked against the model: `v` is the model's array before the stage
+/// (stepped here), `row` the GPU's array after it, `flags` its swap flags (at `base`, tagged
+/// `stage_id`). Returns the stage's pairs and the first difference, if any.
+fn check_network_stage(
+    (dtype, desc): (DType, bool),
+    rule: model::Rule,
+    v: &mut [u32],
+    row: &[u32],
+    (flags, stage_id, base): (&[u32], usize, usize),
     what: &str,
-    mismatch: &mut Option<String>,
-) -> Vec<model::Pair> {
-    let pairs = gpu_pairs(want, flags, stage_id, base).unwrap_or_else(|e| {
-        mismatch.get_or_insert(e);
-        want.to_vec()
-    });
+) -> (trace::Pairs, Option<String>) {
+    let n = v.len();
+    let want = trace::Pairs::new(rule, n, rule.apply(dtype, desc, v));
+    let mut mismatch = first_mismatch(dtype, row, v).map(|m| format!("{what}: {m}"));
+    let pairs = match gpu_pairs(rule, n, flags, stage_id, base) {
+        Ok(p) => p,
+        Err(e) => {
+            mismatch.get_or_insert(e);
+            want.clone()
+        }
+    };
     if pairs != want {
-        mismatch.get_or_insert_with(|| format!("{what}: swap flags differ"));
+        mismatch.get_or_insert(format!("{what}: swap flags differ"));
     }
-    pairs
+    (pairs, mismatch)
 }
 
 impl Algorithm for Options {
@@ -80,7 +88,7 @@ impl Algorithm for Options {
             "input",
             input.clone(),
             RoomNotes::Oddeven(trace::Notes {
-                pairs: Some(Vec::new()),
+                pairs: Some(trace::Pairs::default()),
                 ..Default::default()
             }),
         )];
@@ -91,22 +99,6 @@ impl Algorithm for Options {
         let note_mismatch = |m: Option<String>, mm: &mut Option<String>| {
             if mm.is_none() {
                 *mm = m;
-            }
-        };
-        // `first_sorted_phase`, where the model ran: over the GPU's stage arrays `gpu_rows` in
-        // traced runs, else over the model's.
-        let first_sorted_phase = |extra: &mut Map<String, serde_json::Value>,
-                                  model: &Option<Vec<model::Phase>>,
-                                  gpu_rows: Vec<Vec<u32>>,
-                                  seg: usize| {
-            if let Some(m) = model {
-                let rows = if req.trace {
-                    gpu_rows
-                } else {
-                    m.iter().map(|p| p.data.clone()).collect()
-                };
-                let first = model::first_sorted(dtype, desc, &input.bits, &rows, seg);
-                extra.insert("first_sorted_phase".into(), json!(first));
             }
         };
         let output;
@@ -132,36 +124,38 @@ impl Algorithm for Options {
                     let ex = execute(gpu, &plan, req.trace)?;
                     (plan, ex)
                 };
-                let phases = if model_ok(s.seg * n) {
-                    Some(model::transposition(dtype, desc, &input.bits, s.seg))
-                } else {
-                    None
-                };
-                let mut gpu_rows: Vec<Vec<u32>> = Vec::new();
+                let rules = model::transposition_rules(s.seg);
+                let mut ex = ex;
                 if req.trace {
-                    let phases = phases.as_ref().expect("traced runs build the model");
-                    for (ph, cpu) in phases.iter().enumerate() {
+                    let mut v = input.bits.clone();
+                    let mut sorted_at =
+                        model::is_sorted(dtype, desc, &input.bits, s.seg).then_some(0);
+                    for (ph, &rule) in rules.iter().enumerate() {
                         let (row, flags, base) = if variant == "transposition" {
                             let c = &ex.captures[0];
                             (c[0][ph * n..(ph + 1) * n].to_vec(), &c[1], ph * n)
                         } else {
-                            let c = &ex.captures[ph];
-                            (c[0].clone(), &c[1], 0)
+                            let c = &mut ex.captures[ph];
+                            (std::mem::take(&mut c[0]), &c[1], 0)
                         };
-                        note_mismatch(
-                            first_mismatch(dtype, &row, &cpu.data)
-                                .map(|m| format!("phase {}: {m}", ph + 1)),
-                            &mut mismatch,
+                        let (pairs, mm) = check_network_stage(
+                            (dtype, desc),
+                            rule,
+                            &mut v,
+                            &row,
+                            (flags, ph, base),
+                            &format!("phase {}", ph + 1),
                         );
-                        let what = format!("phase {}", ph + 1);
-                        let pairs =
-                            checked_pairs(&cpu.pairs, flags, ph, base, &what, &mut mismatch);
+                        note_mismatch(mm, &mut mismatch);
+                        if sorted_at.is_none() && model::is_sorted(dtype, desc, &row, s.seg) {
+                            sorted_at = Some(ph + 1);
+                        }
                         let parity = if ph % 2 == 0 { "even" } else { "odd" };
                         stages.push(trace::network_stage(
                             format!("phase {} ({parity})", ph + 1),
                             dtype,
-                            row.clone(),
-                            &pairs,
+                            row,
+                            pairs,
                             trace::Notes {
                                 stage: ph + 1,
                                 parity: Some(parity),
@@ -169,10 +163,20 @@ impl Algorithm for Options {
                                 ..Default::default()
                             },
                         ));
-                        gpu_rows.push(row);
                     }
+                    extra.insert("first_sorted_phase".into(), json!(sorted_at));
+                } else if model_ok(s.seg * n) {
+                    extra.insert(
+                        "first_sorted_phase".into(),
+                        json!(model::first_sorted_network(
+                            dtype,
+                            desc,
+                            &input.bits,
+                            &rules,
+                            s.seg
+                        )),
+                    );
                 }
-                first_sorted_phase(&mut extra, &phases, gpu_rows, s.seg);
                 let work: u64 = (0..s.seg)
                     .map(|ph| model::phase_pairs(ph, s.seg).count() as u64)
                     .sum::<u64>()
@@ -215,46 +219,59 @@ impl Algorithm for Options {
                     gpu.storage_poisoned("oddeven flags", if req.trace { n } else { 1 }, POISON)?;
                 let (mut plan, out) = plan_tiles(&runner, net, &tps, &a, &b, &flags)?;
                 plan.output = Some(out);
-                let ex = execute(gpu, &plan, req.trace)?;
-                let pad = s.seg.next_power_of_two();
+                let mut ex = execute(gpu, &plan, req.trace)?;
                 if variant == "batcher" {
-                    let stage_list = model::batcher_stages(pad);
-                    let model_stages = if model_ok(n * stage_list.len()) {
-                        Some(model::batcher(dtype, desc, &input.bits, s.seg))
-                    } else {
-                        None
-                    };
-                    let mut rows = Vec::new();
+                    let stage_list = model::batcher_stages(s.seg.next_power_of_two());
+                    let rules = model::batcher_rules(s.seg);
                     if req.trace {
-                        let cpu = model_stages.as_ref().expect("traced runs build the model");
-                        for (i, ((p, k), c)) in stage_list.iter().zip(cpu).enumerate() {
-                            let cap = &ex.captures[i];
-                            note_mismatch(
-                                first_mismatch(dtype, &cap[0], &c.data)
-                                    .map(|m| format!("stage {} (p = {p}, k = {k}): {m}", i + 1)),
-                                &mut mismatch,
+                        // The model steps along the GPU's stages: one array, not one per stage.
+                        let mut v = input.bits.clone();
+                        let mut sorted_at =
+                            model::is_sorted(dtype, desc, &input.bits, s.seg).then_some(0);
+                        for (i, (&rule, &(p, k))) in rules.iter().zip(&stage_list).enumerate() {
+                            let cap = &mut ex.captures[i];
+                            let row = std::mem::take(&mut cap[0]);
+                            let flags = std::mem::take(&mut cap[1]);
+                            let (pairs, mm) = check_network_stage(
+                                (dtype, desc),
+                                rule,
+                                &mut v,
+                                &row,
+                                (&flags, i + 1, 0),
+                                &format!("stage {} (p = {p}, k = {k})", i + 1),
                             );
-                            let what = format!("stage {}", i + 1);
-                            let pairs =
-                                checked_pairs(&c.pairs, &cap[1], i + 1, 0, &what, &mut mismatch);
+                            note_mismatch(mm, &mut mismatch);
+                            if sorted_at.is_none() && model::is_sorted(dtype, desc, &row, s.seg) {
+                                sorted_at = Some(i + 1);
+                            }
                             stages.push(trace::network_stage(
                                 format!("p = {p}, k = {k}"),
                                 dtype,
-                                cap[0].clone(),
-                                &pairs,
+                                row,
+                                pairs,
                                 trace::Notes {
                                     stage: i + 1,
-                                    p: Some(*p),
-                                    k: Some(*k),
+                                    p: Some(p),
+                                    k: Some(k),
                                     merge_block: Some(2 * p),
                                     segment: Some(s.seg),
                                     ..Default::default()
                                 },
                             ));
-                            rows.push(cap[0].clone());
                         }
+                        extra.insert("first_sorted_phase".into(), json!(sorted_at));
+                    } else if model_ok(n * stage_list.len()) {
+                        extra.insert(
+                            "first_sorted_phase".into(),
+                            json!(model::first_sorted_network(
+                                dtype,
+                                desc,
+                                &input.bits,
+                                &rules,
+                                s.seg
+                            )),
+                        );
                     }
-                    first_sorted_phase(&mut extra, &model_stages, rows, s.seg);
                     extra.insert("phases".into(), json!(stage_list.len()));
                     extra.insert(
                         "compare_exchanges".into(),
@@ -305,7 +322,7 @@ impl Algorithm for Options {
                                 block: Some(block),
                                 blocks: Some(blocks.clone()),
                                 block_pairs: Some(pairs),
-                                pairs: (i == 0).then(Vec::new),
+                                pairs: (i == 0).then(trace::Pairs::default),
                                 ..Default::default()
                             };
                             stages.push(Stage::with(
@@ -316,8 +333,15 @@ impl Algorithm for Options {
                             prev = cap[0].clone();
                             rows.push(cap[0].clone());
                         }
+                    } else if let Some(mst) = &model_stages {
+                        rows = mst.iter().map(|p| p.data.clone()).collect();
                     }
-                    first_sorted_phase(&mut extra, &model_stages, rows, n);
+                    if model_stages.is_some() {
+                        extra.insert(
+                            "first_sorted_phase".into(),
+                            json!(model::first_sorted(dtype, desc, &input.bits, &rows, n)),
+                        );
+                    }
                     let bp = block.next_power_of_two();
                     let per_block = model::batcher_work(bp, bp);
                     let merge = model::batcher_stages(2 * bp)
@@ -362,10 +386,16 @@ impl Algorithm for Options {
         Ok(result.checked(mismatch, stages, extra))
     }
 
-    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
-        let s = self.shape(v.name, dtype, n)?;
-        let caps = self.caps(gpu, v.name)?;
-        let plan = match v.name {
+    fn bench_case(
+        &self,
+        gpu: &Gpu,
+        variant: &Variant,
+        n: usize,
+        dtype: DType,
+    ) -> Result<BenchCase> {
+        let s = self.shape(variant.name, dtype, n)?;
+        let caps = self.caps(gpu, variant.name)?;
+        let plan = match variant.name {
             "transposition" => {
                 let data = gpu.storage_zeroed("oddeven data", n)?;
                 let mut t = plan_transposition(gpu, &caps, &s, &data, false)?;
@@ -398,7 +428,7 @@ impl Algorithm for Options {
                     keys: self.keys(gpu)?,
                     tiles_per_wg: self.tiles_per_workgroup()?,
                 };
-                let (net, tps) = if v.name == "batcher" {
+                let (net, tps) = if variant.name == "batcher" {
                     batcher_passes(&caps, &s, true)?
                 } else {
                     let block = self.block_size(&caps, n)?;
@@ -413,7 +443,11 @@ impl Algorithm for Options {
             }
         };
         // The floor: read every key once and write it once.
-        Ok(BenchCase::read_write_once(plan, n))
+        Ok(BenchCase {
+            plan,
+            bytes: 8 * n as u64,
+            items: n as u64,
+        })
     }
 
     /// Small by default so that every variant takes every size (transposition holds N in one

@@ -211,8 +211,15 @@ pub(super) fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net
         } else {
             let mut k = p;
             while k >= 1 {
-                let res = k.min(32);
-                let (rows, halo) = if k == p { (2, 0) } else { (b / res, 2) };
+                // A tile of `res` residue classes mod k, `rows` positions of each: no taller
+                // than a class is long (+ the halos), and as many classes as then fill the tile
+                // (at large k a class has a few rows: tiles of 32 classes would be mostly empty).
+                let (halo, min_rows) = if k == p { (0, 2) } else { (2, 8) };
+                let class_rows = net.span(0).div_ceil(k) + 2 * halo;
+                let rows = class_rows
+                    .next_power_of_two()
+                    .clamp(min_rows, b / k.min(32));
+                let res = (b / rows).min(k);
                 let mut tp = TilePass::merge(p, k, k, res, rows, halo);
                 tp.label = format!("p = {p}, k = {k}");
                 passes.push(tp);

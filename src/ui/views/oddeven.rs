@@ -23,7 +23,7 @@ fn nt(st: &Stage) -> &Notes {
 }
 
 fn pairs(st: &Stage) -> Vec<(usize, usize, bool)> {
-    widen(nt(st).pairs())
+    widen(&nt(st).pairs())
 }
 
 fn block_pairs(st: &Stage) -> Vec<(usize, usize, bool)> {
