@@ -451,3 +451,58 @@ pub fn columns_model(x: &[C64], split: (usize, usize), inverse: bool) -> Vec<C64
     }
     y
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The H100's limits as wgpu reports them (48 KiB of workgroup memory, 1024 invocations).
+    fn h100() -> wgpu::Limits {
+        wgpu::Limits {
+            max_compute_workgroup_storage_size: 49152,
+            max_compute_invocations_per_workgroup: 1024,
+            max_compute_workgroup_size_x: 1024,
+            ..Default::default()
+        }
+    }
+
+    fn shape(n: usize) -> Vec<(usize, usize, usize, usize)> {
+        let lc = configure(
+            &Options::default(),
+            n,
+            (1 << 27) / n,
+            true,
+            false,
+            None,
+            &h100(),
+        )
+        .unwrap();
+        lc.passes.iter().map(|p| (p.m, p.c, p.parts, p.s)).collect()
+    }
+
+    /// The defaults the H100 sweeps chose (docs/PERFORMANCE.md): one pass to 2^14 (S = 4 in two
+    /// parts, S = 1 in four: S > 1 spills there), then 16/8/4 lanes in at most two parts with S = 2,
+    /// and 4 lanes in four parts only for the 4096-point passes.
+    #[test]
+    fn h100_defaults() {
+        assert_eq!(shape(8192), [(8192, 1, 2, 4)]);
+        assert_eq!(shape(16384), [(16384, 1, 4, 1)]);
+        assert_eq!(shape(1 << 18), [(512, 16, 2, 2), (512, 16, 2, 2)]);
+        assert_eq!(shape(1 << 22), [(2048, 4, 2, 2), (2048, 4, 2, 2)]);
+        assert_eq!(shape(1 << 24), [(4096, 4, 4, 1), (4096, 4, 4, 1)]);
+        for p in configure(
+            &Options::default(),
+            1 << 20,
+            128,
+            true,
+            false,
+            None,
+            &h100(),
+        )
+        .unwrap()
+        .passes
+        {
+            assert!(p.c * 8 >= 64 && p.parts <= 2, "{p:?}");
+        }
+    }
+}
