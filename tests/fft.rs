@@ -494,12 +494,18 @@ fn errors_name_the_constraint() {
     assert!(e.contains("must equal the size"), "{e}");
     let e = err(opts(16, 2, Order::Raw), 30);
     assert!(e.contains("needs 32 input numbers"), "{e}");
+    // Past one workgroup `auto` runs the large plan (tests/fft_large.rs); the teaching kernel
+    // names the limit.
+    let teaching = |n: usize, e: usize| Options {
+        kernel: Kernel::Teaching,
+        ..opts(n, e, Order::Raw)
+    };
     let big = 1usize << 16;
-    let e = err(opts(big, 64, Order::Raw), 2 * big);
+    let e = err(teaching(big, 64), 2 * big);
     assert!(e.contains("max_compute_workgroup_storage_size"), "{e}");
     let max_w = gpu().limits.max_compute_invocations_per_workgroup as usize;
     let n = 4 * max_w;
-    let e = err(opts(n, 2, Order::Raw), 2 * n);
+    let e = err(teaching(n, 2), 2 * n);
     assert!(e.contains("max_compute_invocations_per_workgroup"), "{e}");
     let mut o = opts(16, 2, Order::Raw);
     o.real = true;
