@@ -1,7 +1,7 @@
 //! The Nabla workgroup FFT on the GPU against rustfft and the CPU model (seed 003).
 mod common;
 
-use common::{gpu, try_run};
+use common::{cplx, gpu, random_f32 as random, try_run};
 use stagewise::algo::AlgoOptions;
 use stagewise::algo::fft::model::{self, C64};
 use stagewise::algo::fft::{Kernel, NaturalStore, Options, Order};
@@ -24,18 +24,6 @@ fn run(o: &Options, input: Vec<f32>, trace: bool) -> stagewise::algo::RunResult 
         trace,
     )
     .unwrap_or_else(|e| panic!("{o:?}: {e}"))
-}
-
-fn random(len: usize, seed: u64) -> Vec<f32> {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
-}
-
-fn cplx(v: &[f32]) -> Vec<C64> {
-    v.chunks_exact(2)
-        .map(|c| C64::new(c[0] as f64, c[1] as f64))
-        .collect()
 }
 
 fn out(r: &stagewise::algo::RunResult) -> Vec<C64> {

@@ -3,25 +3,13 @@
 //! size, the lanes / elements / sequential overrides, the plan JSON and the trace pass by pass.
 mod common;
 
-use common::{gpu, try_run};
+use common::{cplx, gpu, random_f32 as random, try_run};
 use stagewise::algo::AlgoOptions;
 use stagewise::algo::fft::large::to_rows;
 use stagewise::algo::fft::model::{self, C64};
 use stagewise::algo::fft::trace::PassKind;
 use stagewise::algo::fft::{Kernel, Options, Order};
 use stagewise::data::Data;
-
-fn random(len: usize, seed: u64) -> Vec<f32> {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
-}
-
-fn cplx(v: &[f32]) -> Vec<C64> {
-    v.chunks_exact(2)
-        .map(|c| C64::new(c[0] as f64, c[1] as f64))
-        .collect()
-}
 
 fn run(o: &Options, x: &[f32], trace: bool) -> stagewise::algo::RunResult {
     try_run(

@@ -93,3 +93,17 @@ pub fn run_ok(args: &[&str]) -> serde_json::Value {
         )
     })
 }
+
+/// `len` f32 numbers uniform in [-1, 1) from `seed` (FFT signals: interleaved re, im).
+pub fn random_f32(len: usize, seed: u64) -> Vec<f32> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+/// Interleaved (re, im) f32 numbers as f64 complex values.
+pub fn cplx(v: &[f32]) -> Vec<stagewise::algo::fft::model::C64> {
+    v.chunks_exact(2)
+        .map(|c| stagewise::algo::fft::model::C64::new(c[0] as f64, c[1] as f64))
+        .collect()
+}
