@@ -459,17 +459,7 @@ fn nan_and_zero_inputs() {
 
 #[test]
 fn errors_name_the_constraint() {
-    let err = |o: Options, len: usize| {
-        try_run(
-            &AlgoOptions::Fft(o),
-            "workgroup",
-            Data::from_f32(&vec![0.0; len]),
-            false,
-        )
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_else(|| "no error".into())
-    };
+    let err = common::fft_error;
     let e = err(opts(12, 2, Order::Raw), 24);
     assert!(e.contains("power of two"), "{e}");
     let e = err(opts(16, 3, Order::Raw), 32);

@@ -234,17 +234,7 @@ fn plan_json_and_trace_pass_by_pass() {
 #[test]
 fn what_the_large_plan_refuses() {
     let _ = gpu();
-    let err = |o: Options, len: usize| {
-        try_run(
-            &AlgoOptions::Fft(o),
-            "workgroup",
-            Data::from_f32(&vec![0.0; len]),
-            false,
-        )
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default()
-    };
+    let err = common::fft_error;
     let mut o = large(1024);
     o.split = Some(24);
     assert!(err(o, 2048).contains("--split must be a power of two"));

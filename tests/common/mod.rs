@@ -94,6 +94,19 @@ pub fn run_ok(args: &[&str]) -> serde_json::Value {
     })
 }
 
+/// The error an FFT run of `len` zeros with `o` ends in ("no error" when it runs).
+pub fn fft_error(o: stagewise::algo::fft::Options, len: usize) -> String {
+    try_run(
+        &AlgoOptions::Fft(o),
+        "workgroup",
+        Data::from_f32(&vec![0.0; len]),
+        false,
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_else(|| "no error".into())
+}
+
 /// `len` f32 numbers uniform in [-1, 1) from `seed` (FFT signals: interleaved re, im).
 pub fn random_f32(len: usize, seed: u64) -> Vec<f32> {
     use rand::{Rng, SeedableRng};

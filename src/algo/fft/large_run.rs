@@ -135,16 +135,15 @@ pub(super) fn run(
         "workgroup_bytes".into(),
         json!(lc.passes.iter().map(|p| p.shared_bytes()).max()),
     );
-    let mut result = RunResult::new(
-        "fft",
-        req.variant.name,
-        cfg.n,
+    let result = run::fft_result(
+        req,
         gpu,
+        cfg.n,
         input,
-        Data::new(DType::F32, out_bits),
-        pass_infos(&plan, &ex.pass_ms),
+        (out_bits, output_json),
+        &plan,
+        &ex.pass_ms,
     );
-    result.output_json = Some(output_json);
     Ok(result.checked(mismatch, stages, extra))
 }
 

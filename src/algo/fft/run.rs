@@ -59,6 +59,29 @@ pub fn reference(cfg: &Config, input_floats: &[f32]) -> Vec<C64> {
     }
 }
 
+/// An FFT run's result: f32 output bits and their JSON ([re, im] pairs or spectra), the passes.
+pub(super) fn fft_result(
+    req: &RunRequest,
+    gpu: &Gpu,
+    n: usize,
+    input: Data,
+    (out_bits, output_json): (Vec<u32>, Value),
+    plan: &Plan,
+    pass_ms: &Option<Vec<f64>>,
+) -> RunResult {
+    let mut result = RunResult::new(
+        "fft",
+        req.variant.name,
+        n,
+        gpu,
+        input,
+        Data::new(DType::F32, out_bits),
+        pass_infos(plan, pass_ms),
+    );
+    result.output_json = Some(output_json);
+    result
+}
+
 impl Algorithm for Options {
     fn info(&self) -> &'static AlgoInfo {
         &INFO
@@ -287,17 +310,16 @@ impl Algorithm for Options {
             "shuffle_below".into(),
             json!(fast_cfg.map_or(0, |f| f.shuffle_below)),
         );
-        let mut result = RunResult::new(
-            "fft",
-            req.variant.name,
-            n,
+        Ok(fft_result(
+            req,
             gpu,
+            n,
             input,
-            Data::new(DType::F32, out_bits),
-            pass_infos(&plan, &ex.pass_ms),
-        );
-        result.output_json = Some(output_json);
-        Ok(result.checked(mismatch, stages, extra))
+            (out_bits, output_json),
+            &plan,
+            &ex.pass_ms,
+        )
+        .checked(mismatch, stages, extra))
     }
 
     /// `n` is the total number of complex values; --size (default 1024) is the FFT size, so the

@@ -198,11 +198,10 @@ pub(super) fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewSt
             ),
         ] {
             if ui
-                .selectable_label(c.order == o, name)
+                .selectable_value(&mut c.order, o, name)
                 .on_hover_text(tip)
                 .clicked()
             {
-                c.order = o;
                 run = true;
             }
         }

@@ -305,13 +305,8 @@ fn body(
                 "Cells coloured by arg z around the colour wheel",
             ),
         ] {
-            if ui
-                .selectable_label(st.colour == c, name)
-                .on_hover_text(tip)
-                .clicked()
-            {
-                st.colour = c;
-            }
+            ui.selectable_value(&mut st.colour, c, name)
+                .on_hover_text(tip);
         }
         if notes.transposed {
             ui.checkbox(&mut st.memory, "memory order")
