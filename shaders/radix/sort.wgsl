@@ -1,6 +1,8 @@
-// Radix sort (LSD), one digit of BITS bits per scatter pass. Prepended: shaders/oddeven/keys.wgsl
-// (the order-preserving key map: to_key / from_key) and one of rank_sg.wgsl / rank_wg.wgsl (how a
-// warp finds the keys of its row that share a digit, and how the bucket counts are scanned).
+// Radix sort (LSD), one digit of BITS bits per scatter pass: what every pass shares, the histogram,
+// the scan of the counts and classic's histogram and scan. Prepended: shaders/oddeven/keys.wgsl (the
+// order-preserving key map: to_key / from_key) and one of rank_sg.wgsl / rank_wg.wgsl (how a warp
+// finds the keys of its row that share a digit, and how the bucket counts are scanned). Appended:
+// the scatter passes' entry points, generated straight-line by src/algo/radix/kernel.rs.
 //
 // A tile is TILE = WG * KPT keys. Warp w (a subgroup, or a virtual warp of G threads without
 // subgroup operations) owns the contiguous segment of KPT * L keys at w * KPT * L; lane l loads key
@@ -80,34 +82,9 @@ fn tile_hist(tile: u32, lid: u32) {
     workgroupBarrier();
 }
 
-// The source index of a thread's key j (the warp-segment layout).
-fn src_index(tile: u32, me: Me, j: u32) -> u32 {
-    return tile * TILE + me.w * KPT * me.L + j * me.L + me.lane;
-}
-
-fn load_keys(tile: u32, me: Me, k: ptr<function, array<u32, KPT>>, v: ptr<function, array<u32, KPT>>) {
-    for (var j = 0u; j < KPT; j++) {
-        let i = src_index(tile, me, j);
-        var key = 0xffffffffu;
-        var val = 0u;
-        if (i < params.n) {
-            key = to_key(keys_in[i]); // @lens read keys_in i
-            if (VALUES) { val = vals_in[i]; } // @lens read vals_in i
-        }
-        (*k)[j] = key;
-        (*v)[j] = val;
-    }
-}
-
-// Rank the tile: rk[j] = the key's rank among the keys of its digit in its warp; afterwards
-// s_wh[w * R + b] = keys of digit b in warps before w, s_cnt the tile's counts, s_base their scan.
-fn rank_tile(me: Me, k: ptr<function, array<u32, KPT>>, rk: ptr<function, array<u32, KPT>>) {
-    for (var x = me.lid; x < NW * R; x += WG) { atomicStore(&s_wh[x], 0u); } // @lens wg-write s_wh x
-    workgroupBarrier();
-    for (var j = 0u; j < KPT; j++) {
-        (*rk)[j] = rank_step(me, digit_of((*k)[j]));
-    }
-    workgroupBarrier();
+// The per-warp digit counts in s_wh become per-warp exclusive prefixes (keys of digit b in earlier
+// warps); s_cnt = the tile's counts (pads included), s_base = their exclusive scan.
+fn warp_prefixes(me: Me) {
     for (var q = 0u; q < BPT; q++) {
         let b = me.lid + q * WG;
         if (b < R) {
@@ -124,33 +101,6 @@ fn rank_tile(me: Me, k: ptr<function, array<u32, KPT>>, rk: ptr<function, array<
     scan_buckets(me);
 }
 
-// Scatter the ranked keys into tile order in workgroup memory (trace: every key's digit and
-// global destination), then write them out: position x goes to s_goff[digit] + x.
-fn scatter(tile: u32, me: Me, k: ptr<function, array<u32, KPT>>, v: ptr<function, array<u32, KPT>>,
-           rk: ptr<function, array<u32, KPT>>) {
-    for (var j = 0u; j < KPT; j++) {
-        let d = digit_of((*k)[j]);
-        let pos = s_base[d] + atomicLoad(&s_wh[me.w * R + d]) + (*rk)[j]; // @lens wg-read s_base d; wg-read s_wh me.w * R + d
-        s_keys[pos] = (*k)[j]; // @lens wg-write s_keys pos
-        if (VALUES) { s_vals[pos] = (*v)[j]; } // @lens wg-write s_vals pos
-        if (TRACE) {
-            let i = src_index(tile, me, j);
-            if (i < params.n) {
-                trace[i] = d;
-                trace[params.n + i] = s_goff[d] + pos;
-            }
-        }
-    }
-    workgroupBarrier();
-    let valid = min(TILE, params.n - tile * TILE);
-    for (var x = me.lid; x < valid; x += WG) {
-        let key = s_keys[x]; // @lens wg-read s_keys x
-        let dst = s_goff[digit_of(key)] + x; // @lens wg-read s_goff digit_of(key)
-        keys_out[dst] = from_key(key); // @lens write keys_out dst
-        if (VALUES) { vals_out[dst] = s_vals[x]; } // @lens wg-read s_vals x; write vals_out dst
-    }
-}
-
 // Trace: tile t's histogram (real keys) and its scanned global offsets.
 fn trace_tile(tile: u32, b: u32, count: u32, glob: u32) {
     if (TRACE) {
@@ -160,98 +110,39 @@ fn trace_tile(tile: u32, b: u32, count: u32, glob: u32) {
     }
 }
 
-// ---- onesweep ----------------------------------------------------------------------------------
-
-// Counts of every digit of every key in one read of the array: workgroup histograms, then one
-// atomicAdd per (digit, bucket) per workgroup. Workgroup g counts keys [g * chunk, (g+1) * chunk).
-var<workgroup> s_h: array<atomic<u32>, D * R>;
-
-@compute @workgroup_size(WG)
-fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-             @builtin(num_workgroups) nwg: vec3<u32>) {
-    let g = wid.x + wid.y * nwg.x; // @lens wg g; lid lid
-    if (g >= params.wgs) { return; }
-    for (var x = lid; x < D * R; x += WG) { atomicStore(&s_h[x], 0u); } // @lens wg-write s_h x
-    workgroupBarrier();
-    let start = g * params.chunk;
-    let end = min(params.n, start + params.chunk);
-    // Four coalesced loads in flight per thread before the counting (one at a time leaves the
-    // memory system mostly idle).
-    for (var i = start + lid; i < end; i += 4u * WG) {
-        var k: array<u32, 4>;
-        for (var e = 0u; e < 4u; e++) {
-            let ii = i + e * WG;
-            if (ii < end) { k[e] = to_key(keys_in[ii]); } // @lens read keys_in ii
-        }
-        for (var e = 0u; e < 4u; e++) {
-            if (i + e * WG < end) {
-                for (var d = 0u; d < D; d++) {
-                    atomicAdd(&s_h[d * R + ((k[e] >> (d * BITS)) & (R - 1u))], 1u); // @lens wg-write s_h d * R + ((k[e] >> (d * BITS)) & (R - 1u))
-                }
-            }
-        }
-    }
-    workgroupBarrier();
-    for (var x = lid; x < D * R; x += WG) {
-        let c = atomicLoad(&s_h[x]); // @lens wg-read s_h x
-        if (c > 0u) { atomicAdd(&state[x], c); } // @lens write state x
-    }
-}
-
-// One workgroup: every digit's R counts become exclusive offsets, in place.
-@compute @workgroup_size(WG)
-fn scan_counts(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
-    let me = {{ME}}; // @lens wg 0u; lid lid
-    for (var d = 0u; d < D; d++) {
-        for (var q = 0u; q < BPT; q++) {
-            let b = lid + q * WG;
-            if (b < R) { s_cnt[b] = atomicLoad(&state[d * R + b]); } // @lens read state d * R + b; wg-write s_cnt b
-        }
-        workgroupBarrier();
-        scan_buckets(me);
-        for (var q = 0u; q < BPT; q++) {
-            let b = lid + q * WG;
-            if (b < R) { atomicStore(&state[d * R + b], s_base[b]); } // @lens wg-read s_base b; write state d * R + b
-        }
-        workgroupBarrier();
-    }
-}
-
 fn status_at(tile: u32, b: u32) -> u32 {
     return params.status + (params.digit * params.tiles + tile) * R + b;
 }
 
-// One pass per digit. Tiles take ids from a ticket counter in the order workgroups start (or, with
-// DISPATCH_ORDER, from the workgroup id: no atomic round trip before the loads), so a tile mostly
-// waits on tiles that have started; that is not enough without a forward-progress guarantee (WGSL
-// gives none), so a tile that finds its predecessor not ready MAX_SPIN times in a
-// row counts the predecessor's keys itself (the same counts its owner publishes), publishes them
-// and looks further back: nothing waits unboundedly on another workgroup (the scan room's
-// decoupled fallback, applied to R counts at once).
-@compute @workgroup_size(WG)
-fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-            @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
-    let me = {{ME}};
-    var tile = wid.x + wid.y * nwg.x; // @lens wg wid.x + wid.y * nwg.x; lid lid
-    if (!DISPATCH_ORDER) {
-        if (lid == 0u) { s_u = atomicAdd(&state[D * R + params.digit], 1u); } // @lens write state D * R + params.digit
-        tile = workgroupUniformLoad(&s_u);
-    }
-    if (tile >= params.tiles) { return; }
-
-    var k: array<u32, KPT>;
-    var v: array<u32, KPT>;
-    var rk: array<u32, KPT>;
-    load_keys(tile, me, &k, &v);
-    rank_tile(me, &k, &rk);
+// The real keys of digit b in this tile (s_cnt counts the pads of a partial last tile as digit R-1).
+fn own_count(tile: u32, b: u32) -> u32 {
     let valid = min(TILE, params.n - tile * TILE);
-    var own: array<u32, BPT>;
+    return s_cnt[b] - select(0u, TILE - valid, b == R - 1u); // @lens wg-read s_cnt b
+}
+
+// onesweep: publish this tile's counts (AGGREGATE; tile 0: INCLUSIVE) as soon as they are known.
+fn publish_counts(tile: u32, lid: u32) {
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
         if (b < R) {
-            own[q] = s_cnt[b] - select(0u, TILE - valid, b == R - 1u); // @lens wg-read s_cnt b
-            atomicMax(&state[status_at(tile, b)], (select(AGG, INCL, tile == 0u) << 30u) | own[q]); // @lens write state status_at(tile, b)
+            atomicMax(&state[status_at(tile, b)], (select(AGG, INCL, tile == 0u) << 30u) | own_count(tile, b)); // @lens write state status_at(tile, b)
         }
+    }
+}
+
+// onesweep: the decoupled look-back. Tiles take ids from a ticket counter in the order workgroups
+// start (or, with DISPATCH_ORDER, from the workgroup id: no atomic round trip before the loads), so
+// a tile mostly waits on tiles that have started; that is not enough without a forward-progress
+// guarantee (WGSL gives none), so a tile that finds its predecessor not ready MAX_SPIN times in a row
+// counts the predecessor's keys itself (the same counts its owner publishes), publishes them and
+// looks further back: nothing waits unboundedly on another workgroup (the scan room's decoupled
+// fallback, applied to R counts at once). Afterwards s_goff[b] + x is the global index of tile
+// position x of digit b. Call in uniform control flow (the fallback has barriers).
+fn look_back(tile: u32, lid: u32) {
+    var own: array<u32, BPT>;
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) { own[q] = own_count(tile, b); }
     }
 
     // Every thread walks back on its own for each of its buckets, as CUB's OneSweep does: read the
@@ -317,7 +208,7 @@ fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
     }
 
     // Publish the inclusive counts; global offset of (tile, digit) = the digit's offset + the
-    // counts of earlier tiles; scatter through workgroup memory.
+    // counts of earlier tiles.
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
         if (b < R) {
@@ -332,8 +223,75 @@ fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wi
         trace[base + 2u * tile] = steps;
         trace[base + 2u * tile + 1u] = falls;
     }
+}
+
+// classic: the scanned (tile, bucket) counts give s_goff.
+fn tile_offsets(tile: u32, lid: u32) {
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) {
+            let glob = atomicLoad(&state[b * params.tiles + tile]); // @lens read state b * params.tiles + tile
+            s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
+            trace_tile(tile, b, own_count(tile, b), glob);
+        }
+    }
+}
+
+// ---- onesweep ----------------------------------------------------------------------------------
+
+// Counts of every digit of every key in one read of the array: workgroup histograms, then one
+// atomicAdd per (digit, bucket) per workgroup. Workgroup g counts keys [g * chunk, (g+1) * chunk).
+var<workgroup> s_h: array<atomic<u32>, D * R>;
+
+@compute @workgroup_size(WG)
+fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(num_workgroups) nwg: vec3<u32>) {
+    let g = wid.x + wid.y * nwg.x; // @lens wg g; lid lid
+    if (g >= params.wgs) { return; }
+    for (var x = lid; x < D * R; x += WG) { atomicStore(&s_h[x], 0u); } // @lens wg-write s_h x
     workgroupBarrier();
-    scatter(tile, me, &k, &v, &rk);
+    let start = g * params.chunk;
+    let end = min(params.n, start + params.chunk);
+    // Four coalesced loads in flight per thread before the counting (one at a time leaves the
+    // memory system mostly idle).
+    for (var i = start + lid; i < end; i += 4u * WG) {
+        var k: array<u32, 4>;
+        for (var e = 0u; e < 4u; e++) {
+            let ii = i + e * WG;
+            if (ii < end) { k[e] = to_key(keys_in[ii]); } // @lens read keys_in ii
+        }
+        for (var e = 0u; e < 4u; e++) {
+            if (i + e * WG < end) {
+                for (var d = 0u; d < D; d++) {
+                    atomicAdd(&s_h[d * R + ((k[e] >> (d * BITS)) & (R - 1u))], 1u); // @lens wg-write s_h d * R + ((k[e] >> (d * BITS)) & (R - 1u))
+                }
+            }
+        }
+    }
+    workgroupBarrier();
+    for (var x = lid; x < D * R; x += WG) {
+        let c = atomicLoad(&s_h[x]); // @lens wg-read s_h x
+        if (c > 0u) { atomicAdd(&state[x], c); } // @lens write state x
+    }
+}
+
+// One workgroup: every digit's R counts become exclusive offsets, in place.
+@compute @workgroup_size(WG)
+fn scan_counts(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
+    let me = {{ME}}; // @lens wg 0u; lid lid
+    for (var d = 0u; d < D; d++) {
+        for (var q = 0u; q < BPT; q++) {
+            let b = lid + q * WG;
+            if (b < R) { s_cnt[b] = atomicLoad(&state[d * R + b]); } // @lens read state d * R + b; wg-write s_cnt b
+        }
+        workgroupBarrier();
+        scan_buckets(me);
+        for (var q = 0u; q < BPT; q++) {
+            let b = lid + q * WG;
+            if (b < R) { atomicStore(&state[d * R + b], s_base[b]); } // @lens wg-read s_base b; write state d * R + b
+        }
+        workgroupBarrier();
+    }
 }
 
 // ---- classic: histogram, scan, scatter per digit -------------------------------------------------
@@ -384,26 +342,3 @@ fn classic_scan(@builtin(local_invocation_index) lid: u32) {
     }
 }
 
-@compute @workgroup_size(WG)
-fn classic_scatter(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-                   @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
-    let me = {{ME}};
-    let tile = wid.x + wid.y * nwg.x; // @lens wg tile; lid lid
-    if (tile >= params.tiles) { return; }
-    var k: array<u32, KPT>;
-    var v: array<u32, KPT>;
-    var rk: array<u32, KPT>;
-    load_keys(tile, me, &k, &v);
-    rank_tile(me, &k, &rk);
-    let valid = min(TILE, params.n - tile * TILE);
-    for (var q = 0u; q < BPT; q++) {
-        let b = lid + q * WG;
-        if (b < R) {
-            let glob = atomicLoad(&state[b * params.tiles + tile]); // @lens read state b * params.tiles + tile
-            s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
-            trace_tile(tile, b, s_cnt[b] - select(0u, TILE - valid, b == R - 1u), glob);
-        }
-    }
-    workgroupBarrier();
-    scatter(tile, me, &k, &v, &rk);
-}

@@ -8,6 +8,7 @@
 //! - `classic`: per digit a tile-histogram pass, a scan of the counts, a scatter pass (for
 //!   teaching: every step visible).
 
+pub mod kernel;
 pub mod model;
 pub mod options;
 pub mod plan;

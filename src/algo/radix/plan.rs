@@ -143,7 +143,12 @@ pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool, dispatch:
         ("SG_ARGS", args.into()),
         ("ME", me),
     ];
-    specialize(&format!("{KEYS}\n{rank}\n{SORT}"), &params)
+    let entries = super::kernel::entries(&super::kernel::ScatterConfig {
+        kpt: shape.kpt,
+        trace,
+        lookback_first: true,
+    });
+    specialize(&format!("{KEYS}\n{rank}\n{SORT}{entries}"), &params)
 }
 
 pub fn build(
