@@ -134,8 +134,9 @@ pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool, dispatch:
         ("NW", shape.warp_rows.to_string()),
         ("VALUES", opts.has_values().to_string()),
         (
-            "VAL_TILE",
-            if opts.has_values() { tile } else { 1 }.to_string(),
+            "SMEM",
+            tile.max((shape.warp_rows as usize) << shape.bits)
+                .to_string(),
         ),
         ("TRACE", trace.to_string()),
         ("SPIN", opts.spin.to_string()),
@@ -146,7 +147,6 @@ pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool, dispatch:
     let entries = super::kernel::entries(&super::kernel::ScatterConfig {
         kpt: shape.kpt,
         trace,
-        lookback_first: true,
     });
     specialize(&format!("{KEYS}\n{rank}\n{SORT}{entries}"), &params)
 }
