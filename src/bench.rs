@@ -27,6 +27,10 @@ pub struct BenchRow {
     /// `median_ms` adds beyond their sum is the gaps between passes.
     #[serde(default)]
     pub passes: Vec<PassTime>,
+    /// Which of the spec's cases measured it: one algorithm may be swept with different options
+    /// (the lab's sort family: radix keys only and key-value). Not serialized.
+    #[serde(skip)]
+    pub case: usize,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -122,7 +126,7 @@ pub fn run(
     let mut done = 0;
     for &n in &spec.sizes {
         gpu.check_elements(n, "bench")?;
-        for (algo_opts, variants) in &spec.cases {
+        for (case_index, (algo_opts, variants)) in spec.cases.iter().enumerate() {
             let algo = algo_opts.algo();
             let info = algo.info();
             let vs: Vec<&Variant> = if variants.is_empty() {
@@ -216,6 +220,7 @@ pub fn run(
                     reps: t.reps,
                     gitems_per_s: case.items as f64 / (t.total_ms * 1e6),
                     passes: pass_times(&case.plan, &t.pass_ms),
+                    case: case_index,
                 };
                 on_event(Event::Row(row.clone()));
                 rows.push(row);

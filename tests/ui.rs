@@ -580,3 +580,252 @@ fn large_fft_grid_past_16384_cells_is_downsampled() {
         "too big to draw cell by cell: downsampled to 128 × 128 blocks of 2 × 2 cells",
     );
 }
+
+/// The performance lab in its sort-family mode, on the Performance tab.
+fn sort_family(h: &mut Harness<'_, StagewiseApp>) {
+    h.get_by_label("Performance").click();
+    h.run();
+    h.get_by_label("Sort family").click();
+    h.run();
+}
+
+fn wait_for_sweep(h: &mut Harness<'_, StagewiseApp>) {
+    let start = Instant::now();
+    while h.state().perf.is_running() {
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "sweep never finished"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+}
+
+/// One sweep over the sort family gives every member its own line (or says why a size was
+/// skipped), key-value radix apart from keys only, beside the same-run roofline.
+#[test]
+fn sort_family_sweep_draws_a_line_per_sort() {
+    let mut h = harness_sized([1600.0, 1000.0]);
+    wait_for_run(&mut h);
+    sort_family(&mut h);
+    {
+        let lab = &mut h.state_mut().perf;
+        lab.log_lo = 10;
+        lab.log_hi = 12;
+        lab.reps = 3;
+        assert!(lab.sorts.set("radix onesweep --values iota", true));
+    }
+    h.run();
+    h.get_by_label("Run sweep").click();
+    h.step();
+    wait_for_sweep(&mut h);
+    let lab = &h.state().perf;
+    let f = &lab.sorts;
+    let members: Vec<String> = f
+        .members
+        .iter()
+        .filter(|m| m.on)
+        .map(|m| m.label())
+        .collect();
+    assert_eq!(members.len(), 7, "{members:?}");
+    let series = f.series();
+    let skipped = f.skipped_summary();
+    for m in &members {
+        let pts = series
+            .iter()
+            .find(|s| &s.name == m)
+            .map_or(0, |s| s.points.len());
+        let skips = skipped.iter().filter(|s| s.starts_with(m.as_str())).count();
+        assert!(
+            pts == 3 || (pts < 3 && skips > 0),
+            "{m}: {pts} points; skipped {skipped:?}; status {}",
+            lab.status
+        );
+        if pts > 0 {
+            // Its line is in the plot's legend.
+            h.get_by_label(m);
+        }
+    }
+    for m in [
+        "oddeven batcher",
+        "oddeven merge-split",
+        "radix onesweep",
+        "radix classic",
+        "radix onesweep --values iota",
+    ] {
+        let s = series.iter().find(|s| s.name == m).expect(m);
+        assert_eq!(s.points.len(), 3, "{m}");
+        assert!(s.points.iter().all(|p| p[1] > 0.0), "{m}: {:?}", s.points);
+    }
+    // Key-value rows are told apart from keys only (their floor moves the values too), and
+    // get a roofline of their own: a copy of 16 bytes per key.
+    for r in &f.rows {
+        let kv = r.variant.ends_with("--values iota");
+        assert!(r.bytes >= r.n * if kv { 16 } else { 8 }, "{r:?}");
+        if kv {
+            let keys = f
+                .rows
+                .iter()
+                .find(|k| k.variant == "onesweep" && k.n == r.n);
+            assert!(keys.is_some_and(|k| k.bytes < r.bytes), "{r:?}");
+        }
+    }
+    for roof in [
+        "copy roofline, 8 B/key (same run)",
+        "copy roofline, 16 B/key (same run)",
+    ] {
+        assert!(series.iter().any(|s| s.name == roof), "{roof}");
+        h.get_by_label(roof);
+    }
+    for s in &skipped {
+        h.get_by_label(s);
+    }
+    // The export is the family's rows.
+    let csv = lab.export_text("csv");
+    assert_eq!(csv.lines().count(), 1 + f.rows.len());
+    assert!(csv.contains("radix,onesweep --values iota,4096,"), "{csv}");
+}
+
+fn h100_json() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/perf/h100.json")
+}
+
+/// Loading a suite result overlays its peers' medians for the whole-array sorts, at the sweep's
+/// element type, named with the GPU they ran on, and says that this is not this adapter.
+#[test]
+fn sort_family_overlays_the_peers_of_a_suite_result() {
+    let mut h = harness_sized([1600.0, 1000.0]);
+    wait_for_run(&mut h);
+    sort_family(&mut h);
+    h.state_mut().perf.load_suite(&h100_json());
+    h.run();
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(h100_json()).unwrap()).unwrap();
+    let device = file["peers"]["device"].as_str().unwrap().to_string();
+    // What the file says each sort peer took at u32, by N: the plotted point must be n / ms.
+    let peer_times = |peer: &str, dtype: &str| {
+        let mut t: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
+        for c in file["cases"].as_array().unwrap() {
+            let k = &c["case"];
+            let segmented = k["args"].to_string().contains("--segment");
+            if k["peer"] == peer && k["dtype"] == dtype && !segmented {
+                for r in c["rows"].as_array().unwrap() {
+                    if let Some(ms) = r["peer_ms"].as_f64() {
+                        t.entry(r["n"].as_u64().unwrap()).or_default().push(ms);
+                    }
+                }
+            }
+        }
+        t
+    };
+    let f = &h.state().perf.sorts;
+    assert!(f.file_error.is_none(), "{:?}", f.file_error);
+    let series = f.series();
+    for peer in ["cupy.sort", "torch.sort"] {
+        let name = format!("{peer} on {device}");
+        let s = series
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name} in {:?}", series.iter().map(|s| &s.name)));
+        let want = peer_times(peer, "u32");
+        assert!(!want.is_empty(), "{peer}: the file has u32 times");
+        assert_eq!(s.points.len(), want.len(), "{peer}: {:?}", s.points);
+        for (p, (n, ms)) in s.points.iter().zip(&want) {
+            assert_eq!(p[0], (*n as f64).log2());
+            let ys: Vec<f64> = ms.iter().map(|m| *n as f64 / (m * 1e6)).collect();
+            let (lo, hi) = (
+                ys.iter().cloned().fold(f64::MAX, f64::min),
+                ys.iter().cloned().fold(0.0, f64::max),
+            );
+            assert!(
+                p[1] >= lo * 0.999 && p[1] <= hi * 1.001,
+                "{peer} 2^{}: {} not in {ys:?}",
+                p[0],
+                p[1]
+            );
+        }
+        h.get_by_label(&name);
+    }
+    // The file's own rows of our sorts, labelled as from the file.
+    let ours = format!("radix onesweep on {device} (h100.json)");
+    assert!(series.iter().any(|s| s.name == ours), "{ours}");
+    h.get_by_label(&ours);
+    // lavapipe is not an H100: said plainly.
+    h.get_by_label_contains("NOT on this adapter");
+    h.get_by_label_contains("a comparison across GPUs, not a same-run ratio");
+    // At f32 the file has cupy.sort only.
+    h.state_mut().perf.sorts.dtype = stagewise::data::DType::F32;
+    h.run();
+    let series = h.state().perf.sorts.series();
+    assert!(
+        series
+            .iter()
+            .any(|s| s.name == format!("cupy.sort on {device}"))
+    );
+    assert!(!series.iter().any(|s| s.name.starts_with("torch.sort")));
+    let json = h.state().perf.export_text("json");
+    assert!(
+        json.contains("\"overlay\"") && json.contains("cupy.sort"),
+        "{json}"
+    );
+}
+
+/// A file that is not a suite result, or has no sorts, or is missing, is a message, not a panic;
+/// the overlay loaded before stays.
+#[test]
+fn sort_family_bad_suite_file_is_a_message() {
+    let mut h = harness_sized([1600.0, 1000.0]);
+    wait_for_run(&mut h);
+    sort_family(&mut h);
+    let dir = std::env::temp_dir().join(format!("stagewise-sorts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{ \"suite\": 3, oops").unwrap();
+    let mut no_sorts: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(h100_json()).unwrap()).unwrap();
+    no_sorts["cases"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|c| c["case"]["algorithm"] == "copy");
+    let copy_only = dir.join("copy-only.json");
+    std::fs::write(&copy_only, no_sorts.to_string()).unwrap();
+    for (path, says) in [
+        (bad.clone(), "not a suite result"),
+        (copy_only, "no whole-array sort cases"),
+        (dir.join("missing.json"), "cannot read"),
+    ] {
+        h.state_mut().perf.load_suite(&path);
+        h.run();
+        let e = h.state().perf.sorts.file_error.clone().expect("a message");
+        assert!(e.contains(says), "{e}");
+        h.get_by_label(&e);
+        assert!(h.state().perf.sorts.overlay.is_none());
+    }
+    h.state_mut().perf.load_suite(&h100_json());
+    h.run();
+    assert!(h.state().perf.sorts.file_error.is_none());
+    h.state_mut().perf.load_suite(&bad);
+    h.run();
+    assert!(
+        h.state().perf.sorts.overlay.is_some(),
+        "the good overlay stays"
+    );
+    h.get_by_label_contains("not a suite result");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sort_family_controls_have_tooltips() {
+    let mut h = harness_sized([1600.0, 1000.0]);
+    wait_for_run(&mut h);
+    sort_family(&mut h);
+    h.state_mut().perf.load_suite(&h100_json());
+    h.run();
+    let (seen, missing) = controls_without_tooltip(&h);
+    assert!(seen > 15, "only {seen} controls seen");
+    assert!(
+        missing.is_empty(),
+        "controls without a tooltip: {missing:?}"
+    );
+}

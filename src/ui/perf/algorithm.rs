@@ -1,0 +1,150 @@
+//! The lab's one-algorithm mode: the algorithm, its variants and parameters, the live readout,
+//! and its plot (GB/s of the floor's bytes, or keys/s for sorts) beside the same-run copy.
+
+use super::plot::{self, Series, Style, rooflines, x_of};
+use super::{PerfLab, nominal_bandwidth};
+use crate::algo::{AlgoOptions, Variant};
+use crate::bench::BenchRow;
+use crate::gpu::Gpu;
+use eframe::egui;
+use std::collections::BTreeMap;
+
+impl PerfLab {
+    pub(super) fn reset_variants(&mut self) {
+        self.variants = self
+            .algo
+            .algo()
+            .info()
+            .variants
+            .iter()
+            .map(|v| (v.name, true))
+            .collect();
+    }
+
+    pub(super) fn selected(&self) -> Vec<&'static Variant> {
+        let info = self.algo.algo().info();
+        info.variants
+            .iter()
+            .filter(|v| self.variants.get(v.name).copied().unwrap_or(false))
+            .collect()
+    }
+
+    /// The algorithm, its variants and its parameters; true if a live point should be re-measured.
+    pub(super) fn algorithm_controls(&mut self, ui: &mut egui::Ui) -> bool {
+        let mut changed = false;
+        ui.horizontal_wrapped(|ui| {
+            let current = self.algo.name();
+            egui::ComboBox::from_label("algorithm")
+                .selected_text(self.algo.algo().info().title)
+                .show_ui(ui, |ui| {
+                    for a in AlgoOptions::all_defaults() {
+                        if ui
+                            .selectable_label(a.name() == current, a.algo().info().title)
+                            .on_hover_text(a.algo().info().summary)
+                            .clicked()
+                            && a.name() != current
+                        {
+                            self.algo = a;
+                            self.reset_variants();
+                            changed = true;
+                        }
+                    }
+                })
+                .response
+                .on_hover_text("Which algorithm to time");
+            for (name, on) in self.variants.iter_mut() {
+                changed |= ui
+                    .checkbox(on, *name)
+                    .on_hover_text("Include this variant")
+                    .changed();
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Parameters:");
+            changed |= crate::ui::params::edit(ui, &mut self.algo, "perf");
+        });
+        changed
+    }
+
+    pub(super) fn live_readout(&self, ui: &mut egui::Ui) {
+        let n = 1u64 << self.live_log_n;
+        let pts: Vec<&BenchRow> = self
+            .rows
+            .iter()
+            .filter(|r| r.n == n && r.algorithm == self.algo.name())
+            .collect();
+        if self.live && !pts.is_empty() {
+            ui.horizontal_wrapped(|ui| {
+                for r in pts {
+                    ui.strong(format!(
+                        "{} @ 2^{}: {:.1} GB/s = {:.2}× copy ({:.3} ms)",
+                        r.variant, self.live_log_n, r.gbps, r.fraction_of_copy, r.median_ms
+                    ));
+                }
+            });
+        }
+    }
+
+    pub(super) fn plot_algorithm(&mut self, ui: &mut egui::Ui, gpu: &Gpu) {
+        // Sorts read in keys per second, beside a copy of their keys (and values): 8 or 16 bytes
+        // per key. Everything else in GB/s of the floor's bytes.
+        let per_key = match &self.algo {
+            AlgoOptions::Oddeven(_) => Some(8u64),
+            AlgoOptions::Radix(o) => Some(if o.has_values() { 16 } else { 8 }),
+            _ => None,
+        };
+        let unit = if per_key.is_some() { "Gkeys/s" } else { "GB/s" };
+        let mut by_name: BTreeMap<String, Vec<([f64; 2], String)>> = BTreeMap::new();
+        for r in &self.rows {
+            let name = format!("{} {}", r.algorithm, r.variant);
+            let y = if per_key.is_some() {
+                r.gitems_per_s
+            } else {
+                r.gbps
+            };
+            let hover = format!(
+                "{name}\nN = 2^{:.0}\n{y:.2} {unit} = {:.2}× copy of its floor ({:.4} ms)",
+                x_of(r.n),
+                r.fraction_of_copy,
+                r.median_ms
+            );
+            by_name
+                .entry(name)
+                .or_default()
+                .push(([x_of(r.n), y], hover));
+        }
+        let mut series: Vec<Series> = by_name
+            .into_iter()
+            .enumerate()
+            .map(|(k, (name, pts))| {
+                // One explicit colour per series, so its line, points and legend entry agree.
+                Series::new(name, Style::Measured, pts).color(crate::ui::colors::thread_color(k))
+            })
+            .collect();
+        let floor = |_: &BenchRow| per_key.unwrap_or(1);
+        series.extend(rooflines(
+            &self.rows,
+            per_key.map(|_| &floor as &dyn Fn(&BenchRow) -> u64),
+        ));
+        let hlines: Vec<(String, f64)> = nominal_bandwidth(&gpu.info.name)
+            .map(|bw| {
+                let bw = bw / per_key.unwrap_or(1) as f64;
+                (format!("nominal {bw:.0} {unit}"), bw)
+            })
+            .into_iter()
+            .collect();
+        let y_label = if per_key.is_some() {
+            "Gkeys/s (keys / median time)"
+        } else {
+            "GB/s (bytes moved at least / median time)"
+        };
+        self.plot_rect = Some(plot::draw(
+            ui,
+            "throughput",
+            y_label,
+            &series,
+            &hlines,
+            false,
+        ));
+    }
+}
