@@ -631,6 +631,7 @@ fn sort_family_sweep_draws_a_line_per_sort() {
     assert_eq!(members.len(), 7, "{members:?}");
     let series = f.series();
     let skipped = f.skipped_summary();
+    eprintln!("skipped: {skipped:?}");
     for m in &members {
         let pts = series
             .iter()
@@ -685,6 +686,44 @@ fn sort_family_sweep_draws_a_line_per_sort() {
     let csv = lab.export_text("csv");
     assert_eq!(csv.lines().count(), 1 + f.rows.len());
     assert!(csv.contains("radix,onesweep --values iota,4096,"), "{csv}");
+}
+
+/// Members that refuse a size (transposition past one workgroup's memory) or would take too long
+/// at it (global: a dispatch per phase) are skipped, and the lab says which and why.
+#[test]
+fn sort_family_says_which_sorts_it_skipped() {
+    let mut h = harness_sized([1600.0, 1000.0]);
+    wait_for_run(&mut h);
+    sort_family(&mut h);
+    {
+        let lab = &mut h.state_mut().perf;
+        (lab.log_lo, lab.log_hi, lab.reps) = (14, 14, 3);
+        for m in lab.sorts.members.iter_mut() {
+            m.on = matches!(m.variant.name, "transposition" | "global");
+        }
+    }
+    h.run();
+    h.get_by_label("Run sweep").click();
+    h.step();
+    wait_for_sweep(&mut h);
+    let f = &h.state().perf.sorts;
+    assert!(f.rows.is_empty(), "{:?}", f.rows);
+    let skipped = f.skipped_summary();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    for (who, why) in [
+        (
+            "oddeven transposition skipped at 2^14 (at 2^14: ",
+            "one workgroup",
+        ),
+        (
+            "oddeven global skipped at 2^14 (at 2^14: ",
+            "passes per run",
+        ),
+    ] {
+        let line = skipped.iter().find(|s| s.starts_with(who)).expect(who);
+        assert!(line.contains(why), "{line}");
+        h.get_by_label(line);
+    }
 }
 
 fn h100_json() -> std::path::PathBuf {
@@ -805,7 +844,16 @@ fn sort_family_bad_suite_file_is_a_message() {
     h.state_mut().perf.load_suite(&h100_json());
     h.run();
     assert!(h.state().perf.sorts.file_error.is_none());
-    h.state_mut().perf.load_suite(&bad);
+    // Through the controls: the typed path, read on a thread.
+    h.state_mut().perf.sorts.path = bad.display().to_string();
+    h.run();
+    h.get_by_label("Load").click();
+    let start = Instant::now();
+    while h.state().perf.sorts.file_error.is_none() {
+        assert!(start.elapsed() < Duration::from_secs(20), "no answer");
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
     h.run();
     assert!(
         h.state().perf.sorts.overlay.is_some(),

@@ -2,10 +2,10 @@
 //! into a throughput plot beside the copy roofline measured on the same adapter. Two modes: the
 //! variants of one algorithm, and the sort family (perf/sorts.rs: every whole-array sort in one
 //! sweep, with a suite result's peers overlaid by perf/peers.rs). The plot is perf/plot.rs, the
-//! CSV/JSON/PNG exports and the file dialogs perf/export.rs.
+//! CSV/JSON/PNG exports and the suite file read in perf/io.rs.
 
 mod algorithm;
-mod export;
+mod io;
 pub mod peers;
 pub mod plot;
 pub mod sorts;
@@ -267,7 +267,10 @@ impl PerfLab {
         });
         match self.mode {
             Mode::Algorithm => live_changed |= self.algorithm_controls(ui),
-            Mode::Sorts => self.sorts.controls(ui),
+            Mode::Sorts => {
+                self.sorts.controls(ui);
+                self.suite_row(ui, &ctx);
+            }
         }
         ui.horizontal_wrapped(|ui| {
             ui.add(egui::Slider::new(&mut self.log_lo, 10..=max_log).text("from log2 N"))
@@ -299,7 +302,7 @@ impl PerfLab {
         }
     }
 
-    /// Run / cancel, live (one algorithm), clear, exports, the suite file (sort family).
+    /// Run / cancel, live (one algorithm), clear, exports.
     fn action_row(
         &mut self,
         ui: &mut egui::Ui,
@@ -387,25 +390,6 @@ impl PerfLab {
                 self.request_png(ctx);
             }
         });
-        if self.mode == Mode::Sorts {
-            if ui
-                .button("Load suite result…")
-                .on_hover_text(
-                    "Overlay the peers (cupy.sort, torch.sort) and our sorts from a `stagewise bench --suite … --out R.json` file, e.g. docs/perf/h100.json",
-                )
-                .clicked()
-            {
-                self.request_suite(ctx);
-            }
-            if self.sorts.overlay.is_some()
-                && ui
-                    .button("Remove overlay")
-                    .on_hover_text("Stop drawing the suite result's series")
-                    .clicked()
-            {
-                self.sorts.overlay = None;
-            }
-        }
         live_changed
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::bench::BenchRow;
 use eframe::egui::{self, Color32};
-use egui_plot::{HLine, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
+use egui_plot::{Corner, HLine, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 use std::collections::BTreeMap;
 
 /// Where a series' numbers come from, which decides how it is drawn.
@@ -89,7 +89,9 @@ pub fn rooflines(rows: &[BenchRow], per_key: Option<&dyn Fn(&BenchRow) -> u64>) 
                     ([x_of(n), y], hover)
                 })
                 .collect();
-            Series::new(name, Style::Roofline, pts)
+            // Keys only and key-value rooflines in two greys.
+            let grey = if bpk == 16 { 110 } else { 160 };
+            Series::new(name, Style::Roofline, pts).color(Color32::from_gray(grey))
         })
         .collect()
 }
@@ -120,10 +122,18 @@ pub fn draw(
         plot = plot.y_axis_formatter(|m, _| sig3(10f64.powf(m.value)));
     }
     let resp = plot
-        .legend(Legend::default())
+        // Throughput grows with N: the bottom right is where a plot has least to hide.
+        .legend(Legend::default().position(Corner::RightBottom))
         .x_axis_label("log2 N")
         .y_axis_label(y_label)
-        .x_axis_formatter(|m, _| format!("2^{}", m.value.round() as i64))
+        .x_axis_formatter(|m, _| {
+            // Only whole powers of two: a fractional mark would read as a repeated 2^k.
+            if (m.value - m.value.round()).abs() < 1e-6 {
+                format!("2^{}", m.value.round() as i64)
+            } else {
+                String::new()
+            }
+        })
         .label_formatter(|h| match h {
             egui_plot::HoverPosition::NearDataPoint {
                 plot_name, index, ..

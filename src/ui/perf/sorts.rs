@@ -91,6 +91,8 @@ pub struct SortFamily {
     /// Points a sweep skipped, with the reason (refused sizes, too many passes, too slow).
     pub skipped: Vec<String>,
     pub overlay: Option<Overlay>,
+    /// The suite result's path as typed.
+    pub path: String,
     /// Why the last file did not load.
     pub file_error: Option<String>,
     /// A log y axis: a sweep on a slow adapter beside a file from a fast GPU (or 2^10 beside
@@ -121,6 +123,7 @@ impl Default for SortFamily {
             rows_adapter: String::new(),
             skipped: Vec::new(),
             overlay: None,
+            path: String::new(),
             file_error: None,
             log_y: false,
             running_groups: Vec::new(),
@@ -237,11 +240,7 @@ impl SortFamily {
                 out.push(s);
             }
         }
-        out.extend(
-            rooflines(&self.rows, Some(&per_key))
-                .into_iter()
-                .map(|s| s.color(Color32::GRAY)),
-        );
+        out.extend(rooflines(&self.rows, Some(&per_key)));
         if let Some(o) = &self.overlay {
             out.extend(self.file_series(o, dtype));
         }
@@ -349,7 +348,8 @@ impl SortFamily {
         });
     }
 
-    /// The skipped points, grouped by member: "oddeven global: 2^12 (… reason)".
+    /// The skipped points, one line per member with the first size's reason: "oddeven global
+    /// skipped at 2^13, 2^14 (at 2^13: 8192 passes per run …)".
     pub fn skipped_summary(&self) -> Vec<String> {
         let mut out: Vec<(String, Vec<String>, String)> = Vec::new();
         for s in &self.skipped {
@@ -363,11 +363,15 @@ impl SortFamily {
                 .map_or(n.to_string(), |n| format!("2^{}", n.trailing_zeros()));
             match out.iter_mut().find(|(w, _, _)| w == who) {
                 Some((_, ns, _)) => ns.push(n),
-                None => out.push((who.to_string(), vec![n], reason.to_string())),
+                None => out.push((
+                    who.to_string(),
+                    vec![n.clone()],
+                    format!("at {n}: {reason}"),
+                )),
             }
         }
         out.into_iter()
-            .map(|(who, ns, why)| format!("{who} skipped at {}: {why}", ns.join(", ")))
+            .map(|(who, ns, why)| format!("{who} skipped at {} ({why})", ns.join(", ")))
             .collect()
     }
 

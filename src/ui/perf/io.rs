@@ -1,5 +1,6 @@
-//! The lab's exports: the shown mode's measurements as CSV or JSON (the sort family's JSON with
-//! the loaded suite result's overlay), and the plot as PNG. Dialogs run off the UI thread.
+//! The lab's file I/O: the shown mode's measurements as CSV or JSON (the sort family's JSON with
+//! the loaded suite result's overlay), the plot as PNG, and the sort family's suite result read
+//! in. Dialogs and file reads run off the UI thread.
 
 use super::{Mode, Msg, PerfLab};
 use crate::bench::CSV_HEADER;
@@ -98,19 +99,67 @@ impl PerfLab {
         });
     }
 
-    /// Ask for a suite result off the UI thread and read it there; the overlay (or why not)
-    /// comes back through the channel.
-    pub(super) fn request_suite(&mut self, ctx: &egui::Context) {
+    /// The sort family's suite result: a path to type (Enter or Load), the file dialog, and the
+    /// overlay's removal. The file is read off the UI thread; the overlay (or why not) comes back
+    /// through the channel.
+    pub(super) fn suite_row(&mut self, ui: &mut egui::Ui, ctx: &egui::Context) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Suite result:");
+            let edit = ui
+                .add(
+                    egui::TextEdit::singleline(&mut self.sorts.path)
+                        .hint_text("docs/perf/h100.json")
+                        .desired_width(260.0),
+                )
+                .on_hover_text(
+                    "Path of a `stagewise bench --suite … --out R.json` result: its peers (cupy.sort, torch.sort) and its rows of our sorts are overlaid",
+                );
+            let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            if (ui
+                .button("Load")
+                .on_hover_text("Read the suite result at this path")
+                .clicked()
+                || enter)
+                && !self.sorts.path.trim().is_empty()
+            {
+                let path = std::path::PathBuf::from(self.sorts.path.trim());
+                self.read_suite(ctx, move || Some(path));
+            }
+            if ui
+                .button("Browse…")
+                .on_hover_text("Pick the suite result in a file dialog")
+                .clicked()
+            {
+                self.read_suite(ctx, || {
+                    rfd::FileDialog::new()
+                        .add_filter("suite result", &["json"])
+                        .pick_file()
+                });
+            }
+            if self.sorts.overlay.is_some()
+                && ui
+                    .button("Remove overlay")
+                    .on_hover_text("Stop drawing the suite result's series")
+                    .clicked()
+            {
+                self.sorts.overlay = None;
+            }
+        });
+    }
+
+    /// Read the suite result at the path `pick` gives (a dialog, or a typed path) on a thread.
+    fn read_suite(
+        &mut self,
+        ctx: &egui::Context,
+        pick: impl FnOnce() -> Option<std::path::PathBuf> + Send + 'static,
+    ) {
         let Some((tx, _)) = &self.tx_saved else {
             return;
         };
         let tx = tx.clone();
         let ctx = ctx.clone();
         std::thread::spawn(move || {
-            if let Some(p) = rfd::FileDialog::new()
-                .add_filter("suite result", &["json"])
-                .pick_file()
-            {
+            if let Some(p) = pick() {
                 let _ = tx.send(Msg::Suite(super::peers::load(&p)));
                 ctx.request_repaint();
             }
