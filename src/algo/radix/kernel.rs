@@ -78,7 +78,7 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
         }
         let _ = writeln!(
             o,
-            "    var k{j} = 0xffffffffu;\n    if (i{j} < params.n) {{ k{j} = to_key(keys_in[i{j}]); }} // @lens read keys_in i{j}"
+            "    var k{j} = 0xffffffffu;\n    if (i{j} < params.n) {{ k{j} = load_key(keys_in[i{j}]); }} // @lens read keys_in i{j}"
         );
     }
     o.push_str("    workgroupBarrier();\n");
@@ -132,7 +132,7 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
         };
         let _ = writeln!(
             o,
-            "    let x{j} = {x};\n    let q{j} = atomicLoad(&s_mem[x{j}]); // @lens wg-read s_mem x{j}\n    let o{j} = s_goff[digit_of(q{j})] + x{j}; // @lens wg-read s_goff digit_of(q{j})\n    if (x{j} < valid) {{ keys_out[o{j}] = from_key(q{j}); }} // @lens write keys_out o{j}"
+            "    let x{j} = {x};\n    let q{j} = atomicLoad(&s_mem[x{j}]); // @lens wg-read s_mem x{j}\n    let o{j} = s_goff[digit_of(q{j})] + x{j}; // @lens wg-read s_goff digit_of(q{j})\n    if (x{j} < valid) {{ keys_out[o{j}] = store_key(q{j}); }} // @lens write keys_out o{j}"
         );
     }
     // Values take the keys' way: loaded late (nothing needs them before), exchanged through the
