@@ -3,6 +3,21 @@
 //! the UI. An algorithm's options struct *is* the algorithm instance: clap parses it for the CLI,
 //! the UI edits it, serde saves it in sessions.
 
+// Before the rooms: a macro_rules! macro is visible only below its definition.
+/// `Algorithm::info` and `Algorithm::example` of a room whose design note gives an example input:
+/// its `AlgoInfo` and that input (`info_and_example!(INFO, EXAMPLE);` inside the impl).
+macro_rules! info_and_example {
+    ($info:ident, $example:ident) => {
+        fn info(&self) -> &'static AlgoInfo {
+            &$info
+        }
+
+        fn example(&self, dtype: DType) -> Option<Data> {
+            Some($crate::data::example_data(&$example, dtype))
+        }
+    };
+}
+
 pub mod applies;
 pub mod bitrev;
 pub mod bmmc;

@@ -5,7 +5,6 @@ pub mod model;
 pub mod trace;
 
 use super::prelude::*;
-use crate::data::example_data;
 use crate::gpu::grid;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -110,13 +109,7 @@ fn plan(
 }
 
 impl Algorithm for Options {
-    fn info(&self) -> &'static AlgoInfo {
-        &INFO
-    }
-
-    fn example(&self, dtype: DType) -> Option<Data> {
-        Some(example_data(&EXAMPLE, dtype))
-    }
+    info_and_example!(INFO, EXAMPLE);
 
     fn check_len(&self, n: usize) -> Result<()> {
         require_pow2("bitrev", n).map(|_| ())

@@ -20,7 +20,6 @@ use tile_runner::*;
 use tiles::*;
 
 use super::prelude::*;
-use crate::data::example_data;
 use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, json};

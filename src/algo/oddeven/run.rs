@@ -53,13 +53,7 @@ fn check_network_stage(
 }
 
 impl Algorithm for Options {
-    fn info(&self) -> &'static AlgoInfo {
-        &INFO
-    }
-
-    fn example(&self, dtype: DType) -> Option<Data> {
-        Some(example_data(&EXAMPLE, dtype))
-    }
+    info_and_example!(INFO, EXAMPLE);
 
     fn check_len(&self, n: usize) -> Result<()> {
         if n == 0 {
@@ -443,11 +437,7 @@ impl Algorithm for Options {
             }
         };
         // The floor: read every key once and write it once.
-        Ok(BenchCase {
-            plan,
-            bytes: 8 * n as u64,
-            items: n as u64,
-        })
+        Ok(BenchCase::read_write_once(plan, n))
     }
 
     /// Small by default so that every variant takes every size (transposition holds N in one

@@ -23,7 +23,7 @@ pub use plan::DecoupledRun;
 use plan::*;
 
 use super::prelude::*;
-use crate::data::{example_data, fmt_bits};
+use crate::data::fmt_bits;
 use crate::gpu::{grid, specialize};
 use model::Phase;
 use serde::{Deserialize, Serialize};

@@ -52,13 +52,7 @@ pub(super) fn tile_notes(
 }
 
 impl Algorithm for Options {
-    fn info(&self) -> &'static AlgoInfo {
-        &INFO
-    }
-
-    fn example(&self, dtype: DType) -> Option<Data> {
-        Some(example_data(&EXAMPLE, dtype))
-    }
+    info_and_example!(INFO, EXAMPLE);
 
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
         let variant = req.variant.name;
