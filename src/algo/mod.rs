@@ -42,7 +42,7 @@ pub use stream::Stages;
 mod prelude {
     pub(super) use super::{
         AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Stages, Variant,
-        first_mismatch, pass_infos, require_pow2,
+        first_mismatch, require_pow2,
     };
     pub(super) use crate::data::{DType, Data};
     pub(super) use crate::error::{Error, Result};
