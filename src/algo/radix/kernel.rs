@@ -31,9 +31,16 @@ pub fn entries(c: &ScatterConfig) -> String {
     s
 }
 
+/// Lines for every key j of a thread, in order: `line(j)` (one or more lines, no final newline).
+fn per_key(o: &mut String, kpt: u32, line: impl Fn(u32) -> String) {
+    for j in 0..kpt {
+        o.push_str(&line(j));
+        o.push('\n');
+    }
+}
+
 fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     let kpt = c.kpt;
-    let keys = 0..kpt;
     let name = if onesweep {
         "onesweep"
     } else {
@@ -72,42 +79,36 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     let i0 = tile * TILE + me.w * KPT * me.L + me.lane;
 ",
     );
-    for j in keys.clone() {
-        if j > 0 {
-            let _ = writeln!(o, "    let i{j} = i0 + {j}u * me.L;");
-        }
-        let _ = writeln!(
-            o,
-            "    var k{j} = 0xffffffffu;\n    if (i{j} < params.n) {{ k{j} = to_key(keys_in[i{j}]); }} // @lens read keys_in i{j}"
-        );
-    }
+    per_key(o, kpt, |j| {
+        let i = if j > 0 {
+            format!("    let i{j} = i0 + {j}u * me.L;\n")
+        } else {
+            String::new()
+        };
+        format!(
+            "{i}    var k{j} = 0xffffffffu;\n    if (i{j} < params.n) {{ k{j} = load_key(keys_in[i{j}]); }} // @lens read keys_in i{j}"
+        )
+    });
     o.push_str("    workgroupBarrier();\n");
-    for j in keys.clone() {
-        let _ = writeln!(
-            o,
+    per_key(o, kpt, |j| {
+        format!(
             "    let d{j} = digit_of(k{j});\n    atomicAdd(&s_mem[me.w * R + d{j}], 1u); // @lens wg-write s_mem me.w * R + d{j}"
-        );
-    }
+        )
+    });
     o.push_str("    workgroupBarrier();\n    warp_prefixes(me);\n");
     o.push_str(if onesweep {
         "    publish_counts(tile, lid);\n"
     } else {
         "    tile_offsets(tile, lid);\n"
     });
-    for j in keys.clone() {
-        let _ = writeln!(
-            o,
-            "    let p{j} = s_base[d{j}] + rank_step(me, d{j}); // @lens wg-read s_base d{j}"
-        );
-    }
+    per_key(o, kpt, |j| {
+        format!("    let p{j} = s_base[d{j}] + rank_step(me, d{j}); // @lens wg-read s_base d{j}")
+    });
     // Every key is ranked: the counters are free for the keys.
     o.push_str("    workgroupBarrier();\n");
-    for j in keys.clone() {
-        let _ = writeln!(
-            o,
-            "    atomicStore(&s_mem[p{j}], k{j}); // @lens wg-write s_mem p{j}"
-        );
-    }
+    per_key(o, kpt, |j| {
+        format!("    atomicStore(&s_mem[p{j}], k{j}); // @lens wg-write s_mem p{j}")
+    });
     // The look-back after the scatter into workgroup memory: by then earlier tiles have had the
     // most time to publish (H100, 2^28 keys: 2.03 ms a digit pass, 2.07 with it before the ranking).
     if onesweep {
@@ -116,48 +117,41 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     o.push_str("    workgroupBarrier();\n");
     if c.trace {
         // Every key's digit and global destination, in the order of the array before the pass.
-        for j in keys.clone() {
-            let _ = writeln!(
-                o,
+        per_key(o, kpt, |j| {
+            format!(
                 "    if (i{j} < params.n) {{ trace[i{j}] = d{j}; trace[params.n + i{j}] = s_goff[d{j}] + p{j}; }}"
-            );
-        }
+            )
+        });
     }
     o.push_str("    let valid = min(TILE, params.n - tile * TILE);\n");
-    for j in keys.clone() {
+    per_key(o, kpt, |j| {
         let x = if j == 0 {
             "lid".to_string()
         } else {
             format!("lid + {j}u * WG")
         };
-        let _ = writeln!(
-            o,
-            "    let x{j} = {x};\n    let q{j} = atomicLoad(&s_mem[x{j}]); // @lens wg-read s_mem x{j}\n    let o{j} = s_goff[digit_of(q{j})] + x{j}; // @lens wg-read s_goff digit_of(q{j})\n    if (x{j} < valid) {{ keys_out[o{j}] = from_key(q{j}); }} // @lens write keys_out o{j}"
-        );
-    }
+        format!(
+            "    let x{j} = {x};\n    let q{j} = atomicLoad(&s_mem[x{j}]); // @lens wg-read s_mem x{j}\n    let o{j} = s_goff[digit_of(q{j})] + x{j}; // @lens wg-read s_goff digit_of(q{j})\n    if (x{j} < valid) {{ keys_out[o{j}] = store_key(q{j}); }} // @lens write keys_out o{j}"
+        )
+    });
     // Values take the keys' way: loaded late (nothing needs them before), exchanged through the
     // same memory once every key has left it. Emitted behind VALUES, so that a keys-only build
     // keeps their bindings in the layout.
     o.push_str("    if (VALUES) {\n");
-    for j in keys.clone() {
-        let _ = writeln!(
-            o,
+    per_key(o, kpt, |j| {
+        format!(
             "        var v{j} = 0u;\n        if (i{j} < params.n) {{ v{j} = vals_in[i{j}]; }} // @lens read vals_in i{j}"
-        );
-    }
+        )
+    });
     o.push_str("        workgroupBarrier();\n");
-    for j in keys.clone() {
-        let _ = writeln!(
-            o,
-            "        atomicStore(&s_mem[p{j}], v{j}); // @lens wg-write s_mem p{j}"
-        );
-    }
+    per_key(o, kpt, |j| {
+        format!("        atomicStore(&s_mem[p{j}], v{j}); // @lens wg-write s_mem p{j}")
+    });
     o.push_str("        workgroupBarrier();\n");
-    for j in keys {
-        let _ = writeln!(
-            o,
+    per_key(o, kpt, |j| {
+        format!(
             "        if (x{j} < valid) {{ vals_out[o{j}] = atomicLoad(&s_mem[x{j}]); }} // @lens wg-read s_mem x{j}; write vals_out o{j}"
-        );
-    }
+        )
+    });
     o.push_str("    }\n}\n");
 }
