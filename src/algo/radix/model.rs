@@ -4,6 +4,7 @@
 
 pub use crate::algo::oddeven::model::key;
 use crate::data::DType;
+use serde::{Deserialize, Serialize};
 
 /// The digit of a key (its order-preserving u32 key) at `shift`.
 pub fn digit(k: u32, shift: u32, bits: u32) -> u32 {
@@ -15,19 +16,26 @@ pub fn digits(bits: u32) -> u32 {
     32u32.div_ceil(bits)
 }
 
+/// Where one digit pass sends the keys, tile by tile: what a traced GPU pass records, what the
+/// model predicts, and what a stage's note shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TileFlow {
+    /// The digit of every key, in the order of the array before the pass.
+    pub key_digits: Vec<u32>,
+    /// Tile t's count of bucket b at t * R + b.
+    pub tile_hist: Vec<u32>,
+    /// Where tile t's keys of bucket b start in the output: t * R + b.
+    pub tile_offsets: Vec<u32>,
+    /// Where every key of the array before the pass goes.
+    pub dest: Vec<u32>,
+}
+
 /// One scatter pass, as the GPU does it with tiles of `tile` keys.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DigitStep {
     pub digit: u32,
     pub shift: u32,
-    /// The digit of every key, in the order of the array before the pass.
-    pub digits: Vec<u32>,
-    /// Tile t's count of bucket b at t * R + b.
-    pub tile_hist: Vec<u32>,
-    /// Where tile t's keys of bucket b start in the output: t * R + b.
-    pub tile_offsets: Vec<u32>,
-    /// Where every key goes.
-    pub dest: Vec<u32>,
+    pub flow: TileFlow,
     /// The keys and values after the pass.
     pub keys: Vec<u32>,
     pub values: Vec<u32>,
@@ -125,10 +133,12 @@ pub fn steps(
         out.push(DigitStep {
             digit: d,
             shift,
-            digits: dig,
-            tile_hist: hist,
-            tile_offsets: offs,
-            dest,
+            flow: TileFlow {
+                key_digits: dig,
+                tile_hist: hist,
+                tile_offsets: offs,
+                dest,
+            },
             keys: keys.clone(),
             values: vals.clone(),
         });

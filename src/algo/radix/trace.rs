@@ -1,7 +1,7 @@
 //! The radix room's stage annotations, as one typed struct ([`RadixNote`]) stored under the stage's
 //! `radix` note; the view reads it back with [`RadixNote::of`], never by string keys.
 
-use super::model::{self, DigitStep};
+use super::model::{self, DigitStep, TileFlow};
 use super::plan::PassKind;
 use crate::algo::Stage;
 use crate::algo::stage::RoomNotes;
@@ -50,14 +50,9 @@ pub struct RadixNote {
     pub tile: usize,
     pub tiles: usize,
     pub n: usize,
-    /// The digit of every key, in the order of the array before the pass.
-    pub key_digits: Vec<u32>,
-    /// Tile t's count of bucket b at t * radix + b.
-    pub tile_hist: Vec<u32>,
-    /// Where tile t's keys of bucket b start in the output (t * radix + b).
-    pub tile_offsets: Vec<u32>,
-    /// Where every key of the array before the pass goes.
-    pub dest: Vec<u32>,
+    /// The keys' digits, the tiles' counts and offsets, the keys' destinations.
+    #[serde(flatten)]
+    pub flow: TileFlow,
     /// The array before the pass.
     pub before: Vec<u32>,
     /// The payload after the pass (key-value sorts).
@@ -76,7 +71,7 @@ impl RadixNote {
 
     /// Whether per-key and per-tile detail was kept.
     pub fn detailed(&self) -> bool {
-        !self.key_digits.is_empty()
+        !self.flow.key_digits.is_empty()
     }
 
     pub fn attach(&self, stage: Stage) -> Stage {
@@ -182,8 +177,14 @@ impl Tracer<'_> {
             PassKind::TileHistogram(d) | PassKind::TileScan(d) => {
                 let m = &self.steps[d as usize];
                 let hist = matches!(kind, PassKind::TileHistogram(_));
-                let want =
-                    DigitStep::bucket_major(if hist { &m.tile_hist } else { &m.tile_offsets }, r);
+                let want = DigitStep::bucket_major(
+                    if hist {
+                        &m.flow.tile_hist
+                    } else {
+                        &m.flow.tile_offsets
+                    },
+                    r,
+                );
                 let what = if hist {
                     "tile histograms"
                 } else {
@@ -199,8 +200,8 @@ impl Tracer<'_> {
                     Some(d),
                 );
                 if frame.small() {
-                    note.tile_hist = m.tile_hist.clone();
-                    note.tile_offsets = m.tile_offsets.clone();
+                    note.flow.tile_hist = m.flow.tile_hist.clone();
+                    note.flow.tile_offsets = m.flow.tile_offsets.clone();
                 }
                 let label = if hist {
                     format!("digit {d}: tile histograms")
@@ -213,16 +214,18 @@ impl Tracer<'_> {
                 let m = &self.steps[d as usize];
                 let tr = c.get(1).cloned().unwrap_or_default();
                 let part = |a: usize, len: usize| tr.get(a..a + len).unwrap_or(&[]).to_vec();
-                let key_digits = part(0, n);
-                let dest = part(n, n);
-                let tile_hist = part(2 * n, tiles * r);
-                let tile_offsets = part(2 * n + tiles * r, tiles * r);
+                let flow = TileFlow {
+                    key_digits: part(0, n),
+                    dest: part(n, n),
+                    tile_hist: part(2 * n, tiles * r),
+                    tile_offsets: part(2 * n + tiles * r, tiles * r),
+                };
                 let lb = part(2 * n + 2 * tiles * r, 2 * tiles);
                 for (what, gpu, cpu) in [
-                    ("key digits", &key_digits, &m.digits),
-                    ("tile histograms", &tile_hist, &m.tile_hist),
-                    ("tile offsets", &tile_offsets, &m.tile_offsets),
-                    ("destinations", &dest, &m.dest),
+                    ("key digits", &flow.key_digits, &m.flow.key_digits),
+                    ("tile histograms", &flow.tile_hist, &m.flow.tile_hist),
+                    ("tile offsets", &flow.tile_offsets, &m.flow.tile_offsets),
+                    ("destinations", &flow.dest, &m.flow.dest),
                     ("keys after", &first, &m.keys),
                 ] {
                     check(&format!("digit {d}: {what}"), gpu, cpu, mismatch);
@@ -237,10 +240,7 @@ impl Tracer<'_> {
                 let mut note = frame.note(StepKind::Scatter, Some(d));
                 note.fallbacks = lb.iter().skip(1).step_by(2).map(|&f| f as u64).sum();
                 if frame.small() {
-                    note.key_digits = key_digits;
-                    note.dest = dest;
-                    note.tile_hist = tile_hist;
-                    note.tile_offsets = tile_offsets;
+                    note.flow = flow;
                     note.before = if d == 0 {
                         self.input.to_vec()
                     } else {

@@ -173,9 +173,9 @@ fn scatter_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, note: &Radi
     let n = note.n;
     let cell = ((ui.available_width() - 90.0) / n.max(1) as f32).clamp(super::MIN_CELL, 56.0);
     let before = crate::data::Data::new(st.data.dtype, note.before.clone());
-    let kd = &note.key_digits;
+    let kd = &note.flow.key_digits;
     let mut digit_after = vec![0u32; n];
-    for (i, &d) in note.dest.iter().enumerate() {
+    for (i, &d) in note.flow.dest.iter().enumerate() {
         if (d as usize) < n {
             digit_after[d as usize] = kd[i];
         }
@@ -226,7 +226,7 @@ fn scatter_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, note: &Radi
         );
     }
     // One arrow per key, from its cell to its destination, with a small fixed head.
-    for (i, &d) in note.dest.iter().enumerate() {
+    for (i, &d) in note.flow.dest.iter().enumerate() {
         let from = egui::pos2(x0 + cell * (i as f32 + 0.5), y_digit + ROW_H);
         let to = egui::pos2(x0 + cell * (d as f32 + 0.5), y_after - 1.0);
         let stroke = Stroke::new(1.5, digit_color(kd[i], note.radix));
@@ -241,7 +241,7 @@ fn scatter_rows(ui: &mut egui::Ui, result: &RunResult, stage: usize, note: &Radi
 /// Tiles × buckets: each tile's count, and its global offset where the run has them.
 fn tile_table(ui: &mut egui::Ui, note: &RadixNote) {
     let r = note.radix as usize;
-    if note.tile_hist.is_empty() {
+    if note.flow.tile_hist.is_empty() {
         ui.label("(tile detail is kept for small runs only)");
         return;
     }
@@ -255,8 +255,8 @@ fn tile_table(ui: &mut egui::Ui, note: &RadixNote) {
         for t in 0..note.tiles.min(64) {
             ui.label(format!("tile {t}"));
             for b in 0..r.min(64) {
-                let c = note.tile_hist.get(t * r + b).copied().unwrap_or(0);
-                let o = note.tile_offsets.get(t * r + b).copied().unwrap_or(0);
+                let c = note.flow.tile_hist.get(t * r + b).copied().unwrap_or(0);
+                let o = note.flow.tile_offsets.get(t * r + b).copied().unwrap_or(0);
                 let s = if c == 0 {
                     RichText::new("·").color(Color32::GRAY)
                 } else {
