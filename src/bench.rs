@@ -57,7 +57,7 @@ fn warm_up(gpu: &Gpu, spec: &BenchSpec, plan: &crate::gpu::Plan) -> Result<usize
     if spec.min_warmup_ms <= 0.0 {
         return Ok(spec.warmup);
     }
-    crate::gpu::runner::warm_for(gpu, plan, spec.min_warmup_ms)?;
+    crate::gpu::timed::warm_for(gpu, plan, spec.min_warmup_ms)?;
     Ok(spec.warmup)
 }
 
@@ -185,7 +185,7 @@ pub fn run(
                 // Sweeps over everything keep slow cases short: one probe run decides.
                 let (mut warmup, mut reps, mut warm) = (spec.warmup, spec.reps, true);
                 if spec.skip_refused {
-                    let secs = crate::gpu::runner::wall_once(gpu, &case.plan)?;
+                    let secs = crate::gpu::timed::wall_once(gpu, &case.plan)?;
                     if secs > MAX_SWEEP_SECONDS {
                         on_event(Event::Skipped(format!(
                             "{} {} n={n}: {secs:.1} s per run; bench it alone",

@@ -580,3 +580,202 @@ fn large_fft_grid_past_16384_cells_is_downsampled() {
         "too big to draw cell by cell: downsampled to 128 × 128 blocks of 2 × 2 cells",
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Streamed traces: stages arrive while the run goes on.
+
+use stagewise::ui::app::TraceState;
+use std::sync::mpsc::{Sender, channel};
+
+/// The session's run on `gpu` by the app's own worker code, on its own thread, but each message
+/// it sends (head, stages, result) held until the test lets one through (a token on the gate).
+fn gated_run(h: &mut Harness<'_, StagewiseApp>, gpu: stagewise::gpu::Gpu) -> Sender<()> {
+    let job = h.state().session.job().expect("a runnable session");
+    let (tx, rx) = channel();
+    let (gate, tokens) = channel::<()>();
+    h.state_mut().follow(rx);
+    std::thread::spawn(move || {
+        job.run(&gpu, &mut |m| tokens.recv().is_ok() && tx.send(m).is_ok());
+    });
+    gate
+}
+
+/// Let `k` messages through, then step frames until the app shows `stages` stages of the run on
+/// 1024 elements.
+fn let_through(h: &mut Harness<'_, StagewiseApp>, gate: &Sender<()>, k: usize, stages: usize) {
+    for _ in 0..k {
+        gate.send(()).expect("the worker waits at the gate");
+    }
+    let start = Instant::now();
+    let shown = |h: &Harness<'_, StagewiseApp>| {
+        let r = h.state().result.as_ref().filter(|r| r.n == 1024);
+        r.map_or(0, |r| r.stages.len())
+    };
+    while shown(h) < stages {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "stage {stages} never arrived"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Bit-reversal (Demo B) on 0..1024: 10 stages after the input.
+fn iota_1024(h: &mut Harness<'_, StagewiseApp>) {
+    let s = &mut h.state_mut().session;
+    s.typed = false;
+    s.fill = stagewise::data::Fill::Iota;
+    s.log_n = 10;
+}
+
+/// A run whose stages arrive one by one is viewable while it runs: the timeline grows with the
+/// stages, the view draws the stage it is on, the progress line counts what arrived, and the
+/// result (the verdict, the pass times) lands at the end.
+#[test]
+fn a_streamed_trace_is_viewable_before_the_run_ends() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    iota_1024(&mut h);
+    let gpu = h.state().gpu().expect("a device").clone();
+    let gate = gated_run(&mut h, gpu);
+    // The head, the input and stage 1.
+    let_through(&mut h, &gate, 3, 2);
+    assert!(h.state().is_running());
+    assert_eq!(h.state().trace, TraceState::Arriving { of: 11 });
+    h.get_by_label_contains("Streaming the trace: stage 1 of 10 arrived");
+    h.get_by_label("Stage 1 / 1");
+    h.get_by_label_contains("Stage 1: 2 blocks of 512");
+    h.get_by_label_contains("Streaming: checked stage by stage");
+    // Nothing past what arrived.
+    h.get_by_label("Next >").click();
+    h.step();
+    h.get_by_label("Stage 1 / 1");
+    // Two more: the timeline grows and the view steps onto them.
+    let_through(&mut h, &gate, 2, 4);
+    h.get_by_label_contains("Streaming the trace: stage 3 of 10 arrived");
+    h.get_by_label("Last >|").click();
+    h.step();
+    h.get_by_label("Stage 3 / 3");
+    h.get_by_label_contains("Stage 3: 8 blocks of 128");
+    assert!(
+        h.state().result.as_ref().unwrap().passes[0]
+            .gpu_ms
+            .is_none()
+    );
+    // The rest, and the result.
+    for _ in 0..100 {
+        let _ = gate.send(());
+    }
+    wait_for_run(&mut h);
+    let st = h.state();
+    assert_eq!(st.trace, TraceState::Complete);
+    let r = st.result.as_ref().expect("the result");
+    assert!(r.verified, "{:?}", r.mismatch);
+    assert_eq!(r.stages.len(), 11);
+    assert_eq!(r.output.len(), 1024);
+    assert!(r.passes.iter().all(|p| p.gpu_ms.is_some()));
+    assert!(st.message.is_none(), "{:?}", st.message);
+    h.get_by_label("Stage 3 / 10");
+    h.get_by_label("OK: GPU output equals the CPU model");
+}
+
+/// A device lost in the middle of a trace: the stages that arrived stay viewable, the error is a
+/// message that says where the trace stopped, and the next run works on a new device.
+#[test]
+fn a_trace_that_fails_midway_keeps_the_stages_that_arrived() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    iota_1024(&mut h);
+    let g = stagewise::gpu::Gpu::headless(None).expect("a headless device");
+    h.state_mut().use_gpu(g.clone());
+    let gate = gated_run(&mut h, g.clone());
+    let_through(&mut h, &gate, 3, 2);
+    g.device.destroy();
+    drop(g);
+    for _ in 0..100 {
+        let _ = gate.send(());
+    }
+    wait_for_run(&mut h);
+    let got = h.state().result.as_ref().map_or(0, |r| r.stages.len());
+    assert!((2..11).contains(&got), "{got} stages");
+    assert_eq!(h.state().trace, TraceState::Stopped { of: 11 });
+    let msg = h.state().message.clone().expect("a message");
+    assert!(
+        msg.contains("device lost") && msg.contains(&format!("stage {} of 10 arrived", got - 1)),
+        "{msg}"
+    );
+    h.get_by_label_contains("Incomplete trace");
+    h.get_by_label_contains("INCOMPLETE: the run stopped before its output");
+    h.get_by_label("|< First").click();
+    h.run();
+    h.get_by_label(&format!("Stage 0 / {}", got - 1));
+    h.get_by_label("Last >|").click();
+    h.run();
+    h.get_by_label(&format!("Stage {0} / {0}", got - 1));
+    // The next run works on the new device.
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    assert_eq!(h.state().trace, TraceState::Complete);
+    assert!(h.state().result.as_ref().unwrap().verified);
+}
+
+/// The app's own run of a 2^20-element trace (bit-reversal, Demo B: 20 stages of 4 MiB): stages
+/// are on screen while later passes still run, and no frame waits for the GPU. Prints what it
+/// measured (docs/ARCHITECTURE.md, "What a trace costs").
+#[test]
+fn a_2_20_trace_streams_into_the_app() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    {
+        let s = &mut h.state_mut().session;
+        s.typed = false;
+        s.fill = stagewise::data::Fill::Iota;
+        s.log_n = 20;
+    }
+    h.run();
+    let t0 = Instant::now();
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    let (mut first, mut mid_run, mut frames) = (None, 0usize, Vec::new());
+    while h.state().is_running() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "the trace never ended"
+        );
+        let f0 = Instant::now();
+        h.step();
+        let shown = h.state().result.as_ref().filter(|r| r.n == 1 << 20);
+        let got = shown.map_or(0, |r| r.stages.len());
+        if got >= 2 && h.state().is_running() {
+            first.get_or_insert(t0.elapsed());
+            frames.push(f0.elapsed());
+            mid_run = mid_run.max(got - 1);
+        }
+    }
+    wait_for_run(&mut h);
+    let total = t0.elapsed();
+    let r = h.state().result.as_ref().expect("the result");
+    assert!(r.verified, "{:?}", r.mismatch);
+    assert_eq!(r.stages.len(), 21);
+    assert!(
+        (1..20).contains(&mid_run),
+        "stages drawn before the run ended: up to stage {mid_run}"
+    );
+    frames.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let hwm = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM")).map(String::from))
+        .unwrap_or_default();
+    println!(
+        "2^20 bitrev staged trace: first stage after {:.0} ms, whole run {:.0} ms; {} frames while \
+         stages arrived (up to stage {mid_run} of 20 seen mid-run): median {:.0} ms, max {:.0} ms; {hwm}",
+        ms(first.unwrap_or_default()),
+        ms(total),
+        frames.len(),
+        frames.get(frames.len() / 2).map_or(0.0, |&d| ms(d)),
+        frames.last().map_or(0.0, |&d| ms(d)),
+    );
+}

@@ -14,7 +14,7 @@ fn rank_step(me: Me, d: u32) -> u32 {
     let below = countOneBits(peers & ((1u << me.lane) - 1u));
     let lead = firstLeadingBit(peers);
     var old = 0u;
-    if (me.lane == lead) { old = atomicAdd(&s_wh[me.w * R + d], countOneBits(peers)); } // @lens wg-write s_wh me.w * R + d
+    if (me.lane == lead) { old = atomicAdd(&s_mem[me.w * R + d], countOneBits(peers)); } // @lens wg-write s_mem me.w * R + d
     return subgroupShuffle(old, lead) + below;
 }
 

@@ -19,9 +19,9 @@ fn rank_step(me: Me, d: u32) -> u32 {
             lead = l;
         }
     }
-    let old = atomicLoad(&s_wh[me.w * R + d]); // @lens wg-read s_wh me.w * R + d
+    let old = atomicLoad(&s_mem[me.w * R + d]); // @lens wg-read s_mem me.w * R + d
     workgroupBarrier();
-    if (me.lane == lead) { atomicStore(&s_wh[me.w * R + d], old + cnt); } // @lens wg-write s_wh me.w * R + d
+    if (me.lane == lead) { atomicStore(&s_mem[me.w * R + d], old + cnt); } // @lens wg-write s_mem me.w * R + d
     return old + below;
 }
 

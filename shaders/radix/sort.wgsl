@@ -1,6 +1,8 @@
-// Radix sort (LSD), one digit of BITS bits per scatter pass. Prepended: shaders/oddeven/keys.wgsl
-// (the order-preserving key map: to_key / from_key) and one of rank_sg.wgsl / rank_wg.wgsl (how a
-// warp finds the keys of its row that share a digit, and how the bucket counts are scanned).
+// Radix sort (LSD), one digit of BITS bits per scatter pass: what every pass shares, the histogram,
+// the scan of the counts and classic's histogram and scan. Prepended: shaders/oddeven/keys.wgsl (the
+// order-preserving key map: to_key / from_key) and one of rank_sg.wgsl / rank_wg.wgsl (how a warp
+// finds the keys of its row that share a digit, and how the bucket counts are scanned). Appended:
+// the scatter passes' entry points, generated straight-line by src/algo/radix/kernel.rs.
 //
 // A tile is TILE = WG * KPT keys. Warp w (a subgroup, or a virtual warp of G threads without
 // subgroup operations) owns the contiguous segment of KPT * L keys at w * KPT * L; lane l loads key
@@ -31,6 +33,9 @@ const BPT: u32 = (R + WG - 1u) / WG;   // buckets per thread
 const VALUES: bool = {{VALUES}};
 const TRACE: bool = {{TRACE}};
 const MAX_SPIN: u32 = {{SPIN}}u;
+// Look-back window: statuses read at once. H100, 2^28 keys, tiles of 10240: a digit pass took
+// 2.30 ms reading one at a time, 2.15 / 2.07 / 2.05 / 2.04 with 2 / 4 / 8 / 16.
+const LBW: u32 = 4u;
 const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
 const AGG: u32 = 1u;
 const INCL: u32 = 2u;
@@ -49,9 +54,11 @@ struct Params { n: u32, shift: u32, digit: u32, tiles: u32, chunk: u32, wgs: u32
 // A thread's place: its warp, its lane, the warp width L and the number of warps.
 struct Me { lid: u32, w: u32, lane: u32, L: u32, nw: u32 }
 
-var<workgroup> s_keys: array<u32, TILE>;
-var<workgroup> s_vals: array<u32, {{VAL_TILE}}>;
-var<workgroup> s_wh: array<atomic<u32>, NW * R>;   // per warp and digit: count, then exclusive
+// The scatter passes' one big array, used in turn: per warp and digit a counter (count, then
+// exclusive prefix, then running rank: s_mem[w * R + b]) while the tile is ranked; then the tile's
+// keys in tile order; then (key-value sorts) its values. Atomic because the counters are; the key
+// and value exchange use atomicLoad/atomicStore (plain loads and stores on GPUs).
+var<workgroup> s_mem: array<atomic<u32>, {{SMEM}}>;
 var<workgroup> s_cnt: array<u32, R>;      // the tile's digit counts (pads included)
 var<workgroup> s_base: array<u32, R>;     // exclusive scan of s_cnt: where a digit starts in the tile
 var<workgroup> s_goff: array<u32, R>;     // global index of tile position x with digit b: s_goff[b] + x
@@ -60,6 +67,24 @@ var<workgroup> s_scan: array<u32, WG>;
 var<workgroup> s_u: u32;
 var<workgroup> s_state: u32;
 var<workgroup> s_lb: atomic<u32>;
+
+// Between digit passes the keys stay in key form: the order-preserving map is applied once, on the
+// first pass's loads (KEY_IN), and undone once, on the last pass's stores (KEY_OUT); the histogram
+// maps its own loads. Traced runs map in every pass, so every stage shows the keys' own bits.
+// (H100, 2^28 keys: a digit pass that maps both ways took 2.32 ms for i32 or descending u32, one
+// that maps neither 2.03.)
+const KEY_IN: bool = {{KEY_IN}};
+const KEY_OUT: bool = {{KEY_OUT}};
+
+fn load_key(x: u32) -> u32 {
+    if (KEY_IN) { return to_key(x); }
+    return x;
+}
+
+fn store_key(k: u32) -> u32 {
+    if (KEY_OUT) { return from_key(k); }
+    return k;
+}
 
 fn digit_of(k: u32) -> u32 {
     return (k >> params.shift) & (R - 1u);
@@ -75,46 +100,21 @@ fn tile_hist(tile: u32, lid: u32) {
     let base = tile * TILE;
     for (var j = 0u; j < KPT; j++) {
         let i = base + j * WG + lid;
-        if (i < params.n) { atomicAdd(&s_fb[digit_of(to_key(keys_in[i]))], 1u); } // @lens read keys_in i; wg-write s_fb digit_of(to_key(keys_in[i]))
+        if (i < params.n) { atomicAdd(&s_fb[digit_of(load_key(keys_in[i]))], 1u); } // @lens read keys_in i; wg-write s_fb digit_of(load_key(keys_in[i]))
     }
     workgroupBarrier();
 }
 
-// The source index of a thread's key j (the warp-segment layout).
-fn src_index(tile: u32, me: Me, j: u32) -> u32 {
-    return tile * TILE + me.w * KPT * me.L + j * me.L + me.lane;
-}
-
-fn load_keys(tile: u32, me: Me, k: ptr<function, array<u32, KPT>>, v: ptr<function, array<u32, KPT>>) {
-    for (var j = 0u; j < KPT; j++) {
-        let i = src_index(tile, me, j);
-        var key = 0xffffffffu;
-        var val = 0u;
-        if (i < params.n) {
-            key = to_key(keys_in[i]); // @lens read keys_in i
-            if (VALUES) { val = vals_in[i]; } // @lens read vals_in i
-        }
-        (*k)[j] = key;
-        (*v)[j] = val;
-    }
-}
-
-// Rank the tile: rk[j] = the key's rank among the keys of its digit in its warp; afterwards
-// s_wh[w * R + b] = keys of digit b in warps before w, s_cnt the tile's counts, s_base their scan.
-fn rank_tile(me: Me, k: ptr<function, array<u32, KPT>>, rk: ptr<function, array<u32, KPT>>) {
-    for (var x = me.lid; x < NW * R; x += WG) { atomicStore(&s_wh[x], 0u); } // @lens wg-write s_wh x
-    workgroupBarrier();
-    for (var j = 0u; j < KPT; j++) {
-        (*rk)[j] = rank_step(me, digit_of((*k)[j]));
-    }
-    workgroupBarrier();
+// The per-warp digit counts in s_mem become per-warp exclusive prefixes (keys of digit b in earlier
+// warps); s_cnt = the tile's counts (pads included), s_base = their exclusive scan.
+fn warp_prefixes(me: Me) {
     for (var q = 0u; q < BPT; q++) {
         let b = me.lid + q * WG;
         if (b < R) {
             var run = 0u;
             for (var w = 0u; w < me.nw; w++) {
-                let c = atomicLoad(&s_wh[w * R + b]); // @lens wg-read s_wh w * R + b
-                atomicStore(&s_wh[w * R + b], run); // @lens wg-write s_wh w * R + b
+                let c = atomicLoad(&s_mem[w * R + b]); // @lens wg-read s_mem w * R + b
+                atomicStore(&s_mem[w * R + b], run); // @lens wg-write s_mem w * R + b
                 run += c;
             }
             s_cnt[b] = run; // @lens wg-write s_cnt b
@@ -124,39 +124,152 @@ fn rank_tile(me: Me, k: ptr<function, array<u32, KPT>>, rk: ptr<function, array<
     scan_buckets(me);
 }
 
-// Scatter the ranked keys into tile order in workgroup memory (trace: every key's digit and
-// global destination), then write them out: position x goes to s_goff[digit] + x.
-fn scatter(tile: u32, me: Me, k: ptr<function, array<u32, KPT>>, v: ptr<function, array<u32, KPT>>,
-           rk: ptr<function, array<u32, KPT>>) {
-    for (var j = 0u; j < KPT; j++) {
-        let d = digit_of((*k)[j]);
-        let pos = s_base[d] + atomicLoad(&s_wh[me.w * R + d]) + (*rk)[j]; // @lens wg-read s_base d; wg-read s_wh me.w * R + d
-        s_keys[pos] = (*k)[j]; // @lens wg-write s_keys pos
-        if (VALUES) { s_vals[pos] = (*v)[j]; } // @lens wg-write s_vals pos
-        if (TRACE) {
-            let i = src_index(tile, me, j);
-            if (i < params.n) {
-                trace[i] = d;
-                trace[params.n + i] = s_goff[d] + pos;
-            }
-        }
-    }
-    workgroupBarrier();
-    let valid = min(TILE, params.n - tile * TILE);
-    for (var x = me.lid; x < valid; x += WG) {
-        let key = s_keys[x]; // @lens wg-read s_keys x
-        let dst = s_goff[digit_of(key)] + x; // @lens wg-read s_goff digit_of(key)
-        keys_out[dst] = from_key(key); // @lens write keys_out dst
-        if (VALUES) { vals_out[dst] = s_vals[x]; } // @lens wg-read s_vals x; write vals_out dst
-    }
-}
-
 // Trace: tile t's histogram (real keys) and its scanned global offsets.
 fn trace_tile(tile: u32, b: u32, count: u32, glob: u32) {
     if (TRACE) {
         let base = 2u * params.n;
         trace[base + tile * R + b] = count;
         trace[base + params.tiles * R + tile * R + b] = glob;
+    }
+}
+
+fn status_at(tile: u32, b: u32) -> u32 {
+    return params.status + (params.digit * params.tiles + tile) * R + b;
+}
+
+// The real keys of digit b in this tile (s_cnt counts the pads of a partial last tile as digit R-1).
+fn own_count(tile: u32, b: u32) -> u32 {
+    let valid = min(TILE, params.n - tile * TILE);
+    return s_cnt[b] - select(0u, TILE - valid, b == R - 1u); // @lens wg-read s_cnt b
+}
+
+// onesweep: publish this tile's counts (AGGREGATE; tile 0: INCLUSIVE) as soon as they are known.
+fn publish_counts(tile: u32, lid: u32) {
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) {
+            atomicMax(&state[status_at(tile, b)], (select(AGG, INCL, tile == 0u) << 30u) | own_count(tile, b)); // @lens write state status_at(tile, b)
+        }
+    }
+}
+
+// onesweep: the decoupled look-back. Tiles take ids from a ticket counter in the order workgroups
+// start (or, with DISPATCH_ORDER, from the workgroup id: no atomic round trip before the loads), so
+// a tile mostly waits on tiles that have started; that is not enough without a forward-progress
+// guarantee (WGSL gives none), so a tile that finds its predecessor not ready MAX_SPIN times in a row
+// counts the predecessor's keys itself (the same counts its owner publishes), publishes them and
+// looks further back: nothing waits unboundedly on another workgroup (the scan room's decoupled
+// fallback, applied to R counts at once). Afterwards s_goff[b] + x is the global index of tile
+// position x of digit b. Call in uniform control flow (the fallback has barriers).
+fn look_back(tile: u32, lid: u32) {
+    var own: array<u32, BPT>;
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) { own[q] = own_count(tile, b); }
+    }
+
+    // Every thread walks back on its own for each of its buckets, as CUB's OneSweep does: read the
+    // bucket's status in tile p; NOT_READY: read again; AGGREGATE: add, go on to p - 1; INCLUSIVE:
+    // add, done. No barrier while walking. A bucket that finds tile p not ready MAX_SPIN times in a
+    // row gives up for this round; then the workgroup counts the keys of the nearest tile a bucket
+    // gave up on (the fallback), publishes those counts, lets the buckets waiting there take them
+    // and walks again. Every round either ends the look-back or moves a bucket past a tile.
+    var excl: array<u32, BPT>;
+    var steps = 0u;
+    var falls = 0u;
+    if (tile > 0u) {
+        var done: array<bool, BPT>;
+        var p: array<u32, BPT>;
+        for (var q = 0u; q < BPT; q++) { p[q] = tile - 1u; }
+        loop {
+            for (var q = 0u; q < BPT; q++) {
+                let b = lid + q * WG;
+                if (b < R && !done[q]) {
+                    var tries = 0u;
+                    loop {
+                        if (tries >= MAX_SPIN) {
+                            atomicMax(&s_lb, p[q] + 1u);   // gave up on tile p (0 = nobody did)
+                            break;
+                        }
+                        // LBW statuses at once (tiles p, p - 1, …: one memory latency for LBW
+                        // tiles of the walk), then taken in order up to the first not ready.
+                        var st: array<u32, LBW>;
+                        for (var k = 0u; k < LBW; k++) {
+                            st[k] = 0u;
+                            if (k <= p[q]) { st[k] = atomicLoad(&state[status_at(p[q] - k, b)]); } // @lens read state status_at(p[q] - k, b)
+                        }
+                        var moved = false;
+                        var fin = false;
+                        for (var k = 0u; k < LBW; k++) {
+                            let f = st[k] >> 30u;
+                            if (f == 0u) { break; }
+                            moved = true;
+                            excl[q] += st[k] & MASK30;
+                            if (q == 0u) { steps += 1u; }
+                            if (f == INCL) {
+                                fin = true;
+                                break;
+                            }
+                            p[q] -= 1u;   // tile 0 is INCLUSIVE once ready: p never passes 0
+                        }
+                        if (fin) {
+                            done[q] = true;
+                            break;
+                        }
+                        tries = select(tries + 1u, 0u, moved);
+                    }
+                }
+            }
+            workgroupBarrier();
+            if (lid == 0u) { s_state = atomicExchange(&s_lb, 0u); }
+            let stuck = workgroupUniformLoad(&s_state);
+            if (stuck == 0u) { break; }
+            // The fallback: count tile f's keys here (the counts its owner publishes).
+            let f = stuck - 1u;
+            tile_hist(f, lid);
+            for (var q = 0u; q < BPT; q++) {
+                let b = lid + q * WG;
+                if (b < R) {
+                    let c = atomicLoad(&s_fb[b]); // @lens wg-read s_fb b
+                    atomicMax(&state[status_at(f, b)], (select(AGG, INCL, f == 0u) << 30u) | c); // @lens write state status_at(f, b)
+                    if (!done[q] && p[q] == f) {
+                        excl[q] += c;
+                        if (q == 0u) { steps += 1u; }
+                        if (f == 0u) { done[q] = true; } else { p[q] = f - 1u; }
+                    }
+                }
+            }
+            falls += 1u;
+        }
+    }
+
+    // Publish the inclusive counts; global offset of (tile, digit) = the digit's offset + the
+    // counts of earlier tiles.
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) {
+            if (tile > 0u) { atomicMax(&state[status_at(tile, b)], (INCL << 30u) | (excl[q] + own[q])); } // @lens write state status_at(tile, b)
+            let glob = atomicLoad(&state[params.digit * R + b]) + excl[q]; // @lens read state params.digit * R + b
+            s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
+            trace_tile(tile, b, own[q], glob);
+        }
+    }
+    if (TRACE && lid == 0u) {
+        let base = 2u * params.n + 2u * params.tiles * R;
+        trace[base + 2u * tile] = steps;
+        trace[base + 2u * tile + 1u] = falls;
+    }
+}
+
+// classic: the scanned (tile, bucket) counts give s_goff.
+fn tile_offsets(tile: u32, lid: u32) {
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) {
+            let glob = atomicLoad(&state[b * params.tiles + tile]); // @lens read state b * params.tiles + tile
+            s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
+            trace_tile(tile, b, own_count(tile, b), glob);
+        }
     }
 }
 
@@ -217,125 +330,6 @@ fn scan_counts(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
     }
 }
 
-fn status_at(tile: u32, b: u32) -> u32 {
-    return params.status + (params.digit * params.tiles + tile) * R + b;
-}
-
-// One pass per digit. Tiles take ids from a ticket counter in the order workgroups start (or, with
-// DISPATCH_ORDER, from the workgroup id: no atomic round trip before the loads), so a tile mostly
-// waits on tiles that have started; that is not enough without a forward-progress guarantee (WGSL
-// gives none), so a tile that finds its predecessor not ready MAX_SPIN times in a
-// row counts the predecessor's keys itself (the same counts its owner publishes), publishes them
-// and looks further back: nothing waits unboundedly on another workgroup (the scan room's
-// decoupled fallback, applied to R counts at once).
-@compute @workgroup_size(WG)
-fn onesweep(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-            @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
-    let me = {{ME}};
-    var tile = wid.x + wid.y * nwg.x; // @lens wg wid.x + wid.y * nwg.x; lid lid
-    if (!DISPATCH_ORDER) {
-        if (lid == 0u) { s_u = atomicAdd(&state[D * R + params.digit], 1u); } // @lens write state D * R + params.digit
-        tile = workgroupUniformLoad(&s_u);
-    }
-    if (tile >= params.tiles) { return; }
-
-    var k: array<u32, KPT>;
-    var v: array<u32, KPT>;
-    var rk: array<u32, KPT>;
-    load_keys(tile, me, &k, &v);
-    rank_tile(me, &k, &rk);
-    let valid = min(TILE, params.n - tile * TILE);
-    var own: array<u32, BPT>;
-    for (var q = 0u; q < BPT; q++) {
-        let b = lid + q * WG;
-        if (b < R) {
-            own[q] = s_cnt[b] - select(0u, TILE - valid, b == R - 1u); // @lens wg-read s_cnt b
-            atomicMax(&state[status_at(tile, b)], (select(AGG, INCL, tile == 0u) << 30u) | own[q]); // @lens write state status_at(tile, b)
-        }
-    }
-
-    // Every thread walks back on its own for each of its buckets, as CUB's OneSweep does: read the
-    // bucket's status in tile p; NOT_READY: read again; AGGREGATE: add, go on to p - 1; INCLUSIVE:
-    // add, done. No barrier while walking. A bucket that finds tile p not ready MAX_SPIN times in a
-    // row gives up for this round; then the workgroup counts the keys of the nearest tile a bucket
-    // gave up on (the fallback), publishes those counts, lets the buckets waiting there take them
-    // and walks again. Every round either ends the look-back or moves a bucket past a tile.
-    var excl: array<u32, BPT>;
-    var steps = 0u;
-    var falls = 0u;
-    if (tile > 0u) {
-        var done: array<bool, BPT>;
-        var p: array<u32, BPT>;
-        for (var q = 0u; q < BPT; q++) { p[q] = tile - 1u; }
-        loop {
-            for (var q = 0u; q < BPT; q++) {
-                let b = lid + q * WG;
-                if (b < R && !done[q]) {
-                    var tries = 0u;
-                    loop {
-                        if (tries >= MAX_SPIN) {
-                            atomicMax(&s_lb, p[q] + 1u);   // gave up on tile p (0 = nobody did)
-                            break;
-                        }
-                        let st = atomicLoad(&state[status_at(p[q], b)]); // @lens read state status_at(p[q], b)
-                        if ((st >> 30u) == 0u) {
-                            tries += 1u;
-                            continue;
-                        }
-                        tries = 0u;
-                        excl[q] += st & MASK30;
-                        if (q == 0u) { steps += 1u; }
-                        if ((st >> 30u) == INCL) {
-                            done[q] = true;
-                            break;
-                        }
-                        p[q] -= 1u;   // tile 0 is INCLUSIVE once ready: p never passes 0
-                    }
-                }
-            }
-            workgroupBarrier();
-            if (lid == 0u) { s_state = atomicExchange(&s_lb, 0u); }
-            let stuck = workgroupUniformLoad(&s_state);
-            if (stuck == 0u) { break; }
-            // The fallback: count tile f's keys here (the counts its owner publishes).
-            let f = stuck - 1u;
-            tile_hist(f, lid);
-            for (var q = 0u; q < BPT; q++) {
-                let b = lid + q * WG;
-                if (b < R) {
-                    let c = atomicLoad(&s_fb[b]); // @lens wg-read s_fb b
-                    atomicMax(&state[status_at(f, b)], (select(AGG, INCL, f == 0u) << 30u) | c); // @lens write state status_at(f, b)
-                    if (!done[q] && p[q] == f) {
-                        excl[q] += c;
-                        if (q == 0u) { steps += 1u; }
-                        if (f == 0u) { done[q] = true; } else { p[q] = f - 1u; }
-                    }
-                }
-            }
-            falls += 1u;
-        }
-    }
-
-    // Publish the inclusive counts; global offset of (tile, digit) = the digit's offset + the
-    // counts of earlier tiles; scatter through workgroup memory.
-    for (var q = 0u; q < BPT; q++) {
-        let b = lid + q * WG;
-        if (b < R) {
-            if (tile > 0u) { atomicMax(&state[status_at(tile, b)], (INCL << 30u) | (excl[q] + own[q])); } // @lens write state status_at(tile, b)
-            let glob = atomicLoad(&state[params.digit * R + b]) + excl[q]; // @lens read state params.digit * R + b
-            s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
-            trace_tile(tile, b, own[q], glob);
-        }
-    }
-    if (TRACE && lid == 0u) {
-        let base = 2u * params.n + 2u * params.tiles * R;
-        trace[base + 2u * tile] = steps;
-        trace[base + 2u * tile + 1u] = falls;
-    }
-    workgroupBarrier();
-    scatter(tile, me, &k, &v, &rk);
-}
-
 // ---- classic: histogram, scan, scatter per digit -------------------------------------------------
 
 @compute @workgroup_size(WG)
@@ -384,26 +378,3 @@ fn classic_scan(@builtin(local_invocation_index) lid: u32) {
     }
 }
 
-@compute @workgroup_size(WG)
-fn classic_scatter(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-                   @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
-    let me = {{ME}};
-    let tile = wid.x + wid.y * nwg.x; // @lens wg tile; lid lid
-    if (tile >= params.tiles) { return; }
-    var k: array<u32, KPT>;
-    var v: array<u32, KPT>;
-    var rk: array<u32, KPT>;
-    load_keys(tile, me, &k, &v);
-    rank_tile(me, &k, &rk);
-    let valid = min(TILE, params.n - tile * TILE);
-    for (var q = 0u; q < BPT; q++) {
-        let b = lid + q * WG;
-        if (b < R) {
-            let glob = atomicLoad(&state[b * params.tiles + tile]); // @lens read state b * params.tiles + tile
-            s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
-            trace_tile(tile, b, s_cnt[b] - select(0u, TILE - valid, b == R - 1u), glob);
-        }
-    }
-    workgroupBarrier();
-    scatter(tile, me, &k, &v, &rk);
-}

@@ -3,6 +3,21 @@
 //! the UI. An algorithm's options struct *is* the algorithm instance: clap parses it for the CLI,
 //! the UI edits it, serde saves it in sessions.
 
+// Before the rooms: a macro_rules! macro is visible only below its definition.
+/// `Algorithm::info` and `Algorithm::example` of a room whose design note gives an example input:
+/// its `AlgoInfo` and that input (`info_and_example!(INFO, EXAMPLE);` inside the impl).
+macro_rules! info_and_example {
+    ($info:ident, $example:ident) => {
+        fn info(&self) -> &'static AlgoInfo {
+            &$info
+        }
+
+        fn example(&self, dtype: DType) -> Option<Data> {
+            Some($crate::data::example_data(&$example, dtype))
+        }
+    };
+}
+
 pub mod applies;
 pub mod bitrev;
 pub mod bmmc;
@@ -13,6 +28,7 @@ pub mod oddeven;
 pub mod radix;
 pub mod scan;
 pub mod stage;
+pub mod stream;
 
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
@@ -20,16 +36,17 @@ use crate::gpu::{Gpu, Plan};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 pub use stage::{RoomNotes, Stage, StageNotes};
+pub use stream::Stages;
 
 /// What the rooms use from the engine, the data and the errors (`use super::prelude::*;`).
 mod prelude {
     pub(super) use super::{
-        AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Variant,
-        first_mismatch, pass_infos, require_pow2,
+        AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Stages, Variant,
+        first_mismatch, require_pow2,
     };
     pub(super) use crate::data::{DType, Data};
     pub(super) use crate::error::{Error, Result};
-    pub(super) use crate::gpu::{Gpu, Plan, Region, execute};
+    pub(super) use crate::gpu::{Gpu, Plan, Region, Running, execute, start};
 }
 
 /// A variant of an algorithm (a different kernel or plan).
@@ -169,18 +186,51 @@ impl RunResult {
         }
     }
 
-    /// The CPU model's verdict (`None`: equal), the stages and the room's extra JSON fields.
+    /// A run before its first pass ([`stream::Event::Head`]): the names, the input, the plan's
+    /// passes without times and an empty output of type `dtype`; [`RunResult::ran`] completes it.
+    pub fn head(
+        algorithm: &str,
+        variant: &str,
+        gpu: &Gpu,
+        input: &Data,
+        dtype: DType,
+        plan: &Plan,
+    ) -> RunResult {
+        let output = Data::new(dtype, Vec::new());
+        let passes = pass_infos(plan, &None);
+        RunResult::new(
+            algorithm,
+            variant,
+            input.len(),
+            gpu,
+            input.clone(),
+            output,
+            passes,
+        )
+    }
+
+    /// What the run of `plan` read back: the output and the pass times.
+    pub fn ran(self, plan: &Plan, ex: crate::gpu::Execution) -> RunResult {
+        RunResult {
+            output: Data::new(self.dtype, ex.output),
+            passes: pass_infos(plan, &ex.pass_ms),
+            ..self
+        }
+    }
+
+    /// The CPU model's verdict (`None`: equal), the stages and the room's extra JSON fields (added
+    /// to those the result has).
     pub fn checked(
-        self,
+        mut self,
         mismatch: Option<String>,
         stages: Vec<Stage>,
         extra: Map<String, Value>,
     ) -> RunResult {
+        self.extra.extend(extra);
         RunResult {
             verified: mismatch.is_none(),
             mismatch,
             stages,
-            extra,
             ..self
         }
     }
@@ -278,6 +328,13 @@ pub trait Algorithm {
         None
     }
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult>;
+    /// A run that hands its stages to `out` as they are read back and checked (the app streams a
+    /// trace this way); the result holds the stages `out` kept. Rooms that assemble their trace
+    /// at the end keep this default: every stage comes with the result.
+    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
+        let _ = out;
+        self.run(gpu, req)
+    }
     /// A plan for timed mode at size `n` (inputs filled, no read-back).
     fn bench_case(&self, gpu: &Gpu, variant: &Variant, n: usize, dtype: DType)
     -> Result<BenchCase>;
@@ -358,6 +415,17 @@ pub fn check_request(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Resul
 pub fn run(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
     check_request(algo, gpu, req)?;
     algo.run(gpu, req)
+}
+
+/// [`run`], the stages handed to `out` as they are ready ([`Algorithm::run_streamed`]).
+pub fn run_streamed(
+    algo: &dyn Algorithm,
+    gpu: &Gpu,
+    req: &RunRequest,
+    out: &mut Stages,
+) -> Result<RunResult> {
+    check_request(algo, gpu, req)?;
+    algo.run_streamed(gpu, req, out)
 }
 
 /// `n` must be a power of two (the error says which powers are near).

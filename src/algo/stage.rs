@@ -5,9 +5,9 @@
 //! (written by `Stage`'s `Serialize` in src/algo/json.rs).
 //!
 //! Adding a room's annotations: define `pub struct Notes` (derive `Serialize`, one field per JSON
-//! key, `Option` + `skip_serializing_if` for keys only some stages have) in the room, add one
-//! variant `RoomNotes::Name(name::Notes)` below and its arm in [`RoomNotes::to_json`] and the
-//! accessor the views use (one line in `room_accessors!`).
+//! key, `Option` for keys only some stages have) in the room, add one variant
+//! `RoomNotes::Name(name::Notes)` below and its arm in [`RoomNotes::to_json`] (`sparse`: a `None`
+//! field is left out) and the accessor the views use (one line in `room_accessors!`).
 
 use super::{bitrev, bmmc, fft, oddeven, radix, scan};
 use crate::data::Data;
@@ -53,14 +53,23 @@ impl RoomNotes {
         fn v(x: &impl Serialize) -> Value {
             serde_json::to_value(x).expect("stage notes are plain data")
         }
+        // One notes struct holds the keys of all its room's variants: a key a stage does not have
+        // (a `None` field) is left out, not written as null.
+        fn sparse(x: &impl Serialize) -> Value {
+            let mut v = v(x);
+            if let Value::Object(m) = &mut v {
+                m.retain(|_, x| !x.is_null());
+            }
+            v
+        }
         match self {
             RoomNotes::None => Value::Null,
-            RoomNotes::Bitrev(n) => v(n),
-            RoomNotes::Bmmc(n) => v(n),
-            RoomNotes::Oddeven(n) => v(n),
+            RoomNotes::Bitrev(n) => sparse(n),
+            RoomNotes::Bmmc(n) => sparse(n),
+            RoomNotes::Oddeven(n) => sparse(n),
             RoomNotes::Fft(n) => v(n),
             RoomNotes::FftPass(n) => v(n),
-            RoomNotes::Scan(n) => v(n),
+            RoomNotes::Scan(n) => sparse(n),
             RoomNotes::Radix(n) => v(n),
         }
     }

@@ -3,6 +3,8 @@
 pub mod adapter;
 pub mod context;
 pub mod runner;
+pub mod timed;
 
 pub use context::{Gpu, grid, specialize};
-pub use runner::{Execution, Pass, Plan, Region, Timing, execute, time, time_with};
+pub use runner::{Execution, Pass, Plan, Region, Running, execute, start};
+pub use timed::{Timing, time, time_with};

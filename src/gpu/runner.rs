@@ -1,12 +1,14 @@
-//! The pass runner. An algorithm run is a [`Plan`]: a list of compute passes. Three ways to run it:
-//! - [`execute`] with `trace = true` (*trace mode*): after every pass that names capture regions,
-//!   those regions are copied out and read back, so the caller can build one stage per pass;
+//! The pass runner. An algorithm run is a [`Plan`]: a list of compute passes. Two ways to run it
+//! here, a third in timed.rs:
+//! - [`start`] / [`execute`] with `trace = true` (*trace mode*): after every pass that names
+//!   capture regions, those regions are copied out and read back, so the caller can build one
+//!   stage per pass; the passes run in chunks, and [`Running::next_capture`] hands out each pass's
+//!   regions as soon as its chunk is back (the app streams a trace this way);
 //! - [`execute`] with `trace = false`: one run, per-pass GPU times, the output read back;
-//! - [`time`] (*timed mode*): timestamps around every pass, nothing read back but the timestamps,
-//!   warm-up runs first, then the median over R repetitions.
+//! - timed mode ([`super::timed`]): timestamps around every pass, nothing else read back.
 //!
-//! Everything is recorded into one command encoder per run and read back with `map_async`; the
-//! calling thread waits (CLI, tests, the UI's worker thread), never the UI frame.
+//! Results are read back with `map_async`; the calling thread waits (CLI, tests, the UI's worker
+//! thread), never the UI frame.
 
 use super::context::Gpu;
 use crate::error::{Error, Result};
@@ -89,29 +91,19 @@ pub struct Execution {
     pub pass_ms: Option<Vec<f64>>,
 }
 
-/// Timed-mode result: medians over the repetitions.
-#[derive(Clone, Debug)]
-pub struct Timing {
-    pub pass_ms: Vec<f64>,
-    /// First pass start to last pass end, median over repetitions.
-    pub total_ms: f64,
-    pub min_ms: f64,
-    pub reps: usize,
-}
-
 /// The most bytes one trace may read back.
 pub const MAX_TRACE_BYTES: u64 = 1 << 30;
 /// wgpu caps a query set at 4096 queries; larger plans use several.
 const QUERIES_PER_SET: usize = 4096;
 
-struct Timestamps {
+pub(super) struct Timestamps {
     sets: Vec<wgpu::QuerySet>,
     resolve: Vec<wgpu::Buffer>,
     count: usize,
 }
 
 impl Timestamps {
-    fn new(gpu: &Gpu, passes: usize) -> Timestamps {
+    pub(super) fn new(gpu: &Gpu, passes: usize) -> Timestamps {
         let count = passes * 2;
         let mut sets = Vec::new();
         let mut resolve = Vec::new();
@@ -150,7 +142,12 @@ impl Timestamps {
     }
 
     /// Resolve into `dst` at `dst_offset` (bytes), one u64 per query.
-    fn resolve_into(&self, enc: &mut wgpu::CommandEncoder, dst: &wgpu::Buffer, dst_offset: u64) {
+    pub(super) fn resolve_into(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+    ) {
         let mut off = dst_offset;
         let mut left = self.count;
         for (set, buf) in self.sets.iter().zip(&self.resolve) {
@@ -163,7 +160,7 @@ impl Timestamps {
     }
 }
 
-fn readback_buffer(gpu: &Gpu, size: u64) -> wgpu::Buffer {
+pub(super) fn readback_buffer(gpu: &Gpu, size: u64) -> wgpu::Buffer {
     gpu.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("readback"),
         size: size.max(4).div_ceil(4) * 4,
@@ -172,14 +169,16 @@ fn readback_buffer(gpu: &Gpu, size: u64) -> wgpu::Buffer {
     })
 }
 
-fn record(
+/// Record `passes`, numbered from `first` (for the timestamps, the lens and `after`).
+pub(super) fn record(
     enc: &mut wgpu::CommandEncoder,
-    plan: &Plan,
+    passes: &[Pass],
+    first: usize,
     ts: Option<&Timestamps>,
     lens: Option<&LensRun>,
     mut after: impl FnMut(&mut wgpu::CommandEncoder, usize),
 ) {
-    for (i, p) in plan.passes.iter().enumerate() {
+    for (i, p) in (first..).zip(passes) {
         {
             let mut cp = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(&p.label),
@@ -200,7 +199,7 @@ fn record(
 }
 
 /// Wait for the GPU; a failure on a lost device is reported as the loss.
-fn wait(gpu: &Gpu) -> Result<()> {
+pub(super) fn wait(gpu: &Gpu) -> Result<()> {
     gpu.device
         .poll(wgpu::PollType::wait_indefinitely())
         .map(|_| ())
@@ -211,7 +210,7 @@ fn wait(gpu: &Gpu) -> Result<()> {
 }
 
 /// Map every buffer, wait for the GPU, and return their contents as u32 words.
-fn read_all(gpu: &Gpu, buffers: &[(&wgpu::Buffer, u64)]) -> Result<Vec<Vec<u32>>> {
+pub(super) fn read_all(gpu: &Gpu, buffers: &[(&wgpu::Buffer, u64)]) -> Result<Vec<Vec<u32>>> {
     let (tx, rx) = std::sync::mpsc::channel();
     for (i, (b, size)) in buffers.iter().enumerate() {
         let tx = tx.clone();
@@ -247,12 +246,46 @@ fn read_all(gpu: &Gpu, buffers: &[(&wgpu::Buffer, u64)]) -> Result<Vec<Vec<u32>>
     Ok(out)
 }
 
-fn ticks_to_ms(gpu: &Gpu, ticks: u64) -> f64 {
+pub(super) fn ticks_to_ms(gpu: &Gpu, ticks: u64) -> f64 {
     ticks as f64 * gpu.queue.get_timestamp_period() as f64 / 1e6
 }
 
 /// Run the plan once. With `trace`, every pass's capture regions are read back.
 pub fn execute(gpu: &Gpu, plan: &Plan, trace: bool) -> Result<Execution> {
+    start(gpu, plan, trace)?.finish()
+}
+
+/// A trace chunk is sized to take about this long: the app renders on the same queue, so its
+/// frames wait behind the chunk in flight, and a stage can be shown only once its chunk is back.
+const CHUNK_MS: f64 = 50.0;
+/// A chunk reads back at most this much (plus one pass's captures), so the read-back buffers of a
+/// large trace are never all alive at once.
+const CHUNK_BYTES: u64 = 64 << 20;
+
+/// A plan running on the GPU ([`start`]). In trace mode it runs in chunks of passes, each read
+/// back before the next is submitted, so the caller takes every capturing pass's regions
+/// ([`Running::next_capture`]) while later passes have not run yet: a room checks and hands on a
+/// stage as soon as it is read back. [`Running::finish`] runs what is left and reads the output
+/// and the pass times. Without trace the whole plan is one chunk.
+pub struct Running<'a> {
+    gpu: &'a Gpu,
+    plan: &'a Plan,
+    trace: bool,
+    ts: Option<Timestamps>,
+    /// A recording run (Gpu::with_lens): every pass appends its accesses to one log.
+    lens: Option<LensRun>,
+    /// The first pass not submitted yet.
+    next: usize,
+    /// Read back and not taken yet: (pass, its captures), in pass order.
+    ready: std::collections::VecDeque<(usize, Vec<Vec<u32>>)>,
+    /// Capturing passes in the next chunk: grown (at most doubled) or shrunk towards CHUNK_MS.
+    per_chunk: usize,
+    /// The output and the timestamps, read back with the last chunk.
+    tail: Option<(Vec<u32>, Option<Vec<u32>>)>,
+}
+
+/// Start a run of `plan` (its first chunk runs when the first capture or the result is asked for).
+pub fn start<'a>(gpu: &'a Gpu, plan: &'a Plan, trace: bool) -> Result<Running<'a>> {
     if trace {
         let bytes: u64 = plan
             .passes
@@ -268,225 +301,161 @@ pub fn execute(gpu: &Gpu, plan: &Plan, trace: bool) -> Result<Execution> {
             )));
         }
     }
-    let ts = gpu
-        .has_timestamps()
-        .then(|| Timestamps::new(gpu, plan.passes.len()));
-    // A recording run (Gpu::with_lens): every pass appends its accesses to one log.
     let lens = match &gpu.lens {
         Some(_) => Some(LensRun::new(gpu, plan)?),
         None => None,
     };
-    let (reads, layout, ts_buf) = gpu.scoped(|| {
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        let mut reads: Vec<(wgpu::Buffer, u64)> = Vec::new();
-        // layout[pass] = indices into `reads` for that pass's captures
-        let mut layout: Vec<Vec<usize>> = vec![Vec::new(); plan.passes.len()];
-        record(&mut enc, plan, ts.as_ref(), lens.as_ref(), |enc, i| {
-            if trace {
-                for r in &plan.passes[i].capture {
-                    let dst = readback_buffer(gpu, r.size);
-                    enc.copy_buffer_to_buffer(&r.buffer, r.offset, &dst, 0, r.size);
-                    layout[i].push(reads.len());
-                    reads.push((dst, r.size));
+    Ok(Running {
+        gpu,
+        plan,
+        trace,
+        ts: gpu
+            .has_timestamps()
+            .then(|| Timestamps::new(gpu, plan.passes.len())),
+        lens,
+        next: 0,
+        ready: Default::default(),
+        per_chunk: 1,
+        tail: None,
+    })
+}
+
+impl Running<'_> {
+    /// The next capturing pass's regions, read back (running the passes up to it first); `None`
+    /// after the last.
+    pub fn next_capture(&mut self) -> Result<Option<(usize, Vec<Vec<u32>>)>> {
+        while self.ready.is_empty() && self.tail.is_none() {
+            self.chunk()?;
+        }
+        Ok(self.ready.pop_front())
+    }
+
+    /// Run the rest of the plan and read back the output and the pass times; `captures` holds
+    /// what the caller did not take.
+    pub fn finish(mut self) -> Result<Execution> {
+        while self.tail.is_none() {
+            self.chunk()?;
+        }
+        let (gpu, plan) = (self.gpu, self.plan);
+        let mut captures = vec![Vec::new(); plan.passes.len()];
+        for (i, c) in self.ready.drain(..) {
+            captures[i] = c;
+        }
+        let (output, ts) = self.tail.take().unwrap_or_default();
+        let pass_ms = ts.map(|words| {
+            let t: Vec<u64> = bytemuck::pod_collect_to_vec(&words);
+            (0..plan.passes.len())
+                .map(|i| ticks_to_ms(gpu, t[2 * i + 1].wrapping_sub(t[2 * i])))
+                .collect()
+        });
+        if let (Some(l), Some(rec)) = (&self.lens, &gpu.lens) {
+            let b = readback_buffer(gpu, l.counters().size());
+            gpu.scoped(|| {
+                let mut enc = gpu.device.create_command_encoder(&Default::default());
+                enc.copy_buffer_to_buffer(l.counters(), 0, &b, 0, b.size());
+                gpu.queue.submit([enc.finish()]);
+            })?;
+            let counts = read_all(gpu, &[(&b, b.size())])?.pop().unwrap_or_default();
+            l.finish(
+                gpu,
+                plan,
+                &counts,
+                |b, size| Ok(read_all(gpu, &[(b, size)])?.pop().unwrap_or_default()),
+                rec,
+            )?;
+        }
+        Ok(Execution {
+            output,
+            captures,
+            pass_ms,
+        })
+    }
+
+    /// Submit the next chunk of passes, wait for it and read its captures back (the last chunk
+    /// also copies the output and resolves the timestamps).
+    fn chunk(&mut self) -> Result<()> {
+        let (gpu, plan) = (self.gpu, self.plan);
+        let n = plan.passes.len();
+        let captured = |i: usize| -> u64 {
+            match self.trace {
+                true => plan.passes[i].capture.iter().map(|r| r.size).sum(),
+                false => 0,
+            }
+        };
+        let (first, mut end, mut stages, mut bytes) = (self.next, self.next, 0, 0);
+        while end < n && stages < self.per_chunk && bytes < CHUNK_BYTES {
+            let b = captured(end);
+            stages += usize::from(b > 0);
+            bytes += b;
+            end += 1;
+        }
+        // Passes after the last capture (or every pass, untraced) go with the output.
+        if (end..n).all(|i| captured(i) == 0) {
+            end = n;
+        }
+        let last = end == n;
+        let t0 = std::time::Instant::now();
+        let (reads, tail) = gpu.scoped(|| {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            let mut reads: Vec<(usize, wgpu::Buffer, u64)> = Vec::new();
+            let passes = &plan.passes[first..end];
+            record(
+                &mut enc,
+                passes,
+                first,
+                self.ts.as_ref(),
+                self.lens.as_ref(),
+                |enc, i| {
+                    if self.trace {
+                        for r in &plan.passes[i].capture {
+                            let dst = readback_buffer(gpu, r.size);
+                            enc.copy_buffer_to_buffer(&r.buffer, r.offset, &dst, 0, r.size);
+                            reads.push((i, dst, r.size));
+                        }
+                    }
+                },
+            );
+            let mut tail = Vec::new();
+            if last {
+                if let Some(out) = &plan.output {
+                    let dst = readback_buffer(gpu, out.size);
+                    enc.copy_buffer_to_buffer(&out.buffer, out.offset, &dst, 0, out.size);
+                    tail.push((dst, out.size));
+                }
+                if let Some(t) = &self.ts {
+                    let b = readback_buffer(gpu, (t.count * 8) as u64);
+                    t.resolve_into(&mut enc, &b, 0);
+                    tail.push((b, (t.count * 8) as u64));
                 }
             }
-        });
-        if let Some(out) = &plan.output {
-            let dst = readback_buffer(gpu, out.size);
-            enc.copy_buffer_to_buffer(&out.buffer, out.offset, &dst, 0, out.size);
-            reads.push((dst, out.size));
-        }
-        let ts_buf = ts.as_ref().map(|t| {
-            let b = readback_buffer(gpu, (t.count * 8) as u64);
-            t.resolve_into(&mut enc, &b, 0);
-            b
-        });
-        gpu.queue.submit([enc.finish()]);
-        (reads, layout, ts_buf)
-    })?;
-    let mut all: Vec<(&wgpu::Buffer, u64)> = reads.iter().map(|(b, s)| (b, *s)).collect();
-    let counters = lens
-        .as_ref()
-        .map(|l| readback_buffer(gpu, l.counters().size()));
-    if let (Some(l), Some(b)) = (&lens, &counters) {
-        gpu.scoped(|| {
-            let mut enc = gpu.device.create_command_encoder(&Default::default());
-            enc.copy_buffer_to_buffer(l.counters(), 0, b, 0, b.size());
             gpu.queue.submit([enc.finish()]);
+            (reads, tail)
         })?;
-        all.push((b, b.size()));
-    }
-    if let Some(b) = &ts_buf {
-        all.push((b, b.size()));
-    }
-    let mut data = read_all(gpu, &all)?;
-    let pass_ms = ts_buf.as_ref().map(|_| {
-        let words = data.pop().unwrap_or_default();
-        let t: Vec<u64> = bytemuck::pod_collect_to_vec(&words);
-        (0..plan.passes.len())
-            .map(|i| ticks_to_ms(gpu, t[2 * i + 1].wrapping_sub(t[2 * i])))
-            .collect()
-    });
-    if let (Some(l), Some(rec)) = (&lens, &gpu.lens) {
-        let counts = data.pop().unwrap_or_default();
-        l.finish(
-            gpu,
-            plan,
-            &counts,
-            |b, size| Ok(read_all(gpu, &[(b, size)])?.pop().unwrap_or_default()),
-            rec,
-        )?;
-    }
-    let output = if plan.output.is_some() {
-        data.pop().unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    let captures = layout
-        .iter()
-        .map(|idx| idx.iter().map(|&k| std::mem::take(&mut data[k])).collect())
-        .collect();
-    Ok(Execution {
-        output,
-        captures,
-        pass_ms,
-    })
-}
-
-/// Wall-clock seconds of one run (submit and wait): a cheap probe before a sweep commits to reps.
-pub fn wall_once(gpu: &Gpu, plan: &Plan) -> Result<f64> {
-    let t0 = std::time::Instant::now();
-    gpu.scoped(|| {
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        record(&mut enc, plan, None, None, |_, _| {});
-        gpu.queue.submit([enc.finish()]);
-    })?;
-    wait(gpu)?;
-    Ok(t0.elapsed().as_secs_f64())
-}
-
-/// Runs `plan` back to back until `min_ms` of wall time have passed, in growing batches of runs
-/// per submission (each batch waited for). The GPU's clocks ramp up only under sustained load: a
-/// count of warm-ups sized from one run's wall time (mostly submission latency for a 50 µs kernel)
-/// left the same-run copy measured at half speed. Returns the runs made.
-pub fn warm_for(gpu: &Gpu, plan: &Plan, min_ms: f64) -> Result<usize> {
-    let t0 = std::time::Instant::now();
-    let (mut batch, mut runs) = (1usize, 0usize);
-    while t0.elapsed().as_secs_f64() * 1e3 < min_ms {
-        let b0 = std::time::Instant::now();
-        gpu.scoped(|| {
-            let mut enc = gpu.device.create_command_encoder(&Default::default());
-            for _ in 0..batch {
-                record(&mut enc, plan, None, None, |_, _| {});
+        let all: Vec<(&wgpu::Buffer, u64)> = reads
+            .iter()
+            .map(|(_, b, s)| (b, *s))
+            .chain(tail.iter().map(|(b, s)| (b, *s)))
+            .collect();
+        let mut data = read_all(gpu, &all)?.into_iter();
+        for (i, _, _) in &reads {
+            let words = data.next().unwrap_or_default();
+            match self.ready.back_mut() {
+                Some((p, caps)) if p == i => caps.push(words),
+                _ => self.ready.push_back((*i, vec![words])),
             }
-            gpu.queue.submit([enc.finish()]);
-        })?;
-        wait(gpu)?;
-        runs += batch;
-        // Batches of about 20 ms keep the queue full without one huge command buffer.
-        if b0.elapsed().as_secs_f64() < 0.02 {
-            batch = (batch * 2).min(1 << 14);
         }
-    }
-    Ok(runs)
-}
-
-/// Timed mode: `warmup` untimed runs, then `reps` runs with timestamps around every pass and no
-/// read-back of data. Returns medians. Fails with [`Error::TimestampsUnavailable`] rather than
-/// inventing a number.
-pub fn time(gpu: &Gpu, plan: &Plan, warmup: usize, reps: usize) -> Result<Timing> {
-    time_with(gpu, plan, warmup, reps, &|| false)
-}
-
-/// [`time`] with a cancel check between repetitions.
-pub fn time_with(
-    gpu: &Gpu,
-    plan: &Plan,
-    warmup: usize,
-    reps: usize,
-    cancelled: &dyn Fn() -> bool,
-) -> Result<Timing> {
-    if !gpu.has_timestamps() {
-        return Err(Error::TimestampsUnavailable);
-    }
-    if gpu.lens.is_some() {
-        return Err(Error::input(
-            "timed mode runs the normal kernels, not a recording build",
-        ));
-    }
-    let reps = reps.max(1);
-    let np = plan.passes.len();
-    let ts = Timestamps::new(gpu, np);
-    let stride = (np * 2 * 8) as u64;
-    let readback = gpu.scoped(|| readback_buffer(gpu, stride * reps as u64))?;
-    gpu.scoped(|| {
-        for _ in 0..warmup {
-            let mut enc = gpu.device.create_command_encoder(&Default::default());
-            record(&mut enc, plan, None, None, |_, _| {});
-            gpu.queue.submit([enc.finish()]);
+        if last {
+            let output = match plan.output {
+                Some(_) => data.next().unwrap_or_default(),
+                None => Vec::new(),
+            };
+            self.tail = Some((output, data.next()));
         }
-    })?;
-    wait(gpu)?;
-    for r in 0..reps {
-        if cancelled() {
-            return Err(Error::Cancelled);
+        self.next = end;
+        if stages > 0 {
+            let per_stage = t0.elapsed().as_secs_f64() * 1e3 / stages as f64;
+            self.per_chunk = ((CHUNK_MS / per_stage.max(1e-3)) as usize).clamp(1, 2 * stages);
         }
-        gpu.scoped(|| {
-            let mut enc = gpu.device.create_command_encoder(&Default::default());
-            record(&mut enc, plan, Some(&ts), None, |_, _| {});
-            ts.resolve_into(&mut enc, &readback, stride * r as u64);
-            gpu.queue.submit([enc.finish()]);
-        })?;
-        // Keep at most a few repetitions in flight so a cancel is quick.
-        if r % 8 == 7 {
-            let _ = gpu.device.poll(wgpu::PollType::wait_indefinitely());
-        }
-    }
-    let words = read_all(gpu, &[(&readback, readback.size())])?
-        .pop()
-        .unwrap_or_default();
-    let t: Vec<u64> = bytemuck::pod_collect_to_vec(&words);
-    let mut per_pass: Vec<Vec<f64>> = vec![Vec::with_capacity(reps); np];
-    let mut totals = Vec::with_capacity(reps);
-    for r in 0..reps {
-        let base = r * np * 2;
-        let q = &t[base..base + np * 2];
-        let mut ok = true;
-        for (i, samples) in per_pass.iter_mut().enumerate() {
-            let d = q[2 * i + 1].wrapping_sub(q[2 * i]);
-            // A wrapped or absurd delta (over a minute) is a broken sample, not a time.
-            if d > 1 << 46 {
-                ok = false;
-                continue;
-            }
-            samples.push(ticks_to_ms(gpu, d));
-        }
-        let span = q[np * 2 - 1].wrapping_sub(q[0]);
-        if ok && span < 1 << 46 {
-            totals.push(ticks_to_ms(gpu, span));
-        }
-    }
-    if totals.is_empty() {
-        return Err(Error::Gpu("every timestamp sample was invalid".into()));
-    }
-    let min_ms = totals.iter().cloned().fold(f64::INFINITY, f64::min);
-    Ok(Timing {
-        pass_ms: per_pass.iter_mut().map(|s| median(s)).collect(),
-        total_ms: median(&mut totals),
-        min_ms,
-        reps: totals.len(),
-    })
-}
-
-pub fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        0.5 * (v[m - 1] + v[m])
+        Ok(())
     }
 }

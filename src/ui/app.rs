@@ -13,9 +13,11 @@ use std::sync::mpsc::{Receiver, channel};
 
 mod io;
 mod panels;
+mod run;
 mod session;
 
 use io::IoMsg;
+pub use run::{RunJob, RunMsg, TraceState};
 pub use session::Session;
 
 const STORAGE_KEY: &str = "stagewise-session";
@@ -24,10 +26,13 @@ pub struct StagewiseApp {
     pub session: Session,
     gpu: Option<Gpu>,
     gpu_error: Option<String>,
+    /// The run shown: growing while its trace streams in (see `trace`), else the last result.
     pub result: Option<RunResult>,
-    /// Bumped per result, so cached textures are rebuilt.
+    /// Bumped per run and when its result lands, so cached textures are rebuilt.
     result_key: u64,
-    pending: Option<Receiver<Result<RunResult>>>,
+    /// The worker of the run in flight.
+    pending: Option<Receiver<RunMsg>>,
+    pub trace: TraceState,
     pub message: Option<String>,
     pub timeline: Timeline,
     view: ViewState,
@@ -80,6 +85,7 @@ impl StagewiseApp {
             result: None,
             result_key: 0,
             pending: None,
+            trace: TraceState::Complete,
             message: None,
             timeline: Timeline::default(),
             view: ViewState::default(),
@@ -133,88 +139,6 @@ impl StagewiseApp {
             }
         }
     }
-
-    /// Start a GPU run on a worker thread; the result arrives through a channel.
-    pub fn start_run(&mut self, ctx: &egui::Context) {
-        let mut note = None;
-        if let Some(why) = self.gpu.as_ref().and_then(Gpu::check_lost) {
-            note = Some(self.recreate_device(&why));
-        }
-        let Some(gpu) = self.gpu.clone() else {
-            self.message = self.gpu_error.clone();
-            return;
-        };
-        let s = self.session.clone();
-        // The app always traces; an option this run would ignore is said, not dropped.
-        let shape = algo::applies::RunShape {
-            variant: &s.variant,
-            trace: true,
-            generated_input: !s.typed && s.fill == Fill::Example,
-        };
-        let input = match algo::applies::check(&s.algo, shape).and_then(|_| s.input()) {
-            Ok(d) => d,
-            Err(e) => {
-                self.message = Some(e.to_string());
-                return;
-            }
-        };
-        let (tx, rx) = channel();
-        let ctx = ctx.clone();
-        std::thread::spawn(move || {
-            let algo = s.algo.algo();
-            let r = algo.info().variant(Some(&s.variant)).and_then(|variant| {
-                algo::run(
-                    algo,
-                    &gpu,
-                    &RunRequest {
-                        variant,
-                        dtype: s.dtype(),
-                        input,
-                        trace: true,
-                    },
-                )
-            });
-            let _ = tx.send(r);
-            ctx.request_repaint();
-        });
-        self.pending = Some(rx);
-        self.message = note;
-    }
-
-    fn poll(&mut self) {
-        let Some(rx) = &self.pending else { return };
-        match rx.try_recv() {
-            Ok(Ok(r)) => {
-                let last = r.stages.len().saturating_sub(1);
-                // Open on the first pass's result: the input row and stage 1 side by side.
-                self.timeline.stage = 1.min(last);
-                self.timeline.playing = false;
-                if let Some(m) = &r.mismatch {
-                    self.message = Some(format!("GPU differs from the CPU model: {m}"));
-                }
-                self.result = Some(r);
-                self.result_key += 1;
-                self.pending = None;
-            }
-            Ok(Err(e)) => {
-                self.pending = None;
-                // A lost device (reported by the run, or by the device-lost callback): replace it.
-                let lost = match &e {
-                    Error::DeviceLost(why) => Some(why.clone()),
-                    _ => self.gpu.as_ref().and_then(Gpu::check_lost),
-                };
-                self.message = Some(match lost {
-                    Some(why) => self.recreate_device(&why),
-                    None => e.to_string(),
-                });
-            }
-            Err(std::sync::mpsc::TryRecvError::Empty) => {}
-            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                self.message = Some("the GPU worker stopped unexpectedly".into());
-                self.pending = None;
-            }
-        }
-    }
 }
 
 impl eframe::App for StagewiseApp {
@@ -237,14 +161,23 @@ impl eframe::App for StagewiseApp {
         if ctx.input(|i| i.key_pressed(egui::Key::F2)) {
             self.show_code = !self.show_code;
         }
-        if let Some(r) = self.result.as_ref().filter(|_| self.show_code) {
+        // The shown run's stages: none yet while its head waits for the input stage.
+        let staged = |r: &&RunResult| !r.stages.is_empty();
+        if let Some(r) = self
+            .result
+            .as_ref()
+            .filter(staged)
+            .filter(|_| self.show_code)
+        {
             let stage = self.timeline.stage;
             egui::Panel::right("code")
                 .resizable(true)
                 .default_size(300.0)
                 .show(ui, |ui| super::code::show(ui, r, stage));
         }
-        if let Some(r) = &self.result {
+        // The memory lens records a whole run beside this one: once this one is whole.
+        let whole = self.trace == TraceState::Complete;
+        if let Some(r) = self.result.as_ref().filter(|_| whole) {
             // The memory lens: its toggle, and when on the current pass's accesses.
             let (stage, key) = (self.timeline.stage, self.result_key);
             // Two ids: the open lens gets its own (larger) remembered height.
@@ -261,8 +194,10 @@ impl eframe::App for StagewiseApp {
         }
         egui::CentralPanel::default().show(ui, |ui| {
             self.diagram_rect = Some(ui.max_rect());
-            if let Some(r) = &self.result {
-                let last = r.stages.len().saturating_sub(1);
+            let mut stop = false;
+            if let Some(r) = self.result.as_ref().filter(staged) {
+                stop = self.progress(ui);
+                let last = r.stages.len() - 1;
                 self.timeline.ui(ui, last);
                 ui.separator();
                 views::show(ui, r, self.timeline.stage, self.result_key, &mut self.view);
@@ -279,8 +214,13 @@ impl eframe::App for StagewiseApp {
                     ui.spinner();
                     ui.label("Running on the GPU…");
                 });
+            } else if self.trace != TraceState::Complete {
+                self.progress(ui);
             } else {
                 ui.label("Press Run to execute the algorithm on the GPU.");
+            }
+            if stop {
+                self.stop_run();
             }
         });
         // A view asked for a run with new options (e.g. the FFT view's own controls).

@@ -71,6 +71,16 @@ pub fn option_values(algo: &str, key: &str) -> &'static [(String, String)] {
 }
 
 /// Edit `opts` in place; returns true when a value changed.
+/// A power-of-two option's slider moves its exponent but shows and takes the value: typed "2"
+/// is exponent 1; anything but a power of two is refused (the slider keeps its value).
+fn pow2_exponent(text: &str) -> Option<f64> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|v| v.is_power_of_two())
+        .map(|v| f64::from(v.ilog2()))
+}
+
 pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
     let Ok(Value::Object(mut map)) = serde_json::to_value(&*opts) else {
         return false;
@@ -115,9 +125,11 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                                 // Power-of-two parameters (workgroup sizes, tiles) step by doubling.
                                 let mut e = x.ilog2();
                                 let hi = e.max(12);
+                                // Typed text is the value (as shown), not its exponent.
                                 let r = ui.add(
                                     egui::Slider::new(&mut e, 0..=hi)
-                                        .custom_formatter(|v, _| format!("{}", 1u64 << v as u32)),
+                                        .custom_formatter(|v, _| format!("{}", 1u64 << v as u32))
+                                        .custom_parser(pow2_exponent),
                                 );
                                 x = 1 << e;
                                 r
@@ -232,6 +244,16 @@ mod tests {
 
     /// Every value an enum option's combo box offers is one its options struct accepts (serde
     /// and clap spell them alike), so picking one never silently does nothing.
+    #[test]
+    fn a_typed_power_of_two_is_the_value_not_its_exponent() {
+        assert_eq!(pow2_exponent("2"), Some(1.0));
+        assert_eq!(pow2_exponent(" 256 "), Some(8.0));
+        assert_eq!(pow2_exponent("1"), Some(0.0));
+        assert_eq!(pow2_exponent("3"), None);
+        assert_eq!(pow2_exponent("0"), None);
+        assert_eq!(pow2_exponent("x"), None);
+    }
+
     #[test]
     fn every_offered_enum_value_deserializes() {
         let mut offered = 0;

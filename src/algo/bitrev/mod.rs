@@ -5,7 +5,6 @@ pub mod model;
 pub mod trace;
 
 use super::prelude::*;
-use crate::data::example_data;
 use crate::gpu::grid;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -109,111 +108,104 @@ fn plan(
     Ok((plan, Region::words(a, n)))
 }
 
-impl Algorithm for Options {
-    fn info(&self) -> &'static AlgoInfo {
-        &INFO
-    }
+/// Stage `s` of a trace (`data`: the array the GPU read back after it), labelled and narrated.
+fn traced_stage(variant: &str, n: usize, log_n: u32, s: usize, data: Data) -> Stage {
+    let (label, block) = if variant != "staged" {
+        (format!("after {variant} kernel"), 1)
+    } else {
+        (format!("stage {s}"), n >> s)
+    };
+    let (passes, narration) = if variant == "naive" {
+        (
+            vec![0],
+            format!(
+                "One pass: each of the {n} threads computes its index reversed over {log_n} bits with Demo A's loop \
+             and writes its element there. Reads are coalesced; neighbouring threads write far apart."
+            ),
+        )
+    } else {
+        (
+            vec![2 * s - 2, 2 * s - 1],
+            format!(
+                "Stage {s}: kernel1 splits each of the {} block(s) of {} into its even positions (left half) and \
+             odd positions (right half), into the second buffer; kernel2 copies it back as the next stage's \
+             input. Now {} blocks of {block}.{}",
+                n / (2 * block),
+                2 * block,
+                n / block,
+                if s + 1 == log_n as usize {
+                    " Every element is already in its final place: the last stage changes nothing."
+                } else {
+                    ""
+                }
+            ),
+        )
+    };
+    Stage::with(label, data, trace::Notes::room(s, block, n / block))
+        .passes(passes)
+        .narration(narration)
+}
 
-    fn example(&self, dtype: DType) -> Option<Data> {
-        Some(example_data(&EXAMPLE, dtype))
-    }
+impl Algorithm for Options {
+    info_and_example!(INFO, EXAMPLE);
 
     fn check_len(&self, n: usize) -> Result<()> {
         require_pow2("bitrev", n).map(|_| ())
     }
 
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-        let input = &req.input;
+        self.run_streamed(gpu, req, &mut Stages::keep())
+    }
+
+    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
+        let (input, variant) = (&req.input, req.variant.name);
         let n = input.len();
         let log_n = require_pow2("bitrev", n)?;
         let a = gpu.storage_init("bitrev a", &input.bits)?;
         let b = gpu.storage_poisoned("bitrev b", n, POISON)?;
-        let (mut plan, out) = plan(gpu, req.variant.name, &a, &b, n, req.trace)?;
-        plan.output = Some(out);
-        let ex = execute(gpu, &plan, req.trace)?;
-
+        let (mut plan, output) = plan(gpu, variant, &a, &b, n, req.trace)?;
+        plan.output = Some(output);
+        let result = RunResult::head("bitrev", variant, gpu, input, req.dtype, &plan);
         let want = model::naive(&input.bits);
-        let mut mismatch = first_mismatch(req.dtype, &ex.output, &want);
-        let mut stages = vec![Stage::with(
-            "stage 0 (input)",
-            input.clone(),
-            trace::Notes::room(0, n, 1),
-        )];
+        let mut run = start(gpu, &plan, req.trace)?;
+        let mut stage_mismatch = None;
         if req.trace {
-            let cpu_stages: Vec<Vec<u32>> = if req.variant.name != "staged" {
-                vec![want.clone()]
+            let count = if variant == "staged" {
+                log_n as usize
             } else {
-                model::staged(&input.bits)
+                1
             };
-            let gpu_stages: Vec<&Vec<u32>> = ex.captures.iter().filter_map(|c| c.first()).collect();
-            for (s, (g, c)) in gpu_stages.iter().zip(&cpu_stages).enumerate() {
-                let s = s + 1;
-                if mismatch.is_none()
-                    && let Some(m) = first_mismatch(req.dtype, g, c)
+            out.head(&result, count + 1)?;
+            out.push(Stage::with(
+                "stage 0 (input)",
+                input.clone(),
+                trace::Notes::room(0, n, 1),
+            ))?;
+            // The CPU model steps along the GPU's stages.
+            let mut cpu = input.bits.clone();
+            for s in 1..=count {
+                let Some((_, captures)) = run.next_capture()? else {
+                    break;
+                };
+                let g = captures.into_iter().next().unwrap_or_default();
+                cpu = match variant {
+                    "staged" => model::stage(&cpu, n >> s),
+                    _ => want.clone(),
+                };
+                if stage_mismatch.is_none()
+                    && let Some(m) = first_mismatch(req.dtype, &g, &cpu)
                 {
-                    mismatch = Some(format!("stage {s}: {m}"));
+                    stage_mismatch = Some(format!("stage {s}: {m}"));
                 }
-                let (label, block) = if req.variant.name != "staged" {
-                    (format!("after {} kernel", req.variant.name), 1)
-                } else {
-                    (format!("stage {s}"), n >> s)
-                };
-                let (passes, narration) = if req.variant.name == "naive" {
-                    (
-                        vec![0],
-                        format!(
-                            "One pass: each of the {n} threads computes its index reversed over {log_n} bits with Demo A's loop \
-                         and writes its element there. Reads are coalesced; neighbouring threads write far apart."
-                        ),
-                    )
-                } else {
-                    (
-                        vec![2 * s - 2, 2 * s - 1],
-                        format!(
-                            "Stage {s}: kernel1 splits each of the {} block(s) of {} into its even positions (left half) and \
-                         odd positions (right half), into the second buffer; kernel2 copies it back as the next stage's \
-                         input. Now {} blocks of {block}.{}",
-                            n / (2 * block),
-                            2 * block,
-                            n / block,
-                            if s + 1 == log_n as usize {
-                                " Every element is already in its final place: the last stage changes nothing."
-                            } else {
-                                ""
-                            }
-                        ),
-                    )
-                };
-                stages.push(
-                    Stage::with(
-                        label,
-                        Data::new(req.dtype, (*g).clone()),
-                        trace::Notes::room(s, block, n / block),
-                    )
-                    .passes(passes)
-                    .narration(narration),
-                );
+                out.push(traced_stage(variant, n, log_n, s, Data::new(req.dtype, g)))?;
             }
-        } else {
-            stages.clear();
         }
-        let result = RunResult::new(
-            "bitrev",
-            req.variant.name,
-            n,
-            gpu,
-            input.clone(),
-            Data::new(req.dtype, ex.output.clone()),
-            pass_infos(&plan, &ex.pass_ms),
-        );
-        Ok(result.checked(
-            mismatch,
-            stages,
-            json!({"log_n": log_n})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-        ))
+        let ex = run.finish()?;
+        let mismatch = first_mismatch(req.dtype, &ex.output, &want).or(stage_mismatch);
+        let extra = json!({"log_n": log_n}).as_object().cloned();
+        Ok(result
+            .ran(&plan, ex)
+            .checked(mismatch, out.take(), extra.unwrap_or_default()))
     }
 
     fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, _: DType) -> Result<BenchCase> {

@@ -49,19 +49,22 @@ pub fn stage_target(i: usize, k: usize) -> usize {
 /// Demo B: the array after every stage s = 1 … log2(N) (stage s leaves blocks of N / 2^s).
 pub fn staged<T: Copy>(input: &[T]) -> Vec<Vec<T>> {
     let n = input.len();
-    let log_n = n.trailing_zeros();
     let mut cur = input.to_vec();
     let mut stages = Vec::new();
-    for s in 1..=log_n {
-        let k = n >> s;
-        let mut next = cur.clone();
-        for (i, &x) in cur.iter().enumerate() {
-            next[stage_target(i, k)] = x;
-        }
-        cur = next;
+    for s in 1..=n.trailing_zeros() {
+        cur = stage(&cur, n >> s);
         stages.push(cur.clone());
     }
     stages
+}
+
+/// One stage of Demo B: every block of 2k split into its evens (left half) and odds (right half).
+pub fn stage<T: Copy>(cur: &[T], k: usize) -> Vec<T> {
+    let mut next = cur.to_vec();
+    for (i, &x) in cur.iter().enumerate() {
+        next[stage_target(i, k)] = x;
+    }
+    next
 }
 
 #[cfg(test)]

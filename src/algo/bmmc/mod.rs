@@ -13,7 +13,7 @@ use super::prelude::*;
 use matrix::{Affine, BitMatrix};
 use plan::{Params, PlanSpec};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 const VARIANTS: &[Variant] = &[
     Variant {
@@ -283,6 +283,10 @@ impl Algorithm for Options {
     }
 
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+        self.run_streamed(gpu, req, &mut Stages::keep())
+    }
+
+    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
         let input = &req.input;
         let len = input.len();
         self.check_tile_bits()?;
@@ -297,63 +301,47 @@ impl Algorithm for Options {
         } else {
             gpu.storage_poisoned("bmmc pong", 1, POISON)?
         };
-        let (mut plan, out) = gpu_plan(gpu, &spec, n, &a, &b, &c, req.trace)?;
-        plan.output = Some(out);
-        let ex = execute(gpu, &plan, req.trace)?;
-
-        // The CPU model: the whole map at once (independent of the plan) …
-        let want = target.permute(&input.bits);
-        let mut mismatch = first_mismatch(req.dtype, &ex.output, &want);
-        let mut stages = Vec::new();
+        let (mut plan, output) = gpu_plan(gpu, &spec, n, &a, &b, &c, req.trace)?;
+        plan.output = Some(output);
+        let mut result = RunResult::head("bmmc", req.variant.name, gpu, input, req.dtype, &plan);
+        result.extra = plan_facts(n, &target, &spec);
+        let mut run = start(gpu, &plan, req.trace)?;
+        let mut pass_mismatch = None;
         if req.trace {
-            stages.push(Stage::with(
+            out.head(&result, spec.passes.len() + 1)?;
+            out.push(Stage::with(
                 "input",
                 input.clone(),
                 RoomNotes::Bmmc(trace::Notes::new(0, target.a.row_strings(), target.c, n)),
-            ));
-            // … and pass by pass.
+            ))?;
+            // The CPU model pass by pass, beside the whole map at once (below).
             let mut cur = input.bits.clone();
-            for (i, (p, cap)) in spec.passes.iter().zip(&ex.captures).enumerate() {
+            for (i, p) in spec.passes.iter().enumerate() {
+                let Some((_, captures)) = run.next_capture()? else {
+                    break;
+                };
                 cur = p.map.permute(&cur);
-                let g = cap.first().cloned().unwrap_or_default();
-                if mismatch.is_none()
+                let g = captures.into_iter().next().unwrap_or_default();
+                if pass_mismatch.is_none()
                     && let Some(m) = first_mismatch(req.dtype, &g, &cur)
                 {
-                    mismatch = Some(format!("pass {}: {m}", i + 1));
+                    pass_mismatch = Some(format!("pass {}: {m}", i + 1));
                 }
                 let notes = trace::Notes::new(i + 1, p.map.a.row_strings(), p.map.c, n)
                     .with_kernel(&p.kernel);
-                let st = Stage::with(
+                out.push(Stage::with(
                     format!("pass {}: {}", i + 1, p.label),
                     Data::new(req.dtype, g),
                     RoomNotes::Bmmc(notes),
-                );
-                stages.push(st);
+                ))?;
             }
         }
-        let mut extra = serde_json::Map::new();
-        extra.insert("log_n".into(), json!(n));
-        extra.insert("matrix".into(), json!(target.a.row_strings()));
-        extra.insert("complement".into(), json!(target.c));
-        extra.insert("bpc".into(), json!(target.a.is_permutation()));
-        extra.insert(
-            "plan".into(),
-            json!(spec.passes.iter().map(|p| p.to_json()).collect::<Vec<_>>()),
-        );
-        extra.insert("pass_count".into(), json!(spec.passes.len()));
-        for (k, v) in &spec.facts {
-            extra.insert(k.clone(), v.clone());
-        }
-        let result = RunResult::new(
-            "bmmc",
-            req.variant.name,
-            len,
-            gpu,
-            input.clone(),
-            Data::new(req.dtype, ex.output.clone()),
-            pass_infos(&plan, &ex.pass_ms),
-        );
-        Ok(result.checked(mismatch, stages, extra))
+        let ex = run.finish()?;
+        let want = target.permute(&input.bits);
+        let mismatch = first_mismatch(req.dtype, &ex.output, &want).or(pass_mismatch);
+        Ok(result
+            .ran(&plan, ex)
+            .checked(mismatch, out.take(), Default::default()))
     }
 
     fn bench_case(&self, gpu: &Gpu, v: &Variant, len: usize, _: DType) -> Result<BenchCase> {
@@ -371,6 +359,24 @@ impl Algorithm for Options {
     fn bench_log_n(&self) -> (u32, u32) {
         (20, 28)
     }
+}
+
+/// The run's top-level JSON facts: the map and its plan (known before the GPU runs).
+fn plan_facts(log_n: usize, target: &Affine, spec: &PlanSpec) -> Map<String, Value> {
+    let mut extra = Map::new();
+    extra.insert("log_n".into(), json!(log_n));
+    extra.insert("matrix".into(), json!(target.a.row_strings()));
+    extra.insert("complement".into(), json!(target.c));
+    extra.insert("bpc".into(), json!(target.a.is_permutation()));
+    extra.insert(
+        "plan".into(),
+        json!(spec.passes.iter().map(|p| p.to_json()).collect::<Vec<_>>()),
+    );
+    extra.insert("pass_count".into(), json!(spec.passes.len()));
+    for (k, v) in &spec.facts {
+        extra.insert(k.clone(), v.clone());
+    }
+    extra
 }
 
 /// The plan facts for the view's live status (no GPU): pass count per variant.

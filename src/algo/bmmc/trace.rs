@@ -12,13 +12,10 @@ pub struct Notes {
     pub complement: u32,
     pub log_n: usize,
     /// The kernel: "naive", "tiled", "block", "blockmove" (absent at the input).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<&'static str>,
     /// Tiled kernel: the input bits of a tile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tile_bits: Option<Vec<usize>>,
     /// Block kernels: the block's bits.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub k: Option<usize>,
 }
 

@@ -109,6 +109,10 @@ impl Algorithm for Options {
     }
 
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+        self.run_streamed(gpu, req, &mut Stages::keep())
+    }
+
+    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
         let n = req.input.len();
         let mut words = req.input.bits.clone();
         words.resize(padded(n), 0);
@@ -119,27 +123,21 @@ impl Algorithm for Options {
         if req.trace {
             plan.passes[0].capture.push(Region::words(&dst, n));
         }
-        let ex = execute(gpu, &plan, req.trace)?;
-        let output = Data::new(req.dtype, ex.output.clone());
-        let mismatch = first_mismatch(req.dtype, &ex.output, &req.input.bits);
-        let mut stages = Vec::new();
+        let result = RunResult::head("copy", req.variant.name, gpu, &req.input, req.dtype, &plan);
+        let mut run = start(gpu, &plan, req.trace)?;
         if req.trace {
-            stages.push(super::Stage::new("input", req.input.clone()));
-            stages.push(super::Stage::new(
-                "after copy",
-                Data::new(req.dtype, ex.captures[0][0].clone()),
-            ));
+            out.head(&result, 2)?;
+            out.push(Stage::new("input", req.input.clone()))?;
+            if let Some((_, captures)) = run.next_capture()? {
+                let g = captures.into_iter().next().unwrap_or_default();
+                out.push(Stage::new("after copy", Data::new(req.dtype, g)))?;
+            }
         }
-        let result = RunResult::new(
-            "copy",
-            req.variant.name,
-            n,
-            gpu,
-            req.input.clone(),
-            output,
-            pass_infos(&plan, &ex.pass_ms),
-        );
-        Ok(result.checked(mismatch, stages, Default::default()))
+        let ex = run.finish()?;
+        let mismatch = first_mismatch(req.dtype, &ex.output, &req.input.bits);
+        Ok(result
+            .ran(&plan, ex)
+            .checked(mismatch, out.take(), Default::default()))
     }
 
     fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, _: DType) -> Result<BenchCase> {

@@ -13,6 +13,7 @@ mod phases;
 mod run;
 mod tile_runner;
 mod tiles;
+mod traced;
 
 use phases::*;
 pub use run::plan_summary;
@@ -20,10 +21,9 @@ use tile_runner::*;
 use tiles::*;
 
 use super::prelude::*;
-use crate::data::example_data;
 use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 
 const VARIANTS: &[Variant] = &[
     Variant {
@@ -53,11 +53,6 @@ pub const EXAMPLE: [i64; 10] = [3, 7, 11, 10, 4, 20, 2, 8, 12, 1];
 pub const EXAMPLE_RESULT: [i64; 10] = [1, 2, 3, 4, 7, 8, 10, 11, 12, 20];
 
 const KEYS: &str = include_str!("../../../shaders/oddeven/keys.wgsl");
-const TRANSPOSITION: &str = include_str!("../../../shaders/oddeven/transposition.wgsl");
-const GLOBAL: &str = include_str!("../../../shaders/oddeven/global.wgsl");
-const BATCHER: &str = include_str!("../../../shaders/oddeven/batcher.wgsl");
-/// Parameters, bindings and `index_of`, shared by batcher.wgsl and the generated register kernel.
-const TILE: &str = include_str!("../../../shaders/oddeven/tile.wgsl");
 const POISON: u32 = 0xDEAD_BEEF;
 /// The longest segment `--segment` takes.
 pub const MAX_SEGMENT: usize = 4096;

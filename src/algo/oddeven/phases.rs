@@ -3,6 +3,9 @@
 
 use super::*;
 
+const TRANSPOSITION: &str = include_str!("../../../shaders/oddeven/transposition.wgsl");
+const GLOBAL: &str = include_str!("../../../shaders/oddeven/global.wgsl");
+
 // transposition: one workgroup per segment
 
 pub(super) fn check_transposition(caps: &Caps, s: &Shape, trace: bool) -> Result<()> {

@@ -1,65 +1,221 @@
-//! `impl Algorithm`: plan, run, read the trace back and check every stage against the CPU model;
-//! the plan summaries the app and the CLI print.
+//! `impl Algorithm`: plan, run, check every stage against the CPU model as it is read back
+//! (traced.rs) and the output at the end; the plan summaries the app and the CLI print.
 
 use super::*;
+use model::Rule;
 
-/// The GPU's swap flags for the pairs of `rule` on `n` elements: (flag >> 1) must be the stage id,
-/// bit 0 the swap.
-pub(super) fn gpu_pairs(
-    rule: model::Rule,
-    n: usize,
-    flags: &[u32],
-    stage_id: usize,
-    base: usize,
-) -> std::result::Result<trace::Pairs, String> {
-    let mut swapped = Vec::with_capacity(rule.count(n));
-    for (i, j) in rule.pairs(n) {
-        let f = flags.get(base + i).copied().unwrap_or(POISON);
-        if f >> 1 != stage_id as u32 {
-            return Err(format!(
-                "no GPU flag for pair ({i}, {j}) of stage {stage_id} (found {f:#x})"
-            ));
-        }
-        swapped.push(f & 1 == 1);
-    }
-    Ok(trace::Pairs::new(rule, n, swapped))
+/// A run's plan before it starts, with what its trace follows.
+struct Planned {
+    plan: Plan,
+    /// The run's JSON facts known before it runs.
+    facts: Map<String, Value>,
+    follows: Follows,
+    /// What the CPU model costs (elements × stages) to find `first_sorted_phase` untraced.
+    model_cost: usize,
 }
 
-/// One traced network stage checked against the model: `v` is the model's array before the stage
-/// (stepped here), `row` the GPU's array after it, `flags` its swap flags (at `base`, tagged
-/// `stage_id`). Returns the stage's pairs and the first difference, if any.
-fn check_network_stage(
-    (dtype, desc): (DType, bool),
-    rule: model::Rule,
-    v: &mut [u32],
-    row: &[u32],
-    (flags, stage_id, base): (&[u32], usize, usize),
-    what: &str,
-) -> (trace::Pairs, Option<String>) {
-    let n = v.len();
-    let want = trace::Pairs::new(rule, n, rule.apply(dtype, desc, v));
-    let mut mismatch = first_mismatch(dtype, row, v).map(|m| format!("{what}: {m}"));
-    let pairs = match gpu_pairs(rule, n, flags, stage_id, base) {
-        Ok(p) => p,
-        Err(e) => {
-            mismatch.get_or_insert(e);
-            want.clone()
+/// What a variant's stages follow.
+enum Follows {
+    /// Transposition and global: one phase per rule, stage ids from 0.
+    Phases(Vec<Rule>),
+    /// Batcher: one stage per rule and its (p, k), stage ids from 1.
+    Batcher(Vec<(Rule, (usize, usize))>),
+    /// Merge-split: the block sort, then one phase of merges per block.
+    MergeSplit { block: usize },
+}
+
+impl Follows {
+    /// The trace's stages after the input.
+    fn stages(&self, n: usize) -> usize {
+        match self {
+            Follows::Phases(rules) => rules.len(),
+            Follows::Batcher(stages) => stages.len(),
+            Follows::MergeSplit { block } => n.div_ceil(*block) + 1,
         }
-    };
-    if pairs != want {
-        mismatch.get_or_insert(format!("{what}: swap flags differ"));
     }
-    (pairs, mismatch)
+}
+
+impl Options {
+    /// Batcher's or merge-split's tile passes (Batcher's stages fused unless traced) and
+    /// merge-split's block (0 for Batcher).
+    fn tile_passes(
+        &self,
+        caps: &Caps,
+        s: &Shape,
+        variant: &str,
+        trace: bool,
+    ) -> Result<(Net, Vec<TilePass>, usize)> {
+        if variant == "batcher" {
+            let (net, tps) = batcher_passes(caps, s, !trace)?;
+            Ok((net, tps, 0))
+        } else {
+            let block = self.block_size(caps, s.n)?;
+            Ok((Net::whole(s.n), merge_split_passes(s, block), block))
+        }
+    }
+
+    /// The plan that sorts `input`, its facts and what its trace follows.
+    fn plan_run(
+        &self,
+        gpu: &Gpu,
+        input: &Data,
+        s: &Shape,
+        caps: Caps,
+        variant: &str,
+        trace: bool,
+    ) -> Result<Planned> {
+        let n = s.n;
+        let mut facts = Map::new();
+        facts.insert("descending".into(), json!(s.desc));
+        facts.insert("segment".into(), json!(self.segment));
+        facts.insert("seed_steps".into(), json!(s.seg));
+        let seed_work = (s.seg as u64 * (s.seg as u64).saturating_sub(1) / 2) * s.nseg() as u64;
+        facts.insert("seed_work".into(), json!(seed_work));
+        let (plan, follows, model_cost) = match variant {
+            "transposition" | "global" => {
+                let data = gpu.storage_init("oddeven data", &input.bits)?;
+                let plan = if variant == "transposition" {
+                    let mut t = plan_transposition(gpu, &caps, s, &data, trace)?;
+                    t.plan.output = Some(t.out.clone());
+                    t.plan
+                        .keep
+                        .extend(t.trace.map(|(a, b)| vec![a, b]).unwrap_or_default());
+                    t.plan
+                } else {
+                    let flags = gpu.storage_poisoned("oddeven flags", n, POISON)?;
+                    let mut plan = plan_global(gpu, s, &data, &flags, trace)?;
+                    plan.output = Some(Region::words(&data, n));
+                    plan.keep.push(flags);
+                    plan
+                };
+                let work: u64 = (0..s.seg)
+                    .map(|ph| model::phase_pairs(ph, s.seg).count() as u64)
+                    .sum::<u64>()
+                    * s.nseg() as u64;
+                facts.insert("phases".into(), json!(s.seg));
+                facts.insert("compare_exchanges".into(), json!(work));
+                let wg = caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1);
+                facts.insert("wg_size".into(), json!(wg));
+                let rules = model::transposition_rules(s.seg);
+                (plan, Follows::Phases(rules), s.seg * n)
+            }
+            "batcher" | "merge-split" => {
+                if variant == "batcher" && trace && n > 1 << 16 {
+                    return Err(Error::Limit(format!(
+                        "a batcher trace reads back every stage; trace N ≤ 65536 (got {n})"
+                    )));
+                }
+                let runner = TileRunner::new(self, gpu, caps, s, trace)?;
+                let (net, tps, block) = self.tile_passes(&caps, s, variant, trace)?;
+                let a = gpu.storage_init("oddeven a", &input.bits)?;
+                let b = gpu.storage_poisoned("oddeven b", n, POISON)?;
+                let flags =
+                    gpu.storage_poisoned("oddeven flags", if trace { n } else { 1 }, POISON)?;
+                let (mut plan, out) = plan_tiles(&runner, net, &tps, &a, &b, &flags)?;
+                plan.output = Some(out);
+                plan.keep.extend([a, b, flags]);
+                if variant == "batcher" {
+                    let stage_list = model::batcher_stages(s.seg.next_power_of_two());
+                    facts.insert("phases".into(), json!(stage_list.len()));
+                    let work = model::batcher_work(n, s.seg);
+                    facts.insert("compare_exchanges".into(), json!(work));
+                    facts.insert("tile".into(), json!(caps.tile));
+                    let cost = n * stage_list.len();
+                    let rules = model::batcher_rules(s.seg).into_iter().zip(stage_list);
+                    (plan, Follows::Batcher(rules.collect()), cost)
+                } else {
+                    let m = n.div_ceil(block);
+                    let bp = block.next_power_of_two();
+                    let per_block = model::batcher_work(bp, bp);
+                    let merge = model::batcher_stages(2 * bp)
+                        .iter()
+                        .filter(|(p, _)| *p == bp)
+                        .map(|&(p, k)| model::stage_comparators(p, k, 2 * bp).count() as u64)
+                        .sum::<u64>();
+                    let merges: u64 = (0..m).map(|ph| ((m - ph % 2) / 2) as u64).sum();
+                    facts.insert("block".into(), json!(block));
+                    facts.insert("blocks".into(), json!(m));
+                    facts.insert("phases".into(), json!(m + 1));
+                    let work = per_block * m as u64 + merge * merges;
+                    facts.insert("compare_exchanges".into(), json!(work));
+                    (plan, Follows::MergeSplit { block }, n * (m + 1))
+                }
+            }
+            other => return Err(Error::Input(format!("unknown variant {other}"))),
+        };
+        Ok(Planned {
+            plan,
+            facts,
+            follows,
+            model_cost,
+        })
+    }
+
+    /// The traced stages, each handed to `out` as it is read back and checked.
+    fn trace(
+        &self,
+        s: &Shape,
+        input: &Data,
+        follows: &Follows,
+        (head, run): (&RunResult, &mut Running),
+        out: &mut Stages,
+    ) -> Result<traced::Traced> {
+        out.head(head, follows.stages(s.n) + 1)?;
+        let notes = trace::Notes {
+            pairs: Some(trace::Pairs::default()),
+            ..Default::default()
+        };
+        out.push(Stage::with(
+            "input",
+            input.clone(),
+            RoomNotes::Oddeven(notes),
+        ))?;
+        let seg = Some(s.seg);
+        match follows {
+            Follows::Phases(rules) => {
+                let describe = |i: usize| {
+                    let parity = if i.is_multiple_of(2) { "even" } else { "odd" };
+                    let notes = trace::Notes {
+                        stage: i + 1,
+                        parity: Some(parity),
+                        segment: seg,
+                        ..Default::default()
+                    };
+                    (
+                        format!("phase {} ({parity})", i + 1),
+                        format!("phase {}", i + 1),
+                        notes,
+                    )
+                };
+                traced::network(s, input, (rules, 0), &describe, run, out)
+            }
+            Follows::Batcher(stages) => {
+                let rules: Vec<Rule> = stages.iter().map(|&(r, _)| r).collect();
+                let describe = |i: usize| {
+                    let (p, k) = stages[i].1;
+                    let notes = trace::Notes {
+                        stage: i + 1,
+                        p: Some(p),
+                        k: Some(k),
+                        merge_block: Some(2 * p),
+                        segment: seg,
+                        ..Default::default()
+                    };
+                    let what = format!("stage {} (p = {p}, k = {k})", i + 1);
+                    (format!("p = {p}, k = {k}"), what, notes)
+                };
+                traced::network(s, input, (&rules, 1), &describe, run, out)
+            }
+            &Follows::MergeSplit { block } => {
+                let cpu = model::merge_split(s.dtype, s.desc, &input.bits, block);
+                traced::merge_split(s, input, (block, &cpu), run, out)
+            }
+        }
+    }
 }
 
 impl Algorithm for Options {
-    fn info(&self) -> &'static AlgoInfo {
-        &INFO
-    }
-
-    fn example(&self, dtype: DType) -> Option<Data> {
-        Some(example_data(&EXAMPLE, dtype))
-    }
+    info_and_example!(INFO, EXAMPLE);
 
     fn check_len(&self, n: usize) -> Result<()> {
         if n == 0 {
@@ -78,312 +234,55 @@ impl Algorithm for Options {
     }
 
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-        let input = &req.input;
-        let variant = req.variant.name;
+        self.run_streamed(gpu, req, &mut Stages::keep())
+    }
+
+    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
+        let (input, variant) = (&req.input, req.variant.name);
         let s = self.shape(variant, req.dtype, input.len())?;
         let caps = self.caps(gpu, variant)?;
-        let (dtype, desc, n) = (s.dtype, s.desc, s.n);
-        let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
-        let mut stages = vec![Stage::with(
-            "input",
-            input.clone(),
-            RoomNotes::Oddeven(trace::Notes {
-                pairs: Some(trace::Pairs::default()),
-                ..Default::default()
-            }),
-        )];
-        let mut extra = Map::new();
-        extra.insert("descending".into(), json!(desc));
-        extra.insert("segment".into(), json!(self.segment));
-        let mut mismatch = None;
-        let note_mismatch = |m: Option<String>, mm: &mut Option<String>| {
-            if mm.is_none() {
-                *mm = m;
-            }
+        let p = self.plan_run(gpu, input, &s, caps, variant, req.trace)?;
+        let mut result = RunResult::head("oddeven", variant, gpu, input, s.dtype, &p.plan);
+        result.extra = p.facts;
+        let mut run = start(gpu, &p.plan, req.trace)?;
+        let traced = match req.trace {
+            true => Some(self.trace(&s, input, &p.follows, (&result, &mut run), out)?),
+            false => None,
         };
-        let output;
-        let passes;
-        // CPU model stages (for the trace check and first_sorted_phase), when affordable.
-        let model_ok = |cost: usize| req.trace || cost <= 1 << 27;
-        match variant {
-            "transposition" | "global" => {
-                let data = gpu.storage_init("oddeven data", &input.bits)?;
-                let (plan, ex) = if variant == "transposition" {
-                    let mut t = plan_transposition(gpu, &caps, &s, &data, req.trace)?;
-                    t.plan.output = Some(t.out.clone());
-                    t.plan
-                        .keep
-                        .extend(t.trace.map(|(a, b)| vec![a, b]).unwrap_or_default());
-                    let ex = execute(gpu, &t.plan, req.trace)?;
-                    (t.plan, ex)
-                } else {
-                    let flags = gpu.storage_poisoned("oddeven flags", n, POISON)?;
-                    let mut plan = plan_global(gpu, &s, &data, &flags, req.trace)?;
-                    plan.output = Some(Region::words(&data, n));
-                    plan.keep.push(flags);
-                    let ex = execute(gpu, &plan, req.trace)?;
-                    (plan, ex)
-                };
-                let rules = model::transposition_rules(s.seg);
-                let mut ex = ex;
-                if req.trace {
-                    let mut v = input.bits.clone();
-                    let mut sorted_at =
-                        model::is_sorted(dtype, desc, &input.bits, s.seg).then_some(0);
-                    for (ph, &rule) in rules.iter().enumerate() {
-                        let (row, flags, base) = if variant == "transposition" {
-                            let c = &ex.captures[0];
-                            (c[0][ph * n..(ph + 1) * n].to_vec(), &c[1], ph * n)
-                        } else {
-                            let c = &mut ex.captures[ph];
-                            (std::mem::take(&mut c[0]), &c[1], 0)
-                        };
-                        let (pairs, mm) = check_network_stage(
-                            (dtype, desc),
-                            rule,
-                            &mut v,
-                            &row,
-                            (flags, ph, base),
-                            &format!("phase {}", ph + 1),
-                        );
-                        note_mismatch(mm, &mut mismatch);
-                        if sorted_at.is_none() && model::is_sorted(dtype, desc, &row, s.seg) {
-                            sorted_at = Some(ph + 1);
-                        }
-                        let parity = if ph % 2 == 0 { "even" } else { "odd" };
-                        stages.push(trace::network_stage(
-                            format!("phase {} ({parity})", ph + 1),
-                            dtype,
-                            row,
-                            pairs,
-                            trace::Notes {
-                                stage: ph + 1,
-                                parity: Some(parity),
-                                segment: Some(s.seg),
-                                ..Default::default()
-                            },
-                        ));
+        let ex = run.finish()?;
+        let (dtype, desc) = (s.dtype, s.desc);
+        // The first sorted stage: from the trace, else from the CPU model where affordable.
+        let (sorted_at, stage_mismatch) = match traced {
+            Some(t) => (Some(t.sorted_at), t.mismatch),
+            None if p.model_cost <= 1 << 27 => {
+                let at = match &p.follows {
+                    Follows::Phases(rules) => {
+                        model::first_sorted_network(dtype, desc, &input.bits, rules, s.seg)
                     }
-                    extra.insert("first_sorted_phase".into(), json!(sorted_at));
-                } else if model_ok(s.seg * n) {
-                    extra.insert(
-                        "first_sorted_phase".into(),
-                        json!(model::first_sorted_network(
-                            dtype,
-                            desc,
-                            &input.bits,
-                            &rules,
-                            s.seg
-                        )),
-                    );
-                }
-                let work: u64 = (0..s.seg)
-                    .map(|ph| model::phase_pairs(ph, s.seg).count() as u64)
-                    .sum::<u64>()
-                    * s.nseg() as u64;
-                extra.insert("phases".into(), json!(s.seg));
-                extra.insert("compare_exchanges".into(), json!(work));
-                extra.insert(
-                    "wg_size".into(),
-                    json!(caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1)),
-                );
-                output = ex.output;
-                passes = pass_infos(&plan, &ex.pass_ms);
-            }
-            "batcher" | "merge-split" => {
-                let runner = TileRunner {
-                    gpu,
-                    caps,
-                    dtype,
-                    desc,
-                    trace: req.trace,
-                    kernel: self.kernel,
-                    keys: self.keys(gpu)?,
-                    tiles_per_wg: self.tiles_per_workgroup()?,
-                };
-                let (net, tps, block) = if variant == "batcher" {
-                    if req.trace && n > 1 << 16 {
-                        return Err(Error::Limit(format!(
-                            "a batcher trace reads back every stage; trace N ≤ 65536 (got {n})"
-                        )));
+                    Follows::Batcher(stages) => {
+                        let rules: Vec<Rule> = stages.iter().map(|&(r, _)| r).collect();
+                        model::first_sorted_network(dtype, desc, &input.bits, &rules, s.seg)
                     }
-                    let (net, tps) = batcher_passes(&caps, &s, !req.trace)?;
-                    (net, tps, 0)
-                } else {
-                    let block = self.block_size(&caps, n)?;
-                    (Net::whole(n), merge_split_passes(&s, block), block)
-                };
-                let a = gpu.storage_init("oddeven a", &input.bits)?;
-                let b = gpu.storage_poisoned("oddeven b", n, POISON)?;
-                let flags =
-                    gpu.storage_poisoned("oddeven flags", if req.trace { n } else { 1 }, POISON)?;
-                let (mut plan, out) = plan_tiles(&runner, net, &tps, &a, &b, &flags)?;
-                plan.output = Some(out);
-                let mut ex = execute(gpu, &plan, req.trace)?;
-                if variant == "batcher" {
-                    let stage_list = model::batcher_stages(s.seg.next_power_of_two());
-                    let rules = model::batcher_rules(s.seg);
-                    if req.trace {
-                        // The model steps along the GPU's stages: one array, not one per stage.
-                        let mut v = input.bits.clone();
-                        let mut sorted_at =
-                            model::is_sorted(dtype, desc, &input.bits, s.seg).then_some(0);
-                        for (i, (&rule, &(p, k))) in rules.iter().zip(&stage_list).enumerate() {
-                            let cap = &mut ex.captures[i];
-                            let row = std::mem::take(&mut cap[0]);
-                            let flags = std::mem::take(&mut cap[1]);
-                            let (pairs, mm) = check_network_stage(
-                                (dtype, desc),
-                                rule,
-                                &mut v,
-                                &row,
-                                (&flags, i + 1, 0),
-                                &format!("stage {} (p = {p}, k = {k})", i + 1),
-                            );
-                            note_mismatch(mm, &mut mismatch);
-                            if sorted_at.is_none() && model::is_sorted(dtype, desc, &row, s.seg) {
-                                sorted_at = Some(i + 1);
-                            }
-                            stages.push(trace::network_stage(
-                                format!("p = {p}, k = {k}"),
-                                dtype,
-                                row,
-                                pairs,
-                                trace::Notes {
-                                    stage: i + 1,
-                                    p: Some(p),
-                                    k: Some(k),
-                                    merge_block: Some(2 * p),
-                                    segment: Some(s.seg),
-                                    ..Default::default()
-                                },
-                            ));
-                        }
-                        extra.insert("first_sorted_phase".into(), json!(sorted_at));
-                    } else if model_ok(n * stage_list.len()) {
-                        extra.insert(
-                            "first_sorted_phase".into(),
-                            json!(model::first_sorted_network(
-                                dtype,
-                                desc,
-                                &input.bits,
-                                &rules,
-                                s.seg
-                            )),
-                        );
-                    }
-                    extra.insert("phases".into(), json!(stage_list.len()));
-                    extra.insert(
-                        "compare_exchanges".into(),
-                        json!(model::batcher_work(n, s.seg)),
-                    );
-                    extra.insert("tile".into(), json!(caps.tile));
-                } else {
-                    let m = n.div_ceil(block);
-                    let model_stages = if model_ok(n * (m + 1)) {
-                        Some(model::merge_split(dtype, desc, &input.bits, block))
-                    } else {
-                        None
-                    };
-                    let blocks: Vec<(usize, usize)> = (0..m)
-                        .map(|i| (i * block, ((i + 1) * block).min(n)))
-                        .collect();
-                    let mut rows = Vec::new();
-                    if req.trace {
-                        let cpu = model_stages.as_ref().expect("traced runs build the model");
-                        let mut prev = input.bits.clone();
-                        for (i, c) in cpu.iter().enumerate() {
-                            let cap = &ex.captures[i];
-                            note_mismatch(
-                                first_mismatch(dtype, &cap[0], &c.data)
-                                    .map(|mm| format!("stage {}: {mm}", i + 1)),
-                                &mut mismatch,
-                            );
-                            // Block pairs with "moved" read off the GPU's arrays.
-                            let pairs: Vec<model::Pair> = c
-                                .pairs
-                                .iter()
-                                .map(|&(x, y, _)| {
-                                    let lo = x as usize * block;
-                                    let hi = ((y as usize + 1) * block).min(n);
-                                    (x, y, prev[lo..hi] != cap[0][lo..hi])
-                                })
+                    &Follows::MergeSplit { block } => {
+                        let rows: Vec<Vec<u32>> =
+                            model::merge_split(dtype, desc, &input.bits, block)
+                                .into_iter()
+                                .map(|p| p.data)
                                 .collect();
-                            let label = if i == 0 {
-                                format!("sort {m} blocks of {block}")
-                            } else {
-                                format!(
-                                    "phase {i} ({})",
-                                    if (i - 1) % 2 == 0 { "even" } else { "odd" }
-                                )
-                            };
-                            let notes = trace::Notes {
-                                stage: i + 1,
-                                block: Some(block),
-                                blocks: Some(blocks.clone()),
-                                block_pairs: Some(pairs),
-                                pairs: (i == 0).then(trace::Pairs::default),
-                                ..Default::default()
-                            };
-                            stages.push(Stage::with(
-                                label,
-                                Data::new(dtype, cap[0].clone()),
-                                RoomNotes::Oddeven(notes),
-                            ));
-                            prev = cap[0].clone();
-                            rows.push(cap[0].clone());
-                        }
-                    } else if let Some(mst) = &model_stages {
-                        rows = mst.iter().map(|p| p.data.clone()).collect();
+                        model::first_sorted(dtype, desc, &input.bits, &rows, s.n)
                     }
-                    if model_stages.is_some() {
-                        extra.insert(
-                            "first_sorted_phase".into(),
-                            json!(model::first_sorted(dtype, desc, &input.bits, &rows, n)),
-                        );
-                    }
-                    let bp = block.next_power_of_two();
-                    let per_block = model::batcher_work(bp, bp);
-                    let merge = model::batcher_stages(2 * bp)
-                        .iter()
-                        .filter(|(p, _)| *p == bp)
-                        .map(|&(p, k)| model::stage_comparators(p, k, 2 * bp).count() as u64)
-                        .sum::<u64>();
-                    extra.insert("block".into(), json!(block));
-                    extra.insert("blocks".into(), json!(m));
-                    extra.insert("phases".into(), json!(m + 1));
-                    let merges: u64 = (0..m).map(|ph| ((m - ph % 2) / 2) as u64).sum();
-                    extra.insert(
-                        "compare_exchanges".into(),
-                        json!(per_block * m as u64 + merge * merges),
-                    );
-                }
-                output = ex.output;
-                passes = pass_infos(&plan, &ex.pass_ms);
+                };
+                (Some(at), None)
             }
-            other => return Err(Error::Input(format!("unknown variant {other}"))),
+            None => (None, None),
+        };
+        let mut extra = Map::new();
+        if let Some(at) = sorted_at {
+            extra.insert("first_sorted_phase".into(), json!(at));
         }
-        extra.insert("seed_steps".into(), json!(s.seg));
-        extra.insert(
-            "seed_work".into(),
-            json!((s.seg as u64 * (s.seg as u64).saturating_sub(1) / 2) * s.nseg() as u64),
-        );
-        if mismatch.is_none() {
-            mismatch = first_mismatch(dtype, &output, &want);
-        }
-        if !req.trace {
-            stages.clear();
-        }
-        let result = RunResult::new(
-            "oddeven",
-            variant,
-            n,
-            gpu,
-            input.clone(),
-            Data::new(dtype, output),
-            passes,
-        );
-        Ok(result.checked(mismatch, stages, extra))
+        let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
+        let mismatch = stage_mismatch.or_else(|| first_mismatch(dtype, &ex.output, &want));
+        Ok(result.ran(&p.plan, ex).checked(mismatch, out.take(), extra))
     }
 
     fn bench_case(
@@ -418,22 +317,8 @@ impl Algorithm for Options {
                 plan
             }
             _ => {
-                let runner = TileRunner {
-                    gpu,
-                    caps,
-                    dtype,
-                    desc: s.desc,
-                    trace: false,
-                    kernel: self.kernel,
-                    keys: self.keys(gpu)?,
-                    tiles_per_wg: self.tiles_per_workgroup()?,
-                };
-                let (net, tps) = if variant.name == "batcher" {
-                    batcher_passes(&caps, &s, true)?
-                } else {
-                    let block = self.block_size(&caps, n)?;
-                    (Net::whole(n), merge_split_passes(&s, block))
-                };
+                let runner = TileRunner::new(self, gpu, caps, &s, false)?;
+                let (net, tps, _) = self.tile_passes(&caps, &s, variant.name, false)?;
                 let a = gpu.storage_zeroed("oddeven a", n)?;
                 let b = gpu.storage_zeroed("oddeven b", n)?;
                 let flags = gpu.storage_zeroed("oddeven flags", 1)?;
@@ -443,11 +328,7 @@ impl Algorithm for Options {
             }
         };
         // The floor: read every key once and write it once.
-        Ok(BenchCase {
-            plan,
-            bytes: 8 * n as u64,
-            items: n as u64,
-        })
+        Ok(BenchCase::read_write_once(plan, n))
     }
 
     /// Small by default so that every variant takes every size (transposition holds N in one

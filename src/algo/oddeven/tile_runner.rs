@@ -3,17 +3,43 @@
 
 use super::*;
 
+const BATCHER: &str = include_str!("../../../shaders/oddeven/batcher.wgsl");
+/// Parameters, bindings and `index_of`, shared by batcher.wgsl and the generated register kernel.
+const TILE: &str = include_str!("../../../shaders/oddeven/tile.wgsl");
+
+/// Makes tile passes GPU passes, with the options' kernel choice and tuning.
 pub(super) struct TileRunner<'a> {
-    pub(super) gpu: &'a Gpu,
-    pub(super) caps: Caps,
-    pub(super) dtype: DType,
-    pub(super) desc: bool,
-    pub(super) trace: bool,
-    pub(super) kernel: TileKernel,
+    gpu: &'a Gpu,
+    caps: Caps,
+    dtype: DType,
+    desc: bool,
+    trace: bool,
+    kernel: TileKernel,
     /// Register kernel: keys per invocation.
-    pub(super) keys: usize,
+    keys: usize,
     /// Register kernel: tiles per workgroup (None: `default_tiles_per_wg`).
-    pub(super) tiles_per_wg: Option<usize>,
+    tiles_per_wg: Option<usize>,
+}
+
+impl<'a> TileRunner<'a> {
+    pub(super) fn new(
+        o: &Options,
+        gpu: &'a Gpu,
+        caps: Caps,
+        s: &Shape,
+        trace: bool,
+    ) -> Result<TileRunner<'a>> {
+        Ok(TileRunner {
+            gpu,
+            caps,
+            dtype: s.dtype,
+            desc: s.desc,
+            trace,
+            kernel: o.kernel,
+            keys: o.keys(gpu)?,
+            tiles_per_wg: o.tiles_per_workgroup()?,
+        })
+    }
 }
 
 impl TileRunner<'_> {

@@ -18,42 +18,32 @@ pub const MAX_PAIRS_NOTE: usize = 1 << 16;
 pub struct Notes {
     /// 0 = the input.
     pub stage: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub compare_exchanges: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub swaps: Option<usize>,
     /// The element pairs compared, with whether they swapped (JSON: [i, j, 0|1]). Serialized by
     /// the stage (`Stage`'s `Serialize`), straight to the writer: never as a JSON value tree.
     #[serde(skip)]
     pub pairs: Option<Pairs>,
     /// Transposition phases: "even" or "odd".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parity: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub segment: Option<usize>,
     /// Batcher: the merge's half size p and the step's stride k; merge_block = 2p.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub p: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub k: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub merge_block: Option<usize>,
     /// Merge-split: the block size, every block's [start, end), and the block pairs merged (with
     /// whether either block changed).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub block: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<Vec<(usize, usize)>>,
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "pair_list")]
+    #[serde(serialize_with = "pair_list")]
     pub block_pairs: Option<Vec<Pair>>,
 }
 
 fn pair_list<S: Serializer>(v: &Option<Vec<Pair>>, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(
-        v.iter()
-            .flatten()
-            .map(|&(i, j, swapped)| (i, j, swapped as u32)),
-    )
+    match v {
+        Some(v) => s.collect_seq(v.iter().map(|&(i, j, swapped)| (i, j, swapped as u32))),
+        None => s.serialize_none(),
+    }
 }
 
 /// A network stage's pairs: the rule they follow on `n` elements and one swap bit per pair (in

@@ -8,6 +8,7 @@
 //! - `classic`: per digit a tile-histogram pass, a scan of the counts, a scatter pass (for
 //!   teaching: every step visible).
 
+pub mod kernel;
 pub mod model;
 pub mod options;
 pub mod plan;
@@ -17,7 +18,7 @@ pub use options::{Options, Shape, TileOrder, Values};
 
 use super::prelude::*;
 use crate::gpu::Execution;
-use plan::Init;
+use plan::{Init, PassKind};
 use serde_json::{Map, json};
 
 const VARIANTS: &[Variant] = &[
@@ -51,6 +52,41 @@ impl Options {
         Ok(())
     }
 
+    /// What a run's JSON says of its plan before it runs (the shape, the order of the tiles).
+    fn facts(
+        &self,
+        gpu: &Gpu,
+        variant: &str,
+        built: &plan::Built,
+    ) -> Map<String, serde_json::Value> {
+        let shape = built.shape;
+        let mut extra = Map::new();
+        extra.insert("descending".into(), json!(self.descending));
+        extra.insert("digit_bits".into(), json!(shape.bits));
+        extra.insert("digits".into(), json!(shape.digits()));
+        extra.insert("workgroup_size".into(), json!(shape.wg));
+        extra.insert("keys_per_thread".into(), json!(shape.kpt));
+        extra.insert("tile".into(), json!(shape.tile()));
+        if variant == "onesweep" {
+            let order = if self.dispatch_order(gpu) {
+                "dispatch"
+            } else {
+                "counter"
+            };
+            extra.insert("tile_order".into(), json!(order));
+        }
+        extra.insert("tiles".into(), json!(built.tiles));
+        extra.insert(
+            "rank".into(),
+            json!(if shape.subgroups {
+                "subgroups"
+            } else {
+                "workgroup memory"
+            }),
+        );
+        extra
+    }
+
     fn values_for(&self, keys: &[u32]) -> Vec<u32> {
         match self.values {
             Values::None => Vec::new(),
@@ -76,6 +112,10 @@ impl Algorithm for Options {
     }
 
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+        self.run_streamed(gpu, req, &mut Stages::keep())
+    }
+
+    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
         let variant = req.variant.name;
         self.check_variant(variant)?;
         let dtype = req.dtype;
@@ -83,11 +123,52 @@ impl Algorithm for Options {
         let n = x.len();
         let vals = self.values_for(x);
         let built = self.build_sort(gpu, variant, dtype, x, &vals, req.trace)?;
-        let ex = execute(gpu, &built.plan, req.trace || self.has_values())?;
+        let shape = built.shape;
+        let mut result = RunResult::head("radix", variant, gpu, &req.input, dtype, &built.plan);
+        result.extra = self.facts(gpu, variant, &built);
+        let mut run = start(gpu, &built.plan, req.trace || self.has_values())?;
+        // Traced: every pass's stage handed on as soon as it is read back and checked.
+        let mut trace_mismatch = None;
+        let mut fallbacks = 0u64;
+        let mut traced_values = None;
+        if req.trace {
+            let steps = model::steps(dtype, self.descending, shape.bits, shape.tile(), x, &vals);
+            let tracer = trace::Tracer {
+                frame: trace::Frame {
+                    bits: shape.bits,
+                    tile: shape.tile(),
+                    tiles: built.tiles,
+                    n,
+                },
+                dtype,
+                input: x,
+                steps: &steps,
+                counts: model::digit_counts(dtype, self.descending, shape.bits, x),
+                with_values: self.has_values(),
+            };
+            let shown = built
+                .kinds
+                .iter()
+                .filter(|k| **k != PassKind::Clear)
+                .count();
+            out.head(&result, shown + 1)?;
+            out.push(tracer.input())?;
+            while let Some((i, caps)) = run.next_capture()? {
+                let kind = built.kinds[i];
+                if self.has_values() && i + 1 == built.kinds.len() {
+                    traced_values = caps.get(2).cloned();
+                }
+                if let Some(st) = tracer.stage(i, kind, &caps, &mut trace_mismatch) {
+                    fallbacks += trace::RadixNote::of(&st).map_or(0, |nt| nt.fallbacks);
+                    out.push(st)?;
+                }
+            }
+        }
+        let ex = run.finish()?;
         let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
         let mut mismatch = first_mismatch(dtype, &ex.output, &want_k).map(|m| format!("keys: {m}"));
         let got_v = if self.has_values() {
-            let v = sorted_values(&ex);
+            let v = traced_values.unwrap_or_else(|| sorted_values(&ex));
             if mismatch.is_none() {
                 mismatch = first_mismatch(DType::U32, &v, &want_v).map(|m| format!("values: {m}"));
             }
@@ -95,74 +176,16 @@ impl Algorithm for Options {
         } else {
             Vec::new()
         };
-        let shape = built.shape;
-        let frame = trace::Frame {
-            bits: shape.bits,
-            tile: shape.tile(),
-            tiles: built.tiles,
-            n,
-        };
-        let stages = if req.trace {
-            let steps = model::steps(dtype, self.descending, shape.bits, shape.tile(), x, &vals);
-            trace::stages(
-                frame,
-                dtype,
-                self.descending,
-                x,
-                &steps,
-                &built.kinds,
-                &ex.captures,
-                self.has_values(),
-                &mut mismatch,
-            )
-        } else {
-            Vec::new()
-        };
         let mut extra = Map::new();
-        extra.insert("descending".into(), json!(self.descending));
-        extra.insert("digit_bits".into(), json!(shape.bits));
-        extra.insert("digits".into(), json!(shape.digits()));
-        extra.insert("workgroup_size".into(), json!(shape.wg));
-        extra.insert("keys_per_thread".into(), json!(shape.kpt));
-        extra.insert("tile".into(), json!(shape.tile()));
-        if variant == "onesweep" {
-            let order = if self.dispatch_order(gpu) {
-                "dispatch"
-            } else {
-                "counter"
-            };
-            extra.insert("tile_order".into(), json!(order));
-        }
-        extra.insert("tiles".into(), json!(built.tiles));
-        extra.insert(
-            "rank".into(),
-            json!(if shape.subgroups {
-                "subgroups"
-            } else {
-                "workgroup memory"
-            }),
-        );
         if self.has_values() {
             extra.insert("values".into(), json!(got_v));
         }
         if req.trace && variant == "onesweep" {
-            let falls: u64 = stages
-                .iter()
-                .filter_map(trace::RadixNote::of)
-                .map(|nt| nt.fallbacks)
-                .sum();
-            extra.insert("fallbacks".into(), json!(falls));
+            extra.insert("fallbacks".into(), json!(fallbacks));
         }
-        let result = RunResult::new(
-            "radix",
-            variant,
-            n,
-            gpu,
-            req.input.clone(),
-            Data::new(dtype, ex.output),
-            pass_infos(&built.plan, &ex.pass_ms),
-        );
-        Ok(result.checked(mismatch, stages, extra))
+        Ok(result
+            .ran(&built.plan, ex)
+            .checked(mismatch.or(trace_mismatch), out.take(), extra))
     }
 
     fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {

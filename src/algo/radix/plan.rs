@@ -101,8 +101,33 @@ fn bind(
     })
 }
 
+/// Which loads and stores of a digit pass apply the order-preserving key map (see sort.wgsl).
+#[derive(Clone, Copy)]
+pub struct KeyMap {
+    pub on_load: bool,
+    pub on_store: bool,
+}
+
+impl KeyMap {
+    /// Digit `d` of `digits`: the first pass maps its loads, the last its stores; a traced pass
+    /// maps both, so that every stage holds the keys' own bits.
+    pub fn of(d: u32, digits: u32, trace: bool) -> KeyMap {
+        KeyMap {
+            on_load: trace || d == 0,
+            on_store: trace || d + 1 == digits,
+        }
+    }
+}
+
 /// The kernel source for this shape (the key map and the ranking variant prepended).
-pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool, dispatch: bool) -> String {
+pub fn source(
+    shape: Shape,
+    opts: &Options,
+    dtype: DType,
+    trace: bool,
+    dispatch: bool,
+    map: KeyMap,
+) -> String {
     let dt = match dtype {
         DType::U32 => "0",
         DType::I32 => "1",
@@ -127,6 +152,8 @@ pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool, dispatch:
     let params: Vec<(&str, String)> = vec![
         ("DTYPE", dt.into()),
         ("DESC", opts.descending.to_string()),
+        ("KEY_IN", map.on_load.to_string()),
+        ("KEY_OUT", map.on_store.to_string()),
         ("BITS", shape.bits.to_string()),
         ("WG", shape.wg.to_string()),
         ("KPT", shape.kpt.to_string()),
@@ -134,8 +161,9 @@ pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool, dispatch:
         ("NW", shape.warp_rows.to_string()),
         ("VALUES", opts.has_values().to_string()),
         (
-            "VAL_TILE",
-            if opts.has_values() { tile } else { 1 }.to_string(),
+            "SMEM",
+            tile.max((shape.warp_rows as usize) << shape.bits)
+                .to_string(),
         ),
         ("TRACE", trace.to_string()),
         ("SPIN", opts.spin.to_string()),
@@ -143,7 +171,11 @@ pub fn source(shape: Shape, opts: &Options, dtype: DType, trace: bool, dispatch:
         ("SG_ARGS", args.into()),
         ("ME", me),
     ];
-    specialize(&format!("{KEYS}\n{rank}\n{SORT}"), &params)
+    let entries = super::kernel::entries(&super::kernel::ScatterConfig {
+        kpt: shape.kpt,
+        trace,
+    });
+    specialize(&format!("{KEYS}\n{rank}\n{SORT}{entries}"), &params)
 }
 
 pub fn build(
@@ -201,7 +233,18 @@ pub fn build(
     let state = gpu.storage_zeroed("radix state", state_words)?;
     let tw = if trace { trace_words(n, tiles, r) } else { 1 };
     let tbuf = gpu.storage_zeroed("radix trace", tw)?;
-    let src = source(shape, opts, dtype, trace, opts.dispatch_order(gpu));
+    let dispatch = opts.dispatch_order(gpu);
+    let src_of = |d: u32| {
+        source(
+            shape,
+            opts,
+            dtype,
+            trace,
+            dispatch,
+            KeyMap::of(d, nd as u32, trace),
+        )
+    };
+    let src = src_of(0);
     let mut plan = Plan::default();
     let mut kinds = Vec::new();
     let hist_chunk =
@@ -259,18 +302,20 @@ pub fn build(
     } else {
         "classic_scatter"
     };
-    let scat = gpu.pipeline(&format!("radix {scatter_entry}"), &src, scatter_entry)?;
-    let (ch, cs) = if onesweep {
-        (None, None)
-    } else {
-        (
-            Some(gpu.pipeline("radix classic histogram", &src, "classic_hist")?),
-            Some(gpu.pipeline("radix classic scan", &src, "classic_scan")?),
-        )
-    };
     let mut cur = input.clone();
     let mut vcur = vin.clone();
     for d in 0..nd as u32 {
+        // Passes with the same key map share one source, so one compiled pipeline (cached).
+        let src = src_of(d);
+        let scat = gpu.pipeline(&format!("radix {scatter_entry}"), &src, scatter_entry)?;
+        let (ch, cs) = if onesweep {
+            (None, None)
+        } else {
+            (
+                Some(gpu.pipeline("radix classic histogram", &src, "classic_hist")?),
+                Some(gpu.pipeline("radix classic scan", &src, "classic_scan")?),
+            )
+        };
         let u = uniform(d * shape.bits, d)?;
         let (dst, vdst) = (&scratch[d as usize % 2], &vscratch[d as usize % 2]);
         if let (Some(ch), Some(cs)) = (&ch, &cs) {

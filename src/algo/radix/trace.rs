@@ -129,43 +129,50 @@ pub fn check(what: &str, gpu: &[u32], cpu: &[u32], mismatch: &mut Option<String>
     }
 }
 
-/// The stages of a traced run from its captures (`caps[i]` = pass i's captured regions), each
-/// checked against the model.
-#[allow(clippy::too_many_arguments)]
-pub fn stages(
-    frame: Frame,
-    dtype: DType,
-    desc: bool,
-    input: &[u32],
-    model_steps: &[DigitStep],
-    kinds: &[PassKind],
-    caps: &[Vec<Vec<u32>>],
-    with_values: bool,
-    mismatch: &mut Option<String>,
-) -> Vec<Stage> {
-    let (n, r, tiles) = (frame.n, 1usize << frame.bits, frame.tiles);
-    let mut out = vec![
-        frame
-            .note(StepKind::Input, None)
-            .attach(Stage::new("input", Data::new(dtype, input.to_vec()))),
-    ];
-    let counts = model::digit_counts(dtype, desc, frame.bits, input);
-    let empty = Vec::new();
-    for (i, kind) in kinds.iter().enumerate() {
-        let c = caps.get(i).unwrap_or(&empty);
+/// Builds a traced run's stages pass by pass from the captures, each checked against the model.
+pub struct Tracer<'a> {
+    pub frame: Frame,
+    pub dtype: DType,
+    pub input: &'a [u32],
+    /// The model's digit passes (model::steps).
+    pub steps: &'a [DigitStep],
+    /// The model's counts of every digit (model::digit_counts).
+    pub counts: Vec<u32>,
+    pub with_values: bool,
+}
+
+impl Tracer<'_> {
+    /// The first stage: the input.
+    pub fn input(&self) -> Stage {
+        self.frame.note(StepKind::Input, None).attach(Stage::new(
+            "input",
+            Data::new(self.dtype, self.input.to_vec()),
+        ))
+    }
+
+    /// The stage of pass `i` (of `kind`, with captured regions `c`), or None for a pass that
+    /// shows nothing (the clear); the first difference from the model goes to `mismatch`.
+    pub fn stage(
+        &self,
+        i: usize,
+        kind: PassKind,
+        c: &[Vec<u32>],
+        mismatch: &mut Option<String>,
+    ) -> Option<Stage> {
+        let frame = self.frame;
+        let (n, r, tiles) = (frame.n, 1usize << frame.bits, frame.tiles);
         let first = c.first().cloned().unwrap_or_default();
-        let passes = vec![i];
-        let st = match *kind {
-            PassKind::Clear => continue,
+        let st = match kind {
+            PassKind::Clear => return None,
             PassKind::Histogram => {
-                check("digit counts", &first, &counts, mismatch);
+                check("digit counts", &first, &self.counts, mismatch);
                 frame.note(StepKind::Histogram, None).attach(Stage::new(
                     "histogram: every digit's bucket counts",
                     Data::new(DType::U32, first),
                 ))
             }
             PassKind::ScanCounts => {
-                let want = model::digit_offsets(&counts, frame.bits);
+                let want = model::digit_offsets(&self.counts, frame.bits);
                 check("digit offsets", &first, &want, mismatch);
                 frame.note(StepKind::DigitOffsets, None).attach(Stage::new(
                     "scan: where every digit's buckets start",
@@ -173,7 +180,7 @@ pub fn stages(
                 ))
             }
             PassKind::TileHistogram(d) | PassKind::TileScan(d) => {
-                let m = &model_steps[d as usize];
+                let m = &self.steps[d as usize];
                 let hist = matches!(kind, PassKind::TileHistogram(_));
                 let want =
                     DigitStep::bucket_major(if hist { &m.tile_hist } else { &m.tile_offsets }, r);
@@ -203,7 +210,7 @@ pub fn stages(
                 note.attach(Stage::new(label, Data::new(DType::U32, first)))
             }
             PassKind::Scatter(d) => {
-                let m = &model_steps[d as usize];
+                let m = &self.steps[d as usize];
                 let tr = c.get(1).cloned().unwrap_or_default();
                 let part = |a: usize, len: usize| tr.get(a..a + len).unwrap_or(&[]).to_vec();
                 let key_digits = part(0, n);
@@ -211,32 +218,16 @@ pub fn stages(
                 let tile_hist = part(2 * n, tiles * r);
                 let tile_offsets = part(2 * n + tiles * r, tiles * r);
                 let lb = part(2 * n + 2 * tiles * r, 2 * tiles);
-                check(
-                    &format!("digit {d}: key digits"),
-                    &key_digits,
-                    &m.digits,
-                    mismatch,
-                );
-                check(
-                    &format!("digit {d}: tile histograms"),
-                    &tile_hist,
-                    &m.tile_hist,
-                    mismatch,
-                );
-                check(
-                    &format!("digit {d}: tile offsets"),
-                    &tile_offsets,
-                    &m.tile_offsets,
-                    mismatch,
-                );
-                check(
-                    &format!("digit {d}: destinations"),
-                    &dest,
-                    &m.dest,
-                    mismatch,
-                );
-                check(&format!("digit {d}: keys after"), &first, &m.keys, mismatch);
-                let values = if with_values {
+                for (what, gpu, cpu) in [
+                    ("key digits", &key_digits, &m.digits),
+                    ("tile histograms", &tile_hist, &m.tile_hist),
+                    ("tile offsets", &tile_offsets, &m.tile_offsets),
+                    ("destinations", &dest, &m.dest),
+                    ("keys after", &first, &m.keys),
+                ] {
+                    check(&format!("digit {d}: {what}"), gpu, cpu, mismatch);
+                }
+                let values = if self.with_values {
                     let v = c.get(2).cloned().unwrap_or_default();
                     check(&format!("digit {d}: values after"), &v, &m.values, mismatch);
                     v
@@ -251,9 +242,9 @@ pub fn stages(
                     note.tile_hist = tile_hist;
                     note.tile_offsets = tile_offsets;
                     note.before = if d == 0 {
-                        input.to_vec()
+                        self.input.to_vec()
                     } else {
-                        model_steps[d as usize - 1].keys.clone()
+                        self.steps[d as usize - 1].keys.clone()
                     };
                     note.values = values;
                     note.lookback = lb.chunks(2).map(|p| [p[0], p[1]]).collect();
@@ -264,11 +255,10 @@ pub fn stages(
                         d * frame.bits,
                         ((d + 1) * frame.bits).min(32) - 1
                     ),
-                    Data::new(dtype, first),
+                    Data::new(self.dtype, first),
                 ))
             }
         };
-        out.push(st.passes(passes));
+        Some(st.passes(vec![i]))
     }
-    out
 }

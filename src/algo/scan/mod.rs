@@ -16,6 +16,7 @@ mod check;
 mod options;
 mod plan;
 mod run;
+mod traced;
 
 use check::*;
 pub use check::{F32Check, check_f32};
@@ -23,11 +24,11 @@ pub use plan::DecoupledRun;
 use plan::*;
 
 use super::prelude::*;
-use crate::data::{example_data, fmt_bits};
+use crate::data::fmt_bits;
 use crate::gpu::{grid, specialize};
 use model::Phase;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 
 const VARIANTS: &[Variant] = &[
     Variant {
@@ -64,16 +65,6 @@ static INFO: AlgoInfo = AlgoInfo::new("scan", "004", VARIANTS)
     .title("Prefix sums (scan)")
     .summary("out[i] = a[0] + … + a[i] (inclusive; --exclusive stops before a[i]); u32/i32 wrap, f32 checked against an f64 sum.");
 
-const INPLACE: &str = include_str!("../../../shaders/scan/inplace.wgsl");
-const PINGPONG: &str = include_str!("../../../shaders/scan/pingpong.wgsl");
-const SEQUENTIAL: &str = include_str!("../../../shaders/scan/sequential.wgsl");
-const TILE_COMMON: &str = include_str!("../../../shaders/scan/tile_common.wgsl");
-const DECOUPLED: &str = include_str!("../../../shaders/scan/decoupled.wgsl");
-const DECOUPLED_SG: &str = include_str!("../../../shaders/scan/decoupled_sg.wgsl");
-const RTS: &str = include_str!("../../../shaders/scan/rts.wgsl");
-const POISON: u32 = 0xDEAD_BEEF;
-/// Threads per workgroup of the phase kernels.
-const PHASE_WG: u32 = 256;
 /// Stages list their (thread, source) pairs and sleeping threads up to this many elements.
 pub const MAX_PAIRS_N: usize = 4096;
 /// The largest N the one-thread `sequential` variant is benchmarked at.

@@ -3,6 +3,18 @@
 
 use super::*;
 
+// The phase kernels (ladder, folded, Hillis–Steele, Blelloch, sequential) and their workgroup size.
+const INPLACE: &str = include_str!("../../../shaders/scan/inplace.wgsl");
+const PINGPONG: &str = include_str!("../../../shaders/scan/pingpong.wgsl");
+const SEQUENTIAL: &str = include_str!("../../../shaders/scan/sequential.wgsl");
+const PHASE_WG: u32 = 256;
+// The tiled kernels (reduce-then-scan, decoupled).
+const TILE_COMMON: &str = include_str!("../../../shaders/scan/tile_common.wgsl");
+const DECOUPLED: &str = include_str!("../../../shaders/scan/decoupled.wgsl");
+const DECOUPLED_SG: &str = include_str!("../../../shaders/scan/decoupled_sg.wgsl");
+const RTS: &str = include_str!("../../../shaders/scan/rts.wgsl");
+const POISON: u32 = 0xDEAD_BEEF;
+
 /// Where the input comes from: data (run) or zeroed buffers of n words (bench).
 pub(super) enum Init<'a> {
     Data(&'a [u32]),

@@ -179,18 +179,28 @@ impl StagewiseApp {
                 "{} / {} · N = {} · {}",
                 r.algorithm, r.variant, r.n, r.dtype
             ));
-            let (txt, col) = if r.verified {
-                (
-                    "OK: GPU output equals the CPU model",
+            let (txt, col) = match self.trace {
+                TraceState::Arriving { .. } => (
+                    "Streaming: checked stage by stage, verdict at the end".into(),
+                    ui.visuals().text_color(),
+                ),
+                TraceState::Stopped { .. } => (
+                    "INCOMPLETE: the run stopped before its output".into(),
+                    egui::Color32::from_rgb(230, 150, 60),
+                ),
+                TraceState::Complete if r.verified => (
+                    "OK: GPU output equals the CPU model".to_string(),
                     egui::Color32::from_rgb(80, 180, 80),
-                )
-            } else {
-                (
-                    "MISMATCH: GPU output differs from the CPU model",
+                ),
+                TraceState::Complete => (
+                    "MISMATCH: GPU output differs from the CPU model".into(),
                     egui::Color32::from_rgb(220, 80, 80),
-                )
+                ),
             };
             ui.colored_label(col, txt);
+            if let Some(arrived) = self.arrived() {
+                ui.label(arrived);
+            }
             ui.label("GPU time per pass:");
             egui::ScrollArea::vertical()
                 .id_salt("passes")
@@ -199,11 +209,12 @@ impl StagewiseApp {
                     egui::Grid::new("pass-times").striped(true).show(ui, |ui| {
                         for p in &r.passes {
                             ui.small(&p.label);
-                            ui.small(
-                                p.gpu_ms.map_or("unavailable".into(), |t| {
-                                    format!("{:.3} µs", t * 1000.0)
-                                }),
-                            );
+                            ui.small(match (p.gpu_ms, self.trace) {
+                                (Some(t), _) => format!("{:.3} µs", t * 1000.0),
+                                (None, TraceState::Complete) => "unavailable".into(),
+                                // The times come with the result.
+                                (None, _) => "…".into(),
+                            });
                             ui.end_row();
                         }
                     });
@@ -246,9 +257,11 @@ impl StagewiseApp {
                 {
                     self.open_input(&ctx);
                 }
+                // A streaming or stopped run has no output yet; its diagram can be saved.
+                let whole = self.trace == TraceState::Complete;
                 ui.add_enabled_ui(self.result.is_some(), |ui| {
                     if ui
-                        .button("Save output…")
+                        .add_enabled(whole, egui::Button::new("Save output…"))
                         .on_hover_text("The output as .npy, .json or text")
                         .clicked()
                         && let Some(r) = &self.result
@@ -283,7 +296,7 @@ impl StagewiseApp {
                         );
                     }
                     if ui
-                        .button("Export trace…")
+                        .add_enabled(whole, egui::Button::new("Export trace…"))
                         .on_hover_text("Every stage as JSON or CSV")
                         .clicked()
                         && let Some(r) = &self.result

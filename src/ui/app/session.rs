@@ -45,12 +45,29 @@ impl Session {
         })
     }
 
-    /// The input this session describes.
     /// The element type runs use: the algorithm's own when it has one (the FFT's f32).
     pub fn dtype(&self) -> DType {
         self.algo.algo().fixed_dtype().unwrap_or(self.dtype)
     }
 
+    /// The run this session describes (the app always traces; an option a traced run would
+    /// ignore is said, not dropped).
+    pub fn job(&self) -> Result<RunJob> {
+        let shape = algo::applies::RunShape {
+            variant: &self.variant,
+            trace: true,
+            generated_input: !self.typed && self.fill == Fill::Example,
+        };
+        algo::applies::check(&self.algo, shape)?;
+        Ok(RunJob {
+            algo: self.algo.clone(),
+            variant: self.variant.clone(),
+            dtype: self.dtype(),
+            input: self.input()?,
+        })
+    }
+
+    /// The input this session describes.
     pub fn input(&self) -> Result<Data> {
         let algo = self.algo.algo();
         let dtype = self.dtype();

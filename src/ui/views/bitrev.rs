@@ -115,7 +115,11 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         )
     };
     ui.heading(title);
-    let origin = origins(result);
+    let origin = match &state.bitrev_origins {
+        Some((k, o)) if *k == key => o.clone(),
+        _ => std::rc::Rc::new(origins(result)),
+    };
+    state.bitrev_origins = Some((key, origin.clone()));
     let cell = ((ui.available_width() - 130.0) / n as f32).min(48.0);
     egui::ScrollArea::vertical()
         .id_salt("bitrev-rows")

@@ -17,6 +17,9 @@ use eframe::egui::{self, Color32};
 #[derive(Default)]
 pub struct ViewState {
     pub strip: super::strip::StripCache,
+    /// Bit-reversal: the original index at every position after each stage, for the result key
+    /// (recomputed per frame it cost 2^20 · 21 words at the largest N).
+    pub bitrev_origins: Option<(u64, std::rc::Rc<Vec<Vec<u32>>>)>,
     /// Demo A: the index whose reversal is shown.
     pub demo_a_index: u32,
     /// bmmc: tab, editor matrix, image textures, stats; `apply` asks the app to run a matrix.
