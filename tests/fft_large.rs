@@ -347,7 +347,10 @@ fn phases_through_l2() {
     ];
     for log_n in 2..=16u32 {
         let n = 1usize << log_n;
-        for (k, la) in [1, log_n / 2, log_n - 1].into_iter().enumerate() {
+        // Columns of 2 and rows of 2, as far as a sub-FFT of one phase fits one workgroup (rows of
+        // at most 1024, columns of at most 16384), and half the bits each.
+        let (low, high) = (log_n.saturating_sub(10).max(1), (log_n - 1).min(14));
+        for (k, la) in [low, log_n / 2, high].into_iter().enumerate() {
             let mut o = large(n);
             o.phase_split = Some(1 << la);
             (o.order, o.inverse) = orders[k];

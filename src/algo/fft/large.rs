@@ -348,8 +348,8 @@ pub fn configure(
 /// the Mb inner columns (Ma points at stride Mb) of each sub-FFT, multiplies output ka of column
 /// nb by W_M^(nb·ka) and stores it where phase 1 stores its output (ka, kb = nb); phase 1 runs
 /// the Ma inner rows in place (output ka + Ma·kb), with the outer twiddles W_N^(col·k) if the
-/// pass has them. Phase 1's lanes are `--phase-lanes` (else 512 threads' worth, halved until they
-/// fit in two parts); phase 0 takes the same threads.
+/// pass has them. Phase 1's lanes are `--phase-lanes` (else 512 threads' worth, or one sub-FFT
+/// where one needs more, halved until they fit in two parts); phase 0 takes the same threads.
 #[allow(clippy::too_many_arguments)]
 fn l2_pass(
     o: &Options,
@@ -435,7 +435,7 @@ fn l2_pass(
     let mk1 = |c1: usize, parts| phase(mb, e1, c1, lanes * ma / c1, parts, l1, l1, outer);
     let mk0 = |c0: usize, parts| phase(ma, e0, c0, lanes * mb / c0, parts, in0, out0, inner);
     // Default: 512 threads in phase 1 (fewer, larger workgroups keep fewer FFTs' data in flight
-    // in L2), halved until it fits in two parts.
+    // in L2; one sub-FFT may take more), halved until it fits in two parts.
     let tries: Vec<usize> = o.phase_lanes.map_or_else(
         || {
             let top = (512 / w1).clamp(1, lanes * ma);
@@ -448,11 +448,17 @@ fn l2_pass(
         ..fit
     };
     for c1 in tries {
+        // By default at least one of phase 0's sub-FFTs' threads (its W may exceed phase 1's).
+        let c1 = if o.phase_lanes.is_none() {
+            c1.max(w0 / w1)
+        } else {
+            c1
+        };
         let threads = w1 * c1;
         if c1 > lanes * ma || threads % w0 != 0 || threads / w0 > lanes * mb {
             continue;
         }
-        if o.phase_lanes.is_none() && threads > 512 {
+        if o.phase_lanes.is_none() && threads > 512 && c1 > 1 && threads > w0 {
             continue;
         }
         let c0 = threads / w0;

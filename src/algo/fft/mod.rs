@@ -168,7 +168,7 @@ pub struct Options {
     /// Large FFTs: every pass's M-point sub-FFTs (the whole FFT where one pass runs it) as two phases Ma × M/Ma in one dispatch, the intermediate left in the pass's output buffer (in L2) between them instead of passing through workgroup memory. Opt-in: no default uses it (slower on the H100 so far; docs/PERFORMANCE.md).
     #[arg(long)]
     pub phase_split: Option<usize>,
-    /// Large FFTs through L2 (--phase-split): sub-FFTs side by side in the second phase (its lanes; both phases take the same threads). Default: 512 threads, halved until phase 1 fits in two exchange parts.
+    /// Large FFTs through L2 (--phase-split): sub-FFTs side by side in the second phase (its lanes; both phases take the same threads). Default: 512 threads (one sub-FFT where one alone needs more), halved until phase 1 fits in two exchange parts.
     #[arg(long)]
     pub phase_lanes: Option<usize>,
 }
