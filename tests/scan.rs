@@ -252,7 +252,7 @@ fn ladder_reproduces_the_seed_for_size_30() {
     assert_eq!(r.output.bits, (1..=30).map(|i| 2 * i).collect::<Vec<u32>>());
     // The GPU's array after every phase is the model's.
     let model = model::ladder(DType::U32, &[2; 30]);
-    for (s, m) in r.stages[1..].iter().zip(&model) {
+    for (s, m) in r.stages[1..].iter().zip(model) {
         assert_eq!(s.data.bits, m.data, "{}", s.label);
     }
 }
@@ -288,7 +288,7 @@ fn folded_gives_suffix_sums_for_33_ones_and_mirror_gives_prefix_sums() {
             let r = check("folded", &o, x.clone(), true);
             let model = model::folded(DType::I32, &x.bits, o.mirror);
             assert_eq!(r.stages.len(), model.len() + 1);
-            for (s, ph) in r.stages[1..].iter().zip(&model) {
+            for (s, ph) in r.stages[1..].iter().zip(model) {
                 assert_eq!(s.data.bits, ph.data);
             }
         }

@@ -738,7 +738,7 @@ fn a_2_20_trace_streams_into_the_app() {
     let t0 = Instant::now();
     h.get_by_label("Run on GPU").click();
     h.step();
-    let (mut first, mut mid_run, mut frames) = (None, 0usize, Vec::new());
+    let (mut first, mut seen, mut frames) = (None, Vec::new(), Vec::new());
     while h.state().is_running() {
         assert!(
             t0.elapsed() < Duration::from_secs(300),
@@ -751,7 +751,7 @@ fn a_2_20_trace_streams_into_the_app() {
         if got >= 2 && h.state().is_running() {
             first.get_or_insert(t0.elapsed());
             frames.push(f0.elapsed());
-            mid_run = mid_run.max(got - 1);
+            seen.push(got - 1);
         }
     }
     wait_for_run(&mut h);
@@ -759,9 +759,10 @@ fn a_2_20_trace_streams_into_the_app() {
     let r = h.state().result.as_ref().expect("the result");
     assert!(r.verified, "{:?}", r.mismatch);
     assert_eq!(r.stages.len(), 21);
+    // Some frame drew a part of the trace while the rest was still coming.
     assert!(
-        (1..20).contains(&mid_run),
-        "stages drawn before the run ended: up to stage {mid_run}"
+        seen.iter().any(|&k| (1..20).contains(&k)),
+        "last stage drawn in each frame before the run ended: {seen:?}"
     );
     frames.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -771,7 +772,7 @@ fn a_2_20_trace_streams_into_the_app() {
         .unwrap_or_default();
     println!(
         "2^20 bitrev staged trace: first stage after {:.0} ms, whole run {:.0} ms; {} frames while \
-         stages arrived (up to stage {mid_run} of 20 seen mid-run): median {:.0} ms, max {:.0} ms; {hwm}",
+         stages arrived (the last stage each drew: {seen:?}): median {:.0} ms, max {:.0} ms; {hwm}",
         ms(first.unwrap_or_default()),
         ms(total),
         frames.len(),

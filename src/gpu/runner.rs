@@ -85,7 +85,8 @@ impl Plan {
 #[derive(Clone, Debug, Default)]
 pub struct Execution {
     pub output: Vec<u32>,
-    /// For every pass, the regions captured after it (empty where the pass captures nothing).
+    /// For every pass, the regions captured after it (empty where the pass captures nothing, or
+    /// where the caller took them with [`Running::next_capture`]).
     pub captures: Vec<Vec<Vec<u32>>>,
     /// GPU milliseconds per pass, `None` when the adapter has no timestamps.
     pub pass_ms: Option<Vec<f64>>,

@@ -173,7 +173,7 @@ impl eframe::App for StagewiseApp {
             egui::Panel::right("code")
                 .resizable(true)
                 .default_size(300.0)
-                .show(ui, |ui| super::code::show(ui, r, stage));
+                .show(ui, |ui| super::code::show(ui, r, stage, self.trace));
         }
         // The memory lens records a whole run beside this one: once this one is whole.
         let whole = self.trace == TraceState::Complete;

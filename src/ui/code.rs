@@ -3,6 +3,7 @@
 //! kernel's `// @step NAME` / `// @end` (or `// @section NAME`) markers for stages that are a part of
 //! one dispatch (a phase, a butterfly, the look-back), else the entry point's lines.
 
+use super::app::TraceState;
 use crate::algo::fft::model::StepKind;
 use crate::algo::{PassInfo, RoomNotes, RunResult, Stage};
 use eframe::egui::{self, Color32, RichText};
@@ -11,6 +12,11 @@ use std::sync::Arc;
 /// The passes that produced `stage`: the stage's own list, else an even split of the passes over
 /// the stages after the input.
 pub fn passes_of(result: &RunResult, stage: usize) -> Vec<usize> {
+    passes_in(result, stage, result.stages.len())
+}
+
+/// [`passes_of`] in a trace of `stages` stages (a trace streaming in has fewer so far).
+pub fn passes_in(result: &RunResult, stage: usize, stages: usize) -> Vec<usize> {
     if let Some(v) = result
         .stages
         .get(stage)
@@ -19,7 +25,7 @@ pub fn passes_of(result: &RunResult, stage: usize) -> Vec<usize> {
         return v;
     }
     let np = result.passes.len();
-    let ns = result.stages.len().saturating_sub(1);
+    let ns = stages.saturating_sub(1);
     if stage == 0 || ns == 0 || np == 0 {
         return Vec::new();
     }
@@ -187,7 +193,10 @@ pub struct Highlight {
 
 /// The code of `stage`: each shader file of its passes once, with the lines of this stage.
 pub fn highlights(result: &RunResult, stage: usize) -> Vec<Highlight> {
-    let passes = passes_of(result, stage);
+    highlights_of(result, stage, &passes_of(result, stage))
+}
+
+fn highlights_of(result: &RunResult, stage: usize, passes: &[usize]) -> Vec<Highlight> {
     let mut files: Vec<Highlight> = Vec::new();
     for k in passes
         .iter()
@@ -226,7 +235,9 @@ pub fn highlights(result: &RunResult, stage: usize) -> Vec<Highlight> {
     files
 }
 
-pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
+/// The narration and code of `stage`; `trace`: whether the trace is whole, streaming in or
+/// stopped early (its stages and pass times are not all there).
+pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, trace: TraceState) {
     let Some(st) = result.stages.get(stage) else {
         return;
     };
@@ -250,17 +261,22 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
             }
         });
     ui.label(narration);
-    let passes = passes_of(result, stage);
+    let stages = match trace {
+        TraceState::Arriving { of } | TraceState::Stopped { of } => of,
+        TraceState::Complete => result.stages.len(),
+    };
+    let passes = passes_in(result, stage, stages);
     if passes.is_empty() {
         return;
     }
     ui.separator();
+    let arriving = matches!(trace, TraceState::Arriving { .. });
     for &i in &passes {
         if let Some(p) = result.passes.get(i) {
-            pass_header(ui, i, p);
+            pass_header(ui, i, p, arriving);
         }
     }
-    let files = highlights(result, stage);
+    let files = highlights_of(result, stage, &passes);
     if files.iter().any(|h| h.marked) {
         ui.small(format!(
             "highlighted: the kernel's {} lines (// @step / @section markers)",
@@ -292,10 +308,13 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
         });
 }
 
-fn pass_header(ui: &mut egui::Ui, i: usize, p: &PassInfo) {
-    let time = p.gpu_ms.map_or("time unavailable".to_string(), |t| {
-        format!("{:.2} µs", t * 1000.0)
-    });
+/// `arriving`: the run is still going, its pass times come with its result.
+fn pass_header(ui: &mut egui::Ui, i: usize, p: &PassInfo, arriving: bool) {
+    let time = match (p.gpu_ms, arriving) {
+        (Some(t), _) => format!("{:.2} µs", t * 1000.0),
+        (None, true) => "time at the end".to_string(),
+        (None, false) => "time unavailable".to_string(),
+    };
     let entry = p
         .kernel
         .as_ref()

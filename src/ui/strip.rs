@@ -1,6 +1,7 @@
 //! A colour strip for arrays too long for readable cells: one pixel column per element (up to 2^16
 //! columns, sampled beyond), one row per stage, in a horizontally scrolling area. Textures are built
-//! once per trace and cached.
+//! once per trace and cached; while a trace streams in, only the rows of the stages that arrived
+//! since are computed.
 
 use eframe::egui::{self, Color32, ColorImage, TextureHandle, TextureOptions};
 
@@ -13,6 +14,8 @@ pub const MAX_COLUMNS: usize = 1 << 16;
 pub struct StripCache {
     key: u64,
     tiles: Vec<TextureHandle>,
+    /// The tiles' pixels, kept to grow them by the new rows alone.
+    images: Vec<ColorImage>,
     columns: usize,
     rows: usize,
     n: usize,
@@ -152,27 +155,44 @@ impl StripCache {
         colors: &dyn Fn(usize, usize) -> Color32,
     ) {
         let columns = n.min(MAX_COLUMNS);
-        self.tiles.clear();
-        let mut start = 0;
+        let options = TextureOptions {
+            magnification: egui::TextureFilter::Nearest,
+            minification: egui::TextureFilter::Linear,
+            ..Default::default()
+        };
+        // The same trace with more stages: keep the rows drawn, add the new ones.
+        let grown = key == self.key && n == self.n && rows > self.rows && !self.tiles.is_empty();
+        let kept = if grown { self.rows } else { 0 };
+        if !grown {
+            self.tiles.clear();
+            self.images.clear();
+        }
+        let (mut start, mut t) = (0, 0);
         while start < columns {
             let w = TILE.min(columns - start);
-            let mut img = ColorImage::new([w, rows], vec![Color32::BLACK; w * rows]);
-            for r in 0..rows {
+            let mut pixels = match self.images.get_mut(t) {
+                Some(img) if grown => std::mem::take(&mut img.pixels),
+                _ => Vec::new(),
+            };
+            pixels.resize(w * rows, Color32::BLACK);
+            for r in kept..rows {
                 for c in 0..w {
                     let elem = (start + c) * n / columns;
-                    img.pixels[r * w + c] = colors(r, elem);
+                    pixels[r * w + c] = colors(r, elem);
                 }
             }
-            self.tiles.push(ctx.load_texture(
-                format!("strip-{key}-{start}"),
-                img,
-                TextureOptions {
-                    magnification: egui::TextureFilter::Nearest,
-                    minification: egui::TextureFilter::Linear,
-                    ..Default::default()
-                },
-            ));
+            let img = ColorImage::new([w, rows], pixels);
+            if grown {
+                self.tiles[t].set(img.clone(), options);
+                self.images[t] = img;
+            } else {
+                let name = format!("strip-{key}-{start}");
+                self.tiles
+                    .push(ctx.load_texture(name, img.clone(), options));
+                self.images.push(img);
+            }
             start += w;
+            t += 1;
         }
         self.key = key;
         self.columns = columns;

@@ -166,7 +166,6 @@ impl Algorithm for Options {
         let (mut plan, output) = plan(gpu, variant, &a, &b, n, req.trace)?;
         plan.output = Some(output);
         let result = RunResult::head("bitrev", variant, gpu, input, req.dtype, &plan);
-        let want = model::naive(&input.bits);
         let mut run = start(gpu, &plan, req.trace)?;
         let mut stage_mismatch = None;
         if req.trace {
@@ -181,7 +180,7 @@ impl Algorithm for Options {
                 input.clone(),
                 trace::Notes::room(0, n, 1),
             ))?;
-            // The CPU model steps along the GPU's stages.
+            // The CPU model steps along the GPU's stages (one stage for naive and tiled).
             let mut cpu = input.bits.clone();
             for s in 1..=count {
                 let Some((_, captures)) = run.next_capture()? else {
@@ -190,7 +189,7 @@ impl Algorithm for Options {
                 let g = captures.into_iter().next().unwrap_or_default();
                 cpu = match variant {
                     "staged" => model::stage(&cpu, n >> s),
-                    _ => want.clone(),
+                    _ => model::naive(&input.bits),
                 };
                 if stage_mismatch.is_none()
                     && let Some(m) = first_mismatch(req.dtype, &g, &cpu)
@@ -201,6 +200,7 @@ impl Algorithm for Options {
             }
         }
         let ex = run.finish()?;
+        let want = model::naive(&input.bits);
         let mismatch = first_mismatch(req.dtype, &ex.output, &want).or(stage_mismatch);
         let extra = json!({"log_n": log_n}).as_object().cloned();
         Ok(result

@@ -1,8 +1,14 @@
 //! CPU model of the bit-reversal permutation (seed 000), stage by stage.
 
-/// Demo A: the reversed index of `i` among `log_n` bits, by the seed's loop.
+/// Demo A: the reversed index of `i` among `log_n` bits, by the seed's loop (the last of
+/// [`demo_a_steps`], without keeping the steps: the model runs it for every index).
 pub fn demo_a(i: u32, log_n: u32) -> u32 {
-    demo_a_steps(i, log_n).last().map_or(0, |s| s.irev) & mask(log_n)
+    let (mut x, mut irev) = (i, i);
+    for _ in 1..log_n {
+        x >>= 1;
+        irev = (irev << 1) | (x & 1);
+    }
+    irev & mask(log_n)
 }
 
 fn mask(log_n: u32) -> u32 {

@@ -55,14 +55,16 @@ pub struct Phase {
 }
 
 /// A phase-by-phase model: for every distance p of `ps`, `phase` updates the array and records who
-/// read what; each phase keeps a copy of the array after it.
-fn phases(
+/// read what; each phase keeps a copy of the array after it. The phases are computed as the
+/// iterator reaches them: a traced run checks one at a time and never holds every phase's reads
+/// (at 2^20 elements, 16 MiB a phase).
+fn phases<F: FnMut(&mut [u32], usize, &mut Vec<(usize, usize)>)>(
     x: &[u32],
-    ps: impl Iterator<Item = usize>,
-    mut phase: impl FnMut(&mut [u32], usize, &mut Vec<(usize, usize)>),
-) -> Vec<Phase> {
+    ps: Vec<usize>,
+    mut phase: F,
+) -> impl ExactSizeIterator<Item = Phase> + use<F> {
     let mut a = x.to_vec();
-    ps.map(|p| {
+    ps.into_iter().map(move |p| {
         let mut reads = Vec::new();
         phase(&mut a, p, &mut reads);
         Phase {
@@ -71,7 +73,6 @@ fn phases(
             reads,
         }
     })
-    .collect()
 }
 
 /// The distances 1, 2, 4, … below `n`.
@@ -80,9 +81,9 @@ fn doubling(n: usize) -> impl Iterator<Item = usize> {
 }
 
 /// The seed's ladder: phases p = 1, 2, 4, … < n; thread t with bit p set adds a[(t & !(p-1)) - 1].
-pub fn ladder(dtype: DType, x: &[u32]) -> Vec<Phase> {
+pub fn ladder(dtype: DType, x: &[u32]) -> impl ExactSizeIterator<Item = Phase> + use<> {
     let n = x.len();
-    phases(x, doubling(n), |a, p, reads| {
+    phases(x, doubling(n).collect(), move |a, p, reads| {
         // The rungs read have bit p clear, so nothing read is written in this phase.
         for t in 0..n {
             if t & p != 0 {
@@ -97,10 +98,15 @@ pub fn ladder(dtype: DType, x: &[u32]) -> Vec<Phase> {
 /// The seed's folded method: p = N/2 … 1 (N = n rounded up to a power of two), all threads read the
 /// previous phase: a[i] += a[i+p] where i+p < n — SUFFIX sums. `mirror`: a[i] += a[i-p] where
 /// i >= p — the mirrored (prefix) form.
-pub fn folded(dtype: DType, x: &[u32], mirror: bool) -> Vec<Phase> {
+pub fn folded(
+    dtype: DType,
+    x: &[u32],
+    mirror: bool,
+) -> impl ExactSizeIterator<Item = Phase> + use<> {
     let n = x.len();
     let halving = std::iter::successors(Some(pow2_ceil(n) / 2), |p| Some(p / 2));
-    phases(x, halving.take_while(|&p| p >= 1), |a, p, reads| {
+    let ps = halving.take_while(|&p| p >= 1).collect();
+    phases(x, ps, move |a, p, reads| {
         let prev = a.to_vec();
         for i in 0..n {
             let src = if mirror {
@@ -117,9 +123,9 @@ pub fn folded(dtype: DType, x: &[u32], mirror: bool) -> Vec<Phase> {
 }
 
 /// Hillis-Steele with ping-pong buffers: p = 1, 2, 4, … < n; b[i] = a[i] + a[i-p] (i >= p).
-pub fn hillis_steele(dtype: DType, x: &[u32]) -> Vec<Phase> {
+pub fn hillis_steele(dtype: DType, x: &[u32]) -> impl ExactSizeIterator<Item = Phase> + use<> {
     let n = x.len();
-    phases(x, doubling(n), |a, p, reads| {
+    phases(x, doubling(n).collect(), move |a, p, reads| {
         let prev = a.to_vec();
         for i in p..n {
             a[i] = add(dtype, prev[i], prev[i - p]);
@@ -300,7 +306,7 @@ mod tests {
 
     #[test]
     fn ladder_pairs_match_the_seed() {
-        let ph = ladder(DType::U32, &[2; 30]);
+        let ph: Vec<Phase> = ladder(DType::U32, &[2; 30]).collect();
         assert_eq!(ph.iter().map(|p| p.p).collect::<Vec<_>>(), [1, 2, 4, 8, 16]);
         assert_eq!(&ph[1].reads[..4], &[(2, 1), (3, 1), (6, 5), (7, 5)]);
         assert_eq!(ph[4].reads[0], (16, 15));
@@ -310,14 +316,14 @@ mod tests {
 
     #[test]
     fn folded_gives_suffix_sums_and_its_mirror_prefix_sums() {
-        let ph = folded(DType::U32, &[1; 33], false);
+        let ph: Vec<Phase> = folded(DType::U32, &[1; 33], false).collect();
         assert_eq!(
             ph.iter().map(|p| p.p).collect::<Vec<_>>(),
             [32, 16, 8, 4, 2, 1]
         );
         assert_eq!(ph[0].data[..3], [2, 1, 1]);
         assert_eq!(ph[5].data, (1..=33).rev().collect::<Vec<u32>>());
-        let m = folded(DType::U32, &[1; 33], true);
+        let m: Vec<Phase> = folded(DType::U32, &[1; 33], true).collect();
         assert_eq!(m[5].data, (1..=33).collect::<Vec<u32>>());
     }
 
@@ -328,12 +334,12 @@ mod tests {
         for n in [1usize, 2, 3, 5, 7, 8, 9, 30, 33, 64, 100] {
             let x: Vec<u32> = (0..n).map(|_| rng.random()).collect();
             let want = sequential(DType::U32, &x, false);
-            let last = |v: Vec<Phase>| v.last().map_or(x.clone(), |p| p.data.clone());
-            assert_eq!(last(ladder(DType::U32, &x)), want, "ladder {n}");
-            assert_eq!(last(hillis_steele(DType::U32, &x)), want, "hs {n}");
-            assert_eq!(last(folded(DType::U32, &x, true)), want, "mirror {n}");
+            let last = |v: &mut dyn Iterator<Item = Phase>| v.last().map_or(x.clone(), |p| p.data);
+            assert_eq!(last(&mut ladder(DType::U32, &x)), want, "ladder {n}");
+            assert_eq!(last(&mut hillis_steele(DType::U32, &x)), want, "hs {n}");
+            assert_eq!(last(&mut folded(DType::U32, &x, true)), want, "mirror {n}");
             assert_eq!(
-                last(folded(DType::U32, &x, false)),
+                last(&mut folded(DType::U32, &x, false)),
                 suffix(DType::U32, &x, false),
                 "folded {n}"
             );

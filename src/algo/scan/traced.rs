@@ -121,14 +121,15 @@ impl Options {
         };
         match variant {
             "ladder" | "folded" | "hillis-steele" => {
-                let phases = match variant {
-                    "ladder" => model::ladder(dtype, x),
-                    "folded" => model::folded(dtype, x, self.mirror),
-                    _ => model::hillis_steele(dtype, x),
+                // The model's phases one at a time, beside the GPU's.
+                let phases: Box<dyn ExactSizeIterator<Item = model::Phase>> = match variant {
+                    "ladder" => Box::new(model::ladder(dtype, x)),
+                    "folded" => Box::new(model::folded(dtype, x, self.mirror)),
+                    _ => Box::new(model::hillis_steele(dtype, x)),
                 };
                 begin(out, phases.len() + usize::from(self.exclusive))?;
                 let mut last = x.to_vec();
-                for ph in &phases {
+                for ph in phases {
                     let g = next()?.into_iter().next().unwrap_or_default();
                     steps += 1;
                     work += ph.reads.len();
@@ -139,7 +140,7 @@ impl Options {
                     } else {
                         "phase"
                     };
-                    let mut st = phase_stage(dtype, ph, g, n, steps, work, what);
+                    let mut st = phase_stage(dtype, &ph, g, n, steps, work, what);
                     st.label = label;
                     if variant == "folded"
                         && let RoomNotes::Scan(notes) = &mut st.notes.room
@@ -151,7 +152,7 @@ impl Options {
                         });
                     }
                     out.push(st)?;
-                    last = ph.data.clone();
+                    last = ph.data;
                 }
                 if self.exclusive {
                     let want = model::shift(&last, suffix);
