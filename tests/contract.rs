@@ -380,6 +380,21 @@ fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'
                     "--exchange-parts",
                     vec!["--kernel", "large", "--exchange-parts", "4"],
                 ),
+                (
+                    "--phase-split",
+                    vec!["--kernel", "large", "--phase-split", "4"],
+                ),
+                (
+                    "--phase-lanes",
+                    vec![
+                        "--kernel",
+                        "large",
+                        "--phase-split",
+                        "4",
+                        "--phase-lanes",
+                        "2",
+                    ],
+                ),
             ],
         ),
         "radix" => (
@@ -506,6 +521,8 @@ fn audit_fft_options() {
         (&["--real", "--no-shuffle"][..], "--no-shuffle"),
         (&["--split", "4"][..], "--split"),
         (&["--exchange-parts", "2"][..], "--exchange-parts"),
+        (&["--phase-split", "4"][..], "--phase-split"),
+        (&["--phase-lanes", "2"][..], "--phase-lanes"),
     ] {
         let mut w = b.to_vec();
         w.extend(extra);

@@ -5,7 +5,7 @@ mod common;
 
 use common::{cplx, gpu, random_f32 as random, try_run};
 use stagewise::algo::AlgoOptions;
-use stagewise::algo::fft::large::to_rows;
+use stagewise::algo::fft::large_plan::{columns_model, to_rows};
 use stagewise::algo::fft::model::{self, C64};
 use stagewise::algo::fft::trace::PassKind;
 use stagewise::algo::fft::{Kernel, Options, Order};
@@ -28,10 +28,20 @@ fn check(o: &Options, n: usize, batch: usize, seed: u64) -> stagewise::algo::Run
     let r = run(o, &x, false);
     assert_eq!(r.extra["kernel"], "large", "{o:?}");
     assert!(r.verified, "{o:?}: {:?}", r.mismatch);
-    let split = (
-        r.extra["split"][0].as_u64().unwrap() as usize,
-        r.extra["split"][1].as_u64().unwrap() as usize,
-    );
+    // Raw order is rows of N2 where the rows are a pass of their own; one dispatch is natural.
+    let one = r.extra["plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["pass"] == 0);
+    let split = if one {
+        (n, 1)
+    } else {
+        (
+            r.extra["split"][0].as_u64().unwrap() as usize,
+            r.extra["split"][1].as_u64().unwrap() as usize,
+        )
+    };
     let got = cplx(&r.output.f32s());
     let tol = model::tolerance(n);
     for b in 0..batch {
@@ -167,16 +177,7 @@ fn real_and_real_pair_past_one_workgroup() {
             o.batch = 3;
             let r = run(&o, &x, false);
             assert!(r.verified, "real 2^{log_n}: {:?}", r.mismatch);
-            let got = cplx(&r.output.f32s());
-            for b in 0..3 {
-                let xs: Vec<C64> = x[n * b..n * (b + 1)]
-                    .iter()
-                    .map(|&v| C64::new(v as f64, 0.0))
-                    .collect();
-                let want = model::real_natural(&model::dft(&xs, inverse));
-                let err = model::rel_error(&got[n / 2 * b..n / 2 * (b + 1)], &want);
-                assert!(err <= model::tolerance(n), "real 2^{log_n} {b}: {err:.3e}");
-            }
+            check_real(&r, &x, n, 3, inverse);
             // Real pair: x + iy → bins 0 … N/2 of each.
             let z = random(2 * n, 50 + log_n as u64);
             let mut o = large(n);
@@ -196,6 +197,39 @@ fn real_and_real_pair_past_one_workgroup() {
     }
 }
 
+/// The plan's entries' kinds, in order.
+fn plan_kinds(r: &stagewise::algo::RunResult) -> Vec<String> {
+    let plan = r.extra["plan"].as_array().unwrap();
+    plan.iter()
+        .map(|p| p["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The traced stages' kinds, in order.
+fn stage_kinds(r: &stagewise::algo::RunResult) -> Vec<PassKind> {
+    r.stages
+        .iter()
+        .map(|s| s.fft_pass().unwrap().kind)
+        .collect()
+}
+
+/// A real run's N/2 bins per FFT (bin 0 = DC + i·Nyquist) against rustfft in f64.
+fn check_real(r: &stagewise::algo::RunResult, x: &[f32], n: usize, batch: usize, inverse: bool) {
+    let got = cplx(&r.output.f32s());
+    for b in 0..batch {
+        let xs: Vec<C64> = x[n * b..n * (b + 1)]
+            .iter()
+            .map(|&v| C64::new(v as f64, 0.0))
+            .collect();
+        let want = model::real_natural(&model::dft(&xs, inverse));
+        let err = model::rel_error(&got[n / 2 * b..n / 2 * (b + 1)], &want);
+        assert!(
+            err <= model::tolerance(n),
+            "real N = {n}, FFT {b}: {err:.3e}"
+        );
+    }
+}
+
 #[test]
 fn plan_json_and_trace_pass_by_pass() {
     let _ = gpu();
@@ -205,24 +239,15 @@ fn plan_json_and_trace_pass_by_pass() {
     let x = random(2 * n, 3);
     let r = run(&o, &x, true);
     assert!(r.verified, "{:?}", r.mismatch);
-    let kinds: Vec<&str> = r.extra["plan"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["kind"].as_str().unwrap())
-        .collect();
+    let kinds = plan_kinds(&r);
     assert_eq!(kinds, ["fft", "twiddle", "fft", "permute"]);
     // The permutation: k1 (the top 5 bits of the row index) to the bottom, k2 up by 5.
     let m = r.extra["plan"][3]["matrix"].as_array().unwrap();
     assert_eq!(m.len(), 10);
     // Three stages: input, columns, rows; the columns stage is the model's twiddled column FFTs.
-    let kinds: Vec<PassKind> = r
-        .stages
-        .iter()
-        .map(|s| s.fft_pass().unwrap().kind)
-        .collect();
+    let kinds = stage_kinds(&r);
     assert_eq!(kinds, [PassKind::Input, PassKind::Columns, PassKind::Rows]);
-    let cols = stagewise::algo::fft::large::columns_model(&cplx(&x), (32, 32), false);
+    let cols = columns_model(&cplx(&x), (32, 32), false, false);
     let got = cplx(&r.stages[1].data.f32s());
     assert!(model::rel_error(&got, &cols) <= model::tolerance(n));
     assert!(r.stages[1].fft_pass().unwrap().twiddled);
@@ -245,4 +270,219 @@ fn what_the_large_plan_refuses() {
     o.real = true;
     o.order = Order::Raw;
     assert!(err(o, 1024).contains("natural order only"));
+    // Passes through L2: the split below the sub-FFTs, options that would be ignored.
+    let mut o = large(4096);
+    o.split = Some(64);
+    o.phase_split = Some(64);
+    assert!(err(o, 8192).contains("is not below the 64-point sub-FFTs"));
+    let mut o = large(1024);
+    o.phase_split = Some(1024);
+    assert!(err(o, 2048).contains("2 ≤ Ma < 1024"));
+    let mut o = large(1024);
+    o.phase_lanes = Some(2);
+    assert!(err(o, 2048).contains("--phase-lanes applies"));
+    let mut o = large(1024);
+    o.phase_split = Some(8);
+    o.sequential_ffts = Some(2);
+    assert!(err(o, 2048).contains("--sequential-ffts does not apply"));
+    let mut o = large(1024);
+    o.phase_split = Some(8);
+    o.ffts_per_workgroup = Some(2);
+    assert!(err(o, 2048).contains("one FFT per workgroup"));
+}
+
+/// `bench fft --real` times the packed plan over N reals: 8 bytes a real per pass, the unpacking
+/// fused into the one pass of a small size and a pass of its own past two.
+#[test]
+fn bench_real_counts_reals_and_passes() {
+    let _ = gpu();
+    for (size, passes) in [(256u64, 1u64), (65536, 3)] {
+        let v = common::run_ok(&[
+            "bench",
+            "fft",
+            "--size",
+            &size.to_string(),
+            "--real",
+            "--n",
+            "131072",
+            "--reps",
+            "2",
+            "--warmup",
+            "1",
+            "--json",
+        ]);
+        let row = &v["rows"][0];
+        assert_eq!(
+            row["passes"].as_array().unwrap().len() as u64,
+            passes,
+            "{v}"
+        );
+        assert_eq!(row["bytes"].as_u64().unwrap(), 8 * 131072 * passes, "{v}");
+    }
+    let out = common::bin()
+        .args([
+            "bench",
+            "fft",
+            "--size",
+            "256",
+            "--real-pair",
+            "--n",
+            "65536",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--real-pair is not timed"));
+}
+
+/// Passes through L2 (`--phase-split`): a whole FFT in one dispatch (N1-point columns, then
+/// N2-point rows in place in the output) at every size and three splits, the shape overrides, and
+/// two-pass plans whose sub-FFTs run as two phases with 1 to 16 lanes.
+#[test]
+fn phases_through_l2() {
+    let _ = gpu();
+    let orders = [
+        (Order::Natural, false),
+        (Order::Raw, false),
+        (Order::Natural, true),
+    ];
+    for log_n in 2..=16u32 {
+        let n = 1usize << log_n;
+        // Columns of 2 and rows of 2, as far as a sub-FFT of one phase fits one workgroup (rows of
+        // at most 1024, columns of at most 16384), and half the bits each.
+        let (low, high) = (log_n.saturating_sub(10).max(1), (log_n - 1).min(14));
+        for (k, la) in [low, log_n / 2, high].into_iter().enumerate() {
+            let mut o = large(n);
+            o.phase_split = Some(1 << la);
+            (o.order, o.inverse) = orders[k];
+            o.batch = 3;
+            let r = check(&o, n, 3, 300 + 3 * log_n as u64 + k as u64);
+            assert_eq!(r.passes.len(), 1, "{o:?}");
+            let plan = r.extra["plan"].as_array().unwrap();
+            assert!(plan.iter().any(|p| p["kind"] == "l2-exchange"), "{o:?}");
+        }
+    }
+    for (n, ps, e, lanes, parts) in [
+        (8192, 8, 8, Some(4), Some(2)),
+        (16384, 32, 16, None, None),
+        (4096, 64, 4, Some(2), Some(4)),
+        (32768, 16, 16, Some(8), None),
+        (1024, 2, 2, Some(1), Some(8)),
+    ] {
+        let mut o = large(n);
+        o.phase_split = Some(ps);
+        o.elements_per_invocation = Some(e);
+        o.phase_lanes = lanes;
+        o.exchange_parts = parts;
+        o.batch = 2;
+        check(&o, n, 2, (n + ps + e) as u64);
+    }
+    for (i, (log_n, split, ps, c, pl)) in [
+        (12u32, 64, 8, 1, None),
+        (14, 128, 16, 8, None),
+        (16, 256, 16, 16, Some(32)),
+        (20, 1024, 32, 8, Some(64)),
+        (22, 2048, 64, 4, Some(64)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let n = 1usize << log_n;
+        let mut o = large(n);
+        o.split = Some(split);
+        o.phase_split = Some(ps);
+        o.ffts_per_workgroup = Some(c);
+        o.phase_lanes = pl;
+        (o.order, o.inverse) = orders[i % 3];
+        let batch = if log_n <= 16 { 3 } else { 1 };
+        o.batch = batch;
+        let r = check(&o, n, batch, 700 + log_n as u64);
+        assert_eq!(r.passes.len(), 2, "{o:?}");
+        let phases = r.extra["plan"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["kind"] == "fft")
+            .count();
+        assert_eq!(phases, 4, "{o:?}");
+    }
+}
+
+/// Real input in natural order runs packed by default (the N/2-point FFT, the unpacking fused as
+/// the dispatch's last phase where its workgroups hold whole FFTs), at every size, both ways.
+#[test]
+fn real_input_packed_with_the_unpacking_fused() {
+    let _ = gpu();
+    for log_n in 2..=17u32 {
+        let n = 1usize << log_n;
+        for (inverse, ps) in [(false, None), (true, None), (false, Some(4))] {
+            if ps.is_some() && !(4..=16).contains(&log_n) {
+                continue;
+            }
+            let batch = 3;
+            let x = random(n * batch, 40 + log_n as u64);
+            let o = Options {
+                size: Some(n),
+                real: true,
+                inverse,
+                batch,
+                phase_split: ps,
+                ..Default::default()
+            };
+            let r = run(&o, &x, false);
+            assert_eq!(r.extra["kernel"], "large", "{o:?}");
+            assert!(r.verified, "real 2^{log_n} {o:?}: {:?}", r.mismatch);
+            let unpack = r.extra["plan"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["kind"] == "unpack")
+                .cloned()
+                .unwrap();
+            // Fused wherever one dispatch holds the whole FFT (2^16 reals = 2^15 complex: two
+            // passes by default, so a pass of its own).
+            assert_eq!(unpack["fused"], log_n <= 15 || ps.is_some(), "{o:?}");
+            check_real(&r, &x, n, batch, inverse);
+        }
+    }
+}
+
+/// A pass through L2, traced: every phase is a dispatch of its own, the stages say what each left
+/// in the output (the columns at k1 + N1·col for the rows phase), the plan names the exchange.
+#[test]
+fn traced_phases_through_l2() {
+    let _ = gpu();
+    let n = 1024;
+    let mut o = large(n);
+    o.phase_split = Some(32);
+    let x = random(2 * n, 5);
+    let r = run(&o, &x, true);
+    assert!(r.verified, "{:?}", r.mismatch);
+    let kinds = plan_kinds(&r);
+    assert_eq!(kinds, ["fft", "twiddle", "permute", "l2-exchange", "fft"]);
+    let stages = stage_kinds(&r);
+    assert_eq!(stages, [PassKind::Input, PassKind::Columns, PassKind::Rows]);
+    let cols = r.stages[1].fft_pass().unwrap();
+    assert!(cols.transposed && cols.twiddled);
+    let want = columns_model(&cplx(&x), (32, 32), false, true);
+    assert!(model::rel_error(&cplx(&r.stages[1].data.f32s()), &want) <= model::tolerance(n));
+    // Two passes, each in two phases, and a real FFT's fused unpacking: one stage per dispatch.
+    let mut o = large(4096);
+    o.split = Some(64);
+    o.phase_split = Some(8);
+    o.real = true;
+    let x = random(4096, 6);
+    let r = run(&o, &x, true);
+    assert!(r.verified, "{:?}", r.mismatch);
+    let stages = stage_kinds(&r);
+    assert_eq!(
+        stages,
+        [
+            PassKind::Input,
+            PassKind::Inner,
+            PassKind::Columns,
+            PassKind::Inner,
+            PassKind::Rows,
+            PassKind::Unpack
+        ]
+    );
 }

@@ -138,9 +138,20 @@ fn fft_pass(s: &Stage, n: &crate::algo::fft::trace::PassNotes) -> String {
         PassKind::Input => format!(
             "The input, seen as the {n1} × {n2} grid of the four-step FFT: element col + {n2}·n1 sits in row n1, column col."
         ),
+        PassKind::Columns if n.transposed => format!(
+            "{}: each workgroup holds whole FFTs; it runs a {}-point FFT down every column, multiplies output k1 of \
+             column col by W_N^(col·k1) and stores it at k1 + {n1}·col of its own output, where the rows phase will \
+             store X[k1 + {n1}·col]: that phase then works in place, reading this back from L2.",
+            s.label, n.sub_size
+        ),
         PassKind::Columns => format!(
             "{}: every workgroup loads neighbouring columns (stride {n2} in memory), runs a {}-point FFT down each, multiplies \
              output k1 of column col by the twiddle W_N^(col·k1) and stores it in place.",
+            s.label, n.sub_size
+        ),
+        PassKind::Inner => format!(
+            "{}: the first phase of a pass through L2 — the {}-point FFTs down the inner columns of its sub-FFTs, with \
+             their twiddles, left where the second phase stores its results; one dispatch runs both phases when not traced.",
             s.label, n.sub_size
         ),
         PassKind::Rows => format!(

@@ -49,17 +49,10 @@ impl FastConfig {
         max_bytes: usize,
     ) -> Option<FastConfig> {
         let mut c = FastConfig {
-            n,
-            e,
-            w: n / e,
-            g,
             natural,
             staged,
-            inverse,
             shuffle_below,
-            pad_shift: None,
-            radix: false,
-            s: 1,
+            ..FastConfig::plain(n, e, g, inverse)
         };
         if c.shared_bytes() > max_bytes {
             return None;
@@ -81,17 +74,10 @@ impl FastConfig {
         max_bytes: usize,
     ) -> Option<FastConfig> {
         let mut c = FastConfig {
-            n,
-            e,
-            w: n / e,
-            g,
             natural: true,
-            staged: false,
-            inverse,
-            shuffle_below: 0,
-            pad_shift: None,
             radix: true,
             s,
+            ..FastConfig::plain(n, e, g, inverse)
         };
         if c.shared_bytes() > max_bytes {
             return None;
@@ -100,6 +86,23 @@ impl FastConfig {
             c.pad_shift = choose_pad(&c, max_bytes, exchange_cost);
         }
         Some(c)
+    }
+
+    /// The seed's schedule in raw order, unpadded: what the constructors start from.
+    fn plain(n: usize, e: usize, g: usize, inverse: bool) -> FastConfig {
+        FastConfig {
+            n,
+            e,
+            w: n / e,
+            g,
+            natural: false,
+            staged: false,
+            inverse,
+            shuffle_below: 0,
+            pad_shift: None,
+            radix: false,
+            s: 1,
+        }
     }
 
     /// Rounds of the radix schedule (1 + round trips through workgroup memory).
@@ -295,22 +298,10 @@ pub(crate) fn preamble(o: &mut String, c: &FastConfig, dst_ty: &str, loads: bool
             c.shared_len()
         );
     }
+    entry(o, c.threads());
     let _ = writeln!(
         o,
-        "
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {{
-    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}}
-
-@compute @workgroup_size({})
-fn main(@builtin(local_invocation_index) l: u32,
-        @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {{
-    let wg = wid.x + wid.y * nwg.x; // @lens wg wg; lid l
-    if (wg >= params.groups) {{ return; }}   // uniform: the whole workgroup leaves
-    let t = l & {}u;
-    let g = l >> {}u;",
-        c.threads(),
+        "    let t = l & {}u;\n    let g = l >> {}u;",
         w - 1,
         c.log_w()
     );
@@ -332,6 +323,79 @@ fn main(@builtin(local_invocation_index) l: u32,
     for j in 0..e {
         let i = format!("base + {}u", j * w);
         let _ = writeln!(o, "    var v{j} = src[{i}]; // @lens read2 src {i}");
+    }
+}
+
+/// cmul, then the entry point of `threads` invocations down to the workgroup's index `wg` (2D
+/// grids past 65535 workgroups); workgroups past `params.groups` leave.
+pub(crate) fn entry(o: &mut String, threads: usize) {
+    let _ = writeln!(
+        o,
+        "
+fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {{
+    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}}
+
+@compute @workgroup_size({threads})
+fn main(@builtin(local_invocation_index) l: u32,
+        @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let wg = wid.x + wid.y * nwg.x; // @lens wg wg; lid l
+    if (wg >= params.groups) {{ return; }}   // uniform: the whole workgroup leaves"
+    );
+}
+
+/// The radix schedule's round factors B of every round with lo > 0, read from `tw` (a table of
+/// 2^`table_log` / 2 values) beside the data loads: tb_r = tw[(t mod 2^lo) << (table_log − top)],
+/// `t(r)` naming the thread's position index in round r; `top` starts at log2 of the sub-FFT.
+pub(crate) fn round_factor_loads(
+    o: &mut String,
+    los: &[u32],
+    mut top: u32,
+    table_log: u32,
+    t: &dyn Fn(usize) -> &'static str,
+) {
+    for (r, &lo) in los.iter().enumerate() {
+        if lo > 0 {
+            let i = format!("({} & {}u) << {}u", t(r), (1u32 << lo) - 1, table_log - top);
+            let _ = writeln!(o, "    let tb{r} = tw[{i}]; // @lens read2 tw {i}");
+        }
+        top = lo;
+    }
+}
+
+/// Round `r` of the radix schedule in registers: a comment naming its position bits, then the
+/// stages on bits top − 1 … lo (constant twiddles only).
+pub(crate) fn round_stages(o: &mut String, e: usize, r: usize, top: u32, lo: u32, sign: f64) {
+    let _ = writeln!(
+        o,
+        "    // round {r}: stages on position bits {} … {lo}",
+        top - 1
+    );
+    for b in (lo..top).rev() {
+        butterflies(o, e, 1usize << (b - lo), sign, None);
+    }
+}
+
+/// The position thread `t`'s slot 0 holds in a round of the radix schedule on M = 2^`log_m`
+/// points (slot j adds j << lo; in the last round j): the thread's bits around the round's slot
+/// bits, or in the last round bit-reversed above them.
+pub(crate) fn slot0_position(t: &str, lo: u32, last: bool, log_m: u32, le: u32) -> String {
+    if last {
+        format!("(reverseBits({t}) >> {}u)", 32 - log_m)
+    } else {
+        format!(
+            "(({t} & {}u) | (({t} >> {lo}u) << {}u))",
+            (1u32 << lo) - 1,
+            lo + le
+        )
+    }
+}
+
+/// `var v_j = u_j;` for every slot: the FFT loop's working copy of the prefetched values.
+pub(crate) fn take_prefetched(o: &mut String, e: usize) {
+    for j in 0..e {
+        let _ = writeln!(o, "    var v{j} = u{j};");
     }
 }
 

@@ -25,7 +25,6 @@ use std::fmt::Write;
 pub fn shader(c: &FastConfig) -> String {
     debug_assert!(!c.radix, "the radix schedule is radix::shader's");
     let (n, e, w, g) = (c.n, c.e, c.w, c.g);
-    let ln = c.log_n();
     let threads = c.threads();
     let half = e / 2;
     let sign = if c.inverse { 1.0 } else { -1.0 };
@@ -132,15 +131,7 @@ pub fn shader(c: &FastConfig) -> String {
             "    // natural order, direct: each thread stores its runs of E/2 consecutive values"
         );
         let _ = writeln!(o, "    if (fft < params.batch) {{");
-        if w > 1 {
-            let _ = writeln!(
-                o,
-                "        let ft = b * {n}u + (reverseBits(t) >> {}u);",
-                33 - ln
-            );
-        } else {
-            let _ = writeln!(o, "        let ft = b * {n}u;");
-        }
+        first_output(o, "        ", "b", c);
         if c.direct_pairs() {
             let mut pairs: Vec<usize> = (0..e).filter(|j| j & half == 0).collect();
             pairs.sort_by_key(|&j| c.f_const(j));
@@ -175,15 +166,7 @@ pub fn shader(c: &FastConfig) -> String {
         if c.memory_exchanges() > 0 {
             let _ = writeln!(o, "    workgroupBarrier();");
         }
-        if w > 1 {
-            let _ = writeln!(
-                o,
-                "    let ft = g * {n}u + (reverseBits(t) >> {}u);",
-                33 - ln
-            );
-        } else {
-            let _ = writeln!(o, "    let ft = g * {n}u;");
-        }
+        first_output(o, "    ", "g", c);
         for j in 0..e {
             let _ = writeln!(
                 o,
@@ -219,6 +202,20 @@ pub fn shader(c: &FastConfig) -> String {
     }
     let _ = writeln!(o, "}}");
     s
+}
+
+/// `ft`: the natural-order index of thread t's first output in FFT `fft` (rev(2t) for W > 1).
+fn first_output(o: &mut String, indent: &str, fft: &str, c: &FastConfig) {
+    let n = c.n;
+    if c.w > 1 {
+        let _ = writeln!(
+            o,
+            "{indent}let ft = {fft} * {n}u + (reverseBits(t) >> {}u);",
+            33 - c.log_n()
+        );
+    } else {
+        let _ = writeln!(o, "{indent}let ft = {fft} * {n}u;");
+    }
 }
 
 #[cfg(test)]

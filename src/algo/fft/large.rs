@@ -1,6 +1,6 @@
 //! FFTs past one workgroup: the plan. A size that fits one workgroup's memory only in halves
 //! (real parts, then imaginary parts) is one pass; larger sizes are the four-step decomposition
-//! N = N1·N2 in two passes, each made of the radix kernel's sub-FFTs (src/algo/fft/large_gen.rs):
+//! N = N1·N2, each step made of the radix kernel's sub-FFTs (src/algo/fft/large_gen.rs):
 //!
 //! 1. *columns*: the N2 FFTs of size N1 over x[col + N2·n1], each output k1 times W_N^(col·k1)
 //!    (the twiddles, fused), written in place: Y[col + N2·k1];
@@ -9,95 +9,98 @@
 //!
 //! The permutations between passes are BMMC (bit-rotation) matrices fused into the loads and
 //! stores: each pass reads and writes C neighbouring sub-FFTs at once, so every row it touches is
-//! C·8 contiguous bytes. Real input (`--real`) is the packed form: N reals as N/2 complex values,
-//! their FFT, then one unpacking pass; `--real-pair` unpacks a complex FFT into two spectra.
+//! C·8 contiguous bytes. A pass can also run in two *phases* through L2 (`--phase-split`): its
+//! M-point sub-FFTs as Ma × M/Ma, the intermediate left in the pass's own output
+//! (src/algo/fft/large_wgsl.rs), so one dispatch holds a whole 2^15-point FFT, or 8–16
+//! neighbouring 4096-point columns. Real input (`--real`) is the packed form: N reals as N/2
+//! complex values, their FFT, then the unpacking — the last phase of the last dispatch where its
+//! workgroups hold whole FFTs, else a pass of its own; `--real-pair` unpacks into two spectra.
 
-use super::large_gen::{Layout, PassConfig};
+use super::large_gen::{Field, Layout, PassConfig, Twiddle};
+use super::large_wgsl::Unpack;
 use super::*;
-use crate::algo::bmmc::matrix::BitMatrix;
 
 /// The largest sub-FFT one workgroup runs (in halves), and so the largest factor of a split.
 pub const MAX_SUB: usize = 8192;
 /// The largest FFT run as one pass by default (E = 32: 512 threads hold 2^14 values).
 pub const MAX_SINGLE: usize = 16384;
+/// The largest FFT one dispatch runs whole through L2 (512 KiB per workgroup between phases).
+pub const MAX_WHOLE_L2: usize = 65536;
 
-/// What a large FFT runs: the complex FFT's passes, then (real modes) the unpacking pass.
+/// What a large FFT runs: the complex FFT's phases (grouped into dispatches), then (real modes)
+/// the unpacking.
 #[derive(Clone, Debug)]
 pub struct LargeConfig {
     /// The complex FFT's size (N, or N/2 for --real).
     pub fft_n: usize,
     /// (N1, N2): the column and row sub-sizes; (N, 1) for one pass.
     pub split: (usize, usize),
+    /// The phases in order; `dispatch` numbers the passes they belong to.
     pub passes: Vec<PassConfig>,
     pub unpack: Option<Mode>,
+    /// The unpacking is the last dispatch's last phase (its workgroups hold whole FFTs).
+    pub unpack_fused: bool,
 }
 
 impl LargeConfig {
-    /// JSON `"plan"`: the passes, in order, with what each transforms and the fused permutations.
-    pub fn plan_json(&self, natural: bool) -> Value {
-        let (n1, n2) = self.split;
-        let ln = self.fft_n.trailing_zeros();
-        let mut out = Vec::new();
-        for (i, p) in self.passes.iter().enumerate() {
-            let dim = if self.passes.len() == 1 {
-                "whole"
-            } else if i == 0 {
-                "columns"
-            } else {
-                "rows"
-            };
-            out.push(json!({
-                "pass": i,
-                "kind": "fft",
-                "dimension": dim,
-                "sub_size": p.m,
-                "count": self.fft_n / p.m,
-                "stride": if i == 0 && self.passes.len() > 1 { n2 } else { 1 },
-                "elements_per_invocation": p.e,
-                "lanes": p.c,
-                "sequential": p.s,
-                "parts": p.parts,
-                "workgroup_bytes": p.shared_bytes(),
-                "input_layout": p.input,
-                "output_layout": p.output,
-            }));
-            if p.twiddle {
-                out.push(json!({
-                    "pass": i,
-                    "kind": "twiddle",
-                    "fused": true,
-                    "rule": format!("Y[col + {n2}·k1] ·= exp(∓2πi·col·k1/{})", self.fft_n),
-                }));
-            }
-            if i + 1 == self.passes.len() && self.passes.len() > 1 && natural {
-                // The store's index map (k1, k2) ↦ k1 + N1·k2 from the row layout N2·k1 + k2:
-                // a rotation of the index bits by log2 N1.
-                let l1 = n1.trailing_zeros() as usize;
-                let ln = ln as usize;
-                // Source bit b (k2 bits below log2 N2, k1 bits above) goes to bit b + log2 N1,
-                // k1's bits to the bottom.
-                let perm: Vec<usize> = (0..ln)
-                    .map(|b| if b < ln - l1 { b + l1 } else { b - (ln - l1) })
-                    .collect();
-                let a = BitMatrix::from_bit_perm(&perm);
-                out.push(json!({
-                    "pass": i,
-                    "kind": "permute",
-                    "fused": true,
-                    "rule": format!("transpose {n1}×{n2}: output[k1 + {n1}·k2] ← rows[{n2}·k1 + k2]"),
-                    "matrix": a.row_strings(),
-                }));
-            }
-        }
-        if let Some(m) = self.unpack {
-            out.push(json!({
-                "pass": self.passes.len(),
-                "kind": "unpack",
-                "mode": if m == Mode::Real { "real" } else { "real-pair" },
-            }));
-        }
-        Value::Array(out)
+    /// Passes over memory of the complex FFT (dispatches).
+    pub fn dispatches(&self) -> usize {
+        self.passes.last().map_or(0, |p| p.dispatch + 1)
     }
+    /// The phases of dispatch `d`.
+    pub fn phases(&self, d: usize) -> Vec<PassConfig> {
+        self.passes
+            .iter()
+            .filter(|p| p.dispatch == d)
+            .copied()
+            .collect()
+    }
+    /// The layout `--order raw` writes (output[N2·k1 + k2]) exists where the rows are a pass of
+    /// their own; one dispatch writes natural order.
+    pub fn raw_split(&self) -> (usize, usize) {
+        if self.dispatches() > 1 {
+            self.split
+        } else {
+            (self.fft_n, 1)
+        }
+    }
+    /// The fused unpacking phase: every FFT the last dispatch's workgroups hold.
+    pub fn unpack_phase(&self) -> Option<Unpack> {
+        let last = self.passes.last()?;
+        (self.unpack_fused && self.unpack == Some(Mode::Real)).then(|| Unpack {
+            m: self.fft_n,
+            ffts: (last.c * last.s * last.m / self.fft_n).max(1),
+            inverse: last.inverse,
+            threads: last.threads(),
+        })
+    }
+}
+
+/// What a workgroup may hold on the adapter, and the exchange parts asked for.
+#[derive(Clone, Copy)]
+struct Fit {
+    max_threads: usize,
+    max_bytes: usize,
+    parts: Option<usize>,
+}
+
+impl Fit {
+    /// The fewest exchange parts (1, 2, 4, 8; `--exchange-parts`) with which a phase fits.
+    fn parts(&self, mk: &dyn Fn(usize) -> PassConfig) -> Option<PassConfig> {
+        let list = self.parts.map_or(vec![1, 2, 4, 8], |p| vec![p]);
+        list.into_iter().find_map(|parts| self.check(mk(parts)))
+    }
+    fn check(&self, p: PassConfig) -> Option<PassConfig> {
+        if p.threads() > self.max_threads || p.e > codegen::MAX_E || p.e > p.m || p.c == 0 {
+            return None;
+        }
+        p.choose_pad(self.max_bytes)
+    }
+}
+
+/// Whether consecutive lanes of a layout are neighbours in memory (its lowest run stays put).
+fn lanes_adjacent(l: &Layout) -> bool {
+    l.runs.iter().find(|r| r.0 > 0).is_some_and(|r| r.1 == 0)
 }
 
 /// The plan's layouts and shapes for a complex FFT of `n` points, `batch` of them.
@@ -110,59 +113,81 @@ pub fn configure(
     unpack: Option<Mode>,
     gpu_limits: &wgpu::Limits,
 ) -> Result<LargeConfig> {
-    let max_bytes = gpu_limits.max_compute_workgroup_storage_size as usize;
-    let max_threads = (gpu_limits.max_compute_invocations_per_workgroup as usize)
-        .min(gpu_limits.max_compute_workgroup_size_x as usize);
-    let ln = n.trailing_zeros();
-    // The fewest exchange parts (1, 2, 4, 8; --exchange-parts) with which a pass fits.
-    let fit_parts = |mk: &dyn Fn(usize) -> PassConfig| -> Option<PassConfig> {
-        let list = match o.exchange_parts {
-            Some(p) => vec![p],
-            None => vec![1, 2, 4, 8],
-        };
-        list.into_iter().find_map(|parts| {
-            let p = mk(parts);
-            if p.threads() > max_threads || p.e > codegen::MAX_E || p.e > p.m {
-                return None;
-            }
-            p.choose_pad(max_bytes)
-        })
+    let fit = Fit {
+        max_bytes: gpu_limits.max_compute_workgroup_storage_size as usize,
+        max_threads: (gpu_limits.max_compute_invocations_per_workgroup as usize)
+            .min(gpu_limits.max_compute_workgroup_size_x as usize),
+        parts: o.exchange_parts,
     };
+    let (max_bytes, max_threads) = (fit.max_bytes, fit.max_threads);
+    let ln = n.trailing_zeros();
+    let whole = Layout::simple(0, 0, 0);
     let single = || {
         let e = o
             .elements_per_invocation
-            .unwrap_or(if n >= 8192 { 32 } else { 16 }.min(n / 2).max(2));
-        let whole = Layout {
-            a: 0,
-            s_shift: 0,
-            m_shift: 0,
-        };
-        fit_parts(&|parts| PassConfig {
+            .unwrap_or(if n >= 8192 {
+                32
+            } else if n >= 1024 {
+                16
+            } else {
+                8
+            })
+            .min(n / 2)
+            .max(2);
+        // Small FFTs side by side as the radix kernel runs them (about 8 KiB per workgroup).
+        let c = o
+            .ffts_per_workgroup
+            .unwrap_or((1024 / n).max(1))
+            .min(batch.next_power_of_two());
+        fit.parts(&|parts| PassConfig {
             n,
             m: n,
             e,
-            c: 1,
+            c,
             // S = 4 in halves (2^13: 0.760 ms against 0.853 with S = 1); S = 1 in 4 or 8
             // parts (2^14: 0.977 ms; S = 2 spills registers: 2.06).
             s: o.sequential_ffts
-                .unwrap_or(if batch >= 4096 && parts <= 2 { 4 } else { 1 }),
+                .unwrap_or(if n >= 2048 && batch >= 4096 && parts <= 2 {
+                    4
+                } else {
+                    1
+                }),
             parts,
             input: whole,
             output: whole,
             load_lanes: false,
             store_lanes: false,
-            twiddle: false,
+            twiddle: None,
             inverse,
             pad_shift: None,
+            dispatch: 0,
         })
     };
+    let fused = unpack == Some(Mode::Real);
     let split = match o.split {
         Some(s) => Some(s),
+        None if o.phase_split.is_some() && n <= MAX_WHOLE_L2 => None,
         // One pass up to 2^14 where a whole FFT fits (in parts); else the most even split.
         None if n <= MAX_SINGLE && single().is_some() => None,
         None => Some(1usize << (ln / 2)),
     };
     let Some(n1) = split else {
+        if let Some(ma) = o.phase_split {
+            if o.ffts_per_workgroup.is_some() {
+                return Err(Error::input(
+                    "fft: --ffts-per-workgroup applies to the two-pass plan; one dispatch through L2 (--phase-split without --split) holds one FFT per workgroup",
+                ));
+            }
+            // The whole FFT in one dispatch: N1-point columns, then N2-point rows, through L2.
+            let p = l2_pass(o, n, n, ma, 1, (whole, whole), false, inverse, 0, fit)?;
+            return Ok(LargeConfig {
+                fft_n: n,
+                split: (ma, n / ma),
+                passes: p.to_vec(),
+                unpack,
+                unpack_fused: fused,
+            });
+        }
         let p = single().ok_or_else(|| {
             Error::Limit(format!(
                 "fft: a {n}-point FFT does not fit one workgroup of this adapter ({max_threads} invocations, {max_bytes} bytes of workgroup memory)"
@@ -173,6 +198,7 @@ pub fn configure(
             split: (n, 1),
             passes: vec![p],
             unpack,
+            unpack_fused: fused,
         });
     };
     if !n1.is_power_of_two() || n1 < 2 || n1 >= n {
@@ -188,36 +214,51 @@ pub fn configure(
         )));
     }
     let (l1, l2) = (n1.trailing_zeros(), n2.trailing_zeros());
-    let cols_in = Layout {
-        a: l2,
-        s_shift: 0,
-        m_shift: l2,
-    };
-    let rows_in = Layout {
-        a: l1,
-        s_shift: l2,
-        m_shift: 0,
-    };
+    let cols_in = Layout::simple(l2, 0, l2);
+    let rows_in = Layout::simple(l1, l2, 0);
     let rows_out = if natural {
-        Layout {
-            a: l1,
-            s_shift: 0,
-            m_shift: l1,
-        }
+        Layout::simple(l1, 0, l1)
     } else {
         rows_in
     };
     let total = |m: usize| batch * n / m;
     let pass = |m: usize,
-                input: Layout,
-                output: Layout,
+                (input, output): (Layout, Layout),
                 load_lanes: bool,
                 store_lanes: bool,
-                twiddle: bool|
-     -> Result<PassConfig> {
+                twiddle: bool,
+                dispatch: usize|
+     -> Result<Vec<PassConfig>> {
+        let cap = total(m).next_power_of_two();
+        if let Some(ma) = o.phase_split {
+            if ma >= m {
+                return Err(Error::Input(format!(
+                    "fft: --phase-split {ma} is not below the {m}-point sub-FFTs of pass {dispatch} (N = {n1} × {n2})"
+                )));
+            }
+            let lanes = o.ffts_per_workgroup.unwrap_or(8).min(cap).min(n / m);
+            let p = l2_pass(
+                o,
+                n,
+                m,
+                ma,
+                lanes,
+                (input, output),
+                twiddle,
+                inverse,
+                dispatch,
+                fit,
+            )?;
+            return Ok(p.to_vec());
+        }
+        // E = 64 for the 4096-point passes (4 lanes in 4 parts): two rounds, one trip through
+        // workgroup memory instead of two (H100, 2^24: columns 1.395 → 1.252 ms, rows 1.134 →
+        // 0.923); 2048-point passes keep 16 (2^23's columns at E = 64: 1.157 → 1.518 ms).
         let e = o
             .elements_per_invocation
-            .unwrap_or(if m >= 512 {
+            .unwrap_or(if m == 4096 {
+                64
+            } else if m >= 512 {
                 16
             } else if m >= 16 {
                 8
@@ -241,11 +282,15 @@ pub fn configure(
             output,
             load_lanes,
             store_lanes,
-            twiddle,
+            twiddle: twiddle.then_some(Twiddle {
+                u: Field([(0, input.runs[0].0), (0, 0)]),
+                v: Field::default(),
+                mult: 1,
+            }),
             inverse,
             pad_shift: None,
+            dispatch,
         };
-        let cap = total(m).next_power_of_two();
         let s_for = |parts: usize| {
             o.sequential_ffts
                 .unwrap_or(if parts <= 2 && total(m) >= 2048 * 16 {
@@ -255,25 +300,20 @@ pub fn configure(
                 })
         };
         let best = match o.ffts_per_workgroup {
-            Some(c) => fit_parts(&|parts| mk(c, parts, s_for(parts))),
+            Some(c) => fit.parts(&|parts| mk(c, parts, s_for(parts))),
             None => {
                 let two: Vec<usize> = o.exchange_parts.map_or(vec![1, 2], |p| vec![p]);
                 [16usize, 8, 4]
                     .iter()
                     .map(|&c| c.min(cap))
                     .find_map(|c| {
-                        two.iter().find_map(|&parts| {
-                            let p = mk(c, parts, s_for(parts));
-                            if p.threads() > max_threads {
-                                return None;
-                            }
-                            p.choose_pad(max_bytes)
-                        })
+                        two.iter()
+                            .find_map(|&parts| fit.check(mk(c, parts, s_for(parts))))
                     })
                     .or_else(|| {
                         let mut c = 4.min(cap);
                         loop {
-                            if let Some(p) = fit_parts(&|parts| mk(c, parts, s_for(parts))) {
+                            if let Some(p) = fit.parts(&|parts| mk(c, parts, s_for(parts))) {
                                 break Some(p);
                             }
                             if c == 1 {
@@ -290,166 +330,167 @@ pub fn configure(
                 codegen::MAX_E
             )));
         }
-        best.ok_or_else(|| Error::Limit(format!("fft: a {m}-point pass with {} sub-FFTs per workgroup does not fit this adapter ({max_threads} invocations, {max_bytes} bytes of workgroup memory per workgroup)", o.ffts_per_workgroup.unwrap_or(1))))
+        best.map(|p| vec![p]).ok_or_else(|| Error::Limit(format!("fft: a {m}-point pass with {} sub-FFTs per workgroup does not fit this adapter ({max_threads} invocations, {max_bytes} bytes of workgroup memory per workgroup)", o.ffts_per_workgroup.unwrap_or(1))))
     };
-    let a = pass(n1, cols_in, cols_in, true, true, true)?;
-    let b = pass(n2, rows_in, rows_out, false, natural, false)?;
+    let mut passes = pass(n1, (cols_in, cols_in), true, true, true, 0)?;
+    passes.extend(pass(n2, (rows_in, rows_out), false, natural, false, 1)?);
     Ok(LargeConfig {
         fft_n: n,
         split: (n1, n2),
-        passes: vec![a, b],
+        passes,
         unpack,
+        unpack_fused: false,
     })
 }
 
-/// The passes as a GPU plan: src → (tmp →) dst, then the unpacking pass into `out` for real
-/// modes. With `trace`, every pass's output is read back.
-pub fn plan_large(
-    gpu: &Gpu,
-    lc: &LargeConfig,
-    batch: usize,
-    src: &wgpu::Buffer,
-    out: &wgpu::Buffer,
-    natural: bool,
-    trace: bool,
-) -> Result<Plan> {
-    let mut plan = Plan::default();
-    let words = 2 * lc.fft_n * batch;
-    let tmp = if lc.passes.len() > 1 {
-        Some(gpu.storage_zeroed("fft large columns", words)?)
-    } else {
-        None
+/// Pass `dispatch` of M-point sub-FFTs (outer layouts `inp` → `out`, `lanes` of them per
+/// workgroup) as two phases through the pass's output (L2), M = Ma·Mb, Ma = `ma`. Phase 0 runs
+/// the Mb inner columns (Ma points at stride Mb) of each sub-FFT, multiplies output ka of column
+/// nb by W_M^(nb·ka) and stores it where phase 1 stores its output (ka, kb = nb); phase 1 runs
+/// the Ma inner rows in place (output ka + Ma·kb), with the outer twiddles W_N^(col·k) if the
+/// pass has them. Phase 1's lanes are `--phase-lanes` (else 512 threads' worth, or one sub-FFT
+/// where one needs more, halved until they fit in two parts); phase 0 takes the same threads.
+#[allow(clippy::too_many_arguments)]
+fn l2_pass(
+    o: &Options,
+    n: usize,
+    m: usize,
+    ma: usize,
+    lanes: usize,
+    (inp, out): (Layout, Layout),
+    outer_twiddle: bool,
+    inverse: bool,
+    dispatch: usize,
+    fit: Fit,
+) -> Result<[PassConfig; 2]> {
+    let refuse = |why: String| {
+        Error::Input(format!(
+            "fft: --phase-split {ma} of the {m}-point sub-FFTs: {why}"
+        ))
     };
-    let fft_out = if lc.unpack.is_some() {
-        Some(gpu.storage_zeroed("fft large packed", words)?)
-    } else {
-        None
+    if !ma.is_power_of_two() || ma < 2 || ma >= m {
+        return Err(refuse(format!("needs a power of two with 2 ≤ Ma < {m}")));
+    }
+    let mb = m / ma;
+    let (la, lb, lc) = (
+        ma.trailing_zeros(),
+        mb.trailing_zeros(),
+        lanes.trailing_zeros(),
+    );
+    let ((a, in_s), in_m, out_s, out_m) = (inp.runs[0], inp.m_shift, out.runs[0].1, out.m_shift);
+    if lc > a || !lanes.is_power_of_two() {
+        return Err(refuse(format!(
+            "{lanes} sub-FFTs per workgroup must be a power of two of at most {}",
+            1 << a
+        )));
+    }
+    // Where the lanes lie apart in the input (the rows pass), neighbouring inner columns go
+    // side by side instead, so the loads stay contiguous.
+    let nb_first = in_s != 0 && lc > 0;
+    let order = |nb: (u32, u32), g: (u32, u32)| if nb_first { [nb, g] } else { [g, nb] };
+    let [r0, r1] = order((lb, in_m), (lc, in_s));
+    let in0 = Layout {
+        runs: [r0, r1, (a - lc, in_s + lc)],
+        m_shift: in_m + lb,
     };
-    let last = fft_out.as_ref().unwrap_or(out);
-    for (i, p) in lc.passes.iter().enumerate() {
-        let (from, to) = match (i, &tmp) {
-            (0, Some(t)) => (src, t),
-            (_, Some(t)) => (t, last),
-            (_, None) => (src, last),
+    let [r0, r1] = order((lb, out_m + la), (lc, out_s));
+    let out0 = Layout {
+        runs: [r0, r1, (a - lc, out_s + lc)],
+        m_shift: out_m,
+    };
+    let l1 = Layout {
+        runs: [(lc, out_s), (la, out_m), (a - lc, out_s + lc)],
+        m_shift: out_m + la,
+    };
+    let e = o.elements_per_invocation.unwrap_or(16);
+    let (e0, e1) = (e.min(ma), e.min(mb));
+    let (w0, w1) = (ma / e0, mb / e1);
+    #[allow(clippy::too_many_arguments)]
+    let phase = |m, e, c, s: usize, parts, input, output, twiddle| PassConfig {
+        n,
+        m,
+        e,
+        c,
+        s: s.max(1),
+        parts,
+        input,
+        output,
+        load_lanes: lanes_adjacent(&input),
+        store_lanes: lanes_adjacent(&output),
+        twiddle,
+        inverse,
+        pad_shift: None,
+        dispatch,
+    };
+    let outer = outer_twiddle.then_some(Twiddle {
+        u: Field([(0, lc), (lc + la, a - lc)]),
+        v: Field([(lc, la), (0, 0)]),
+        mult: ma,
+    });
+    let inner = Some(Twiddle {
+        u: Field([(if nb_first { 0 } else { lc }, lb), (0, 0)]),
+        v: Field::default(),
+        mult: n / m,
+    });
+    let mk1 = |c1: usize, parts| phase(mb, e1, c1, lanes * ma / c1, parts, l1, l1, outer);
+    let mk0 = |c0: usize, parts| phase(ma, e0, c0, lanes * mb / c0, parts, in0, out0, inner);
+    // Default: 512 threads in phase 1 (fewer, larger workgroups keep fewer FFTs' data in flight
+    // in L2; one sub-FFT may take more), halved until it fits in two parts.
+    let tries: Vec<usize> = o.phase_lanes.map_or_else(
+        || {
+            let top = (512 / w1).clamp(1, lanes * ma);
+            (0..=top.trailing_zeros()).map(|k| top >> k).collect()
+        },
+        |c| vec![c],
+    );
+    let two = Fit {
+        parts: Some(fit.parts.unwrap_or(2).min(2)),
+        ..fit
+    };
+    for c1 in tries {
+        // By default at least one of phase 0's sub-FFTs' threads (its W may exceed phase 1's).
+        let c1 = if o.phase_lanes.is_none() {
+            c1.max(w0 / w1)
+        } else {
+            c1
         };
-        let pipe = gpu.pipeline("fft large pass", &large_gen::shader(p), "main")?;
-        let tw = gpu.storage_init("fft twiddles", &twiddles(p.m, p.inverse))?;
-        let total = batch * lc.fft_n / p.m;
-        let groups = total.div_ceil(p.c * p.s);
-        if groups as u64 > 32768 * 65535 {
-            return Err(Error::Limit(format!(
-                "fft: {groups} workgroups are above the dispatch limit"
-            )));
+        let threads = w1 * c1;
+        if c1 > lanes * ma || threads % w0 != 0 || threads / w0 > lanes * mb {
+            continue;
         }
-        let u = gpu.uniform("fft params", &[total as u32, groups as u32, 0, 0])?;
-        let bg = gpu.bind(&pipe, &[from, to, &tw, &u])?;
-        let label = format!(
-            "fft {} {}: {} × {}-point FFTs, {} per workgroup × {} in turn, E = {}, {} exchange part{}{}{}",
-            i,
-            if lc.passes.len() == 1 {
-                "whole"
-            } else if i == 0 {
-                "columns"
-            } else {
-                "rows"
-            },
-            total,
-            p.m,
-            p.c,
-            p.s,
-            p.e,
-            p.parts,
-            if p.parts > 1 { "s" } else { "" },
-            if p.twiddle { ", twiddles fused" } else { "" },
-            if i + 1 == lc.passes.len() && lc.passes.len() > 1 && natural {
-                ", transposed store"
-            } else {
-                ""
-            },
-        );
-        let pass = plan.push(label, &pipe, bg, grid(groups as u32));
-        if trace {
-            pass.capture = vec![Region::whole(to)];
+        if o.phase_lanes.is_none() && threads > 512 && c1 > 1 && threads > w0 {
+            continue;
         }
-        plan.keep.extend([tw, u]);
-    }
-    if let (Some(mode), Some(z)) = (lc.unpack, &fft_out) {
-        let n = lc.fft_n;
-        let pipe = gpu.pipeline(
-            "fft unpack",
-            UNPACK,
-            if mode == Mode::Real { "real" } else { "pair" },
-        )?;
-        // Real: pairs (k, N/2 - k) of the N/2-point FFT, k ≤ N/4; pair: (k, N - k), k ≤ N/2.
-        let per = n / 2 + 1;
-        let threads = per * batch;
-        let groups = threads.div_ceil(256);
-        let inv = lc.passes[0].inverse;
-        let u = gpu.uniform(
-            "fft unpack params",
-            &[
-                n as u32,
-                batch as u32,
-                grid(groups as u32)[0],
-                u32::from(inv),
-            ],
-        )?;
-        let bg = gpu.bind(&pipe, &[z, out, &u])?;
-        let pass = plan.push(
-            format!(
-                "unpack {}",
-                if mode == Mode::Real {
-                    "real"
-                } else {
-                    "real pair"
-                }
-            ),
-            &pipe,
-            bg,
-            grid(groups as u32),
-        );
-        if trace {
-            pass.capture = vec![Region::whole(out)];
+        let c0 = threads / w0;
+        let p1 = if o.phase_lanes.is_some() {
+            fit.parts(&|parts| mk1(c1, parts))
+        } else {
+            fit.check(mk1(c1, 1)).or_else(|| two.check(mk1(c1, 2)))
+        };
+        let Some(mut p1) = p1 else { continue };
+        let Some(mut p0) = fit.parts(&|parts| mk0(c0, parts)) else {
+            continue;
+        };
+        // One workgroup array serves both phases: complex values, or floats in parts.
+        if p0.shared_len() > 0 && p1.shared_len() > 0 && (p0.parts >= 2) != (p1.parts >= 2) {
+            let halves = |p: PassConfig| PassConfig {
+                parts: p.parts.max(2),
+                ..p
+            };
+            match (fit.check(halves(p0)), fit.check(halves(p1))) {
+                (Some(a0), Some(a1)) => (p0, p1) = (a0, a1),
+                _ => continue,
+            }
         }
-        plan.keep.push(u);
+        return Ok([p0, p1]);
     }
-    plan.keep.extend(tmp);
-    plan.keep.extend(fft_out);
-    Ok(plan)
-}
-
-const UNPACK: &str = include_str!("../../../shaders/fft/unpack.wgsl");
-
-/// The complex FFT's output order with `--order raw` past one pass: output[N2·k1 + k2] = X[k1 + N1·k2].
-pub fn to_rows(x: &[C64], split: (usize, usize)) -> Vec<C64> {
-    let (n1, n2) = split;
-    if n2 == 1 {
-        return x.to_vec();
-    }
-    let mut out = vec![C64::new(0.0, 0.0); x.len()];
-    for k1 in 0..n1 {
-        for k2 in 0..n2 {
-            out[n2 * k1 + k2] = x[k1 + n1 * k2];
-        }
-    }
-    out
-}
-
-/// The columns pass's output in f64 (the trace's model): Y[col + N2·k1] = W_N^(col·k1)·FFT_N1(x[col + N2·n1])[k1].
-pub fn columns_model(x: &[C64], split: (usize, usize), inverse: bool) -> Vec<C64> {
-    let (n1, n2) = split;
-    let n = n1 * n2;
-    let sign = if inverse { 1.0 } else { -1.0 };
-    let mut y = vec![C64::new(0.0, 0.0); n];
-    for col in 0..n2 {
-        let c: Vec<C64> = (0..n1).map(|i| x[col + n2 * i]).collect();
-        let f = model::dft(&c, inverse);
-        for (k1, v) in f.into_iter().enumerate() {
-            let a = sign * std::f64::consts::TAU * ((col * k1) % n) as f64 / n as f64;
-            y[col + n2 * k1] = v * C64::new(a.cos(), a.sin());
-        }
-    }
-    y
+    Err(Error::Limit(format!(
+        "fft: the {m}-point sub-FFTs as {ma} × {mb} through L2 do not fit this adapter ({} invocations, {} bytes of workgroup memory){}",
+        fit.max_threads,
+        fit.max_bytes,
+        o.phase_lanes
+            .map_or(String::new(), |c| format!(" with --phase-lanes {c}"))
+    )))
 }
 
 #[cfg(test)]
@@ -466,17 +507,13 @@ mod tests {
         }
     }
 
+    fn h100_config(n: usize) -> LargeConfig {
+        let o = Options::default();
+        configure(&o, n, (1 << 27) / n, true, false, None, &h100()).unwrap()
+    }
+
     fn shape(n: usize) -> Vec<(usize, usize, usize, usize)> {
-        let lc = configure(
-            &Options::default(),
-            n,
-            (1 << 27) / n,
-            true,
-            false,
-            None,
-            &h100(),
-        )
-        .unwrap();
+        let lc = h100_config(n);
         lc.passes.iter().map(|p| (p.m, p.c, p.parts, p.s)).collect()
     }
 
@@ -490,6 +527,16 @@ mod tests {
         assert_eq!(shape(1 << 18), [(512, 16, 2, 2), (512, 16, 2, 2)]);
         assert_eq!(shape(1 << 22), [(2048, 4, 2, 2), (2048, 4, 2, 2)]);
         assert_eq!(shape(1 << 24), [(4096, 4, 4, 1), (4096, 4, 4, 1)]);
+        let e = |n: usize| {
+            h100_config(n)
+                .passes
+                .iter()
+                .map(|p| p.e)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(e(1 << 24), [64, 64]);
+        assert_eq!(e(1 << 23), [16, 64]);
+        assert_eq!(e(1 << 22), [16, 16]);
         for p in configure(
             &Options::default(),
             1 << 20,

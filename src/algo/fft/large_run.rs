@@ -2,6 +2,7 @@
 //! rustfft, and with `--trace` the array after every pass, checked against the f64 model.
 
 use super::large::{self, LargeConfig};
+use super::large_plan::{self, StageInfo};
 use super::trace::{PassKind, PassNotes};
 use super::*;
 
@@ -26,7 +27,7 @@ fn reference_large(cfg: &Config, lc: &LargeConfig, floats: &[f32]) -> Vec<C64> {
     };
     let want = reference(&nat, floats);
     if cfg.mode == Mode::Complex && !cfg.natural {
-        large::to_rows(&want, lc.split)
+        large_plan::to_rows(&want, lc.raw_split())
     } else {
         want
     }
@@ -46,7 +47,8 @@ pub(super) fn run(
     let src = gpu.storage_init("fft input", &input.bits)?;
     let out_words = 2 * cfg.out_complex() * b;
     let dst = gpu.storage_poisoned("fft output", out_words, POISON)?;
-    let mut plan = large::plan_large(gpu, &lc, b, &src, &dst, cfg.natural, req.trace)?;
+    let (mut plan, infos) =
+        large_plan::plan_large(gpu, &lc, b, &src, &dst, cfg.natural, req.trace)?;
     plan.output = Some(Region::words(&dst, out_words));
     plan.keep.push(src);
     let ex = execute(gpu, &plan, req.trace)?;
@@ -54,33 +56,23 @@ pub(super) fn run(
 
     let tol = model::tolerance(cfg.n);
     let per_in = cfg.in_floats();
-    let per_out = cfg.out_complex();
     let gpu_c = complexes(&out_bits);
-    let mut max_err: f64 = 0.0;
-    let mut mismatch = None;
-    for k in 0..b {
-        let want = reference_large(cfg, &lc, &floats[k * per_in..(k + 1) * per_in]);
-        let err = model::rel_error(&gpu_c[k * per_out..(k + 1) * per_out], &want);
-        max_err = max_err.max(err);
-        if (err.is_nan() || err > tol) && mismatch.is_none() {
-            mismatch = Some(format!(
-                "FFT {k} of the batch: relative error {err:.3e} above the tolerance {tol:.1e}"
-            ));
-        }
-    }
+    let (max_err, mut mismatch) = run::check_batch(&gpu_c, cfg.out_complex(), b, tol, |k| {
+        reference_large(cfg, &lc, &floats[k * per_in..(k + 1) * per_in])
+    });
 
     let (n1, n2) = lc.split;
-    let notes = |pass: Option<usize>, kind: PassKind, complex: bool| {
-        let p = pass.and_then(|i| lc.passes.get(i));
+    let notes = |info: Option<StageInfo>, complex: bool| {
+        let p = info.and_then(|i| i.phase).and_then(|i| lc.passes.get(i));
         RoomNotes::FftPass(PassNotes {
-            pass,
-            kind,
+            pass: info.map(|_| p.map_or(lc.dispatches(), |p| p.dispatch)),
+            kind: info.map_or(PassKind::Input, |i| i.kind),
             n1,
             n2,
             sub_size: p.map_or(0, |p| p.m),
             count: p.map_or(0, |p| lc.fft_n / p.m),
-            twiddled: p.is_some_and(|p| p.twiddle),
-            transposed: kind == PassKind::Rows && cfg.natural,
+            twiddled: p.is_some_and(|p| p.twiddle.is_some()),
+            transposed: info.is_some_and(|i| i.transposed),
             complex,
         })
     };
@@ -89,23 +81,17 @@ pub(super) fn run(
         stages.push(Stage::with(
             "input",
             input.clone(),
-            notes(None, PassKind::Input, cfg.mode != Mode::Real),
+            notes(None, cfg.mode != Mode::Real),
         ));
         // The complex FFT's input (batch element 0), for the columns pass's model.
         let x0 = complexes(&input.bits[..2 * lc.fft_n]);
         for (i, words) in ex.captures.iter().enumerate() {
             let Some(words) = words.first() else { continue };
-            let kind = if i == lc.passes.len() {
-                PassKind::Unpack
-            } else if lc.passes.len() == 1 {
-                PassKind::Whole
-            } else if i == 0 {
-                PassKind::Columns
-            } else {
-                PassKind::Rows
-            };
-            if kind == PassKind::Columns && mismatch.is_none() {
-                let want = large::columns_model(&x0, lc.split, cfg.inverse);
+            let info = infos.get(i).copied();
+            if let Some(inf) = info.filter(|i| i.kind == PassKind::Columns)
+                && mismatch.is_none()
+            {
+                let want = large_plan::columns_model(&x0, lc.split, cfg.inverse, inf.transposed);
                 let got = complexes(&words[..2 * lc.fft_n]);
                 let err = model::rel_error(&got, &want);
                 if err.is_nan() || err > tol {
@@ -121,7 +107,7 @@ pub(super) fn run(
             stages.push(Stage::with(
                 label,
                 Data::new(DType::F32, words.clone()),
-                notes(Some(i), kind, true),
+                notes(info, true),
             ));
         }
     }
@@ -147,18 +133,22 @@ pub(super) fn run(
     Ok(result.checked(mismatch, stages, extra))
 }
 
-/// The bench case of a large size: `n` complex values as n / size FFTs, forward.
+/// The bench case of a large size: `n` values (complex, or real with --real) as FFTs of
+/// `cfg.n`, forward. The floor counts every pass over memory: one read and one write of the
+/// complex FFT's 8-byte values each.
 pub(super) fn bench_case(o: &Options, gpu: &Gpu, cfg: &Config, n: usize) -> Result<BenchCase> {
     let lc = o.large_config(cfg, &gpu.limits)?;
-    gpu.check_elements(2 * n, "fft")?;
-    let src = gpu.storage_zeroed("fft input", 2 * n)?;
-    let dst = gpu.storage_zeroed("fft output", 2 * n)?;
-    let mut plan = large::plan_large(gpu, &lc, cfg.batch, &src, &dst, cfg.natural, false)?;
+    let words = 2 * lc.fft_n * cfg.batch;
+    gpu.check_elements(words, "fft")?;
+    let src = gpu.storage_zeroed("fft input", words)?;
+    let dst = gpu.storage_zeroed("fft output", 2 * cfg.out_complex() * cfg.batch)?;
+    let (mut plan, _) =
+        large_plan::plan_large(gpu, &lc, cfg.batch, &src, &dst, cfg.natural, false)?;
     plan.keep.extend([src, dst]);
     let passes = plan.passes.len() as u64;
     Ok(BenchCase {
         plan,
-        bytes: 16 * n as u64 * passes,
+        bytes: 8 * words as u64 * passes,
         items: n as u64,
     })
 }

@@ -7,6 +7,8 @@ pub mod codegen;
 pub mod fast;
 pub mod large;
 pub mod large_gen;
+pub mod large_plan;
+pub mod large_wgsl;
 pub mod model;
 pub mod radix;
 pub mod trace;
@@ -163,6 +165,12 @@ pub struct Options {
     /// Large FFTs: exchange through workgroup memory in P parts (1: complex values; 2: real, then imaginary parts; 4, 8: each of those by halves or quarters of the positions), dividing the memory a workgroup needs by P. Default: the fewest that fit.
     #[arg(long)]
     pub exchange_parts: Option<usize>,
+    /// Large FFTs: every pass's M-point sub-FFTs (the whole FFT where one pass runs it) as two phases Ma × M/Ma in one dispatch, the intermediate left in the pass's output buffer (in L2) between them instead of passing through workgroup memory. Opt-in: no default uses it (slower on the H100 so far; docs/PERFORMANCE.md).
+    #[arg(long)]
+    pub phase_split: Option<usize>,
+    /// Large FFTs through L2 (--phase-split): sub-FFTs side by side in the second phase (its lanes; both phases take the same threads). Default: 512 threads (one sub-FFT where one alone needs more), halved until phase 1 fits in two exchange parts.
+    #[arg(long)]
+    pub phase_lanes: Option<usize>,
 }
 
 impl Default for Options {
@@ -184,6 +192,8 @@ impl Default for Options {
             natural_store: NaturalStore::Staged,
             split: None,
             exchange_parts: None,
+            phase_split: None,
+            phase_lanes: None,
         }
     }
 }

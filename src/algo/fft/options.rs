@@ -141,17 +141,28 @@ impl Options {
             let max_bytes = l.max_compute_workgroup_storage_size as usize;
             let fits = w <= max_w && cfg.shared_bytes(trace) <= max_bytes;
             let fast_fits = trace || mode != Mode::Complex || n * 8 <= max_bytes;
+            // Real input in natural order: the packed N/2-point FFT with the unpacking fused
+            // (half the teaching kernel's work), unless E asks for the workgroup kernel's shape.
+            let packed_real = !trace
+                && mode == Mode::Real
+                && cfg.natural
+                && n >= 4
+                && self.elements_per_invocation.is_none();
             if self.kernel == Kernel::Large
                 || (self.kernel == Kernel::Auto
                     && self.workgroup_size.is_none()
-                    && !(fits && fast_fits))
+                    && (!(fits && fast_fits) || packed_real))
             {
                 cfg.large = true;
                 return self.check_large(cfg);
             }
-            if self.split.is_some() || self.exchange_parts.is_some() {
+            if self.split.is_some()
+                || self.exchange_parts.is_some()
+                || self.phase_split.is_some()
+                || self.phase_lanes.is_some()
+            {
                 return Err(Error::Input(format!(
-                    "fft: --split and --exchange-parts apply to the large plan (sizes past one workgroup, or --kernel large); size {n} runs in one workgroup"
+                    "fft: --split, --exchange-parts, --phase-split and --phase-lanes apply to the large plan (sizes past one workgroup, --real, or --kernel large); size {n} runs in one workgroup"
                 )));
             }
             if w > max_w {
@@ -168,14 +179,7 @@ impl Options {
                     if trace { " with --trace" } else { "" }
                 )));
             }
-            let groups = cfg.batch as u64;
-            if groups > 32768 * 65535 {
-                return Err(Error::Limit(format!(
-                    "fft: --batch {} is above the dispatch limit of {} workgroups",
-                    cfg.batch,
-                    32768u64 * 65535
-                )));
-            }
+            check_groups(cfg.batch, cfg.batch)?;
         }
         Ok(cfg)
     }
@@ -187,6 +191,27 @@ impl Options {
                 "fft: --split must be a power of two ≥ 2; got {}",
                 self.split.unwrap_or(0)
             )));
+        }
+        for (name, v) in [
+            ("--phase-split", self.phase_split),
+            ("--phase-lanes", self.phase_lanes),
+        ] {
+            if v.is_some_and(|v| v < 1 || !v.is_power_of_two()) {
+                return Err(Error::Input(format!(
+                    "fft: {name} must be a power of two; got {}",
+                    v.unwrap_or(0)
+                )));
+            }
+        }
+        if self.phase_split.is_none() && self.phase_lanes.is_some() {
+            return Err(Error::input(
+                "fft: --phase-lanes applies to passes through L2 (--phase-split)",
+            ));
+        }
+        if self.phase_split.is_some() && self.sequential_ffts.is_some() {
+            return Err(Error::input(
+                "fft: --sequential-ffts does not apply to passes through L2 (--phase-split): their turns follow from the lanes",
+            ));
         }
         if let Some(p) = self.exchange_parts
             && ![1, 2, 4, 8].contains(&p)
@@ -371,14 +396,7 @@ impl Options {
                 }
             }
         };
-        let groups = cfg.batch.div_ceil(f.g * f.s) as u64;
-        if groups > 32768 * 65535 {
-            return Err(Error::Limit(format!(
-                "fft: --batch {} needs {groups} workgroups, above the dispatch limit of {}",
-                cfg.batch,
-                32768u64 * 65535
-            )));
-        }
+        check_groups(cfg.batch, cfg.batch.div_ceil(f.g * f.s))?;
         Ok(f)
     }
 
@@ -418,4 +436,15 @@ impl Options {
         }
         Data::from_f32(&out)
     }
+}
+
+/// Refuses a dispatch of more workgroups than a 2D grid of 32768 × 65535 holds.
+pub(super) fn check_groups(batch: usize, groups: usize) -> Result<()> {
+    const MAX: usize = 32768 * 65535;
+    if groups > MAX {
+        return Err(Error::Limit(format!(
+            "fft: --batch {batch} needs {groups} workgroups, above the dispatch limit of {MAX}"
+        )));
+    }
+    Ok(())
 }

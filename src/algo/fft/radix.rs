@@ -50,26 +50,9 @@ pub fn shader(c: &FastConfig) -> String {
     };
     // The position of (t, slot 0) in a round; slot j adds j << lo. Slot bits and thread bits are
     // disjoint, so pad(p | j << lo) = pad(p) + pad(j << lo): one padded base, constant offsets.
-    let thread_part = |lo: u32, last: bool| -> String {
-        if last {
-            format!("(reverseBits(t) >> {}u)", 32 - ln)
-        } else {
-            format!(
-                "((t & {}u) | ((t >> {lo}u) << {}u))",
-                (1u32 << lo) - 1,
-                lo + le
-            )
-        }
-    };
+    let thread_part = |lo: u32, last: bool| slot0_position("t", lo, last, ln, le);
     // B of every round with lo > 0: tw[m · N / 2^top] (f64 on the CPU).
-    let mut top = ln;
-    for (r, &lo) in los.iter().enumerate() {
-        if lo > 0 {
-            let i = format!("(t & {}u) << {}u", (1u32 << lo) - 1, ln - top);
-            let _ = writeln!(o, "    let tb{r} = tw[{i}]; // @lens read2 tw {i}");
-        }
-        top = lo;
-    }
+    round_factor_loads(o, &los, ln, ln, &|_| "t");
     let fft = |it: &str| format!("(wg * {sq}u + {it}) * {g}u + g");
     let _ = writeln!(o, "    let b0 = min({}, params.batch - 1u);", fft("0u"));
     let ld = if sq > 1 { "var" } else { "let" };
@@ -84,9 +67,7 @@ pub fn shader(c: &FastConfig) -> String {
         let _ = writeln!(o, "    {{\n    let fi = {};", fft("0u"));
     }
     let _ = writeln!(o, "    let bi = min(fi, params.batch - 1u);");
-    for j in 0..e {
-        let _ = writeln!(o, "    var v{j} = u{j};");
-    }
+    take_prefetched(o, e);
     let mut top = ln;
     for (r, &lo) in los.iter().enumerate() {
         let last = r + 1 == nr;
@@ -99,14 +80,7 @@ pub fn shader(c: &FastConfig) -> String {
                 let _ = writeln!(o, "    v{j} = sh[{i}]; // @lens wg-read2 sh {i}");
             }
         }
-        let _ = writeln!(
-            o,
-            "    // round {r}: stages on position bits {} … {lo}",
-            top - 1
-        );
-        for b in (lo..top).rev() {
-            butterflies(o, e, 1usize << (b - lo), sign, None);
-        }
+        round_stages(o, e, r, top, lo, sign);
         if lo > 0 {
             // Slot j times B^bitrev(j) over the round's k = top - lo slot bits; powers of B from
             // two smaller ones (short dependency chains).

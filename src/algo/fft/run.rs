@@ -59,6 +59,38 @@ pub fn reference(cfg: &Config, input_floats: &[f32]) -> Vec<C64> {
     }
 }
 
+/// Every FFT of a batch (`per_out` values each in `gpu_c`) against `reference(k)`: the largest
+/// relative error, and the first FFT above `tol` with its worst element.
+pub(super) fn check_batch(
+    gpu_c: &[C64],
+    per_out: usize,
+    batch: usize,
+    tol: f64,
+    reference: impl Fn(usize) -> Vec<C64>,
+) -> (f64, Option<String>) {
+    let mut max_err: f64 = 0.0;
+    let mut mismatch = None;
+    for k in 0..batch {
+        let want = reference(k);
+        let got = &gpu_c[k * per_out..(k + 1) * per_out];
+        let err = model::rel_error(got, &want);
+        max_err = max_err.max(err);
+        if (err.is_nan() || err > tol) && mismatch.is_none() {
+            let bad = got
+                .iter()
+                .zip(&want)
+                .enumerate()
+                .max_by(|a, b2| (a.1.0 - a.1.1).norm().total_cmp(&(b2.1.0 - b2.1.1).norm()))
+                .map(|(i, (g, w))| format!("worst at index {i}: GPU {g} vs reference {w}"))
+                .unwrap_or_default();
+            mismatch = Some(format!(
+                "FFT {k} of the batch: relative error {err:.3e} above the tolerance {tol:.1e}; {bad}"
+            ));
+        }
+    }
+    (max_err, mismatch)
+}
+
 /// An FFT run's result: f32 output bits and their JSON ([re, im] pairs or spectra), the passes.
 pub(super) fn fft_result(
     req: &RunRequest,
@@ -133,28 +165,10 @@ impl Algorithm for Options {
         // Check every FFT of the batch against rustfft (f64), in the kernel's output layout.
         let tol = model::tolerance(n);
         let per_in = cfg.in_floats();
-        let per_out = cfg.out_complex();
         let gpu_c = complexes(&out_bits);
-        let mut max_err: f64 = 0.0;
-        let mut mismatch = None;
-        for k in 0..b {
-            let want = reference(&cfg, &floats[k * per_in..(k + 1) * per_in]);
-            let got = &gpu_c[k * per_out..(k + 1) * per_out];
-            let err = model::rel_error(got, &want);
-            max_err = max_err.max(err);
-            if (err.is_nan() || err > tol) && mismatch.is_none() {
-                let bad = got
-                    .iter()
-                    .zip(&want)
-                    .enumerate()
-                    .max_by(|a, b2| (a.1.0 - a.1.1).norm().total_cmp(&(b2.1.0 - b2.1.1).norm()))
-                    .map(|(i, (g, w))| format!("worst at index {i}: GPU {g} vs reference {w}"))
-                    .unwrap_or_default();
-                mismatch = Some(format!(
-                    "FFT {k} of the batch: relative error {err:.3e} above the tolerance {tol:.1e}; {bad}"
-                ));
-            }
-        }
+        let (max_err, mut mismatch) = check_batch(&gpu_c, cfg.out_complex(), b, tol, |k| {
+            reference(&cfg, &floats[k * per_in..(k + 1) * per_in])
+        });
 
         // Trace: one stage per step, values by logical position, owner + lo written by the GPU.
         let mut stages = Vec::new();
@@ -322,9 +336,9 @@ impl Algorithm for Options {
         .checked(mismatch, stages, extra))
     }
 
-    /// `n` is the total number of complex values; --size (default 1024) is the FFT size, so the
-    /// batch is n / size. Forward, --order as given; the floor is one read and one write of every
-    /// 8-byte complex value: 16·n bytes.
+    /// `n` is the total number of complex values (real values with --real); --size (default 1024)
+    /// is the FFT size, so the batch is n / size. Forward, --order as given; the floor is one read
+    /// and one write of every value: 16·n bytes (8·n real), times the passes of a large plan.
     fn bench_case(
         &self,
         gpu: &Gpu,
@@ -335,26 +349,32 @@ impl Algorithm for Options {
         let size = self.size.unwrap_or(1024);
         if n < size || !n.is_multiple_of(size) {
             return Err(Error::Input(format!(
-                "fft bench: {n} complex values is not a whole number of FFTs of --size {size}"
+                "fft bench: {n} values is not a whole number of FFTs of --size {size}"
             )));
+        }
+        if self.real_pair {
+            return Err(Error::input(
+                "fft bench: --real-pair is not timed (complex FFTs, or --real)",
+            ));
         }
         let mut o = self.clone();
         o.size = Some(size);
         o.batch = n / size;
-        o.real = false;
-        o.real_pair = false;
-        let cfg = o.config(Some(2 * n), Some(&gpu.limits), false)?;
+        // f32 numbers per value: 2 complex, 1 real.
+        let per = o.points_per_float();
+        let floats = per * n;
+        let cfg = o.config(Some(floats), Some(&gpu.limits), false)?;
         if cfg.large {
             return large_run::bench_case(&o, gpu, &cfg, n);
         }
-        let src = gpu.storage_zeroed("fft input", 2 * n)?;
-        let dst = gpu.storage_zeroed("fft output", 2 * n)?;
+        let src = gpu.storage_zeroed("fft input", floats)?;
+        let dst = gpu.storage_zeroed("fft output", 2 * cfg.out_complex() * cfg.batch)?;
         let fast_cfg = o.fast_config(&cfg, gpu, false)?;
         let (mut plan, _) = plan(gpu, &cfg, fast_cfg.as_ref(), &src, &dst, false)?;
         plan.keep.extend([src, dst]);
         Ok(BenchCase {
             plan,
-            bytes: 16 * n as u64,
+            bytes: 8 * (per * n) as u64,
             items: n as u64,
         })
     }

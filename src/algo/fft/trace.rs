@@ -53,7 +53,7 @@ pub fn complex_json(v: &[u32]) -> Value {
 pub struct PassNotes {
     /// The pass that wrote this stage (None: the input).
     pub pass: Option<usize>,
-    /// input | columns | rows | whole | unpack
+    /// input | columns | rows | whole | inner | unpack
     pub kind: PassKind,
     /// N1 (rows of the grid: the column FFTs' size) and N2 (columns: the row FFTs' size).
     pub n1: usize,
@@ -63,7 +63,8 @@ pub struct PassNotes {
     pub count: usize,
     /// The columns pass multiplied each output by W_N^(col·k1).
     pub twiddled: bool,
-    /// The rows pass stored through the transpose: element k1 + N1·k2 holds X[k1 + N1·k2].
+    /// Element k1 + N1·k2 holds grid cell (k1, k2): the rows pass stored through the transpose
+    /// (X[k1 + N1·k2]), or the columns as one dispatch through L2 stores them for its rows.
     pub transposed: bool,
     pub complex: bool,
 }
@@ -75,6 +76,8 @@ pub enum PassKind {
     Columns,
     Rows,
     Whole,
+    /// The first phase of a pass through L2: its sub-FFTs half done (the inner columns).
+    Inner,
     Unpack,
 }
 

@@ -112,33 +112,35 @@ pub(super) fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewSt
                 "--kernel large: the four-step passes (N1-point column FFTs with fused twiddles, then N2-point row FFTs stored through a transpose) at any size",
             )
             .changed();
-        if c.large {
+        // The second slider (the split, or E) and what the sizes come to.
+        let (v, hi, text, hover) = if c.large {
             c.log_n = c.log_n.max(2);
-            c.log_split = c.log_split.clamp(1, c.log_n - 1);
-            run |= ui
-                .add(egui::Slider::new(&mut c.log_split, 1..=c.log_n - 1).text("log2 N1 (split)"))
-                .on_hover_text("--split N1: the column FFTs' size; N2 = N / N1 is the row FFTs' size")
-                .changed();
-            ui.label(format!(
-                "N = {} = N1 {} × N2 {}",
-                1usize << c.log_n,
-                1usize << c.log_split,
-                1usize << (c.log_n - c.log_split)
-            ));
+            (
+                &mut c.log_split,
+                c.log_n - 1,
+                "log2 N1 (split)",
+                "--split N1: the column FFTs' size; N2 = N / N1 is the row FFTs' size",
+            )
         } else {
             c.log_n = c.log_n.min(12);
-            c.log_e = c.log_e.clamp(1, c.log_n);
-            run |= ui
-                .add(egui::Slider::new(&mut c.log_e, 1..=c.log_n).text("log2 E"))
-                .on_hover_text("Elements per invocation E = 2^e; WorkgroupSize W = N / E")
-                .changed();
-            ui.label(format!(
-                "N = {}  E = {}  W = {}",
-                1usize << c.log_n,
-                1usize << c.log_e,
-                1usize << (c.log_n - c.log_e)
-            ));
-        }
+            (
+                &mut c.log_e,
+                c.log_n,
+                "log2 E",
+                "Elements per invocation E = 2^e; WorkgroupSize W = N / E",
+            )
+        };
+        *v = (*v).clamp(1, hi);
+        run |= ui
+            .add(egui::Slider::new(v, 1..=hi).text(text))
+            .on_hover_text(hover)
+            .changed();
+        let (n, k) = (1usize << c.log_n, c.log_n);
+        ui.label(if c.large {
+            format!("N = {n} = N1 {} × N2 {}", 1usize << c.log_split, 1usize << (k - c.log_split))
+        } else {
+            format!("N = {n}  E = {}  W = {}", 1usize << c.log_e, 1usize << (k - c.log_e))
+        });
     });
     ui.horizontal_wrapped(|ui| {
         ui.label("Signal");

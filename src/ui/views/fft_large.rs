@@ -89,8 +89,11 @@ fn items(result: &RunResult, split: (usize, usize)) -> Vec<Item> {
                     "rows" => ", along the rows",
                     _ => "",
                 };
+                let phase = e
+                    .get("phase")
+                    .map_or(String::new(), |p| format!(" · phase {p}"));
                 (
-                    format!("pass {} · {dim}", u(&e, "pass")),
+                    format!("pass {}{phase} · {dim}", u(&e, "pass")),
                     format!(
                         "{} × {}-point FFTs{arrow}",
                         u(&e, "count"),
@@ -100,8 +103,20 @@ fn items(result: &RunResult, split: (usize, usize)) -> Vec<Item> {
                 )
             }
             "twiddle" => (
-                "× W_N^(col·k1)".into(),
+                match e.get("phase").and_then(|p| p.as_u64()) {
+                    Some(0) if s(&e, "rule").contains("inner") => "× W_M^(nb·ka)".into(),
+                    Some(1) => "× W_N^(col·k)".into(),
+                    _ => "× W_N^(col·k1)".into(),
+                },
                 format!("fused into pass {}'s stores", u(&e, "pass")),
+                true,
+            ),
+            "l2-exchange" => (
+                "through L2".into(),
+                format!(
+                    "phase 0 → 1 in the pass's output, {} KiB a workgroup",
+                    u(&e, "bytes_per_workgroup") / 1024
+                ),
                 true,
             ),
             "permute" => (
@@ -112,7 +127,7 @@ fn items(result: &RunResult, split: (usize, usize)) -> Vec<Item> {
             "unpack" => (
                 format!("pass {} · unpack", u(&e, "pass")),
                 s(&e, "mode"),
-                false,
+                e["fused"] == true,
             ),
             _ => continue,
         };
@@ -181,16 +196,40 @@ fn heading(n: &PassNotes, result: &RunResult) -> String {
             }
         ),
         PassKind::Input => "Input: one FFT in one pass".into(),
-        PassKind::Columns => format!(
-            "Pass {p} — columns: {} FFTs of {} points down the columns (stride {n2}); every output k1 × W_N^(col·k1) (N = {fft_n}), stored in place: Y[col + {n2}·k1]",
-            n.count, n.sub_size
-        ),
-        PassKind::Rows if n.transposed => format!(
-            "Pass {p} — rows: {} FFTs of {} points along the rows, stored through the transpose: X[k1 + {n1}·k2] (natural order)",
-            n.count, n.sub_size
-        ),
-        PassKind::Rows => format!(
-            "Pass {p} — rows: {} FFTs of {} points along the rows, stored row by row (raw order): output[{n2}·k1 + k2] = X[k1 + {n1}·k2]",
+        PassKind::Columns | PassKind::Rows => {
+            let (what, rest) = match (n.kind, n.transposed) {
+                (PassKind::Columns, true) => (
+                    "columns (phase 0, through L2)",
+                    format!(
+                        "down the columns; every output k1 × W_N^(col·k1) (N = {fft_n}), stored at k1 + {n1}·col for the rows phase"
+                    ),
+                ),
+                (PassKind::Columns, false) => (
+                    "columns",
+                    format!(
+                        "down the columns (stride {n2}); every output k1 × W_N^(col·k1) (N = {fft_n}), stored in place: Y[col + {n2}·k1]"
+                    ),
+                ),
+                (_, true) => (
+                    "rows",
+                    format!(
+                        "along the rows, stored through the transpose: X[k1 + {n1}·k2] (natural order)"
+                    ),
+                ),
+                _ => (
+                    "rows",
+                    format!(
+                        "along the rows, stored row by row (raw order): output[{n2}·k1 + k2] = X[k1 + {n1}·k2]"
+                    ),
+                ),
+            };
+            format!(
+                "Pass {p} — {what}: {} FFTs of {} points {rest}",
+                n.count, n.sub_size
+            )
+        }
+        PassKind::Inner => format!(
+            "Pass {p}, phase 0 — {} × {}-point inner-column FFTs with their twiddles: the pass's sub-FFTs half done, left in its output for phase 1 (through L2); drawn row-major",
             n.count, n.sub_size
         ),
         PassKind::Whole => format!(
@@ -224,10 +263,13 @@ fn cell_map(n: &PassNotes, len: usize, memory: bool) -> (CellMap, &'static str, 
         len: len.min(n1 * n2),
     };
     match n.kind {
-        PassKind::Whole | PassKind::Unpack => (grid::square_map(len), "row", "column"),
+        PassKind::Whole | PassKind::Unpack | PassKind::Inner => {
+            (grid::square_map(len), "row", "column")
+        }
         _ if n2 <= 1 => (grid::square_map(len), "row", "column"),
         PassKind::Input => (grid(n1, n2, false), "n1", "col"),
-        PassKind::Columns => (grid(n1, n2, false), "k1", "col"),
+        PassKind::Columns if n.transposed && memory => (grid(n2, n1, false), "col", "k1"),
+        PassKind::Columns => (grid(n1, n2, n.transposed), "k1", "col"),
         PassKind::Rows if n.transposed && memory => (grid(n2, n1, false), "k2", "k1"),
         PassKind::Rows => (grid(n1, n2, n.transposed), "k1", "k2"),
     }
@@ -237,9 +279,10 @@ fn cell_map(n: &PassNotes, len: usize, memory: bool) -> (CellMap, &'static str, 
 fn pick_is_column(n: &PassNotes, memory: bool) -> Option<bool> {
     match n.kind {
         _ if n.n2 <= 1 => None,
-        PassKind::Input | PassKind::Columns => Some(true),
+        PassKind::Input => Some(true),
+        PassKind::Columns => Some(!(n.transposed && memory)),
         PassKind::Rows => Some(n.transposed && memory),
-        PassKind::Whole | PassKind::Unpack => None,
+        PassKind::Whole | PassKind::Unpack | PassKind::Inner => None,
     }
 }
 

@@ -18,6 +18,20 @@ fn at(v: &[C64], i: usize) -> C64 {
     v.get(i).copied().unwrap_or(C64::new(f64::NAN, f64::NAN))
 }
 
+/// A sub-FFT of `len` values: what it is, its input and its output.
+fn before_after(
+    what: String,
+    len: usize,
+    before: &dyn Fn(usize) -> C64,
+    after: &dyn Fn(usize) -> C64,
+) -> (String, Vec<C64>, Option<Vec<C64>>) {
+    (
+        what,
+        (0..len).map(before).collect(),
+        Some((0..len).map(after).collect()),
+    )
+}
+
 /// The picked sub-FFT: (what it is, its input, its output after this pass).
 fn picked(
     result: &RunResult,
@@ -46,44 +60,45 @@ fn picked(
             cur[..fft_n.min(cur.len())].to_vec(),
             None,
         ),
-        PassKind::Columns => (
-            format!(
-                "column {pick}: before x[{pick} + {n2}·n1], after Y[{pick} + {n2}·k1] = W_N^({pick}·k1)·FFT_{n1}(column)[k1]"
-            ),
-            (0..n1).map(|r| at(&prev, pick + n2 * r)).collect(),
-            Some((0..n1).map(|k| at(&cur, pick + n2 * k)).collect()),
-        ),
-        PassKind::Rows => (
-            format!(
-                "row k1 = {pick}: before Y[{n2}·{pick} + n2], after X[{pick} + {n1}·k2] (at {})",
-                if n.transposed {
-                    format!("{pick} + {n1}·k2: the transposed store")
-                } else {
-                    format!("{n2}·{pick} + k2: raw order")
-                }
-            ),
-            (0..n2).map(|c| at(&prev, n2 * pick + c)).collect(),
-            Some(
-                (0..n2)
-                    .map(|k| {
-                        at(
-                            &cur,
-                            if n.transposed {
-                                pick + n1 * k
-                            } else {
-                                n2 * pick + k
-                            },
-                        )
-                    })
-                    .collect(),
-            ),
-        ),
+        PassKind::Columns | PassKind::Rows => {
+            let col = n.kind == PassKind::Columns;
+            // Element i of the picked sub-FFT before the pass, and output k after it.
+            let before = |i: usize| if col { pick + n2 * i } else { n2 * pick + i };
+            let after = |k: usize| match (col, n.transposed) {
+                (true, true) => k + n1 * pick,
+                (true, false) => pick + n2 * k,
+                (false, true) => pick + n1 * k,
+                (false, false) => n2 * pick + k,
+            };
+            let what = match (col, n.transposed) {
+                (true, t) => format!(
+                    "column {pick}: before x[{pick} + {n2}·n1], after W_N^({pick}·k1)·FFT_{n1}(column)[k1] at {}",
+                    if t {
+                        format!("k1 + {n1}·{pick}")
+                    } else {
+                        format!("{pick} + {n2}·k1")
+                    }
+                ),
+                (false, t) => format!(
+                    "row k1 = {pick}: before Y[{n2}·{pick} + n2], after X[{pick} + {n1}·k2] (at {})",
+                    if t {
+                        format!("{pick} + {n1}·k2: the transposed store")
+                    } else {
+                        format!("{n2}·{pick} + k2: raw order")
+                    }
+                ),
+            };
+            let len = if col { n1 } else { n2 };
+            before_after(what, len, &|i| at(&prev, before(i)), &|k| {
+                at(&cur, after(k))
+            })
+        }
         PassKind::Whole => (
             "the whole FFT".into(),
             (0..fft_n).map(|i| at(&prev, i)).collect(),
             Some((0..fft_n).map(|i| at(&cur, i)).collect()),
         ),
-        PassKind::Unpack => return None,
+        PassKind::Unpack | PassKind::Inner => return None,
     })
 }
 
@@ -97,7 +112,7 @@ pub(super) fn inspector(
     ui.separator();
     let Some((what, before, after)) = picked(result, stage, notes, st.pick) else {
         ui.label(
-            "The unpacking pass combines bins k and N − k of the packed FFT: no sub-FFTs to pick.",
+            "The unpacking combines bins k and N − k of the packed FFT, and a pass's first phase through L2 leaves its sub-FFTs half done: no sub-FFTs to pick.",
         );
         return;
     };
