@@ -156,6 +156,79 @@ pub fn splice(doc: &str, generated: &str) -> Result<String> {
 /// One PNG: a panel per group, throughput (GB/s of the floor's bytes) against log2 N — or, for a
 /// group whose cases each time one N (FFT sizes), against the case — with the copy roofline of the
 /// same run and the peers.
+/// Bytes of the longest prefix that every id shares, cut after its last '-'.
+fn shared_prefix(ids: &[&str]) -> usize {
+    let first = ids.first().copied().unwrap_or("");
+    let mut n = first.len();
+    for id in ids {
+        n = n.min(
+            first
+                .bytes()
+                .zip(id.bytes())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        );
+    }
+    first[..n].rfind('-').map_or(0, |i| i + 1)
+}
+
+type Chart<'a, 'b> = plotters::chart::ChartContext<
+    'a,
+    plotters::backend::BitMapBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
+
+/// A panel of many one-size cases: ours as one line over the cases, the peers as another.
+fn compact_series(
+    chart: &mut Chart,
+    cases: &[&CaseResult],
+    copy_pts: &mut Vec<(f64, f64)>,
+) -> std::result::Result<(), String> {
+    use plotters::prelude::*;
+    let color = Palette99::pick(0).to_rgba();
+    let pc = Palette99::pick(1).to_rgba();
+    let mut ours = Vec::new();
+    let mut peer = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        for row in &c.rows {
+            ours.push((i as f64, row.ours.gbps));
+            copy_pts.push((i as f64, row.ours.copy_gbps));
+            if let Some(p) = row.peer_ms {
+                peer.push((i as f64, row.ours.bytes as f64 / (p * 1e6)));
+            }
+        }
+    }
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    chart
+        .draw_series(LineSeries::new(ours.clone(), color.stroke_width(2)))
+        .map_err(|x| e(&x))?
+        .label("ours")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+    chart
+        .draw_series(ours.iter().map(|&p| Circle::new(p, 4, color.filled())))
+        .map_err(|x| e(&x))?;
+    if !peer.is_empty() {
+        // "torch.fft:8192" and its siblings are one peer at different sizes.
+        let name = cases
+            .iter()
+            .find_map(|c| c.case.peer.as_deref())
+            .map(|p| p.split(':').next().unwrap_or(p).to_string())
+            .unwrap_or_default();
+        chart
+            .draw_series(LineSeries::new(peer.clone(), pc.stroke_width(1)))
+            .map_err(|x| e(&x))?;
+        chart
+            .draw_series(peer.iter().map(|&p| TriangleMarker::new(p, 5, pc.filled())))
+            .map_err(|x| e(&x))?
+            .label(format!("{name} (peer)"))
+            .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 5, pc.filled()));
+    }
+    Ok(())
+}
+
 pub fn plot(r: &SuiteResult, path: &std::path::Path) -> Result<()> {
     use plotters::prelude::*;
     static FONT: std::sync::Once = std::sync::Once::new();
@@ -210,7 +283,12 @@ pub fn plot(r: &SuiteResult, path: &std::path::Path) -> Result<()> {
                 .y_label_area_size(64)
                 .build_cartesian_2d((xmin - pad)..(xmax + pad), 0.0..ymax * 1.12)
                 .map_err(|e| err(&e))?;
-            let labels: Vec<String> = cases.iter().map(|c| c.case.id.clone()).collect();
+            // Many one-size cases (the FFT sizes): one line for ours and one for the peer, each
+            // case named on the x axis without the prefix they share; else a line per case.
+            let compact = categorical && cases.len() > 6;
+            let ids: Vec<&str> = cases.iter().map(|c| c.case.id.as_str()).collect();
+            let shared = if compact { shared_prefix(&ids) } else { 0 };
+            let labels: Vec<String> = ids.iter().map(|id| id[shared..].to_string()).collect();
             let fmt_x = |x: &f64| {
                 if categorical {
                     let i = x.round();
@@ -239,7 +317,10 @@ pub fn plot(r: &SuiteResult, path: &std::path::Path) -> Result<()> {
                 .draw()
                 .map_err(|e| err(&e))?;
             let mut copy_pts: Vec<(f64, f64)> = Vec::new();
-            for (i, c) in cases.iter().enumerate() {
+            if compact {
+                compact_series(&mut chart, cases, &mut copy_pts).map_err(|e| err(&e))?;
+            }
+            for (i, c) in cases.iter().enumerate().filter(|_| !compact) {
                 let color = Palette99::pick(i).to_rgba();
                 let ours: Vec<(f64, f64)> = c
                     .rows
