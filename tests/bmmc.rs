@@ -255,9 +255,15 @@ fn pass_counts_stay_within_the_bounds() {
                 if bpc {
                     assert_eq!(tiled.passes.len(), 1);
                     // The BPC part follows Cormen: 1 + 2·ceil(rank_m / (m − b)) passes, within the bound.
-                    let rm = plu.facts["rank_m"].as_u64().unwrap() as usize;
+                    let rm = plu.bound.expect("seed plans state their bound").rank_m;
                     assert_eq!(plu.passes.len(), 1 + 2 * rm.div_ceil(p.m - p.b));
-                    assert!(plu.passes.len() as u64 <= plu.facts["bound_passes"].as_u64().unwrap());
+                    assert!(
+                        plu.passes.len()
+                            <= plu
+                                .bound
+                                .expect("seed plans state their bound")
+                                .bound_passes
+                    );
                 } else {
                     *ulp_counts.entry(ulp.passes.len()).or_insert(0) += 1;
                 }

@@ -926,3 +926,71 @@ json.dump({"device": "stand-in", "torch": "0", "cuda": "0", "cupy": None,
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every room's run-level facts (the top-level JSON fields the views read) read back as the
+/// room's type from what the run printed, with the values the options asked for.
+#[test]
+fn run_facts_read_back_as_their_types() {
+    use stagewise::algo::{AlgoOptions, bmmc, fft, oddeven, scan};
+    use stagewise::data::Data;
+    let iota = |n: u32| Data::from_u32(&(0..n).rev().collect::<Vec<u32>>());
+    // bmmc, a seed plan: the map, the plan and Cormen's bound.
+    let o = AlgoOptions::Bmmc(bmmc::Options {
+        preset: Some("bit-reverse".into()),
+        ..Default::default()
+    });
+    let r = common::run(&o, "seed-plu", iota(1 << 16), false);
+    let f = r.facts::<bmmc::facts::Facts>().expect("bmmc facts");
+    assert_eq!((f.log_n, f.bpc, f.pass_count), (16, true, r.passes.len()));
+    assert_eq!(f.matrix.len(), 16);
+    let b = f.bound.expect("a seed plan states its bound");
+    assert_eq!(b.rank_m, r.extra["rank_m"].as_u64().unwrap() as usize);
+    assert!(
+        r.facts::<fft::facts::Facts>().is_none(),
+        "another room's type"
+    );
+    // oddeven, segmented Batcher: the counted work and the first sorted stage.
+    let o = AlgoOptions::Oddeven(oddeven::Options {
+        segment: Some(16),
+        ..Default::default()
+    });
+    let r = common::run(&o, "batcher", iota(64), true);
+    let f = r.facts::<oddeven::facts::Facts>().expect("oddeven facts");
+    assert_eq!(f.segment, Some(16));
+    assert_eq!(f.seed_work, 4 * 16 * 15 / 2);
+    assert_eq!(f.phases, r.extra["phases"].as_u64().unwrap() as usize);
+    assert!(f.first_sorted_phase.flatten().is_some());
+    // scan, decoupled: the form and the tile shape.
+    let o = AlgoOptions::Scan(scan::Options::default());
+    let r = common::run(&o, "decoupled", iota(5000), false);
+    let f = r.facts::<scan::facts::Facts>().expect("scan facts");
+    assert_eq!(f.form, scan::facts::Form::Prefix);
+    let t = f.tile.expect("a tiled variant states its tile");
+    assert!(t.tile_scan.is_some() && t.tiles >= 1);
+    // fft: a workgroup kernel's Nyquist, and a large plan's split and plan.
+    let o = AlgoOptions::Fft(fft::Options {
+        size: Some(64),
+        real: true,
+        kernel: fft::Kernel::Teaching,
+        ..Default::default()
+    });
+    let x: Vec<f32> = (0..64).map(|i| (i % 5) as f32).collect();
+    let r = common::run(&o, "workgroup", Data::from_f32(&x), false);
+    let f = r.facts::<fft::facts::Facts>().expect("fft facts");
+    assert_eq!((f.size, f.mode), (64, fft::Mode::Real));
+    assert!(f.nyquist.and_then(|n| n.packed_into).is_some());
+    let o = AlgoOptions::Fft(fft::Options {
+        size: Some(1024),
+        kernel: fft::Kernel::Large,
+        split: Some(32),
+        ..Default::default()
+    });
+    let x: Vec<f32> = (0..2048).map(|i| (i % 7) as f32).collect();
+    let r = common::run(&o, "workgroup", Data::from_f32(&x), false);
+    let f = r.facts::<fft::facts::Facts>().expect("fft facts");
+    assert_eq!(f.split, Some([32, 32]));
+    assert_eq!(
+        f.plan.expect("the plan").len(),
+        r.extra["plan"].as_array().unwrap().len()
+    );
+}

@@ -486,3 +486,68 @@ fn traced_phases_through_l2() {
         ]
     );
 }
+
+/// Streamed (as the app runs it), a large FFT announces itself with its plan, then hands on every
+/// pass as it is read back: the same stages as the kept trace, in order, before the result; a
+/// workgroup FFT hands on its steps once its one dispatch is back.
+#[test]
+fn a_fft_trace_streams_pass_by_pass() {
+    use stagewise::algo::fft::facts::{Facts, PlanEntry};
+    use stagewise::algo::stream::Event;
+    use stagewise::algo::{RunRequest, Stages};
+    let g = gpu();
+    let split = Options {
+        split: Some(64),
+        ..large(4096)
+    };
+    for (o, n) in [(split, 4096usize), (Options::default(), 64)] {
+        let mut o = o;
+        o.size = Some(n);
+        let x = random(2 * n, 9);
+        let kept = run(&o, &x, true);
+        assert!(kept.verified, "{:?}", kept.mismatch);
+        let algo = AlgoOptions::Fft(o.clone());
+        let a = algo.algo();
+        let req = RunRequest {
+            variant: a.info().variant(Some("workgroup")).unwrap(),
+            dtype: stagewise::data::DType::F32,
+            input: Data::from_f32(&x),
+            trace: true,
+        };
+        let mut events = Vec::new();
+        let mut send = |e: Event| {
+            events.push(e);
+            true
+        };
+        let r = stagewise::algo::run_streamed(a, g, &req, &mut Stages::send_to(&mut send))
+            .expect("the streamed run");
+        assert!(r.verified, "{:?}", r.mismatch);
+        assert!(r.stages.is_empty(), "the stages were sent, not kept");
+        assert_eq!(r.output.bits, kept.output.bits);
+        let Some(Event::Head { head, stages }) = events.first() else {
+            panic!("the head comes first");
+        };
+        assert_eq!(*stages, kept.stages.len());
+        let facts = head
+            .facts::<Facts>()
+            .expect("the head carries the FFT's facts");
+        assert_eq!(facts.kernel, kept.facts::<Facts>().unwrap().kernel);
+        if facts.kernel == Kernel::Large {
+            let plan = facts.plan.expect("a large head carries its plan");
+            assert!(plan.iter().any(|e| matches!(e, PlanEntry::Twiddle { .. })));
+        }
+        let got: Vec<_> = events[1..]
+            .iter()
+            .map(|e| match e {
+                Event::Stage(s) => (s.label.clone(), s.data.bits.clone()),
+                Event::Head { .. } => panic!("one head"),
+            })
+            .collect();
+        let want: Vec<_> = kept
+            .stages
+            .iter()
+            .map(|s| (s.label.clone(), s.data.bits.clone()))
+            .collect();
+        assert_eq!(got, want, "N = {n}");
+    }
+}

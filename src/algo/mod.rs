@@ -22,6 +22,7 @@ pub mod applies;
 pub mod bitrev;
 pub mod bmmc;
 pub mod copy;
+pub mod facts;
 pub mod fft;
 mod json;
 pub mod oddeven;
@@ -33,6 +34,7 @@ pub mod stream;
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan};
+pub use facts::RunFacts;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 pub use stage::{RoomNotes, Stage, StageNotes};
@@ -41,8 +43,8 @@ pub use stream::Stages;
 /// What the rooms use from the engine, the data and the errors (`use super::prelude::*;`).
 mod prelude {
     pub(super) use super::{
-        AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Stages, Variant,
-        first_mismatch, require_pow2,
+        AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
+        Variant, first_mismatch, require_pow2,
     };
     pub(super) use crate::data::{DType, Data};
     pub(super) use crate::error::{Error, Result};
@@ -233,6 +235,11 @@ impl RunResult {
             stages,
             ..self
         }
+    }
+
+    /// The room's run-level facts in `extra`, as its type (None: another room's run).
+    pub fn facts<T: RunFacts>(&self) -> Option<T> {
+        T::of(&self.extra)
     }
 
     pub fn total_gpu_ms(&self) -> Option<f64> {

@@ -129,9 +129,39 @@ pub struct SuiteResult {
     pub adapter: String,
     pub driver: String,
     pub backend: String,
-    /// What bench/peers.py reported about itself (device, torch, cupy, cuda), if it ran.
-    pub peers: Option<serde_json::Value>,
+    /// What bench/peers.py reported about itself, if it ran.
+    pub peers: Option<PeersInfo>,
     pub cases: Vec<CaseResult>,
+}
+
+/// What bench/peers.py ran on (its JSON, less its rows); fields in the JSON's order.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PeersInfo {
+    pub cuda: Option<String>,
+    /// None where CuPy is not installed.
+    pub cupy: Option<String>,
+    pub device: Option<String>,
+    pub reps: Option<u64>,
+    /// How many (case, N) rows the peers timed.
+    #[serde(default)]
+    pub rows_timed: usize,
+    pub torch: Option<String>,
+}
+
+/// What bench/peers.py writes.
+#[derive(Deserialize)]
+struct PeersOut {
+    rows: Vec<PeerRow>,
+    #[serde(flatten)]
+    info: PeersInfo,
+}
+
+/// One peer's median at one case and size.
+#[derive(Deserialize)]
+struct PeerRow {
+    case: String,
+    n: u64,
+    median_ms: Option<f64>,
 }
 
 pub fn load(path: &Path) -> Result<Suite> {
@@ -381,7 +411,7 @@ pub fn run(
 }
 
 /// Run the peers script over the cases that name a peer; attach its medians to our rows.
-fn run_peers(cmd: &str, suite: &Path, results: &mut [CaseResult]) -> Result<serde_json::Value> {
+fn run_peers(cmd: &str, suite: &Path, results: &mut [CaseResult]) -> Result<PeersInfo> {
     let out = std::env::temp_dir().join(format!("stagewise-peers-{}.json", std::process::id()));
     let ids: Vec<&str> = results.iter().map(|r| r.case.id.as_str()).collect();
     let line = format!(
@@ -403,24 +433,25 @@ fn run_peers(cmd: &str, suite: &Path, results: &mut [CaseResult]) -> Result<serd
     let text = std::fs::read_to_string(&out)
         .map_err(|e| Error::Io(format!("cannot read the peers' result: {e}")))?;
     let _ = std::fs::remove_file(&out);
-    let mut v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| Error::Io(format!("the peers' result is not JSON: {e}")))?;
-    let rows = v["rows"].as_array().cloned().unwrap_or_default();
+    let out: PeersOut = serde_json::from_str(&text).map_err(|e| {
+        Error::Io(format!(
+            "the peers' result is not what bench/peers.py writes: {e}"
+        ))
+    })?;
     for r in results.iter_mut() {
         for row in &mut r.rows {
-            let found = rows.iter().find(|p| {
-                p["case"].as_str() == Some(r.case.id.as_str())
-                    && p["n"].as_u64() == Some(row.ours.n)
-            });
-            if let Some(ms) = found.and_then(|p| p["median_ms"].as_f64()) {
+            let found = out
+                .rows
+                .iter()
+                .find(|p| p.case == r.case.id && p.n == row.ours.n);
+            if let Some(ms) = found.and_then(|p| p.median_ms) {
                 row.peer_ms = Some(ms);
                 row.vs_peer = Some(ms / row.ours.median_ms);
             }
         }
     }
-    if let Some(m) = v.as_object_mut() {
-        m.remove("rows");
-        m.insert("rows_timed".into(), serde_json::json!(rows.len()));
-    }
-    Ok(v)
+    Ok(PeersInfo {
+        rows_timed: out.rows.len(),
+        ..out.info
+    })
 }

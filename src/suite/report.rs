@@ -62,10 +62,10 @@ pub fn markdown(r: &SuiteResult, result_path: &str) -> String {
             let _ = writeln!(
                 s,
                 "Peers on {}: PyTorch {} (CUDA {}), CuPy {}.",
-                p["device"].as_str().unwrap_or("?"),
-                p["torch"].as_str().unwrap_or("?"),
-                p["cuda"].as_str().unwrap_or("?"),
-                p["cupy"].as_str().unwrap_or("not installed"),
+                p.device.as_deref().unwrap_or("?"),
+                p.torch.as_deref().unwrap_or("?"),
+                p.cuda.as_deref().unwrap_or("?"),
+                p.cupy.as_deref().unwrap_or("not installed"),
             );
         }
         None => {

@@ -3,6 +3,7 @@
 //! `naive` (one scattered pass), `seed-plu` / `seed-ulp` (the seed's factorisations, Cormen's
 //! alternation for the BPC part), `tiled` (≤ 2 coalesced tiled passes, 1 for any BPC) and `auto`.
 
+pub mod facts;
 pub mod kernels;
 pub mod matrix;
 pub mod plan;
@@ -13,7 +14,7 @@ use super::prelude::*;
 use matrix::{Affine, BitMatrix};
 use plan::{Params, PlanSpec};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 const VARIANTS: &[Variant] = &[
     Variant {
@@ -363,20 +364,16 @@ impl Algorithm for Options {
 
 /// The run's top-level JSON facts: the map and its plan (known before the GPU runs).
 fn plan_facts(log_n: usize, target: &Affine, spec: &PlanSpec) -> Map<String, Value> {
-    let mut extra = Map::new();
-    extra.insert("log_n".into(), json!(log_n));
-    extra.insert("matrix".into(), json!(target.a.row_strings()));
-    extra.insert("complement".into(), json!(target.c));
-    extra.insert("bpc".into(), json!(target.a.is_permutation()));
-    extra.insert(
-        "plan".into(),
-        json!(spec.passes.iter().map(|p| p.to_json()).collect::<Vec<_>>()),
-    );
-    extra.insert("pass_count".into(), json!(spec.passes.len()));
-    for (k, v) in &spec.facts {
-        extra.insert(k.clone(), v.clone());
+    facts::Facts {
+        log_n,
+        matrix: target.a.row_strings(),
+        complement: target.c,
+        bpc: target.a.is_permutation(),
+        plan: spec.passes.iter().map(|p| p.to_json()).collect(),
+        pass_count: spec.passes.len(),
+        bound: spec.bound,
     }
-    extra
+    .to_map()
 }
 
 /// The plan facts for the view's live status (no GPU): pass count per variant.

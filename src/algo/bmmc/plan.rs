@@ -11,6 +11,7 @@
 //! - `block` (the seed's kernel 1): (A B; 0 C) at split k, K = 2^k elements per workgroup.
 //! - `blockmove` (the seed's kernel 2): (Id 0; 0 X) at split k.
 
+use super::facts::Bound;
 use super::matrix::{Affine, BitMatrix};
 use crate::error::{Error, Result};
 use serde_json::{Value, json};
@@ -92,8 +93,8 @@ impl Default for Params {
 #[derive(Clone, Debug)]
 pub struct PlanSpec {
     pub passes: Vec<PassSpec>,
-    /// Plan facts for JSON (ranks, bounds…).
-    pub facts: serde_json::Map<String, Value>,
+    /// The seed plans: the BPC part's ranks and Cormen's bound.
+    pub bound: Option<Bound>,
 }
 
 impl PlanSpec {
@@ -221,7 +222,7 @@ pub fn naive(target: &Affine) -> PlanSpec {
             kernel: Kernel::Naive,
             map: target.clone(),
         }],
-        facts: Default::default(),
+        bound: None,
     }
 }
 
@@ -231,12 +232,10 @@ pub fn naive(target: &Affine) -> PlanSpec {
 /// bits ∪ those pivots, ≤ 2t bits) sends them to the low output bits.
 pub fn tiled(target: &Affine, p: &Params) -> PlanSpec {
     let n = target.a.n;
-    let mut facts = serde_json::Map::new();
-    facts.insert("bpc".into(), json!(target.a.is_permutation()));
     if let Some(pass) = tiled_pass("tiled (one pass)".into(), target.clone(), p) {
         return PlanSpec {
             passes: vec![pass],
-            facts,
+            bound: None,
         };
     }
     let t = T_LOW.min(n);
@@ -285,7 +284,10 @@ pub fn tiled(target: &Affine, p: &Params) -> PlanSpec {
             map: target.clone(),
         }],
     };
-    PlanSpec { passes, facts }
+    PlanSpec {
+        passes,
+        bound: None,
+    }
 }
 
 /// rank_k of a bit permutation: input bits below k that go to k or above.
@@ -357,21 +359,23 @@ fn perm_matrix(tau: &[usize]) -> BitMatrix {
     BitMatrix::from_bit_perm(tau)
 }
 
-/// Facts about the BPC part: ranks and Cormen's bound.
-fn bpc_facts(facts: &mut serde_json::Map<String, Value>, perm: &[usize], p: &Params, taken: usize) {
+/// The BPC part's ranks and Cormen's bound.
+fn bpc_bound(perm: &[usize], p: &Params, taken: usize) -> Bound {
     let n = perm.len();
     let m = p.m.min(n);
     let b = p.b.min(m.saturating_sub(1));
     let rm = rank_k(perm, m);
     let rb = rank_k(perm, b);
     let iters = if m > b { rm.max(rb).div_ceil(m - b) } else { 0 };
-    facts.insert("m".into(), json!(m));
-    facts.insert("b".into(), json!(b));
-    facts.insert("rank_m".into(), json!(rm));
-    facts.insert("rank_b".into(), json!(rb));
-    facts.insert("bound_iterations".into(), json!(iters));
-    facts.insert("bound_passes".into(), json!(1 + 2 * iters));
-    facts.insert("bpc_passes".into(), json!(taken));
+    Bound {
+        m,
+        b,
+        rank_m: rm,
+        rank_b: rb,
+        bound_iterations: iters,
+        bound_passes: 1 + 2 * iters,
+        bpc_passes: taken,
+    }
 }
 
 /// Cormen's passes for bit permutation matrix `pm` as PassSpecs.
@@ -398,11 +402,7 @@ fn cormen_specs(pm: &BitMatrix, p: &Params, what: &str) -> Vec<PassSpec> {
         .collect()
 }
 
-fn finish(
-    mut passes: Vec<PassSpec>,
-    target: &Affine,
-    facts: serde_json::Map<String, Value>,
-) -> PlanSpec {
+fn finish(mut passes: Vec<PassSpec>, target: &Affine, bound: Option<Bound>) -> PlanSpec {
     if passes.is_empty() {
         let id = BitMatrix::identity(target.a.n);
         passes.push(PassSpec {
@@ -416,7 +416,7 @@ fn finish(
     if let Some(last) = passes.last_mut() {
         last.map.c = target.c;
     }
-    PlanSpec { passes, facts }
+    PlanSpec { passes, bound }
 }
 
 /// The seed's A = P·L·U plan: U (kernel 1, k = m), then R·L (one tiled pass, R = rotl by t: the
@@ -425,7 +425,6 @@ pub fn seed_plu(target: &Affine, p: &Params) -> Result<PlanSpec> {
     let n = target.a.n;
     let (pm, l, u) = target.a.plu()?;
     let mut passes = Vec::new();
-    let mut facts = serde_json::Map::new();
     if n <= p.m {
         // n ≤ m: one kernel-1 pass covers the whole array (one workgroup).
         return Ok(finish(
@@ -438,7 +437,7 @@ pub fn seed_plu(target: &Affine, p: &Params) -> Result<PlanSpec> {
                 },
             }],
             target,
-            facts,
+            None,
         ));
     }
     if !u.is_identity() {
@@ -462,9 +461,9 @@ pub fn seed_plu(target: &Affine, p: &Params) -> Result<PlanSpec> {
         cormen_specs(&pbits, p, "P")
     };
     let perm = pbits.bit_perm().expect("permutation");
-    bpc_facts(&mut facts, &perm, p, cs.len());
+    let bound = bpc_bound(&perm, p, cs.len());
     passes.extend(cs);
-    Ok(finish(passes, target, facts))
+    Ok(finish(passes, target, Some(bound)))
 }
 
 /// The seed's A = U·L·P plan: P' = R·P by Cormen's alternation with its last M-pass fused with
@@ -493,7 +492,6 @@ pub fn seed_ulp(target: &Affine, p: &Params) -> Result<PlanSpec> {
 
 /// The U·L·P plan with rotation `r`; `None` when r = I but L ≠ I (nothing to fuse L with).
 fn seed_ulp_with(target: &Affine, p: &Params, r: &BitMatrix) -> Result<Option<PlanSpec>> {
-    let mut facts = serde_json::Map::new();
     let (u, l, q) = target.a.mul(r).ulp()?;
     let pm = q.mul(&r.inverse()?);
     if r.is_identity() && !l.is_identity() {
@@ -507,7 +505,7 @@ fn seed_ulp_with(target: &Affine, p: &Params, r: &BitMatrix) -> Result<Option<Pl
         cormen_specs(&pbits, p, "P'")
     };
     let perm = pbits.bit_perm().expect("permutation");
-    bpc_facts(&mut facts, &perm, p, passes.len());
+    let bound = bpc_bound(&perm, p, passes.len());
     if !l.is_identity() {
         let u2 = r.mul(&l).mul(&rinv);
         let last = passes.last_mut().expect("at least one pass");
@@ -519,7 +517,7 @@ fn seed_ulp_with(target: &Affine, p: &Params, r: &BitMatrix) -> Result<Option<Pl
         let label = "U·R^-1 (one tiled pass: the seed's U·T1)";
         passes.push(seed_tiled_pass(label, ur, p, "seed-ulp")?);
     }
-    Ok(Some(finish(passes, target, facts)))
+    Ok(Some(finish(passes, target, Some(bound))))
 }
 
 /// Build the plan for a variant.

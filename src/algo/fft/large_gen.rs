@@ -19,7 +19,7 @@
 //! pass still reads 4 neighbouring columns (32-byte rows), on a 48 KiB adapter.
 
 use super::codegen::{FastConfig, bank_max, place, round_los};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where element m of sub-FFT s lives in an array of FFTs of size N: the bits of s from the bottom
 /// in runs `(width, shift)`, each moved to its shift, the bits above them picking the FFT of the
@@ -96,6 +96,29 @@ impl Serialize for Layout {
             .map(|r| [r.0, r.1])
             .collect();
         serde_json::json!({"runs": runs, "m_shift": self.m_shift}).serialize(ser)
+    }
+}
+
+impl<'de> Deserialize<'de> for Layout {
+    /// The form [`Layout`]'s `Serialize` writes (at most three runs).
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Layout, D::Error> {
+        #[derive(Deserialize)]
+        struct Json {
+            runs: Vec<[u32; 2]>,
+            m_shift: u32,
+        }
+        let j = Json::deserialize(de)?;
+        if j.runs.len() > 3 {
+            return Err(serde::de::Error::custom("a layout has at most three runs"));
+        }
+        let mut runs = [(0, 0); 3];
+        for (r, [w, s]) in runs.iter_mut().zip(j.runs) {
+            *r = (w, s);
+        }
+        Ok(Layout {
+            runs,
+            m_shift: j.m_shift,
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 //! so the trace shows what that pass leaves in its output between phases), the separate or fused
 //! unpacking, and the f64 models the trace is checked against.
 
+use super::facts::{FftEntry, PlanEntry};
 use super::large::LargeConfig;
 use super::large_gen::PassConfig;
 use super::large_wgsl;
@@ -24,7 +25,7 @@ pub struct StageInfo {
 impl LargeConfig {
     /// JSON `"plan"`: the passes' phases in order, what each transforms, the fused twiddles and
     /// permutations, the exchanges through L2 and the unpacking.
-    pub fn plan_json(&self, natural: bool) -> Value {
+    pub fn plan_entries(&self, natural: bool) -> Vec<PlanEntry> {
         let (n1, n2) = self.split;
         let ln = self.fft_n.trailing_zeros() as usize;
         let nd = self.dispatches();
@@ -49,35 +50,31 @@ impl LargeConfig {
             } else {
                 "rows"
             };
-            let mut e = json!({
-                "pass": d,
-                "kind": "fft",
-                "dimension": dim,
-                "sub_size": p.m,
-                "count": self.fft_n / p.m,
-                "stride": 1usize << p.input.m_shift,
-                "elements_per_invocation": p.e,
-                "lanes": p.c,
-                "sequential": p.s,
-                "parts": p.parts,
-                "workgroup_bytes": p.shared_bytes(),
-                "input_layout": p.input,
-                "output_layout": p.output,
-            });
-            if phases.len() > 1 {
-                e["phase"] = json!(ph);
-                if !whole_l2 {
-                    e["inner"] = json!(if ph == 0 { "columns" } else { "rows" });
-                }
-            }
-            out.push(e);
+            let split_phases = phases.len() > 1;
+            out.push(PlanEntry::Fft(FftEntry {
+                pass: d,
+                dimension: dim.into(),
+                sub_size: p.m,
+                count: self.fft_n / p.m,
+                stride: 1usize << p.input.m_shift,
+                elements_per_invocation: p.e,
+                lanes: p.c,
+                sequential: p.s,
+                parts: p.parts,
+                workgroup_bytes: p.shared_bytes(),
+                input_layout: p.input,
+                output_layout: p.output,
+                phase: split_phases.then_some(ph),
+                inner: (split_phases && !whole_l2)
+                    .then(|| if ph == 0 { "columns" } else { "rows" }.into()),
+            }));
             if let Some(t) = p.twiddle {
-                let rule = if phases.len() > 1 && ph == 0 {
+                let rule = if split_phases && ph == 0 {
                     format!(
                         "output k of inner column nb ·= exp(∓2πi·nb·k/{})",
                         self.fft_n / t.mult
                     )
-                } else if phases.len() > 1 {
+                } else if split_phases {
                     format!(
                         "output ka + {m}·kb of sub-FFT col ·= exp(∓2πi·col·(ka + {m}·kb)/{})",
                         self.fft_n,
@@ -86,47 +83,47 @@ impl LargeConfig {
                 } else {
                     format!("Y[col + {n2}·k1] ·= exp(∓2πi·col·k1/{})", self.fft_n)
                 };
-                out.push(
-                    json!({"pass": d, "phase": ph, "kind": "twiddle", "fused": true, "rule": rule}),
-                );
+                out.push(PlanEntry::Twiddle {
+                    pass: d,
+                    phase: ph,
+                    fused: true,
+                    rule,
+                });
             }
             if whole_l2 && ph == 0 {
-                out.push(json!({
-                    "pass": d,
-                    "phase": 0,
-                    "kind": "permute",
-                    "fused": true,
-                    "rule": format!("transpose {n1}×{n2}: Z[k1 + {n1}·col] ← Y[col + {n2}·k1], so that phase 1 runs in place and stores natural order"),
-                    "matrix": rotation(n1.trailing_zeros() as usize),
-                }));
+                out.push(PlanEntry::Permute {
+                    pass: d,
+                    phase: Some(0),
+                    fused: true,
+                    rule: format!("transpose {n1}×{n2}: Z[k1 + {n1}·col] ← Y[col + {n2}·k1], so that phase 1 runs in place and stores natural order"),
+                    matrix: rotation(n1.trailing_zeros() as usize),
+                });
             }
-            if phases.len() > 1 && ph + 1 < phases.len() {
-                out.push(json!({
-                    "pass": d,
-                    "kind": "l2-exchange",
-                    "bytes_per_workgroup": p.c * p.s * p.m * 8,
-                    "rule": "phase 0 stores each value where phase 1 will store its result (in the pass's output buffer); storageBarrier; phase 1 reads them back and stores in place: the intermediate stays in L2",
-                }));
+            if split_phases && ph + 1 < phases.len() {
+                out.push(PlanEntry::L2Exchange {
+                    pass: d,
+                    bytes_per_workgroup: p.c * p.s * p.m * 8,
+                    rule: "phase 0 stores each value where phase 1 will store its result (in the pass's output buffer); storageBarrier; phase 1 reads them back and stores in place: the intermediate stays in L2".into(),
+                });
             }
             if d + 1 == nd && nd > 1 && natural && i + 1 == self.passes.len() {
-                out.push(json!({
-                    "pass": d,
-                    "kind": "permute",
-                    "fused": true,
-                    "rule": format!("transpose {n1}×{n2}: output[k1 + {n1}·k2] ← rows[{n2}·k1 + k2]"),
-                    "matrix": rotation(n1.trailing_zeros() as usize),
-                }));
+                out.push(PlanEntry::Permute {
+                    pass: d,
+                    phase: None,
+                    fused: true,
+                    rule: format!("transpose {n1}×{n2}: output[k1 + {n1}·k2] ← rows[{n2}·k1 + k2]"),
+                    matrix: rotation(n1.trailing_zeros() as usize),
+                });
             }
         }
         if let Some(m) = self.unpack {
-            out.push(json!({
-                "pass": if self.unpack_fused { nd - 1 } else { nd },
-                "kind": "unpack",
-                "mode": if m == Mode::Real { "real" } else { "real-pair" },
-                "fused": self.unpack_fused,
-            }));
+            out.push(PlanEntry::Unpack {
+                pass: if self.unpack_fused { nd - 1 } else { nd },
+                mode: m,
+                fused: self.unpack_fused,
+            });
         }
-        Value::Array(out)
+        out
     }
 }
 

@@ -1,10 +1,13 @@
 //! A large FFT's run (src/algo/fft/large.rs): the passes, every FFT of the batch checked against
 //! rustfft, and with `--trace` the array after every pass, checked against the f64 model.
 
+use super::facts::Facts;
 use super::large::{self, LargeConfig};
 use super::large_plan::{self, StageInfo};
 use super::trace::{PassKind, PassNotes};
 use super::*;
+use crate::algo::Stages;
+use crate::gpu::start;
 
 impl Options {
     /// The large plan's passes for `cfg` on `gpu`.
@@ -37,9 +40,8 @@ pub(super) fn run(
     o: &Options,
     gpu: &Gpu,
     req: &RunRequest,
-    cfg: &Config,
-    floats: &[f32],
-    input: Data,
+    (cfg, floats, input): (&Config, &[f32], Data),
+    out: &mut Stages,
 ) -> Result<RunResult> {
     let lc = o.large_config(cfg, &gpu.limits)?;
     let b = cfg.batch;
@@ -51,17 +53,27 @@ pub(super) fn run(
         large_plan::plan_large(gpu, &lc, b, &src, &dst, cfg.natural, req.trace)?;
     plan.output = Some(Region::words(&dst, out_words));
     plan.keep.push(src);
-    let ex = execute(gpu, &plan, req.trace)?;
-    let out_bits = ex.output;
-
-    let tol = model::tolerance(cfg.n);
-    let per_in = cfg.in_floats();
-    let gpu_c = complexes(&out_bits);
-    let (max_err, mut mismatch) = run::check_batch(&gpu_c, cfg.out_complex(), b, tol, |k| {
-        reference_large(cfg, &lc, &floats[k * per_in..(k + 1) * per_in])
-    });
 
     let (n1, n2) = lc.split;
+    let mut facts = facts(cfg, Kernel::Large);
+    facts.split = Some([n1, n2]);
+    facts.plan = Some(lc.plan_entries(cfg.natural));
+    let mut extra = facts.to_map();
+    extra.insert(
+        "workgroup_bytes".into(),
+        json!(lc.passes.iter().map(|p| p.shared_bytes()).max()),
+    );
+    let mut head = run::fft_result(
+        req,
+        gpu,
+        cfg.n,
+        input.clone(),
+        (Vec::new(), Value::Null),
+        &plan,
+        &None,
+    );
+    head.extra = extra;
+
     let notes = |info: Option<StageInfo>, complex: bool| {
         let p = info.and_then(|i| i.phase).and_then(|i| lc.passes.get(i));
         RoomNotes::FftPass(PassNotes {
@@ -76,26 +88,34 @@ pub(super) fn run(
             complex,
         })
     };
-    let mut stages = Vec::new();
+    let tol = model::tolerance(cfg.n);
+    let mut run = start(gpu, &plan, req.trace)?;
+    // Traced: every pass's array handed on as soon as it is read back (the columns pass checked
+    // against its f64 model first).
+    let mut trace_mismatch = None;
     if req.trace {
-        stages.push(Stage::with(
+        let captured = plan.passes.iter().filter(|p| !p.capture.is_empty()).count();
+        out.head(&head, captured + 1)?;
+        out.push(Stage::with(
             "input",
             input.clone(),
             notes(None, cfg.mode != Mode::Real),
-        ));
+        ))?;
         // The complex FFT's input (batch element 0), for the columns pass's model.
         let x0 = complexes(&input.bits[..2 * lc.fft_n]);
-        for (i, words) in ex.captures.iter().enumerate() {
-            let Some(words) = words.first() else { continue };
+        while let Some((i, caps)) = run.next_capture()? {
+            let Some(words) = caps.into_iter().next() else {
+                continue;
+            };
             let info = infos.get(i).copied();
             if let Some(inf) = info.filter(|i| i.kind == PassKind::Columns)
-                && mismatch.is_none()
+                && trace_mismatch.is_none()
             {
                 let want = large_plan::columns_model(&x0, lc.split, cfg.inverse, inf.transposed);
                 let got = complexes(&words[..2 * lc.fft_n]);
                 let err = model::rel_error(&got, &want);
                 if err.is_nan() || err > tol {
-                    mismatch = Some(format!(
+                    trace_mismatch = Some(format!(
                         "trace: the columns pass differs from the model by {err:.3e} (tolerance {tol:.1e})"
                     ));
                 }
@@ -104,24 +124,22 @@ pub(super) fn run(
                 .passes
                 .get(i)
                 .map_or(String::new(), |p| p.label.clone());
-            stages.push(Stage::with(
+            out.push(Stage::with(
                 label,
-                Data::new(DType::F32, words.clone()),
+                Data::new(DType::F32, words),
                 notes(info, true),
-            ));
+            ))?;
         }
     }
-
+    let ex = run.finish()?;
+    let out_bits = ex.output;
+    let per_in = cfg.in_floats();
+    let gpu_c = complexes(&out_bits);
+    let (max_err, mismatch) = run::check_batch(&gpu_c, cfg.out_complex(), b, tol, |k| {
+        reference_large(cfg, &lc, &floats[k * per_in..(k + 1) * per_in])
+    });
     let output_json = trace::output_json(cfg, &out_bits);
-    let mut extra = common_extra(cfg, max_err, tol);
-    extra.insert("kernel".into(), json!("large"));
-    extra.insert("split".into(), json!([n1, n2]));
-    extra.insert("plan".into(), lc.plan_json(cfg.natural));
-    extra.insert(
-        "workgroup_bytes".into(),
-        json!(lc.passes.iter().map(|p| p.shared_bytes()).max()),
-    );
-    let result = run::fft_result(
+    let mut result = run::fft_result(
         req,
         gpu,
         cfg.n,
@@ -130,7 +148,12 @@ pub(super) fn run(
         &plan,
         &ex.pass_ms,
     );
-    Ok(result.checked(mismatch, stages, extra))
+    result.extra = head.extra;
+    Ok(result.checked(
+        mismatch.or(trace_mismatch),
+        out.take(),
+        errors(max_err, tol),
+    ))
 }
 
 /// The bench case of a large size: `n` values (complex, or real with --real) as FFTs of
@@ -153,29 +176,33 @@ pub(super) fn bench_case(o: &Options, gpu: &Gpu, cfg: &Config, n: usize) -> Resu
     })
 }
 
-/// The JSON fields every FFT run prints, whichever kernel ran.
-pub(super) fn common_extra(cfg: &Config, max_err: f64, tol: f64) -> Map<String, Value> {
-    let mut extra = Map::new();
-    extra.insert("size".into(), json!(cfg.n));
-    extra.insert("batch".into(), json!(cfg.batch));
-    extra.insert(
-        "order".into(),
-        json!(if cfg.natural { "natural" } else { "raw" }),
-    );
-    extra.insert("inverse".into(), json!(cfg.inverse));
-    extra.insert("mode".into(), json!(mode_name(cfg.mode)));
-    extra.insert("max_rel_error".into(), json!(max_err));
-    extra.insert("tolerance".into(), json!(tol));
-    extra.insert("scaling".into(), json!(scaling(cfg.inverse)));
-    extra
+/// The facts every FFT run prints, whichever kernel ran (the kernel's own fields unset).
+pub(super) fn facts(cfg: &Config, kernel: Kernel) -> Facts {
+    Facts {
+        size: cfg.n,
+        batch: cfg.batch,
+        order: if cfg.natural {
+            Order::Natural
+        } else {
+            Order::Raw
+        },
+        inverse: cfg.inverse,
+        mode: cfg.mode,
+        scaling: scaling(cfg.inverse).into(),
+        kernel,
+        elements_per_invocation: None,
+        split: None,
+        plan: None,
+        nyquist: None,
+    }
 }
 
-fn mode_name(m: Mode) -> &'static str {
-    match m {
-        Mode::Complex => "complex",
-        Mode::Real => "real",
-        Mode::Pair => "real-pair",
-    }
+/// The check's figures: the largest relative error over the batch and the tolerance.
+pub(super) fn errors(max_err: f64, tol: f64) -> Map<String, Value> {
+    let mut extra = Map::new();
+    extra.insert("max_rel_error".into(), json!(max_err));
+    extra.insert("tolerance".into(), json!(tol));
+    extra
 }
 
 fn scaling(inverse: bool) -> &'static str {

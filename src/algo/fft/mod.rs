@@ -4,6 +4,7 @@
 //! bitreverse(e⁻¹(n)); real-pair unpacking and a real-only FFT by the seed's rules.
 
 pub mod codegen;
+pub mod facts;
 pub mod fast;
 pub mod large;
 pub mod large_gen;
@@ -23,11 +24,13 @@ pub use self::plan::{plan, shader_source};
 pub use run::reference;
 
 use super::{
-    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunRequest, RunResult, Stage, Variant, pass_infos,
+    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
+    Variant, pass_infos,
 };
 use crate::data::{DType, Data, f32_to_json};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan, Region, execute, grid, specialize};
+use facts::Nyquist;
 use model::{C64, StepKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -199,11 +202,24 @@ impl Default for Options {
 }
 
 /// What runs: resolved and checked parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     Complex,
     Real,
+    #[serde(rename = "real-pair")]
     Pair,
+}
+
+impl Mode {
+    /// As JSON `"mode"` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Complex => "complex",
+            Mode::Real => "real",
+            Mode::Pair => "real-pair",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]

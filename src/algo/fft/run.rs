@@ -141,6 +141,12 @@ impl Algorithm for Options {
     }
 
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+        self.run_streamed(gpu, req, &mut Stages::keep())
+    }
+
+    /// A workgroup kernel is one dispatch: its trace steps are handed on together once it is
+    /// back; a large plan hands on each pass as it is read back.
+    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
         // Input numbers as f32 whatever their dtype (u32/i32 values converted numerically).
         let floats: Vec<f32> = (0..req.input.len())
             .map(|i| req.input.as_f64(i) as f32)
@@ -148,7 +154,7 @@ impl Algorithm for Options {
         let input = Data::from_f32(&floats);
         let cfg = self.config(Some(floats.len()), Some(&gpu.limits), req.trace)?;
         if cfg.large {
-            return large_run::run(self, gpu, req, &cfg, &floats, input);
+            return large_run::run(self, gpu, req, (&cfg, &floats, input), out);
         }
         let (n, b) = (cfg.n, cfg.batch);
         let src = gpu.storage_init("fft input", &input.bits)?;
@@ -159,6 +165,54 @@ impl Algorithm for Options {
         plan.output = Some(Region::words(&dst, out_words));
         plan.keep.push(src);
         drop(tbuf);
+        let kernel = match fast_cfg {
+            Some(f) if f.radix => Kernel::Radix,
+            Some(_) => Kernel::Fast,
+            None => Kernel::Teaching,
+        };
+        let mut facts = large_run::facts(&cfg, kernel);
+        facts.elements_per_invocation = Some(cfg.e);
+        let mut extra = facts.to_map();
+        extra.insert("workgroup_size".into(), json!(cfg.w));
+        extra.insert(
+            "workgroup_bytes".into(),
+            json!(match &fast_cfg {
+                Some(f) => f.shared_bytes(),
+                None => cfg.shared_bytes(req.trace),
+            }),
+        );
+        extra.insert(
+            "ffts_per_workgroup".into(),
+            json!(fast_cfg.map_or(1, |f| f.g)),
+        );
+        extra.insert("sequential_ffts".into(), json!(fast_cfg.map_or(1, |f| f.s)));
+        extra.insert(
+            "natural_store".into(),
+            json!(match fast_cfg {
+                Some(f) if f.radix => None,
+                Some(f) if f.natural && f.staged => Some("staged"),
+                Some(f) if f.natural => Some("direct"),
+                _ => None,
+            }),
+        );
+        extra.insert(
+            "shuffle_below".into(),
+            json!(fast_cfg.map_or(0, |f| f.shuffle_below)),
+        );
+        let steps = model::schedule(n, cfg.e);
+        if req.trace {
+            let mut head = fft_result(
+                req,
+                gpu,
+                n,
+                input.clone(),
+                (Vec::new(), Value::Null),
+                &plan,
+                &None,
+            );
+            head.extra = extra.clone();
+            out.head(&head, steps.len())?;
+        }
         let ex = execute(gpu, &plan, req.trace)?;
         let out_bits = ex.output;
 
@@ -171,8 +225,6 @@ impl Algorithm for Options {
         });
 
         // Trace: one stage per step, values by logical position, owner + lo written by the GPU.
-        let mut stages = Vec::new();
-        let steps = model::schedule(n, cfg.e);
         if req.trace {
             let words = ex
                 .captures
@@ -258,7 +310,7 @@ impl Algorithm for Options {
                     Data::new(DType::F32, data.clone()),
                     RoomNotes::Fft(notes),
                 );
-                stages.push(st);
+                out.push(st)?;
             }
         }
 
@@ -272,58 +324,24 @@ impl Algorithm for Options {
             _ => None,
         }
         .map(|i| trace::complex_json(&out_bits[2 * i..2 * i + 2])[0].clone());
-        let mut nyquist = json!({
-            "frequency": n / 2,
-            "thread": 0,
-            "element": 1,
-            "raw_position": cfg.w,
-            "rule": "F(W) = bitreverse(e⁻¹(W)) = bitreverse(1) = N/2: thread 0's second element",
+        let real = cfg.mode == Mode::Real;
+        facts.nyquist = Some(Nyquist {
+            frequency: n / 2,
+            thread: 0,
+            element: 1,
+            raw_position: cfg.w,
+            rule: "F(W) = bitreverse(e⁻¹(W)) = bitreverse(1) = N/2: thread 0's second element"
+                .into(),
+            value: if real {
+                Some(json!([f32_to_json(f32::from_bits(out_bits[1])), 0.0]))
+            } else {
+                nyq_value
+            },
+            packed_into: real.then(|| "output[0] = DC + i*Nyquist (both real)".into()),
         });
-        if let Some(v) = nyq_value {
-            nyquist["value"] = v;
-        }
-        if cfg.mode == Mode::Real {
-            nyquist["packed_into"] = json!("output[0] = DC + i*Nyquist (both real)");
-            nyquist["value"] = json!([f32_to_json(f32::from_bits(out_bits[1])), 0.0]);
-        }
-        let mut extra = large_run::common_extra(&cfg, max_err, tol);
-        extra.insert("elements_per_invocation".into(), json!(cfg.e));
-        extra.insert("workgroup_size".into(), json!(cfg.w));
+        extra.extend(facts.to_map());
+        extra.extend(large_run::errors(max_err, tol));
         extra.insert("holds".into(), json!(holds));
-        extra.insert("nyquist".into(), nyquist);
-        extra.insert(
-            "workgroup_bytes".into(),
-            json!(match &fast_cfg {
-                Some(f) => f.shared_bytes(),
-                None => cfg.shared_bytes(req.trace),
-            }),
-        );
-        extra.insert(
-            "kernel".into(),
-            json!(match fast_cfg {
-                Some(f) if f.radix => "radix",
-                Some(_) => "fast",
-                None => "teaching",
-            }),
-        );
-        extra.insert(
-            "ffts_per_workgroup".into(),
-            json!(fast_cfg.map_or(1, |f| f.g)),
-        );
-        extra.insert("sequential_ffts".into(), json!(fast_cfg.map_or(1, |f| f.s)));
-        extra.insert(
-            "natural_store".into(),
-            json!(match fast_cfg {
-                Some(f) if f.radix => None,
-                Some(f) if f.natural && f.staged => Some("staged"),
-                Some(f) if f.natural => Some("direct"),
-                _ => None,
-            }),
-        );
-        extra.insert(
-            "shuffle_below".into(),
-            json!(fast_cfg.map_or(0, |f| f.shuffle_below)),
-        );
         Ok(fft_result(
             req,
             gpu,
@@ -333,7 +351,7 @@ impl Algorithm for Options {
             &plan,
             &ex.pass_ms,
         )
-        .checked(mismatch, stages, extra))
+        .checked(mismatch, out.take(), extra))
     }
 
     /// `n` is the total number of complex values (real values with --real); --size (default 1024)

@@ -2,6 +2,7 @@
 //! scheme with one dispatch per phase, block odd-even transposition (Baudet–Stevenson merge-split)
 //! and Batcher's odd-even merge sort network, all on u32/i32/f32 keys, ascending or descending.
 
+pub mod facts;
 pub mod model;
 pub mod regs;
 mod regs_emit;
@@ -23,7 +24,6 @@ use tiles::*;
 use super::prelude::*;
 use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
 
 const VARIANTS: &[Variant] = &[
     Variant {

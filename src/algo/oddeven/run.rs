@@ -2,13 +2,14 @@
 //! (traced.rs) and the output at the end; the plan summaries the app and the CLI print.
 
 use super::*;
+use facts::Facts;
 use model::Rule;
 
 /// A run's plan before it starts, with what its trace follows.
 struct Planned {
     plan: Plan,
     /// The run's JSON facts known before it runs.
-    facts: Map<String, Value>,
+    facts: Facts,
     follows: Follows,
     /// What the CPU model costs (elements × stages) to find `first_sorted_phase` untraced.
     model_cost: usize,
@@ -65,12 +66,13 @@ impl Options {
         trace: bool,
     ) -> Result<Planned> {
         let n = s.n;
-        let mut facts = Map::new();
-        facts.insert("descending".into(), json!(s.desc));
-        facts.insert("segment".into(), json!(self.segment));
-        facts.insert("seed_steps".into(), json!(s.seg));
-        let seed_work = (s.seg as u64 * (s.seg as u64).saturating_sub(1) / 2) * s.nseg() as u64;
-        facts.insert("seed_work".into(), json!(seed_work));
+        let mut facts = Facts {
+            descending: s.desc,
+            segment: self.segment,
+            seed_steps: s.seg,
+            seed_work: (s.seg as u64 * (s.seg as u64).saturating_sub(1) / 2) * s.nseg() as u64,
+            ..Facts::default()
+        };
         let (plan, follows, model_cost) = match variant {
             "transposition" | "global" => {
                 let data = gpu.storage_init("oddeven data", &input.bits)?;
@@ -92,10 +94,9 @@ impl Options {
                     .map(|ph| model::phase_pairs(ph, s.seg).count() as u64)
                     .sum::<u64>()
                     * s.nseg() as u64;
-                facts.insert("phases".into(), json!(s.seg));
-                facts.insert("compare_exchanges".into(), json!(work));
-                let wg = caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1);
-                facts.insert("wg_size".into(), json!(wg));
+                facts.phases = s.seg;
+                facts.compare_exchanges = work;
+                facts.wg_size = Some(caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1));
                 let rules = model::transposition_rules(s.seg);
                 (plan, Follows::Phases(rules), s.seg * n)
             }
@@ -116,10 +117,9 @@ impl Options {
                 plan.keep.extend([a, b, flags]);
                 if variant == "batcher" {
                     let stage_list = model::batcher_stages(s.seg.next_power_of_two());
-                    facts.insert("phases".into(), json!(stage_list.len()));
-                    let work = model::batcher_work(n, s.seg);
-                    facts.insert("compare_exchanges".into(), json!(work));
-                    facts.insert("tile".into(), json!(caps.tile));
+                    facts.phases = stage_list.len();
+                    facts.compare_exchanges = model::batcher_work(n, s.seg);
+                    facts.tile = Some(caps.tile);
                     let cost = n * stage_list.len();
                     let rules = model::batcher_rules(s.seg).into_iter().zip(stage_list);
                     (plan, Follows::Batcher(rules.collect()), cost)
@@ -133,11 +133,10 @@ impl Options {
                         .map(|&(p, k)| model::stage_comparators(p, k, 2 * bp).count() as u64)
                         .sum::<u64>();
                     let merges: u64 = (0..m).map(|ph| ((m - ph % 2) / 2) as u64).sum();
-                    facts.insert("block".into(), json!(block));
-                    facts.insert("blocks".into(), json!(m));
-                    facts.insert("phases".into(), json!(m + 1));
-                    let work = per_block * m as u64 + merge * merges;
-                    facts.insert("compare_exchanges".into(), json!(work));
+                    facts.block = Some(block);
+                    facts.blocks = Some(m);
+                    facts.phases = m + 1;
+                    facts.compare_exchanges = per_block * m as u64 + merge * merges;
                     (plan, Follows::MergeSplit { block }, n * (m + 1))
                 }
             }
@@ -243,7 +242,7 @@ impl Algorithm for Options {
         let caps = self.caps(gpu, variant)?;
         let p = self.plan_run(gpu, input, &s, caps, variant, req.trace)?;
         let mut result = RunResult::head("oddeven", variant, gpu, input, s.dtype, &p.plan);
-        result.extra = p.facts;
+        result.extra = p.facts.to_map();
         let mut run = start(gpu, &p.plan, req.trace)?;
         let traced = match req.trace {
             true => Some(self.trace(&s, input, &p.follows, (&result, &mut run), out)?),
@@ -276,10 +275,11 @@ impl Algorithm for Options {
             }
             None => (None, None),
         };
-        let mut extra = Map::new();
-        if let Some(at) = sorted_at {
-            extra.insert("first_sorted_phase".into(), json!(at));
+        let extra = Facts {
+            first_sorted_phase: sorted_at,
+            ..p.facts
         }
+        .to_map();
         let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
         let mismatch = stage_mismatch.or_else(|| first_mismatch(dtype, &ex.output, &want));
         Ok(result.ran(&p.plan, ex).checked(mismatch, out.take(), extra))

@@ -9,6 +9,7 @@
 //! - `decoupled`: single pass, decoupled look-back with fallback (no forward-progress assumption);
 //! - `sequential`: the seed's loop on one GPU thread, for contrast.
 
+pub mod facts;
 pub mod model;
 pub mod trace;
 

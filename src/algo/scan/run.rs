@@ -3,6 +3,7 @@
 
 use super::traced::tile_depth;
 use super::*;
+use facts::{Facts, Form, Tile};
 
 /// Parallel steps of an untraced run (a traced run counts them stage by stage).
 fn untraced_steps(variant: &str, n: usize) -> usize {
@@ -35,30 +36,34 @@ impl Options {
     /// The run's top-level JSON facts known before the GPU runs: the form, the tile shape.
     fn plan_facts(&self, gpu: &Gpu, variant: &str, built: &Built) -> Map<String, Value> {
         let suffix = variant == "folded" && !self.mirror;
-        let mut extra = Map::new();
-        extra.insert("exclusive".into(), json!(self.exclusive));
-        extra.insert(
-            "form".into(),
-            json!(if suffix { "suffix sums" } else { "prefix sums" }),
-        );
-        if let Some(s) = built.tile {
-            extra.insert("tile_elements".into(), json!(s.elements()));
-            extra.insert("workgroup_size".into(), json!(s.wg));
-            extra.insert("per_thread_vec4".into(), json!(s.per));
-            extra.insert("tiles".into(), json!(built.tiles));
-            if variant == "decoupled" {
-                let sg = s.subgroups;
-                let scan = if sg { "subgroup" } else { "workgroup-memory" };
-                extra.insert("tile_scan".into(), json!(scan));
-                let order = if self.dispatch_order(gpu) && sg {
-                    "dispatch"
-                } else {
-                    "counter"
-                };
-                extra.insert("tile_order".into(), json!(order));
-            }
+        let decoupled = variant == "decoupled";
+        Facts {
+            exclusive: self.exclusive,
+            form: if suffix { Form::Suffix } else { Form::Prefix },
+            tile: built.tile.map(|s| Tile {
+                tile_elements: s.elements(),
+                workgroup_size: s.wg,
+                per_thread_vec4: s.per,
+                tiles: built.tiles,
+                tile_scan: decoupled.then(|| {
+                    if s.subgroups {
+                        "subgroup"
+                    } else {
+                        "workgroup-memory"
+                    }
+                    .into()
+                }),
+                tile_order: decoupled.then(|| {
+                    if self.dispatch_order(gpu) && s.subgroups {
+                        "dispatch"
+                    } else {
+                        "counter"
+                    }
+                    .into()
+                }),
+            }),
         }
-        extra
+        .to_map()
     }
 }
 

@@ -75,9 +75,8 @@ pub fn from_result(r: &SuiteResult, file: &str) -> Result<Overlay, String> {
     let peer_device = r
         .peers
         .as_ref()
-        .and_then(|p| p.get("device"))
-        .and_then(|d| d.as_str())
-        .map_or_else(|| adapter.clone(), str::to_string);
+        .and_then(|p| p.device.clone())
+        .unwrap_or_else(|| adapter.clone());
     // (name, dtype) -> N -> times: two cases may time the same peer at the same N (torch.sort
     // beside the Batcher sort and beside the key-value radix sort); the plot shows their mean.
     let mut peers: BTreeMap<(String, String), BTreeMap<u64, Vec<f64>>> = BTreeMap::new();

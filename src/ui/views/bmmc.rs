@@ -3,6 +3,7 @@
 //! presets, live status; "Run" hands the matrix to the app) and the bmmc-stats histogram.
 
 use super::ViewState;
+use crate::algo::bmmc::facts::Facts;
 use crate::algo::bmmc::matrix::{Affine, BitMatrix};
 use crate::algo::bmmc::plan::Params;
 use crate::algo::bmmc::{Options, PRESETS, plan_summary, preset, stats};
@@ -146,16 +147,9 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
             ui.selectable_value(&mut st.tab, t, name).on_hover_text(tip);
         }
         ui.separator();
-        let pc = result
-            .extra
-            .get("pass_count")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0);
-        let bpc = result
-            .extra
-            .get("bpc")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false);
+        let facts = result.facts::<Facts>();
+        let pc = facts.as_ref().map_or(0, |f| f.pass_count);
+        let bpc = facts.as_ref().is_some_and(|f| f.bpc);
         ui.label(format!(
             "{} · {} pass{} · {}",
             result.variant,
@@ -163,15 +157,10 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
             if pc == 1 { "" } else { "es" },
             if bpc { "BPC" } else { "BMMC" }
         ));
-        if let Some(rm) = result.extra.get("rank_m") {
+        if let Some(b) = facts.and_then(|f| f.bound) {
             ui.label(format!(
-                "rank_m = {rm}, rank_b = {}, Cormen bound {} passes",
-                result.extra.get("rank_b").cloned().unwrap_or_default(),
-                result
-                    .extra
-                    .get("bound_passes")
-                    .cloned()
-                    .unwrap_or_default()
+                "rank_m = {}, rank_b = {}, Cormen bound {} passes",
+                b.rank_m, b.rank_b, b.bound_passes
             ));
         }
     });
@@ -191,11 +180,7 @@ fn plan_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, stat
     }
     let stage = stage.min(result.stages.len() - 1);
     let n = result.n;
-    let nbits = result
-        .extra
-        .get("log_n")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0) as usize;
+    let nbits = result.facts::<Facts>().map_or(0, |f| f.log_n);
     let iota = is_iota(&result.input);
     let color = |v: u32, i: usize| -> Color32 {
         if iota {
@@ -279,11 +264,7 @@ fn test_pixel(x: usize, y: usize, w: usize, h: usize) -> Color32 {
 }
 
 fn image_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, st: &mut BmmcState) {
-    let nbits = result
-        .extra
-        .get("log_n")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0) as usize;
+    let nbits = result.facts::<Facts>().map_or(0, |f| f.log_n);
     if result.stages.is_empty() {
         ui.label("Run with a trace to see the picture pass by pass.");
         return;

@@ -4,26 +4,14 @@
 use super::*;
 
 pub(super) fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
-    let nbits = result
-        .extra
-        .get("log_n")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(4) as usize;
+    let facts = result.facts::<Facts>();
+    let nbits = facts.as_ref().map_or(4, |f| f.log_n);
     let ed = st.editor.get_or_insert_with(|| Editor {
-        m: BitMatrix::parse(
-            &result
-                .extra
-                .get("matrix")
-                .and_then(|m| serde_json::from_value::<Vec<String>>(m.clone()).ok())
-                .unwrap_or_default()
-                .join(";"),
-        )
-        .unwrap_or_else(|_| BitMatrix::identity(nbits)),
-        c: result
-            .extra
-            .get("complement")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0) as u32,
+        m: facts
+            .as_ref()
+            .and_then(|f| BitMatrix::parse(&f.matrix.join(";")).ok())
+            .unwrap_or_else(|| BitMatrix::identity(nbits)),
+        c: facts.as_ref().map_or(0, |f| f.complement),
         preset: "bit-reverse".into(),
     });
     ui.horizontal(|ui| {
@@ -161,11 +149,9 @@ pub(super) fn editor_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcSt
 
 pub(super) fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcState) {
     if st.stats_n == 0 {
-        st.stats_n = (result
-            .extra
-            .get("log_n")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(20) as usize)
+        st.stats_n = result
+            .facts::<Facts>()
+            .map_or(20, |f| f.log_n)
             .clamp(20, 30);
     }
     ui.horizontal(|ui| {

@@ -4,7 +4,8 @@
 //! signal, order, mode) and magnitude/phase plots of the input and the spectrum.
 
 use super::ViewState;
-use crate::algo::fft::{Kernel, Options, Order, Signal, model, model::StepKind};
+use crate::algo::fft::facts::Facts;
+use crate::algo::fft::{Kernel, Mode, Options, Order, Signal, model, model::StepKind};
 use crate::algo::{AlgoOptions, RunResult, Stage};
 use crate::ui::colors;
 use eframe::egui::{self, Color32, Pos2, Rect, Stroke, StrokeKind, vec2};
@@ -42,8 +43,17 @@ impl Default for FftControls {
     }
 }
 
-fn u64_of(r: &RunResult, key: &str) -> usize {
-    r.extra.get(key).and_then(|v| v.as_u64()).unwrap_or(0) as usize
+/// The run's FFT facts (None: not an FFT result, e.g. a stale one while a run starts).
+pub(super) fn facts(r: &RunResult) -> Option<Facts> {
+    r.facts::<Facts>()
+}
+
+/// Each invocation's elements E of a workgroup kernel's run (at least 2).
+fn elements(r: &RunResult) -> usize {
+    facts(r)
+        .and_then(|f| f.elements_per_invocation)
+        .unwrap_or(2)
+        .max(2)
 }
 
 /// Per logical position of `st`: the thread holding it.
@@ -76,26 +86,18 @@ pub(super) fn controls(ui: &mut egui::Ui, result: &RunResult, state: &mut ViewSt
     if !c.init {
         let n = result.n.max(2);
         c.log_n = n.trailing_zeros();
-        c.log_e = u64_of(result, "elements_per_invocation")
-            .max(2)
-            .trailing_zeros();
-        c.order = if result.extra.get("order").and_then(|v| v.as_str()) == Some("natural") {
-            Order::Natural
-        } else {
-            Order::Raw
-        };
-        c.mode = match result.extra.get("mode").and_then(|v| v.as_str()) {
-            Some("real") => 1,
-            Some("real-pair") => 2,
+        c.log_e = elements(result).trailing_zeros();
+        let f = facts(result);
+        c.order = f.as_ref().map_or(Order::Raw, |f| f.order);
+        c.mode = match f.as_ref().map(|f| f.mode) {
+            Some(Mode::Real) => 1,
+            Some(Mode::Pair) => 2,
             _ => 0,
         };
-        c.large = result.extra.get("kernel").and_then(|v| v.as_str()) == Some("large");
-        c.log_split = result
-            .extra
-            .get("split")
-            .and_then(|v| v.get(0))
-            .and_then(|v| v.as_u64())
-            .map_or(c.log_n / 2, |s| s.max(2).trailing_zeros());
+        c.large = f.as_ref().is_some_and(|f| f.kernel == Kernel::Large);
+        c.log_split = f
+            .and_then(|f| f.split)
+            .map_or(c.log_n / 2, |[n1, _]| n1.max(2).trailing_zeros());
         c.init = true;
     }
     let mut run = false;
@@ -243,7 +245,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     controls(ui, result, state);
     ui.separator();
     let n = result.n;
-    let e = u64_of(result, "elements_per_invocation").max(2);
+    let e = elements(result);
     let w = (n / e).max(1);
     if result.stages.is_empty() {
         ui.label("Run with a trace to see the thread-ownership diagram.");
@@ -301,13 +303,12 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                 );
             }
         });
-    if let Some(ny) = result.extra.get("nyquist") {
+    if let Some(ny) = facts(result).and_then(|f| f.nyquist) {
         ui.label(format!(
             "Nyquist (frequency {}) sits at raw position {} = thread 0, its second element{}",
-            ny["frequency"],
-            ny["raw_position"],
-            ny.get("packed_into")
-                .and_then(|v| v.as_str())
+            ny.frequency,
+            ny.raw_position,
+            ny.packed_into
                 .map(|s| format!(" - {s}"))
                 .unwrap_or_default()
         ));
@@ -455,16 +456,13 @@ pub(super) fn diagram(ui: &mut egui::Ui, stages: &[Stage], stage: usize, n: usiz
 /// The first FFT's input and spectrum (natural frequency order), magnitude and phase.
 fn plots(ui: &mut egui::Ui, result: &RunResult) {
     let n = result.n;
-    let e = u64_of(result, "elements_per_invocation").max(2);
-    let mode = result
-        .extra
-        .get("mode")
-        .and_then(|v| v.as_str())
-        .unwrap_or("complex");
-    let natural = result.extra.get("order").and_then(|v| v.as_str()) == Some("natural");
+    let e = elements(result);
+    let f = facts(result);
+    let mode = f.as_ref().map_or(Mode::Complex, |f| f.mode);
+    let natural = f.is_some_and(|f| f.order == Order::Natural);
     let (ln, le) = (n.trailing_zeros(), e.trailing_zeros());
     let inp = result.input.f32s();
-    let input: Vec<(f64, f64)> = if mode == "real" {
+    let input: Vec<(f64, f64)> = if mode == Mode::Real {
         inp.iter().take(n).map(|&x| (x as f64, 0.0)).collect()
     } else {
         inp.chunks_exact(2)
@@ -500,7 +498,7 @@ fn plots(ui: &mut egui::Ui, result: &RunResult) {
             .collect()
     };
     match mode {
-        "real-pair" => {
+        Mode::Pair => {
             let j = result.output_json.clone().unwrap_or_default();
             let j = if j.is_array() { j[0].clone() } else { j };
             for name in ["x", "y"] {
@@ -513,7 +511,7 @@ fn plots(ui: &mut egui::Ui, result: &RunResult) {
                 spectra.push((format!("|DFT {name}|"), v));
             }
         }
-        "real" => {
+        Mode::Real => {
             let mut v: Vec<(f64, f64)> = out.iter().take(n / 2).copied().collect();
             if !natural {
                 v = (0..n / 2)
@@ -525,7 +523,7 @@ fn plots(ui: &mut egui::Ui, result: &RunResult) {
             }
             spectra.push(("|X| (bins 0...N/2-1)".into(), v));
         }
-        _ => {
+        Mode::Complex => {
             let v: Vec<(f64, f64)> = out.iter().take(n).copied().collect();
             let v = if natural { v } else { to_natural(&v) };
             spectra.push(("|X|".into(), v));

@@ -7,6 +7,8 @@
 
 use super::{ViewState, bmmc, fft};
 use crate::algo::RunResult;
+use crate::algo::fft::Kernel;
+use crate::algo::fft::facts::PlanEntry;
 use crate::algo::fft::model::C64;
 use crate::algo::fft::trace::{PassKind, PassNotes};
 use eframe::egui::{self, Color32, RichText, Stroke, TextureHandle, TextureOptions, pos2, vec2};
@@ -36,7 +38,7 @@ pub struct LargeState {
 /// A result of the large plan (traced stages carry pass notes; untraced runs say so in `extra`).
 pub fn is_large(result: &RunResult) -> bool {
     result.stages.iter().any(|s| s.fft_pass().is_some())
-        || result.extra.get("kernel").and_then(|v| v.as_str()) == Some("large")
+        || fft::facts(result).is_some_and(|f| f.kernel == Kernel::Large)
 }
 
 /// One box of the pass strip.
@@ -49,21 +51,8 @@ struct Item {
     fused: bool,
 }
 
-fn s(v: &serde_json::Value, k: &str) -> String {
-    v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string()
-}
-
-fn u(v: &serde_json::Value, k: &str) -> usize {
-    v.get(k).and_then(|x| x.as_u64()).unwrap_or(0) as usize
-}
-
-fn plan(result: &RunResult) -> Vec<serde_json::Value> {
-    result
-        .extra
-        .get("plan")
-        .and_then(|p| p.as_array())
-        .cloned()
-        .unwrap_or_default()
+fn plan(result: &RunResult) -> Vec<PlanEntry> {
+    fft::facts(result).and_then(|f| f.plan).unwrap_or_default()
 }
 
 /// The strip's boxes from the run's plan (the fused twiddle and permutation entries included).
@@ -80,57 +69,60 @@ fn items(result: &RunResult, split: (usize, usize)) -> Vec<Item> {
         fused: false,
     }];
     for e in plan(result) {
-        let pass = Some(u(&e, "pass"));
-        let (title, detail, fused) = match s(&e, "kind").as_str() {
-            "fft" => {
-                let dim = s(&e, "dimension");
-                let arrow = match dim.as_str() {
+        let (pass, title, detail, fused) = match e {
+            PlanEntry::Fft(f) => {
+                let arrow = match f.dimension.as_str() {
                     "columns" => ", down the columns",
                     "rows" => ", along the rows",
                     _ => "",
                 };
-                let phase = e
-                    .get("phase")
-                    .map_or(String::new(), |p| format!(" · phase {p}"));
+                let phase = f.phase.map_or(String::new(), |p| format!(" · phase {p}"));
                 (
-                    format!("pass {}{phase} · {dim}", u(&e, "pass")),
-                    format!(
-                        "{} × {}-point FFTs{arrow}",
-                        u(&e, "count"),
-                        u(&e, "sub_size")
-                    ),
+                    f.pass,
+                    format!("pass {}{phase} · {}", f.pass, f.dimension),
+                    format!("{} × {}-point FFTs{arrow}", f.count, f.sub_size),
                     false,
                 )
             }
-            "twiddle" => (
-                match e.get("phase").and_then(|p| p.as_u64()) {
-                    Some(0) if s(&e, "rule").contains("inner") => "× W_M^(nb·ka)".into(),
-                    Some(1) => "× W_N^(col·k)".into(),
+            PlanEntry::Twiddle {
+                pass, phase, rule, ..
+            } => (
+                pass,
+                match phase {
+                    0 if rule.contains("inner") => "× W_M^(nb·ka)".into(),
+                    1 => "× W_N^(col·k)".into(),
                     _ => "× W_N^(col·k1)".into(),
                 },
-                format!("fused into pass {}'s stores", u(&e, "pass")),
+                format!("fused into pass {pass}'s stores"),
                 true,
             ),
-            "l2-exchange" => (
+            PlanEntry::L2Exchange {
+                pass,
+                bytes_per_workgroup,
+                ..
+            } => (
+                pass,
                 "through L2".into(),
                 format!(
                     "phase 0 → 1 in the pass's output, {} KiB a workgroup",
-                    u(&e, "bytes_per_workgroup") / 1024
+                    bytes_per_workgroup / 1024
                 ),
                 true,
             ),
-            "permute" => (
+            PlanEntry::Permute { pass, .. } => (
+                pass,
                 format!("transpose {n1} × {n2} (BMMC)"),
-                format!("fused into pass {}'s stores", u(&e, "pass")),
+                format!("fused into pass {pass}'s stores"),
                 true,
             ),
-            "unpack" => (
-                format!("pass {} · unpack", u(&e, "pass")),
-                s(&e, "mode"),
-                e["fused"] == true,
+            PlanEntry::Unpack { pass, mode, fused } => (
+                pass,
+                format!("pass {pass} · unpack"),
+                mode.name().into(),
+                fused,
             ),
-            _ => continue,
         };
+        let pass = Some(pass);
         out.push(Item {
             pass,
             title,
@@ -237,11 +229,7 @@ fn heading(n: &PassNotes, result: &RunResult) -> String {
         ),
         PassKind::Unpack => format!(
             "Pass {p} — unpack ({}): the {}-point complex FFT turned into the real spectrum; drawn row-major",
-            result
-                .extra
-                .get("mode")
-                .and_then(|v| v.as_str())
-                .unwrap_or(""),
+            fft::facts(result).map_or("", |f| f.mode.name()),
             fft_n
         ),
     }
@@ -295,12 +283,9 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         st.key = key;
         st.step = None;
     }
-    let split = result
-        .extra
-        .get("split")
-        .and_then(|v| v.as_array())
-        .and_then(|a| Some((a.first()?.as_u64()? as usize, a.get(1)?.as_u64()? as usize)))
-        .unwrap_or((result.n, 1));
+    let split = fft::facts(result)
+        .and_then(|f| f.split)
+        .map_or((result.n, 1), |[n1, n2]| (n1, n2));
     let stage = stage.min(result.stages.len().saturating_sub(1));
     let notes = result.stages.get(stage).and_then(|s| s.fft_pass());
     let current = notes.and_then(|n| n.pass);
@@ -323,12 +308,7 @@ fn body(
     st: &mut LargeState,
 ) {
     ui.heading(heading(notes, result));
-    let batch = result
-        .extra
-        .get("batch")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(1)
-        .max(1) as usize;
+    let batch = fft::facts(result).map_or(1, |f| f.batch).max(1);
     let data = &result.stages[stage].data;
     let all = complexes(&data.bits);
     let per_fft = (all.len() / batch).max(1);
@@ -508,19 +488,16 @@ fn side_panel(
     stage: usize,
 ) {
     let (n1, n2) = (notes.n1, notes.n2);
+    let inverse = fft::facts(result).is_some_and(|f| f.inverse);
     if notes.kind == PassKind::Columns && notes.twiddled {
         ui.label(RichText::new("× W_N^(col·k1), fused").strong());
         ui.small(format!(
             "The twiddles entered here: pass {}'s stores multiply output k1 of column col by exp({}2πi·col·k1/{}). They turn phases only: |Y| is the columns' FFT magnitude.",
             notes.pass.unwrap_or(0),
-            if result.extra.get("inverse").and_then(|v| v.as_bool()) == Some(true) { "+" } else { "−" },
+            if inverse { "+" } else { "−" },
             n1 * n2
         ));
-        let sign = if result.extra.get("inverse").and_then(|v| v.as_bool()) == Some(true) {
-            1.0
-        } else {
-            -1.0
-        };
+        let sign = if inverse { 1.0 } else { -1.0 };
         let n = (n1 * n2) as f64;
         let tw_map = CellMap {
             len: n1 * n2,
@@ -555,22 +532,14 @@ fn side_panel(
         ui.small("phase of W_N^(col·k1): row k1, column col");
     } else if notes.kind == PassKind::Rows && notes.transposed {
         ui.label(RichText::new(format!("transpose {n1} × {n2}, fused")).strong());
-        let permute = plan(result)
-            .into_iter()
-            .find(|e| s(e, "kind") == "permute" && Some(u(e, "pass")) == notes.pass);
-        if let Some(e) = permute {
+        let permute = plan(result).into_iter().find_map(|e| match e {
+            PlanEntry::Permute { pass, matrix, .. } if Some(pass) == notes.pass => Some(matrix),
+            _ => None,
+        });
+        if let Some(rows) = permute {
             ui.small(format!(
                 "output[k1 + {n1}·k2] = rows[{n2}·k1 + k2]: row k1 of the rows pass becomes column k1"
             ));
-            let rows: Vec<String> = e
-                .get("matrix")
-                .and_then(|m| m.as_array())
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|r| r.as_str().map(String::from))
-                        .collect()
-                })
-                .unwrap_or_default();
             if !rows.is_empty() {
                 let cell = (200.0 / rows.len() as f32).clamp(6.0, 16.0);
                 bmmc::draw_matrix(ui, &rows, cell, true);

@@ -2,7 +2,7 @@
 //! and on demand the seed's thread-ownership diagram for a sub-FFT of that size (derived on the
 //! CPU from the seed's schedule; the large plan's passes are not traced inside).
 
-use super::{LargeState, complexes, plan, u};
+use super::{LargeState, complexes};
 use crate::algo::fft::model::{self, C64};
 use crate::algo::fft::trace::{Notes, PassKind, PassNotes};
 use crate::algo::{RoomNotes, RunResult, Stage};
@@ -174,10 +174,9 @@ fn diagram(
 ) {
     let m = input.len();
     let pass = notes.pass.unwrap_or(0);
-    let e = plan(result)
-        .iter()
-        .find(|e| e.get("kind").and_then(|k| k.as_str()) == Some("fft") && u(e, "pass") == pass)
-        .map_or(2, |e| u(e, "elements_per_invocation"))
+    let e = super::fft::facts(result)
+        .and_then(|f| f.fft_entry(pass).map(|e| e.elements_per_invocation))
+        .unwrap_or(2)
         .clamp(2, m.max(2));
     ui.small(format!(
         "Not read back from the GPU: the large plan's passes run the radix kernel's sub-FFTs (rounds of log2 E stages in registers, through workgroup memory between rounds), not the seed's xor exchanges, and the trace holds only each pass's input and output. This is the seed's schedule (model::schedule) for one {m}-point sub-FFT with E = {e} (W = {} threads), derived on the CPU. To see the seed's kernel trace it on the GPU, run one {m}-point FFT without the large plan.",
@@ -192,7 +191,7 @@ fn diagram(
         ));
         return;
     }
-    let inverse = result.extra.get("inverse").and_then(|v| v.as_bool()) == Some(true);
+    let inverse = super::fft::facts(result).is_some_and(|f| f.inverse);
     let steps = model::schedule(m, e);
     let values = model::stage_values(input, e, inverse);
     let (log_m, log_e) = (m.trailing_zeros(), e.trailing_zeros());

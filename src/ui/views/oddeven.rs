@@ -4,11 +4,11 @@
 //! stages, and the step / work counters next to the seed's O(n) steps and O(n²) work.
 
 use super::ViewState;
+use crate::algo::oddeven::facts::Facts;
 use crate::algo::oddeven::{model::Pair, trace::Notes};
 use crate::algo::{RunResult, Stage};
 use crate::ui::colors;
 use eframe::egui::{self, Color32, Pos2, RichText, Stroke};
-use serde_json::Value;
 use std::sync::LazyLock;
 
 const SWAP: Color32 = Color32::from_rgb(235, 110, 60);
@@ -36,10 +36,6 @@ fn widen(p: &[Pair]) -> Vec<(usize, usize, bool)> {
         .collect()
 }
 
-fn extra_u64(r: &RunResult, k: &str) -> Option<u64> {
-    r.extra.get(k).and_then(Value::as_u64)
-}
-
 /// A colour for a value by its rank among the input's values (so equal values share a colour).
 fn value_shade(result: &RunResult) -> impl Fn(f64) -> Color32 {
     let mut vals: Vec<f64> = (0..result.input.len())
@@ -59,29 +55,27 @@ fn value_shade(result: &RunResult) -> impl Fn(f64) -> Color32 {
 
 fn counters(ui: &mut egui::Ui, result: &RunResult) {
     let n = result.n;
-    let seg = extra_u64(result, "segment").map_or(n, |s| s as usize);
+    let Some(facts) = result.facts::<Facts>() else {
+        return;
+    };
+    let seg = facts.segment.unwrap_or(n);
     ui.horizontal_wrapped(|ui| {
-        if let Some(p) = extra_u64(result, "phases") {
-            ui.label(RichText::new(format!("steps: {p}")).strong());
-            ui.label(format!(
-                "(seed: {} phases, O(n))",
-                extra_u64(result, "seed_steps").unwrap_or(seg as u64)
-            ));
-            ui.separator();
-        }
-        if let Some(w) = extra_u64(result, "compare_exchanges") {
-            ui.label(RichText::new(format!("work: {w} compare-exchanges")).strong());
-            ui.label(format!(
-                "(seed: {} = n(n-1)/2 per segment, O(n^2))",
-                extra_u64(result, "seed_work").unwrap_or(0)
-            ));
-            ui.separator();
-        }
-        match result
-            .extra
-            .get("first_sorted_phase")
-            .and_then(Value::as_u64)
-        {
+        ui.label(RichText::new(format!("steps: {}", facts.phases)).strong());
+        ui.label(format!("(seed: {} phases, O(n))", facts.seed_steps));
+        ui.separator();
+        ui.label(
+            RichText::new(format!(
+                "work: {} compare-exchanges",
+                facts.compare_exchanges
+            ))
+            .strong(),
+        );
+        ui.label(format!(
+            "(seed: {} = n(n-1)/2 per segment, O(n^2))",
+            facts.seed_work
+        ));
+        ui.separator();
+        match facts.first_sorted_phase.flatten() {
             Some(0) => ui.label("the input was already sorted"),
             Some(f) => ui.label(
                 RichText::new(format!(
@@ -91,13 +85,13 @@ fn counters(ui: &mut egui::Ui, result: &RunResult) {
                     } else {
                         "stage"
                     },
-                    extra_u64(result, "phases").unwrap_or(0)
+                    facts.phases
                 ))
                 .color(KEEP),
             ),
             None => ui.label("first sorted phase: not computed at this size"),
         };
-        if extra_u64(result, "segment").is_some() {
+        if facts.segment.is_some() {
             ui.separator();
             ui.label(format!(
                 "segments of {seg}: {} independent sorts",

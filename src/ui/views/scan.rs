@@ -4,11 +4,11 @@
 //! and picking: click a cell to highlight every input element and every cell it depends on.
 
 use super::ViewState;
+use crate::algo::scan::facts::Facts;
 use crate::algo::scan::trace::Notes;
 use crate::algo::{RunResult, Stage};
 use crate::ui::colors;
 use eframe::egui::{self, Color32, RichText, Sense, Stroke};
-use serde_json::Value;
 use std::sync::LazyLock;
 
 #[path = "scan_large.rs"]
@@ -182,8 +182,8 @@ fn counters(ui: &mut egui::Ui, result: &RunResult, stage: usize) {
         if let Some(a) = nt(st).adds {
             ui.label(format!("· adds this step {a}"));
         }
-        if let Some(f) = result.extra.get("form").and_then(Value::as_str) {
-            ui.label(RichText::new(format!("· result: {f}")).strong());
+        if let Some(f) = result.facts::<Facts>() {
+            ui.label(RichText::new(format!("· result: {}", f.form.name())).strong());
         }
     });
     // Work so far against n log n and n.
