@@ -1077,3 +1077,53 @@ fn sort_family_controls_have_tooltips() {
         "controls without a tooltip: {missing:?}"
     );
 }
+
+/// The views' counters come from the rooms' typed run facts: Cormen's bound of a seed plan, the
+/// odd-even work, the scan's form, the FFT's Nyquist bin.
+#[test]
+fn views_show_the_run_facts() {
+    use stagewise::algo::{AlgoOptions, bmmc};
+    let mut h = harness_sized([1600.0, 1100.0]);
+    wait_for_run(&mut h);
+    let bit_reverse = AlgoOptions::Bmmc(bmmc::Options {
+        preset: Some("bit-reverse".into()),
+        ..Default::default()
+    });
+    for (algo, variant, log_n, want) in [
+        (bit_reverse, "seed-plu", 12, "Cormen bound"),
+        (
+            AlgoOptions::Oddeven(Default::default()),
+            "transposition",
+            4,
+            "work: 120 compare-exchanges",
+        ),
+        (
+            AlgoOptions::Scan(Default::default()),
+            "ladder",
+            4,
+            "· result: prefix sums",
+        ),
+        (
+            AlgoOptions::Fft(Default::default()),
+            "workgroup",
+            4,
+            "Nyquist (frequency 8)",
+        ),
+    ] {
+        {
+            let s = &mut h.state_mut().session;
+            s.typed = false;
+            s.fill = stagewise::data::Fill::Iota;
+            s.log_n = log_n;
+            s.algo = algo;
+            s.variant = variant.into();
+        }
+        h.run();
+        h.get_by_label("Run on GPU").click();
+        h.step();
+        wait_for_run(&mut h);
+        let r = h.state().result.as_ref().expect("a result");
+        assert!(r.verified, "{variant}: {:?}", r.mismatch);
+        h.get_by_label_contains(want);
+    }
+}
