@@ -205,7 +205,7 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
         } => {
             let v = algo::bmmc::stats::stats_with(*n, *samples, *seed, *m, *b)?;
             out(&if *json {
-                v.to_string()
+                serde_json::to_string(&v).map_err(|e| crate::error::Error::Io(e.to_string()))?
             } else {
                 algo::bmmc::stats::text(&v)
             });

@@ -9,7 +9,7 @@ use super::plan::{self, Params, SEED_B, SEED_M, cormen_passes, rank_k};
 use crate::error::{Error, Result};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Largest n enumerated exactly (10! = 3 628 800 permutations).
@@ -37,23 +37,77 @@ impl Hist {
     fn add(&mut self, v: usize) {
         *self.0.entry(v).or_default() += 1;
     }
-    fn json(&self, total: u64) -> Value {
-        Value::Array(
-            self.0
-                .iter()
-                .map(|(k, c)| json!({"value": k, "count": c, "fraction": *c as f64 / total as f64}))
-                .collect(),
-        )
+    fn bins(&self, total: u64) -> Vec<Bin> {
+        self.0
+            .iter()
+            .map(|(&value, &count)| Bin {
+                count,
+                fraction: count as f64 / total as f64,
+                value,
+            })
+            .collect()
     }
 }
 
-/// The statistics as JSON (also what the view's histogram draws).
-pub fn stats(n: usize, samples: usize, seed: u64) -> Result<Value> {
+/// What `bmmc-stats` prints (`--json`: this, fields in JSON's sorted order) and the view draws.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Stats {
+    pub b: usize,
+    pub m: usize,
+    pub method: Method,
+    pub n: usize,
+    /// P(rank_m ≤ m − b) among the permutations counted, and by the hypergeometric law.
+    pub p_rank_m_le_window: f64,
+    pub p_rank_m_le_window_exact: f64,
+    /// Pass counts per plan (`seed-plu`, `seed-ulp`, `tiled`, `naive`).
+    pub passes: BTreeMap<String, Vec<Bin>>,
+    pub permutations: u64,
+    pub rank_b: Vec<Bin>,
+    pub rank_b_exact: Vec<Exact>,
+    pub rank_m: Vec<Bin>,
+    pub rank_m_exact: Vec<Exact>,
+    /// The sampling's seed (None when enumerated).
+    pub seed: Option<u64>,
+    /// m − b: one Cormen iteration covers rank_m up to it.
+    pub window: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    Enumeration,
+    Sampling,
+}
+
+/// One bar of a histogram.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Bin {
+    pub count: u64,
+    pub fraction: f64,
+    pub value: usize,
+}
+
+/// One value of the exact law.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Exact {
+    pub probability: f64,
+    pub value: usize,
+}
+
+impl Stats {
+    /// The exact probability of `value` in `law` (rank_m_exact or rank_b_exact).
+    pub fn exact(law: &[Exact], value: usize) -> Option<f64> {
+        law.iter().find(|q| q.value == value).map(|q| q.probability)
+    }
+}
+
+/// The statistics (also what the view's histogram draws).
+pub fn stats(n: usize, samples: usize, seed: u64) -> Result<Stats> {
     stats_with(n, samples, seed, SEED_M, SEED_B)
 }
 
 /// [`stats`] with other Cormen parameters m > b (e.g. to make small-n enumerations meaningful).
-pub fn stats_with(n: usize, samples: usize, seed: u64, m: usize, b: usize) -> Result<Value> {
+pub fn stats_with(n: usize, samples: usize, seed: u64, m: usize, b: usize) -> Result<Stats> {
     if !(2..=32).contains(&n) {
         return Err(Error::Input(format!(
             "bmmc-stats: --n {n} must be 2..=32 (index bits)"
@@ -136,51 +190,63 @@ pub fn stats_with(n: usize, samples: usize, seed: u64, m: usize, b: usize) -> Re
             / total as f64
     };
     let window = m - b.min(m);
-    Ok(json!({
-        "n": n,
-        "m": m,
-        "b": b,
-        "method": if exact { "enumeration" } else { "sampling" },
-        "permutations": total,
-        "seed": if exact { Value::Null } else { json!(seed) },
-        "rank_m": rm.json(total),
-        "rank_b": rb.json(total),
-        "rank_m_exact": pm.iter().map(|(r, q)| json!({"value": r, "probability": q})).collect::<Vec<_>>(),
-        "rank_b_exact": pb.iter().map(|(r, q)| json!({"value": r, "probability": q})).collect::<Vec<_>>(),
-        "passes": passes.iter().map(|(k, h)| (k.to_string(), h.json(total))).collect::<serde_json::Map<_, _>>(),
-        "p_rank_m_le_window": le(&rm, window),
-        "p_rank_m_le_window_exact": pm.iter().filter(|(r, _)| **r <= window).map(|(_, q)| q).sum::<f64>(),
-        "window": window,
-    }))
+    let law = |pmf: &BTreeMap<usize, f64>| -> Vec<Exact> {
+        pmf.iter()
+            .map(|(&value, &probability)| Exact { probability, value })
+            .collect()
+    };
+    Ok(Stats {
+        b,
+        m,
+        method: if exact {
+            Method::Enumeration
+        } else {
+            Method::Sampling
+        },
+        n,
+        p_rank_m_le_window: le(&rm, window),
+        p_rank_m_le_window_exact: pm
+            .iter()
+            .filter(|(r, _)| **r <= window)
+            .map(|(_, q)| q)
+            .sum(),
+        passes: passes
+            .iter()
+            .map(|(k, h)| (k.to_string(), h.bins(total)))
+            .collect(),
+        permutations: total,
+        rank_b: rb.bins(total),
+        rank_b_exact: law(&pb),
+        rank_m: rm.bins(total),
+        rank_m_exact: law(&pm),
+        seed: (!exact).then_some(seed),
+        window,
+    })
 }
 
 /// The text report.
-pub fn text(v: &Value) -> String {
+pub fn text(v: &Stats) -> String {
     let mut s = String::new();
-    let n = v["n"].as_u64().unwrap_or(0);
     s.push_str(&format!(
-        "bmmc-stats: n = {n} index bits, m = {}, b = {}; {} over {} bit permutations\n",
-        v["m"],
-        v["b"],
-        if v["method"] == "enumeration" {
-            "exact enumeration"
-        } else {
-            "random sampling"
+        "bmmc-stats: n = {} index bits, m = {}, b = {}; {} over {} bit permutations\n",
+        v.n,
+        v.m,
+        v.b,
+        match v.method {
+            Method::Enumeration => "exact enumeration",
+            Method::Sampling => "random sampling",
         },
-        v["permutations"]
+        v.permutations
     ));
-    let hist = |s: &mut String, title: &str, h: &Value, exact: Option<&Value>| {
+    let hist = |s: &mut String, title: &str, h: &[Bin], exact: Option<&[Exact]>| {
         s.push_str(&format!("{title}\n"));
-        for e in h.as_array().into_iter().flatten() {
-            let ex = exact
-                .and_then(|x| x.as_array())
-                .and_then(|a| a.iter().find(|q| q["value"] == e["value"]))
-                .and_then(|q| q["probability"].as_f64());
+        for e in h {
+            let ex = exact.and_then(|law| Stats::exact(law, e.value));
             s.push_str(&format!(
                 "  {:>3}  {:>10}  {:>9.6}{}\n",
-                e["value"],
-                e["count"],
-                e["fraction"].as_f64().unwrap_or(0.0),
+                e.value,
+                e.count,
+                e.fraction,
                 ex.map_or(String::new(), |p| format!("   (exact {p:.6})"))
             ));
         }
@@ -188,23 +254,21 @@ pub fn text(v: &Value) -> String {
     hist(
         &mut s,
         "rank_m  count  fraction",
-        &v["rank_m"],
-        Some(&v["rank_m_exact"]),
+        &v.rank_m,
+        Some(&v.rank_m_exact),
     );
     hist(
         &mut s,
         "rank_b  count  fraction",
-        &v["rank_b"],
-        Some(&v["rank_b_exact"]),
+        &v.rank_b,
+        Some(&v.rank_b_exact),
     );
-    for (k, h) in v["passes"].as_object().into_iter().flatten() {
+    for (k, h) in &v.passes {
         hist(&mut s, &format!("passes {k}"), h, None);
     }
     s.push_str(&format!(
         "P(rank_m <= m - b = {}) = {:.6} here, {:.6} exact: one Cormen iteration (3 BPC passes)\n",
-        v["window"],
-        v["p_rank_m_le_window"].as_f64().unwrap_or(0.0),
-        v["p_rank_m_le_window_exact"].as_f64().unwrap_or(0.0)
+        v.window, v.p_rank_m_le_window, v.p_rank_m_le_window_exact
     ));
     s
 }

@@ -45,7 +45,7 @@ pub struct BmmcState {
     images: Vec<TextureHandle>,
     image_key: u64,
     stats_n: usize,
-    stats: Option<Result<serde_json::Value, String>>,
+    stats: Option<Result<stats::Stats, String>>,
     /// A picture opened with the file dialog (replaces the built-in one).
     picture: Option<image::RgbaImage>,
     picture_rx: Option<std::sync::mpsc::Receiver<Result<image::RgbaImage, String>>>,

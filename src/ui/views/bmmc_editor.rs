@@ -174,24 +174,20 @@ pub(super) fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcSta
     };
     ui.label(format!(
         "{} over {} permutations: P(rank_m <= 5) = {:.4} (exact {:.4})",
-        v["method"].as_str().unwrap_or(""),
-        v["permutations"],
-        v["p_rank_m_le_window"].as_f64().unwrap_or(0.0),
-        v["p_rank_m_le_window_exact"].as_f64().unwrap_or(0.0)
+        match v.method {
+            stats::Method::Enumeration => "enumeration",
+            stats::Method::Sampling => "sampling",
+        },
+        v.permutations,
+        v.p_rank_m_le_window,
+        v.p_rank_m_le_window_exact
     ));
-    let bars = |key: &serde_json::Value, offset: f64| -> Vec<Bar> {
-        key.as_array()
-            .into_iter()
-            .flatten()
-            .map(|e| {
-                Bar::new(
-                    e["value"].as_f64().unwrap_or(0.0) + offset,
-                    e["fraction"].as_f64().unwrap_or(0.0),
-                )
-                .width(0.3)
-            })
+    let bars = |bins: &[stats::Bin], offset: f64| -> Vec<Bar> {
+        bins.iter()
+            .map(|e| Bar::new(e.value as f64 + offset, e.fraction).width(0.3))
             .collect()
     };
+    let plan = |name: &str| v.passes.get(name).map_or(&[][..], Vec::as_slice);
     let h = (ui.available_height() - 10.0).max(150.0) / 1.0;
     // A histogram of fractions over `x`, one bar chart per series.
     let histogram = |ui: &mut egui::Ui, id: &str, x: &str, charts: Vec<BarChart>| {
@@ -204,16 +200,13 @@ pub(super) fn stats_view(ui: &mut egui::Ui, result: &RunResult, st: &mut BmmcSta
     };
     ui.columns(2, |cols| {
         let ranks = vec![
-            BarChart::new("rank_m", bars(&v["rank_m"], -0.17)),
-            BarChart::new("rank_b", bars(&v["rank_b"], 0.17)),
+            BarChart::new("rank_m", bars(&v.rank_m, -0.17)),
+            BarChart::new("rank_b", bars(&v.rank_b, 0.17)),
         ];
         histogram(&mut cols[0], "bmmc-rank-hist", "rank", ranks);
         let passes = vec![
-            BarChart::new(
-                "seed-plu / seed-ulp (BPC)",
-                bars(&v["passes"]["seed-plu"], 0.0),
-            ),
-            BarChart::new("tiled", bars(&v["passes"]["tiled"], 0.3)),
+            BarChart::new("seed-plu / seed-ulp (BPC)", bars(plan("seed-plu"), 0.0)),
+            BarChart::new("tiled", bars(plan("tiled"), 0.3)),
         ];
         histogram(&mut cols[1], "bmmc-pass-hist", "passes", passes);
     });

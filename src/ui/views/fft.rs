@@ -470,20 +470,6 @@ fn plots(ui: &mut egui::Ui, result: &RunResult) {
             .map(|c| (c[0] as f64, c[1] as f64))
             .collect()
     };
-    let pairs = |v: &serde_json::Value| -> Vec<(f64, f64)> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|p| {
-                        (
-                            p[0].as_f64().unwrap_or(f64::NAN),
-                            p[1].as_f64().unwrap_or(f64::NAN),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let out: Vec<(f64, f64)> = result
         .output
         .f32s()
@@ -499,11 +485,15 @@ fn plots(ui: &mut egui::Ui, result: &RunResult) {
     };
     match mode {
         Mode::Pair => {
-            let j = result.output_json.clone().unwrap_or_default();
-            let j = if j.is_array() { j[0].clone() } else { j };
-            for name in ["x", "y"] {
-                let v = pairs(&j[name]);
-                let v = if natural {
+            // One FFT's output is X's spectrum, then Y's (n/2 + 1 values each in natural order,
+            // n in raw order): the first FFT's two halves.
+            let half = if natural { n / 2 + 1 } else { n };
+            for (name, part) in [("x", 0), ("y", 1)] {
+                let v = out
+                    .get(part * half..(part + 1) * half)
+                    .unwrap_or(&[])
+                    .to_vec();
+                let v = if natural || v.is_empty() {
                     v
                 } else {
                     to_natural(&v)[..n / 2 + 1].to_vec()
