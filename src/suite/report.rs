@@ -201,15 +201,7 @@ fn compact_series(
             }
         }
     }
-    let e = |e: &dyn std::fmt::Display| e.to_string();
-    chart
-        .draw_series(LineSeries::new(ours.clone(), color.stroke_width(2)))
-        .map_err(|x| e(&x))?
-        .label("ours")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-    chart
-        .draw_series(ours.iter().map(|&p| Circle::new(p, 4, color.filled())))
-        .map_err(|x| e(&x))?;
+    draw_ours(chart, &ours, color, "ours".into())?;
     if !peer.is_empty() {
         // "torch.fft:8192" and its siblings are one peer at different sizes.
         let name = cases
@@ -217,15 +209,49 @@ fn compact_series(
             .find_map(|c| c.case.peer.as_deref())
             .map(|p| p.split(':').next().unwrap_or(p).to_string())
             .unwrap_or_default();
-        chart
-            .draw_series(LineSeries::new(peer.clone(), pc.stroke_width(1)))
-            .map_err(|x| e(&x))?;
-        chart
-            .draw_series(peer.iter().map(|&p| TriangleMarker::new(p, 5, pc.filled())))
-            .map_err(|x| e(&x))?
-            .label(format!("{name} (peer)"))
-            .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 5, pc.filled()));
+        draw_peer(chart, &peer, pc, format!("{name} (peer)"))?;
     }
+    Ok(())
+}
+
+/// Our series: a line with circles, `label` in the legend.
+fn draw_ours(
+    chart: &mut Chart,
+    pts: &[(f64, f64)],
+    color: plotters::style::RGBAColor,
+    label: String,
+) -> std::result::Result<(), String> {
+    use plotters::prelude::*;
+    chart
+        .draw_series(LineSeries::new(pts.to_vec(), color.stroke_width(2)))
+        .map_err(|e| e.to_string())?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+    chart
+        .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// A peer's series: a thin line with triangles, `label` in the legend.
+fn draw_peer(
+    chart: &mut Chart,
+    pts: &[(f64, f64)],
+    color: plotters::style::RGBAColor,
+    label: String,
+) -> std::result::Result<(), String> {
+    use plotters::prelude::*;
+    chart
+        .draw_series(LineSeries::new(pts.to_vec(), color.stroke_width(1)))
+        .map_err(|e| e.to_string())?;
+    chart
+        .draw_series(
+            pts.iter()
+                .map(|&p| TriangleMarker::new(p, 5, color.filled())),
+        )
+        .map_err(|e| e.to_string())?
+        .label(label)
+        .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 5, color.filled()));
     Ok(())
 }
 
@@ -332,16 +358,7 @@ pub fn plot(r: &SuiteResult, path: &std::path::Path) -> Result<()> {
                         .iter()
                         .map(|row| (x_of(i, row.ours.n), row.ours.copy_gbps)),
                 );
-                chart
-                    .draw_series(LineSeries::new(ours.clone(), color.stroke_width(2)))
-                    .map_err(|e| err(&e))?
-                    .label(c.case.id.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                    });
-                chart
-                    .draw_series(ours.iter().map(|&p| Circle::new(p, 4, color.filled())))
-                    .map_err(|e| err(&e))?;
+                draw_ours(&mut chart, &ours, color, c.case.id.clone()).map_err(|e| err(&e))?;
                 let peer: Vec<(f64, f64)> = c
                     .rows
                     .iter()
@@ -351,15 +368,8 @@ pub fn plot(r: &SuiteResult, path: &std::path::Path) -> Result<()> {
                     })
                     .collect();
                 if !peer.is_empty() {
-                    let pc = color.mix(0.55);
-                    chart
-                        .draw_series(LineSeries::new(peer.clone(), pc.stroke_width(1)))
-                        .map_err(|e| err(&e))?;
-                    chart
-                        .draw_series(peer.iter().map(|&p| TriangleMarker::new(p, 5, pc.filled())))
-                        .map_err(|e| err(&e))?
-                        .label(format!("{} (peer)", c.case.peer.as_deref().unwrap_or("")))
-                        .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 5, pc.filled()));
+                    let label = format!("{} (peer)", c.case.peer.as_deref().unwrap_or(""));
+                    draw_peer(&mut chart, &peer, color.mix(0.55), label).map_err(|e| err(&e))?;
                 }
             }
             copy_pts.sort_by(|a, b| a.0.total_cmp(&b.0));
