@@ -223,23 +223,34 @@ mod tests {
     use super::*;
     use crate::algo::fft::model;
 
+    /// Every natural-order configuration of one FFT per workgroup up to 2^12 points, E ≤ 64 and
+    /// at least `min_log`: (log2 N, log2 E, the config), staged or stored directly.
+    fn natural_configs(min_log: u32, staged: bool) -> Vec<(u32, u32, FastConfig)> {
+        let mut out = Vec::new();
+        for ln in min_log..=12u32 {
+            for le in min_log..=ln.min(6) {
+                let (n, e) = (1usize << ln, 1usize << le);
+                let c = FastConfig::new(n, e, 1, true, staged, false, 0, usize::MAX).unwrap();
+                out.push((ln, le, c));
+            }
+        }
+        out
+    }
+
     #[test]
     fn f_split_matches_the_model() {
-        for ln in 1..=12u32 {
-            for le in 1..=ln.min(6) {
-                let (n, e) = (1usize << ln, 1usize << le);
-                let c = FastConfig::new(n, e, 1, true, true, false, 0, usize::MAX).unwrap();
-                let w = n / e;
-                for t in 0..w {
-                    let ft = if w > 1 {
-                        ((t as u32).reverse_bits() >> (33 - ln)) as usize
-                    } else {
-                        0
-                    };
-                    for j in 0..e {
-                        assert_eq!(ft | c.f_const(j), model::f_map(t + j * w, ln, le));
-                        assert_eq!(ft & c.f_const(j), 0);
-                    }
+        for (ln, le, c) in natural_configs(1, true) {
+            let (n, e) = (1usize << ln, 1usize << le);
+            let w = n / e;
+            for t in 0..w {
+                let ft = if w > 1 {
+                    ((t as u32).reverse_bits() >> (33 - ln)) as usize
+                } else {
+                    0
+                };
+                for j in 0..e {
+                    assert_eq!(ft | c.f_const(j), model::f_map(t + j * w, ln, le));
+                    assert_eq!(ft & c.f_const(j), 0);
                 }
             }
         }
@@ -247,16 +258,13 @@ mod tests {
 
     #[test]
     fn direct_store_pairs_are_neighbours() {
-        for ln in 2..=12u32 {
-            for le in 2..=ln.min(6) {
-                let (n, e) = (1usize << ln, 1usize << le);
-                let c = FastConfig::new(n, e, 1, true, false, false, 0, usize::MAX).unwrap();
-                assert!(c.direct_pairs() && c.pad_shift.is_none());
-                assert_eq!(c.shared_bytes(), n / 2 * 8 * c.memory_exchanges().min(2));
-                for j in (0..e).filter(|j| j & (e / 2) == 0) {
-                    assert_eq!(c.f_const(j) & 1, 0);
-                    assert_eq!(c.f_const(j + e / 2), c.f_const(j) | 1);
-                }
+        for (ln, le, c) in natural_configs(2, false) {
+            let (n, e) = (1usize << ln, 1usize << le);
+            assert!(c.direct_pairs() && c.pad_shift.is_none());
+            assert_eq!(c.shared_bytes(), n / 2 * 8 * c.memory_exchanges().min(2));
+            for j in (0..e).filter(|j| j & (e / 2) == 0) {
+                assert_eq!(c.f_const(j) & 1, 0);
+                assert_eq!(c.f_const(j + e / 2), c.f_const(j) | 1);
             }
         }
     }
