@@ -131,6 +131,10 @@ fn performance_lab_runs_a_sweep_and_plots_it() {
         lab.reps = 3;
     }
     h.run();
+    // Before any sweep: a line that says what a sweep does, not an empty plot with stray ticks.
+    h.get_by_label_contains(
+        "No measurements yet: Run sweep times every selected variant from 2^10 to 2^11",
+    );
     h.get_by_label("Run sweep").click();
     h.step();
     let start = Instant::now();
@@ -153,6 +157,18 @@ fn performance_lab_runs_a_sweep_and_plots_it() {
     for r in rows {
         assert!(r.gbps > 0.0 && r.copy_gbps > 0.0 && r.fraction_of_copy > 0.0);
     }
+    assert!(h.query_by_label_contains("No measurements yet").is_none());
+    h.get_by_label("copy roofline (same run)");
+    // The y axis as a fraction of the same-run copy, on a log scale.
+    h.get_by_label("fraction of copy").click();
+    h.run();
+    h.get_by_label("log scale").click();
+    h.run();
+    let lab = &h.state().perf;
+    assert_eq!(lab.y_axis, stagewise::ui::perf::YAxis::FractionOfCopy);
+    assert!(lab.log_y);
+    h.get_by_label("same-run copy = 1");
+    assert!(h.query_by_label("copy roofline (same run)").is_none());
     h.get_by_label("Export CSV");
     h.get_by_label("Stages").click();
     h.run();

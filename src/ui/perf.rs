@@ -21,6 +21,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
+/// What the one-algorithm plot's y axis shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum YAxis {
+    /// GB/s of the floor's bytes (keys/s for sorts), beside the same-run copy roofline.
+    #[default]
+    Throughput,
+    /// The point's time against the same-run copy of its floor's bytes (1 = at the roofline).
+    FractionOfCopy,
+}
+
 /// What the lab sweeps and plots.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Mode {
@@ -56,6 +66,9 @@ pub struct PerfLab {
     pub reps: usize,
     /// Re-measure the current point whenever a slider moves.
     pub live: bool,
+    /// The one-algorithm plot's y axis, and whether it is logarithmic.
+    pub y_axis: YAxis,
+    pub log_y: bool,
     pub live_log_n: u32,
     pub rows: Vec<BenchRow>,
     /// The sort family's members, rows and loaded suite result.
@@ -79,6 +92,8 @@ impl Default for PerfLab {
             log_hi: 20,
             reps: 20,
             live: false,
+            y_axis: YAxis::Throughput,
+            log_y: false,
             live_log_n: 20,
             rows: Vec::new(),
             sorts: Default::default(),

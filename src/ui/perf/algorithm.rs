@@ -2,7 +2,7 @@
 //! and its plot (GB/s of the floor's bytes, or keys/s for sorts) beside the same-run copy.
 
 use super::plot::{self, Series, Style, rooflines, x_of};
-use super::{PerfLab, nominal_bandwidth};
+use super::{PerfLab, YAxis, nominal_bandwidth};
 use crate::algo::{AlgoOptions, Variant};
 use crate::bench::BenchRow;
 use crate::gpu::Gpu;
@@ -86,6 +86,24 @@ impl PerfLab {
     }
 
     pub(super) fn plot_algorithm(&mut self, ui: &mut egui::Ui, gpu: &Gpu) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("y axis");
+            ui.selectable_value(&mut self.y_axis, YAxis::Throughput, "throughput")
+                .on_hover_text("GB/s of the bytes the problem moves at least (keys/s for sorts), beside the same-run copy roofline");
+            ui.selectable_value(&mut self.y_axis, YAxis::FractionOfCopy, "fraction of copy")
+                .on_hover_text("Each point against the same-run copy of its floor's bytes: 1 = at the roofline");
+            ui.checkbox(&mut self.log_y, "log scale")
+                .on_hover_text("The y axis on a log scale (variants orders of magnitude apart)");
+        });
+        if self.rows.is_empty() {
+            // An empty egui plot has arbitrary bounds (its ticks read 2^-1, 2^0 … and -0.5 … 0.4).
+            ui.label(format!(
+                "No measurements yet: Run sweep times every selected variant from 2^{} to 2^{} (timed mode, medians of {} reps), each beside a copy of the same bytes.",
+                self.log_lo, self.log_hi, self.reps
+            ));
+            self.plot_rect = None;
+            return;
+        }
         // Sorts read in keys per second, beside a copy of their keys (and values): 8 or 16 bytes
         // per key. Everything else in GB/s of the floor's bytes.
         let per_key = match &self.algo {
@@ -93,17 +111,25 @@ impl PerfLab {
             AlgoOptions::Radix(o) => Some(if o.has_values() { 16 } else { 8 }),
             _ => None,
         };
+        let fraction = self.y_axis == YAxis::FractionOfCopy;
         let unit = if per_key.is_some() { "Gkeys/s" } else { "GB/s" };
         let mut by_name: BTreeMap<String, Vec<([f64; 2], String)>> = BTreeMap::new();
         for r in &self.rows {
             let name = format!("{} {}", r.algorithm, r.variant);
-            let y = if per_key.is_some() {
+            let y = if fraction {
+                r.fraction_of_copy
+            } else if per_key.is_some() {
+                r.gitems_per_s
+            } else {
+                r.gbps
+            };
+            let rate = if per_key.is_some() {
                 r.gitems_per_s
             } else {
                 r.gbps
             };
             let hover = format!(
-                "{name}\nN = 2^{:.0}\n{y:.2} {unit} = {:.2}× copy of its floor ({:.4} ms)",
+                "{name}\nN = 2^{:.0}\n{rate:.2} {unit} = {:.2}× copy of its floor ({:.4} ms)",
                 x_of(r.n),
                 r.fraction_of_copy,
                 r.median_ms
@@ -121,30 +147,43 @@ impl PerfLab {
                 Series::new(name, Style::Measured, pts).color(crate::ui::colors::thread_color(k))
             })
             .collect();
-        let floor = |_: &BenchRow| per_key.unwrap_or(1);
-        series.extend(rooflines(
-            &self.rows,
-            per_key.map(|_| &floor as &dyn Fn(&BenchRow) -> u64),
-        ));
-        let hlines: Vec<(String, f64)> = nominal_bandwidth(&gpu.info.name)
-            .map(|bw| {
-                let bw = bw / per_key.unwrap_or(1) as f64;
-                (format!("nominal {bw:.0} {unit}"), bw)
-            })
-            .into_iter()
-            .collect();
-        let y_label = if per_key.is_some() {
-            "Gkeys/s (keys / median time)"
+        let (y_label, hlines) = if fraction {
+            (
+                "fraction of the same-run copy (1 = the roofline)".to_string(),
+                vec![("same-run copy = 1".to_string(), 1.0)],
+            )
         } else {
-            "GB/s (bytes moved at least / median time)"
+            let floor = |_: &BenchRow| per_key.unwrap_or(1);
+            series.extend(rooflines(
+                &self.rows,
+                per_key.map(|_| &floor as &dyn Fn(&BenchRow) -> u64),
+            ));
+            let hlines: Vec<(String, f64)> = nominal_bandwidth(&gpu.info.name)
+                .map(|bw| {
+                    let bw = bw / per_key.unwrap_or(1) as f64;
+                    (format!("nominal {bw:.0} {unit}"), bw)
+                })
+                .into_iter()
+                .collect();
+            let label = if per_key.is_some() {
+                "Gkeys/s (keys / median time)"
+            } else {
+                "GB/s (bytes moved at least / median time)"
+            };
+            (label.to_string(), hlines)
+        };
+        let y_label = if self.log_y {
+            format!("{y_label}, log scale")
+        } else {
+            y_label
         };
         self.plot_rect = Some(plot::draw(
             ui,
             "throughput",
-            y_label,
+            &y_label,
             &series,
             &hlines,
-            false,
+            self.log_y,
         ));
     }
 }
