@@ -487,6 +487,15 @@ fn audit_oddeven_options() {
         w.extend(extra);
         assert_eq!(changes_or_refused(&b, &w, flag), Ok("refused"), "{w:?}");
     }
+    // Real input in natural order runs the large plan, whose lanes and turns these set.
+    let real = [
+        "run", "fft", "--json", "--real", "--size", "256", "--batch", "64",
+    ];
+    for (flag, v) in [("--ffts-per-workgroup", "2"), ("--sequential-ffts", "2")] {
+        let mut w = real.to_vec();
+        w.extend([flag, v]);
+        assert_eq!(changes_or_refused(&real, &w, flag), Ok("changes"), "{w:?}");
+    }
     let mut w = b.to_vec();
     w.extend(["--kernel", "generic", "--threads", "64"]);
     let mut g = b.to_vec();
@@ -519,6 +528,11 @@ fn audit_fft_options() {
             "--sequential-ffts",
         ),
         (&["--real", "--no-shuffle"][..], "--no-shuffle"),
+        // Real input in raw order runs the teaching kernel: no lanes, no turns.
+        (
+            &["--real", "--order", "raw", "--ffts-per-workgroup", "2"][..],
+            "--ffts-per-workgroup",
+        ),
         (&["--split", "4"][..], "--split"),
         (&["--exchange-parts", "2"][..], "--exchange-parts"),
         (&["--phase-split", "4"][..], "--phase-split"),

@@ -104,16 +104,16 @@ pub fn check(opts: &AlgoOptions, run: RunShape) -> Result<()> {
                         .to_string()
                 },
             )?;
-            // The fast and radix kernels run untraced complex FFTs; everything else runs the
-            // teaching kernel, which has none of these knobs.
-            let teaching = run.trace || o.kernel == fft::Kernel::Teaching || o.real || o.real_pair;
+            // The fast and radix kernels and the large plan run untraced FFTs; traced runs and
+            // --kernel teaching run the teaching kernel, which has none of these knobs. Real
+            // input that runs in one workgroup (the teaching kernel) is refused by
+            // `fft::Options::config`, which knows the kernel.
+            let teaching = run.trace || o.kernel == fft::Kernel::Teaching;
             let why = || {
                 if run.trace {
-                    "applies to the fast and radix kernels; traced runs use the teaching kernel"
-                } else if o.kernel == fft::Kernel::Teaching {
-                    "applies to the fast and radix kernels, not --kernel teaching"
+                    "applies to the fast and radix kernels and the large plan; traced runs use the teaching kernel"
                 } else {
-                    "applies to the fast and radix kernels, which run complex FFTs only (not --real or --real-pair)"
+                    "applies to the fast and radix kernels and the large plan, not --kernel teaching"
                 }
                 .to_string()
             };

@@ -122,12 +122,18 @@ pub fn configure(
     let (max_bytes, max_threads) = (fit.max_bytes, fit.max_threads);
     let ln = n.trailing_zeros();
     let whole = Layout::simple(0, 0, 0);
+    let fused = unpack == Some(Mode::Real);
     let single = || {
+        // Real input below 8192 points (the unpacking in the store) runs best with about 4 KiB
+        // of data per workgroup, E = 16 from 256 points. H100, 2^28 reals, ms (torch.rfft): 256
+        // reals E8 C4 0.713, C8 0.864 (0.731); 512 E16 C2 0.718, E8 C4 0.864 (0.745); 1024 E8 C1
+        // 0.713, C2 0.741 (0.730); 2048 E16 S2 0.723, S1 0.781 (0.732).
+        let small_real = fused && n < 8192;
         let e = o
             .elements_per_invocation
             .unwrap_or(if n >= 8192 {
                 32
-            } else if n >= 1024 {
+            } else if n >= 1024 || (small_real && n >= 256) {
                 16
             } else {
                 8
@@ -137,7 +143,7 @@ pub fn configure(
         // Small FFTs side by side as the radix kernel runs them (about 8 KiB per workgroup).
         let c = o
             .ffts_per_workgroup
-            .unwrap_or((1024 / n).max(1))
+            .unwrap_or((if small_real { 512 } else { 1024 } / n).max(1))
             .min(batch.next_power_of_two());
         fit.parts(&|parts| PassConfig {
             n,
@@ -145,13 +151,16 @@ pub fn configure(
             e,
             c,
             // S = 4 in halves (2^13: 0.760 ms against 0.853 with S = 1); S = 1 in 4 or 8
-            // parts (2^14: 0.977 ms; S = 2 spills registers: 2.06).
-            s: o.sequential_ffts
-                .unwrap_or(if n >= 2048 && batch >= 4096 && parts <= 2 {
-                    4
-                } else {
-                    1
-                }),
+            // parts (2^14: 0.828 ms; S = 2 spills registers: 1.39). Real input, where the
+            // unpacking in the store adds a round trip, takes more turns: 4096 reals S = 8 0.752
+            // (S = 4 0.771), 16384 reals S = 16 0.882 (S = 4 0.919).
+            s: o.sequential_ffts.unwrap_or(match n {
+                1024 if small_real && batch >= 4096 => 2,
+                2048 if fused && batch >= 8192 => 8,
+                8192 if fused && batch >= 16384 => 16,
+                _ if n >= 2048 && batch >= 4096 && parts <= 2 => 4,
+                _ => 1,
+            }),
             parts,
             input: whole,
             output: whole,
@@ -163,7 +172,6 @@ pub fn configure(
             dispatch: 0,
         })
     };
-    let fused = unpack == Some(Mode::Real);
     let split = match o.split {
         Some(s) => Some(s),
         None if o.phase_split.is_some() && n <= MAX_WHOLE_L2 => None,
@@ -551,5 +559,80 @@ mod tests {
         {
             assert!(p.c * 8 >= 64 && p.parts <= 2, "{p:?}");
         }
+    }
+
+    /// Every round trip's exchange parts: each (part, place) holds exactly one position on both
+    /// sides; every thread has E / parts of its slots in each part; on the H100 configurations
+    /// the part of a slot is the same for all 32 lanes of a warp, and where the plan says so,
+    /// the same on both sides of the trip.
+    #[test]
+    fn exchange_parts_are_bijective_and_warp_uniform() {
+        use super::super::codegen::{place, round_los};
+        let mut configs: Vec<PassConfig> = [1 << 14, 1 << 23, 1 << 24]
+            .into_iter()
+            .flat_map(|n| h100_config(n).passes)
+            .collect();
+        for parts in [4, 8] {
+            let o = Options {
+                exchange_parts: Some(parts),
+                ..Options::default()
+            };
+            for (n, split) in [(4096, Some(64)), (16384, None), (1 << 20, None)] {
+                let o = Options { split, ..o.clone() };
+                configs.extend(
+                    configure(&o, n, 4, true, false, None, &h100())
+                        .unwrap()
+                        .passes,
+                );
+            }
+        }
+        let mut uniform = 0;
+        for c in configs.iter().filter(|c| c.position_parts() > 1) {
+            let r = c.radix();
+            let los = round_los(&r);
+            let lc = c.c.trailing_zeros();
+            for ri in 1..los.len() {
+                let f = c.part_fn(ri);
+                let pp = c.position_parts();
+                assert_eq!(1 << f.bits, pp, "{c:?}");
+                let side = |rr: usize| {
+                    let last = rr + 1 == los.len();
+                    let mut seen = std::collections::HashMap::new();
+                    let mut parts = vec![vec![0usize; pp]; c.threads()];
+                    for (l, counts) in parts.iter_mut().enumerate() {
+                        let (t, g) = c.role(l, rr == 0);
+                        for j in 0..c.e {
+                            let p = place(&r, los[rr], last, t, j);
+                            let key = (f.part(p), (f.compress(p) << lc) | g);
+                            assert!(key.1 < c.c * c.m / pp, "{c:?}");
+                            assert!(seen.insert(key, (p, g)).is_none(), "{c:?} trip {ri}");
+                            counts[key.0] += 1;
+                            if f.uniform && l % 32 != 0 {
+                                let (t0, _) = c.role(l - l % 32, rr == 0);
+                                let p0 = place(&r, los[rr], last, t0, j);
+                                assert_eq!(f.part(p0), key.0, "{c:?} lanes of a warp");
+                            }
+                        }
+                    }
+                    assert_eq!(seen.len(), c.c * c.m, "{c:?}");
+                    if f.uniform {
+                        assert!(parts.iter().flatten().all(|&k| k == c.e / pp), "{c:?}");
+                    }
+                    seen
+                };
+                let (w, rd) = (side(ri - 1), side(ri));
+                // The same value lands where it is read from.
+                for (key, v) in &w {
+                    assert_eq!(rd.get(key), Some(v), "{c:?} trip {ri}");
+                }
+                uniform += usize::from(f.uniform);
+            }
+        }
+        assert!(uniform >= 4, "{uniform}");
+        // 2^14 in one pass: the first trip keeps every slot's part (no second set of registers),
+        // the second splits by a slot bit alone.
+        let p = h100_config(1 << 14).passes[0];
+        assert!(p.part_fn(1).same_slot);
+        assert_eq!(p.part_fn(2).masks[0].count_ones(), 1);
     }
 }

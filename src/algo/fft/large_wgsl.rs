@@ -13,7 +13,7 @@ use super::codegen::{
     entry, lit, round_factor_loads, round_factors, round_los, round_stages, slot0_position,
     take_prefetched,
 };
-use super::large_gen::PassConfig;
+use super::large_gen::{PartFn, PassConfig};
 use super::model;
 use std::fmt::Write;
 
@@ -225,7 +225,7 @@ fn phase(
     let _ = writeln!(o, "    }}");
     let _ = writeln!(o, "    for (var it = 0u; it < {sq}u; it++) {{");
     take_prefetched(o, e);
-    if c.position_parts() > 1 && nr > 1 {
+    if (1..nr).any(|ri| c.position_parts() > 1 && !c.part_fn(ri).same_slot) {
         for j in 0..e {
             let _ = writeln!(o, "    var n{j}: vec2<f32>;");
         }
@@ -316,21 +316,21 @@ fn store(o: &mut String, c: &PassConfig, ss: &str, total: &str) {
 
 /// Round trip `ri` through workgroup memory: the previous round's positions out, this round's in
 /// (each thread writes back the positions it read, so no other thread's reads are overwritten).
+/// With position parts ([`PassConfig::part_fn`]) slot j's part is its thread's part bits XOR
+/// constant bits of j.
 fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
     let e = c.e;
-    let lm = c.m.trailing_zeros();
     let lo = los[ri];
     let last = ri + 1 == los.len();
-    let (pw, aw) = addr(c, ri - 1, los[ri - 1], false);
-    let (pr, ar) = addr(c, ri, lo, last);
+    let f = c.part_fn(ri);
+    let (pw, aw) = addr(c, &f, ri - 1, los[ri - 1], false);
+    let (pr, ar) = addr(c, &f, ri, lo, last);
     let _ = writeln!(o, "    let a{}w = {aw};", ri - 1);
     let _ = writeln!(o, "    let a{ri}r = {ar};");
     let pp = c.position_parts();
-    let top_shift = lm - pp.trailing_zeros();
     if pp > 1 {
-        // The part of slot 0's position (its top bits); slot j adds constant bits.
-        let _ = writeln!(o, "    let h{}w = {pw} >> {top_shift}u;", ri - 1);
-        let _ = writeln!(o, "    let h{ri}r = {pr} >> {top_shift}u;");
+        let _ = writeln!(o, "    let h{}w = {};", ri - 1, f.part_wgsl(&pw));
+        let _ = writeln!(o, "    let h{ri}r = {};", f.part_wgsl(&pr));
     }
     let comps: &[&str] = if c.parts >= 2 { &[".x", ".y"] } else { &[""] };
     let sfx = if c.parts >= 2 { "" } else { "2" };
@@ -338,12 +338,12 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
         if pp == 1 {
             String::new()
         } else {
-            format!("if (({h} | {}u) == {q}u) ", bits >> top_shift)
+            format!("if (({h} ^ {}u) == {q}u) ", f.part(bits))
         }
     };
-    // With position parts a slot can be read before its old value is written out (its place
-    // differs between the rounds): reads go to fresh registers n_j then.
-    let dst = if pp > 1 { "n" } else { "v" };
+    // Where a slot's part differs between the sides, it can be read before its old value is
+    // written out: reads go to fresh registers n_j then.
+    let dst = if pp > 1 && !f.same_slot { "n" } else { "v" };
     // Parts share workgroup places: the previous round trip's last reads must be done before this
     // one writes (one part's place is another part's too).
     let mut first = !(pp > 1 && ri > 1);
@@ -356,7 +356,7 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
             first = false;
             let pl = los[ri - 1];
             for j in 0..e {
-                let i = format!("a{}w + {}u", ri - 1, slot_off(c, pl, false, j));
+                let i = format!("a{}w + {}u", ri - 1, slot_off(c, &f, pl, false, j));
                 let cnd = cond(format!("h{}w", ri - 1), slot_bits(pl, false, j), q);
                 let _ = writeln!(
                     o,
@@ -365,7 +365,7 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
             }
             let _ = writeln!(o, "    workgroupBarrier();");
             for j in 0..e {
-                let i = format!("a{ri}r + {}u", slot_off(c, lo, last, j));
+                let i = format!("a{ri}r + {}u", slot_off(c, &f, lo, last, j));
                 let cnd = cond(format!("h{ri}r"), slot_bits(lo, last, j), q);
                 let _ = writeln!(
                     o,
@@ -374,7 +374,7 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
             }
         }
     }
-    if pp > 1 {
+    if dst == "n" {
         for j in 0..e {
             let _ = writeln!(o, "    v{j} = n{j};");
         }
@@ -488,16 +488,12 @@ fn unpack_phase(o: &mut String, u: Unpack, threads: usize) {
 }
 
 /// Slot 0's position in round `ri` (the thread's role in that round) and its padded workgroup
-/// index (the position's bits below the part's, then the lane bits).
-fn addr(c: &PassConfig, ri: usize, lo: u32, last: bool) -> (String, String) {
+/// index (the position without the parts' dropped bits, then the lane bits).
+fn addr(c: &PassConfig, f: &PartFn, ri: usize, lo: u32, last: bool) -> (String, String) {
     let (le, lc) = (c.e.trailing_zeros(), c.c.trailing_zeros());
     let (t, g) = if ri == 0 { ("t0", "g0") } else { ("t1", "g1") };
     let pos = slot0_position(t, lo, last, c.m.trailing_zeros(), le);
-    let base = if c.position_parts() > 1 {
-        format!("((({pos} & {}u) << {lc}u) | {g})", c.part_mask())
-    } else {
-        format!("(({pos} << {lc}u) | {g})")
-    };
+    let base = format!("(({} << {lc}u) | {g})", f.compress_wgsl(&pos));
     let idx = match c.pad_shift {
         Some(ps) => format!("{base} + ({base} >> {ps}u)"),
         None => base,
@@ -511,7 +507,7 @@ fn slot_bits(lo: u32, last: bool, j: usize) -> usize {
 }
 
 /// Slot j's padded offset from slot 0 inside its part (padding adds over disjoint bits).
-fn slot_off(c: &PassConfig, lo: u32, last: bool, j: usize) -> usize {
+fn slot_off(c: &PassConfig, f: &PartFn, lo: u32, last: bool, j: usize) -> usize {
     let lc = c.c.trailing_zeros();
-    c.pad((slot_bits(lo, last, j) & c.part_mask()) << lc)
+    c.pad(f.compress(slot_bits(lo, last, j)) << lc)
 }

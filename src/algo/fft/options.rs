@@ -165,6 +165,25 @@ impl Options {
                     "fft: --split, --exchange-parts, --phase-split and --phase-lanes apply to the large plan (sizes past one workgroup, --real, or --kernel large); size {n} runs in one workgroup"
                 )));
             }
+            // Real input in one workgroup runs the teaching kernel, which has no lanes or turns.
+            if mode != Mode::Complex
+                && let Some(name) = [
+                    ("--ffts-per-workgroup", self.ffts_per_workgroup.is_some()),
+                    ("--sequential-ffts", self.sequential_ffts.is_some()),
+                    ("--no-shuffle", self.no_shuffle),
+                    (
+                        "--natural-store",
+                        self.natural_store != NaturalStore::Staged,
+                    ),
+                ]
+                .into_iter()
+                .find_map(|(name, set)| set.then_some(name))
+            {
+                return Err(Error::Input(format!(
+                    "fft: {name} applies to the fast and radix kernels and the large plan; real input of size {n} in {} order runs the teaching kernel",
+                    if cfg.natural { "natural" } else { "raw" }
+                )));
+            }
             if w > max_w {
                 return Err(Error::Limit(format!(
                     "fft: workgroup size W = {w} (N/E = {n}/{e}) is above this adapter's limit of {max_w} invocations per workgroup (max_compute_invocations_per_workgroup): use E ≥ {}",
