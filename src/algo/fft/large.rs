@@ -145,7 +145,13 @@ pub fn configure(
             .ffts_per_workgroup
             .unwrap_or((if small_real { 512 } else { 1024 } / n).max(1))
             .min(batch.next_power_of_two());
-        fit.parts(&|parts| PassConfig {
+        // 2^13 in 4 parts (every warp in every part) at S = 1: 0.738 ms against 0.759 in 2
+        // parts at S = 4 (H100). Real input keeps 2 parts: its unpacking is fused into the store.
+        let four = Fit {
+            parts: fit.parts.or((n == 8192 && unpack.is_none()).then_some(4)),
+            ..fit
+        };
+        let mk = |parts| PassConfig {
             n,
             m: n,
             e,
@@ -153,10 +159,12 @@ pub fn configure(
             // S = 4 in halves (2^13: 0.760 ms against 0.853 with S = 1); S = 1 in 4 or 8
             // parts (2^14: 0.828 ms; S = 2 spills registers: 1.39). Real input, where the
             // unpacking in the store adds a round trip, takes more turns: 4096 reals S = 8 0.752
-            // (S = 4 0.771), 16384 reals S = 16 0.882 (S = 4 0.919).
+            // (S = 4 0.771), 8192 reals S = 8 0.753 (S = 4 0.769), 16384 reals S = 16 0.882
+            // (S = 4 0.919).
             s: o.sequential_ffts.unwrap_or(match n {
                 1024 if small_real && batch >= 4096 => 2,
                 2048 if fused && batch >= 8192 => 8,
+                4096 if fused && batch >= 8192 => 8,
                 8192 if fused && batch >= 16384 => 16,
                 _ if n >= 2048 && batch >= 4096 && parts <= 2 => 4,
                 _ => 1,
@@ -170,7 +178,8 @@ pub fn configure(
             inverse,
             pad_shift: None,
             dispatch: 0,
-        })
+        };
+        four.parts(&mk).or_else(|| fit.parts(&mk))
     };
     let split = match o.split {
         Some(s) => Some(s),
@@ -530,7 +539,7 @@ mod tests {
     /// and 4 lanes in four parts only for the 4096-point passes.
     #[test]
     fn h100_defaults() {
-        assert_eq!(shape(8192), [(8192, 1, 2, 4)]);
+        assert_eq!(shape(8192), [(8192, 1, 4, 1)]);
         assert_eq!(shape(16384), [(16384, 1, 4, 1)]);
         assert_eq!(shape(1 << 18), [(512, 16, 2, 2), (512, 16, 2, 2)]);
         assert_eq!(shape(1 << 22), [(2048, 4, 2, 2), (2048, 4, 2, 2)]);
