@@ -184,8 +184,11 @@ pub fn configure(
     let split = match o.split {
         Some(s) => Some(s),
         None if o.phase_split.is_some() && n <= MAX_WHOLE_L2 => None,
-        // One pass up to 2^14 where a whole FFT fits (in parts); else the most even split.
+        // One pass up to 2^14 where a whole FFT fits (in parts); else the most even split,
+        // except that 2^23 takes its 4096-point sub-FFTs in the columns pass: 1.834 ms as
+        // 4096 × 2048 against 2.065 as 2048 × 4096 (H100, 2^27 values).
         None if n <= MAX_SINGLE && single().is_some() => None,
+        None if ln == 23 => Some(4096),
         None => Some(1usize << (ln / 2)),
     };
     let Some(n1) = split else {
@@ -552,7 +555,7 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(e(1 << 24), [64, 64]);
-        assert_eq!(e(1 << 23), [16, 64]);
+        assert_eq!(e(1 << 23), [64, 16]);
         assert_eq!(e(1 << 22), [16, 16]);
         for p in configure(
             &Options::default(),
