@@ -109,32 +109,32 @@ pub fn check(opts: &AlgoOptions, run: RunShape) -> Result<()> {
             // input that runs in one workgroup (the teaching kernel) is refused by
             // `fft::Options::config`, which knows the kernel.
             let teaching = run.trace || o.kernel == fft::Kernel::Teaching;
-            let why = || {
-                if run.trace {
-                    "applies to the fast and radix kernels and the large plan; traced runs use the teaching kernel"
-                } else {
-                    "applies to the fast and radix kernels and the large plan, not --kernel teaching"
-                }
-                .to_string()
+            let not = if run.trace {
+                "traced runs use the teaching kernel"
+            } else {
+                "not --kernel teaching"
             };
+            let lanes =
+                || format!("applies to the fast and radix kernels and the large plan; {not}");
+            let fast = || format!("applies to the fast kernel; {not}");
             only(
                 "--ffts-per-workgroup",
                 o.ffts_per_workgroup.is_some(),
                 !teaching,
-                why,
+                lanes,
             )?;
             only(
                 "--sequential-ffts",
                 o.sequential_ffts.is_some(),
                 !teaching,
-                why,
+                lanes,
             )?;
-            only("--no-shuffle", o.no_shuffle, !teaching, why)?;
+            only("--no-shuffle", o.no_shuffle, !teaching, fast)?;
             only(
                 "--natural-store",
                 o.natural_store != d.natural_store,
                 !teaching,
-                why,
+                fast,
             )
         }
         // The radix room refuses its onesweep-only options itself.

@@ -162,7 +162,7 @@ pub fn configure(
             // (S = 4 0.771), 8192 reals S = 8 0.753 (S = 4 0.769), 16384 reals S = 16 0.882
             // (S = 4 0.919).
             s: o.sequential_ffts.unwrap_or(match n {
-                1024 if small_real && batch >= 4096 => 2,
+                1024 if fused && batch >= 4096 => 2,
                 2048 if fused && batch >= 8192 => 8,
                 4096 if fused && batch >= 8192 => 8,
                 8192 if fused && batch >= 16384 => 16,

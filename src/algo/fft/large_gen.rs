@@ -183,7 +183,7 @@ enum Src {
 
 /// How one round trip through workgroup memory splits positions into parts ([`PassConfig::part_fn`]):
 /// part bit i is the parity of `position & masks[i]` (i < `bits`); within its part a position's
-/// place is the position without bits `drop` (one bit of each mask).
+/// place is the position without bits `drop` (one bit of each mask, highest first).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PartFn {
     pub bits: u32,
@@ -202,21 +202,18 @@ impl PartFn {
             .map(|i| ((p & self.masks[i]).count_ones() as usize & 1) << i)
             .sum()
     }
-    /// The dropped bits, highest first.
-    fn drops(&self) -> Vec<u32> {
-        let mut d: Vec<u32> = self.drop[..self.bits as usize].to_vec();
-        d.sort_unstable_by(|a, b| b.cmp(a));
-        d
+    fn drops(&self) -> &[u32] {
+        &self.drop[..self.bits as usize]
     }
     /// The place of position p inside its part.
     pub fn compress(&self, p: usize) -> usize {
         self.drops()
-            .into_iter()
-            .fold(p, |x, r| ((x >> (r + 1)) << r) | (x & ((1 << r) - 1)))
+            .iter()
+            .fold(p, |x, &r| ((x >> (r + 1)) << r) | (x & ((1 << r) - 1)))
     }
     /// The same as a WGSL expression of `x`.
     pub fn compress_wgsl(&self, x: &str) -> String {
-        self.drops().into_iter().fold(x.to_string(), |x, r| {
+        self.drops().iter().fold(x.to_string(), |x, &r| {
             format!(
                 "(((({x}) >> {}u) << {r}u) | (({x}) & {}u))",
                 r + 1,
@@ -379,7 +376,8 @@ impl PassConfig {
             }
             (k, t, lane)
         };
-        // Candidates: one or two position bits; (mask, same-slot, slot vectors w and r).
+        // Candidates: one or two position bits; (mask, same slot and thread bits on both sides,
+        // slot vectors w and r, slot bits alone).
         let mut cands = Vec::new();
         for a in (0..lm).rev() {
             for b in (0..=a).rev() {
@@ -421,10 +419,11 @@ impl PassConfig {
                 if dx == 0 || dy == 0 {
                     continue;
                 }
+                let (rx, ry) = (dx.ilog2(), dy.ilog2());
                 return PartFn {
                     bits: 2,
                     masks: [x.0, y.0],
-                    drop: [dx.ilog2(), dy.ilog2()],
+                    drop: [rx.max(ry), rx.min(ry)],
                     same_slot: x.1 && y.1,
                     uniform: true,
                 };

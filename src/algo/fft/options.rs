@@ -165,22 +165,28 @@ impl Options {
                     "fft: --split, --exchange-parts, --phase-split and --phase-lanes apply to the large plan (sizes past one workgroup, --real, or --kernel large); size {n} runs in one workgroup"
                 )));
             }
-            // Real input in one workgroup runs the teaching kernel, which has no lanes or turns.
+            // Real input in one workgroup runs the teaching kernel, which has none of these knobs.
+            let lanes = "the fast and radix kernels and the large plan";
             if mode != Mode::Complex
-                && let Some(name) = [
-                    ("--ffts-per-workgroup", self.ffts_per_workgroup.is_some()),
-                    ("--sequential-ffts", self.sequential_ffts.is_some()),
-                    ("--no-shuffle", self.no_shuffle),
+                && let Some((name, kernels)) = [
+                    (
+                        "--ffts-per-workgroup",
+                        self.ffts_per_workgroup.is_some(),
+                        lanes,
+                    ),
+                    ("--sequential-ffts", self.sequential_ffts.is_some(), lanes),
+                    ("--no-shuffle", self.no_shuffle, "the fast kernel"),
                     (
                         "--natural-store",
                         self.natural_store != NaturalStore::Staged,
+                        "the fast kernel",
                     ),
                 ]
                 .into_iter()
-                .find_map(|(name, set)| set.then_some(name))
+                .find_map(|(name, set, kernels)| set.then_some((name, kernels)))
             {
                 return Err(Error::Input(format!(
-                    "fft: {name} applies to the fast and radix kernels and the large plan; real input of size {n} in {} order runs the teaching kernel",
+                    "fft: {name} applies to {kernels}; real input of size {n} in {} order runs the teaching kernel",
                     if cfg.natural { "natural" } else { "raw" }
                 )));
             }
