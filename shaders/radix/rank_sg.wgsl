@@ -6,11 +6,9 @@
 fn rank_step(me: Me, d: u32) -> u32 {
     // Every lane is active (positions past the end hold a key too): start from all L lanes.
     var peers = select((1u << me.L) - 1u, 0xffffffffu, me.L == 32u);
-    for (var b = 0u; b < BITS; b++) {
-        let bit = ((d >> b) & 1u) != 0u;
-        let m = subgroupBallot(bit).x;
-        peers &= select(~m, m, bit);
-    }
+    // Per digit bit b (generated, src/algo/radix/kernel.rs): the lanes whose bit b equals ours,
+    // as ballot ^ (bit - 1) — the ballot where our bit is 1, its complement where it is 0.
+    {{MATCH}}
     let below = countOneBits(peers & ((1u << me.lane) - 1u));
     let lead = firstLeadingBit(peers);
     var old = 0u;

@@ -168,6 +168,7 @@ pub fn source(
         ("TRACE", trace.to_string()),
         ("SPIN", opts.spin.to_string()),
         ("DISPATCH_ORDER", dispatch.to_string()),
+        ("MATCH", super::kernel::match_bits(shape.bits)),
         ("SG_ARGS", args.into()),
         ("ME", me),
     ];
