@@ -6,8 +6,8 @@
 fn rank_step(me: Me, d: u32) -> u32 {
     // Every lane is active (positions past the end hold a key too): start from all L lanes.
     var peers = select((1u << me.L) - 1u, 0xffffffffu, me.L == 32u);
-    // Per digit bit b (generated, src/algo/radix/kernel.rs): the lanes whose bit b equals ours,
-    // as ballot ^ (bit - 1) — the ballot where our bit is 1, its complement where it is 0.
+    // Per digit bit b (generated, src/algo/radix/kernel.rs): the lanes whose bit b equals ours —
+    // the ballot where our bit is 1, its complement where it is 0.
     {{MATCH}}
     let below = countOneBits(peers & ((1u << me.lane) - 1u));
     let lead = firstLeadingBit(peers);
