@@ -111,11 +111,17 @@ fn warp_prefixes(me: Me) {
     for (var q = 0u; q < BPT; q++) {
         let b = me.lid + q * WG;
         if (b < R) {
+            // Every warp's count read before the first prefix is written: NW reads in flight at
+            // once, not NW round trips one after another.
+            var c: array<u32, NW>;
+            for (var w = 0u; w < NW; w++) {
+                c[w] = 0u;
+                if (w < me.nw) { c[w] = atomicLoad(&s_mem[w * R + b]); } // @lens wg-read s_mem w * R + b
+            }
             var run = 0u;
-            for (var w = 0u; w < me.nw; w++) {
-                let c = atomicLoad(&s_mem[w * R + b]); // @lens wg-read s_mem w * R + b
-                atomicStore(&s_mem[w * R + b], run); // @lens wg-write s_mem w * R + b
-                run += c;
+            for (var w = 0u; w < NW; w++) {
+                if (w < me.nw) { atomicStore(&s_mem[w * R + b], run); } // @lens wg-write s_mem w * R + b
+                run += c[w];
             }
             s_cnt[b] = run; // @lens wg-write s_cnt b
         }
@@ -143,6 +149,19 @@ fn own_count(tile: u32, b: u32) -> u32 {
     return s_cnt[b] - select(0u, TILE - valid, b == R - 1u); // @lens wg-read s_cnt b
 }
 
+// onesweep: where each of this thread's digits starts in the output (the scanned digit counts),
+// read at the start of a tile so that its round trip overlaps the key loads instead of following
+// the look-back.
+fn digit_bases(lid: u32) -> array<u32, BPT> {
+    var base: array<u32, BPT>;
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        base[q] = 0u;
+        if (b < R) { base[q] = atomicLoad(&state[params.digit * R + b]); } // @lens read state params.digit * R + b
+    }
+    return base;
+}
+
 // onesweep: publish this tile's counts (AGGREGATE; tile 0: INCLUSIVE) as soon as they are known.
 fn publish_counts(tile: u32, lid: u32) {
     for (var q = 0u; q < BPT; q++) {
@@ -161,7 +180,7 @@ fn publish_counts(tile: u32, lid: u32) {
 // looks further back: nothing waits unboundedly on another workgroup (the scan room's decoupled
 // fallback, applied to R counts at once). Afterwards s_goff[b] + x is the global index of tile
 // position x of digit b. Call in uniform control flow (the fallback has barriers).
-fn look_back(tile: u32, lid: u32) {
+fn look_back(tile: u32, lid: u32, dbase: array<u32, BPT>) {
     var own: array<u32, BPT>;
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
@@ -249,7 +268,7 @@ fn look_back(tile: u32, lid: u32) {
         let b = lid + q * WG;
         if (b < R) {
             if (tile > 0u) { atomicMax(&state[status_at(tile, b)], (INCL << 30u) | (excl[q] + own[q])); } // @lens write state status_at(tile, b)
-            let glob = atomicLoad(&state[params.digit * R + b]) + excl[q]; // @lens read state params.digit * R + b
+            let glob = dbase[q] + excl[q];
             s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
             trace_tile(tile, b, own[q], glob);
         }

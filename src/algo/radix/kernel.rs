@@ -91,9 +91,12 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     } else {
         o.push_str("    let tile = wid.x + wid.y * nwg.x; // @lens wg tile; lid lid\n");
     }
+    o.push_str("    if (tile >= params.tiles) { return; }\n");
+    if onesweep {
+        o.push_str("    let dbase = digit_bases(lid);\n");
+    }
     o.push_str(
-        "    if (tile >= params.tiles) { return; }
-    for (var x = lid; x < NW * R; x += WG) { atomicStore(&s_mem[x], 0u); } // @lens wg-write s_mem x
+        "    for (var x = lid; x < NW * R; x += WG) { atomicStore(&s_mem[x], 0u); } // @lens wg-write s_mem x
     let i0 = tile * TILE + me.w * KPT * me.L + me.lane;
 ",
     );
@@ -138,7 +141,7 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     // The look-back after the scatter into workgroup memory: by then earlier tiles have had the
     // most time to publish (H100, 2^28 keys: 2.03 ms a digit pass, 2.07 with it before the ranking).
     if onesweep {
-        o.push_str("    look_back(tile, lid);\n");
+        o.push_str("    look_back(tile, lid, dbase);\n");
     }
     o.push_str("    workgroupBarrier();\n");
     if c.trace {
