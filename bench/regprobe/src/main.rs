@@ -10,19 +10,35 @@ use std::ffi::CStr;
 
 fn main() {
     let files: Vec<String> = std::env::args().skip(1).collect();
-    unsafe { run(&files) }
+    if files.is_empty() {
+        eprintln!(
+            "usage: regprobe KERNEL.wgsl… (kernels from STAGEWISE_DUMP_WGSL=DIR stagewise run …)"
+        );
+        std::process::exit(2);
+    }
+    if let Err(e) = unsafe { run(&files) } {
+        eprintln!("regprobe: {e}");
+        std::process::exit(1);
+    }
 }
 
-unsafe fn run(files: &[String]) {
-    let entry = ash::Entry::load().expect("vulkan loader");
+/// An error of a call at `line`, for the one-line message.
+fn err<E: std::fmt::Debug>(line: u32) -> impl Fn(E) -> String {
+    move |e| format!("line {line}: {e:?}")
+}
+
+unsafe fn run(files: &[String]) -> Result<(), String> {
+    let entry = ash::Entry::load().map_err(|e| format!("no Vulkan loader: {e}"))?;
     let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_3);
     let instance = entry
         .create_instance(
             &vk::InstanceCreateInfo::default().application_info(&app),
             None,
         )
-        .expect("instance");
-    let pds = instance.enumerate_physical_devices().unwrap();
+        .map_err(err(line!()))?;
+    let pds = instance
+        .enumerate_physical_devices()
+        .map_err(err(line!()))?;
     let want = std::env::var("REGPROBE_ADAPTER")
         .unwrap_or_default()
         .to_lowercase();
@@ -35,7 +51,7 @@ unsafe fn run(files: &[String]) {
                 .to_lowercase();
             name.contains(&want)
         })
-        .expect("no adapter");
+        .ok_or("no adapter matches REGPROBE_ADAPTER")?;
     let props = instance.get_physical_device_properties(pd);
     eprintln!(
         "adapter: {}",
@@ -45,14 +61,14 @@ unsafe fn run(files: &[String]) {
         .get_physical_device_queue_family_properties(pd)
         .iter()
         .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
-        .unwrap() as u32;
+        .ok_or("the adapter has no compute queue")? as u32;
     let prio = [1.0f32];
     let qci = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(qf)
         .queue_priorities(&prio)];
     let has = instance
         .enumerate_device_extension_properties(pd)
-        .unwrap()
+        .map_err(err(line!()))?
         .iter()
         .any(|e| {
             CStr::from_ptr(e.extension_name.as_ptr())
@@ -77,11 +93,13 @@ unsafe fn run(files: &[String]) {
         dci = dci.push_next(&mut pep);
     }
     let dci = dci.push_next(&mut v12).push_next(&mut v13);
-    let device = instance.create_device(pd, &dci, None).expect("device");
+    let device = instance
+        .create_device(pd, &dci, None)
+        .map_err(err(line!()))?;
     let pe = ash::khr::pipeline_executable_properties::Device::new(&instance, &device);
 
     for f in files {
-        let src = std::fs::read_to_string(f).unwrap();
+        let src = std::fs::read_to_string(f).map_err(|e| format!("{f}: {e}"))?;
         let module = match naga::front::wgsl::parse_str(&src) {
             Ok(m) => m,
             Err(e) => {
@@ -129,18 +147,18 @@ unsafe fn run(files: &[String]) {
                         &vk::DescriptorSetLayoutCreateInfo::default().bindings(&b),
                         None,
                     )
-                    .unwrap()
+                    .map_err(err(line!()))
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
         let layout = device
             .create_pipeline_layout(
                 &vk::PipelineLayoutCreateInfo::default().set_layouts(&dsls),
                 None,
             )
-            .unwrap();
+            .map_err(err(line!()))?;
         let stem = std::path::Path::new(f)
             .file_stem()
-            .unwrap()
+            .unwrap_or_default()
             .to_string_lossy()
             .to_string();
         let any = module.entry_points.iter().any(|e| stem.contains(&e.name));
@@ -170,8 +188,8 @@ unsafe fn run(files: &[String]) {
             };
             let sm = device
                 .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
-                .unwrap();
-            let name = std::ffi::CString::new(ep.name.as_str()).unwrap();
+                .map_err(err(line!()))?;
+            let name = std::ffi::CString::new(ep.name.as_str()).map_err(err(line!()))?;
             let stage = vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::COMPUTE)
                 .module(sm)
@@ -185,7 +203,7 @@ unsafe fn run(files: &[String]) {
                 )];
             let cache = device
                 .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
-                .unwrap();
+                .map_err(err(line!()))?;
             let pipe = match device.create_compute_pipelines(cache, &ci, None) {
                 Ok(p) => p[0],
                 Err((_, e)) => {
@@ -197,7 +215,7 @@ unsafe fn run(files: &[String]) {
                 let data = device.get_pipeline_cache_data(cache).unwrap_or_default();
                 let base = std::path::Path::new(f)
                     .file_name()
-                    .unwrap()
+                    .unwrap_or_default()
                     .to_string_lossy()
                     .to_string();
                 let _ = std::fs::write(format!("{dir}/{base}.{}.cache", ep.name), &data);
@@ -210,7 +228,7 @@ unsafe fn run(files: &[String]) {
             }
             let execs = pe
                 .get_pipeline_executable_properties(&vk::PipelineInfoKHR::default().pipeline(pipe))
-                .unwrap();
+                .map_err(err(line!()))?;
             for (i, ex) in execs.iter().enumerate() {
                 let mut line = format!(
                     "{f} {} [{}] subgroup {}:",
@@ -221,7 +239,10 @@ unsafe fn run(files: &[String]) {
                 let einfo = vk::PipelineExecutableInfoKHR::default()
                     .pipeline(pipe)
                     .executable_index(i as u32);
-                for s in pe.get_pipeline_executable_statistics(&einfo).unwrap() {
+                for s in pe
+                    .get_pipeline_executable_statistics(&einfo)
+                    .map_err(err(line!()))?
+                {
                     let v = match s.format {
                         vk::PipelineExecutableStatisticFormatKHR::BOOL32 => {
                             format!("{}", s.value.b32)
@@ -252,4 +273,5 @@ unsafe fn run(files: &[String]) {
             device.destroy_descriptor_set_layout(d, None);
         }
     }
+    Ok(())
 }
