@@ -179,105 +179,131 @@ fn publish_counts(tile: u32, lid: u32) {
 // guarantee (WGSL gives none), so a tile that finds its predecessor not ready MAX_SPIN times in a row
 // counts the predecessor's keys itself (the same counts its owner publishes), publishes them and
 // looks further back: nothing waits unboundedly on another workgroup (the scan room's decoupled
-// fallback, applied to R counts at once). Afterwards s_goff[b] + x is the global index of tile
-// position x of digit b. Call in uniform control flow (the fallback has barriers).
-fn look_back(tile: u32, lid: u32, dbase: array<u32, BPT>) {
-    var own: array<u32, BPT>;
+// fallback, applied to R counts at once).
+//
+// In two parts: `walk_start` (no barrier) right after the tile's counts are published, before the
+// ranking, so the warps that own buckets walk while the other warps rank — the walk's round trips
+// hide behind the ranking, and the inclusive counts go out as early as they can; then, after the
+// ranking, `walk_end` (barriers: call in uniform control flow) runs the fallback for any bucket that
+// gave up, and leaves s_goff[b] + x = the global index of tile position x of digit b.
+struct Walk {
+    excl: array<u32, BPT>,
+    own: array<u32, BPT>,
+    p: array<u32, BPT>,
+    done: array<bool, BPT>,
+    steps: u32,
+    falls: u32,
+}
+
+fn publish_incl(tile: u32, b: u32, v: u32) {
+    if (tile > 0u) { atomicMax(&state[status_at(tile, b)], (INCL << 30u) | v); } // @lens write state status_at(tile, b)
+}
+
+fn walk_start(tile: u32, lid: u32) -> Walk {
+    var w: Walk;
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
-        if (b < R) { own[q] = own_count(tile, b); }
+        w.excl[q] = 0u;
+        w.own[q] = 0u;
+        if (b < R) { w.own[q] = own_count(tile, b); }
+        w.p[q] = max(tile, 1u) - 1u;
+        w.done[q] = tile == 0u;   // tile 0 published INCLUSIVE with its counts
     }
+    walk_round(&w, tile, lid);
+    return w;
+}
 
-    // Every thread walks back on its own for each of its buckets, as CUB's OneSweep does: read the
-    // bucket's status in tile p; NOT_READY: read again; AGGREGATE: add, go on to p - 1; INCLUSIVE:
-    // add, done. No barrier while walking. A bucket that finds tile p not ready MAX_SPIN times in a
-    // row gives up for this round; then the workgroup counts the keys of the nearest tile a bucket
-    // gave up on (the fallback), publishes those counts, lets the buckets waiting there take them
-    // and walks again. Every round either ends the look-back or moves a bucket past a tile.
-    var excl: array<u32, BPT>;
-    var steps = 0u;
-    var falls = 0u;
-    if (tile > 0u) {
-        var done: array<bool, BPT>;
-        var p: array<u32, BPT>;
-        for (var q = 0u; q < BPT; q++) { p[q] = tile - 1u; }
-        loop {
-            for (var q = 0u; q < BPT; q++) {
-                let b = lid + q * WG;
-                if (b < R && !done[q]) {
-                    var tries = 0u;
-                    loop {
-                        if (tries >= MAX_SPIN) {
-                            atomicMax(&s_lb, p[q] + 1u);   // gave up on tile p (0 = nobody did)
-                            break;
-                        }
-                        // LBW statuses at once (tiles p, p - 1, …: one memory latency for LBW
-                        // tiles of the walk), then taken in order up to the first not ready.
-                        var st: array<u32, LBW>;
-                        for (var k = 0u; k < LBW; k++) {
-                            st[k] = 0u;
-                            if (k <= p[q]) { st[k] = atomicLoad(&state[status_at(p[q] - k, b)]); } // @lens read state status_at(p[q] - k, b)
-                        }
-                        var moved = false;
-                        var fin = false;
-                        for (var k = 0u; k < LBW; k++) {
-                            let f = st[k] >> 30u;
-                            if (f == 0u) { break; }
-                            moved = true;
-                            excl[q] += st[k] & MASK30;
-                            if (q == 0u) { steps += 1u; }
-                            if (f == INCL) {
-                                fin = true;
-                                break;
-                            }
-                            p[q] -= 1u;   // tile 0 is INCLUSIVE once ready: p never passes 0
-                        }
-                        if (fin) {
-                            done[q] = true;
-                            break;
-                        }
-                        tries = select(tries + 1u, 0u, moved);
-                    }
+// Every thread walks back on its own for each of its buckets, as CUB's OneSweep does: read the
+// bucket's status in tile p; NOT_READY: read again; AGGREGATE: add, go on to p - 1; INCLUSIVE: add,
+// done (and publish this tile's inclusive count at once). No barrier while walking. A bucket that
+// finds tile p not ready MAX_SPIN times in a row gives up for this round (s_lb: the nearest tile a
+// bucket gave up on).
+fn walk_round(w: ptr<function, Walk>, tile: u32, lid: u32) {
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R && !(*w).done[q]) {
+            var tries = 0u;
+            loop {
+                if (tries >= MAX_SPIN) {
+                    atomicMax(&s_lb, (*w).p[q] + 1u);   // gave up on tile p (0 = nobody did)
+                    break;
                 }
-            }
-            workgroupBarrier();
-            if (lid == 0u) { s_state = atomicExchange(&s_lb, 0u); }
-            let stuck = workgroupUniformLoad(&s_state);
-            if (stuck == 0u) { break; }
-            // The fallback: count tile f's keys here (the counts its owner publishes).
-            let f = stuck - 1u;
-            tile_hist(f, lid);
-            for (var q = 0u; q < BPT; q++) {
-                let b = lid + q * WG;
-                if (b < R) {
-                    let c = atomicLoad(&s_fb[b]); // @lens wg-read s_fb b
-                    atomicMax(&state[status_at(f, b)], (select(AGG, INCL, f == 0u) << 30u) | c); // @lens write state status_at(f, b)
-                    if (!done[q] && p[q] == f) {
-                        excl[q] += c;
-                        if (q == 0u) { steps += 1u; }
-                        if (f == 0u) { done[q] = true; } else { p[q] = f - 1u; }
-                    }
+                // LBW statuses at once (tiles p, p - 1, …: one memory latency for LBW tiles of
+                // the walk), then taken in order up to the first not ready.
+                let p0 = (*w).p[q];
+                var st: array<u32, LBW>;
+                for (var k = 0u; k < LBW; k++) {
+                    st[k] = 0u;
+                    if (k <= p0) { st[k] = atomicLoad(&state[status_at(p0 - k, b)]); } // @lens read state status_at(p0 - k, b)
                 }
+                var moved = false;
+                var fin = false;
+                for (var k = 0u; k < LBW; k++) {
+                    let f = st[k] >> 30u;
+                    if (f == 0u) { break; }
+                    moved = true;
+                    (*w).excl[q] += st[k] & MASK30;
+                    if (q == 0u) { (*w).steps += 1u; }
+                    if (f == INCL) {
+                        fin = true;
+                        break;
+                    }
+                    (*w).p[q] -= 1u;   // tile 0 is INCLUSIVE once ready: p never passes 0
+                }
+                if (fin) {
+                    (*w).done[q] = true;
+                    publish_incl(tile, b, (*w).excl[q] + (*w).own[q]);
+                    break;
+                }
+                tries = select(tries + 1u, 0u, moved);
             }
-            falls += 1u;
         }
     }
+}
 
-    // Publish the inclusive counts; global offset of (tile, digit) = the digit's offset + the
-    // counts of earlier tiles.
+fn walk_end(w: ptr<function, Walk>, tile: u32, lid: u32, dbase: array<u32, BPT>) {
+    loop {
+        workgroupBarrier();
+        if (lid == 0u) { s_state = atomicExchange(&s_lb, 0u); }
+        let stuck = workgroupUniformLoad(&s_state);
+        if (stuck == 0u) { break; }
+        // The fallback: count tile f's keys here (the counts its owner publishes).
+        let f = stuck - 1u;
+        tile_hist(f, lid);
+        for (var q = 0u; q < BPT; q++) {
+            let b = lid + q * WG;
+            if (b < R) {
+                let c = atomicLoad(&s_fb[b]); // @lens wg-read s_fb b
+                atomicMax(&state[status_at(f, b)], (select(AGG, INCL, f == 0u) << 30u) | c); // @lens write state status_at(f, b)
+                if (!(*w).done[q] && (*w).p[q] == f) {
+                    (*w).excl[q] += c;
+                    if (q == 0u) { (*w).steps += 1u; }
+                    if (f == 0u) {
+                        (*w).done[q] = true;
+                        publish_incl(tile, b, (*w).excl[q] + (*w).own[q]);
+                    } else {
+                        (*w).p[q] = f - 1u;
+                    }
+                }
+            }
+        }
+        (*w).falls += 1u;
+        walk_round(w, tile, lid);
+    }
+
+    // Global offset of (tile, digit) = the digit's offset + the counts of earlier tiles.
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
         if (b < R) {
-            if (tile > 0u) { atomicMax(&state[status_at(tile, b)], (INCL << 30u) | (excl[q] + own[q])); } // @lens write state status_at(tile, b)
-            let glob = dbase[q] + excl[q];
+            let glob = dbase[q] + (*w).excl[q];
             s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
-            trace_tile(tile, b, own[q], glob);
+            trace_tile(tile, b, (*w).own[q], glob);
         }
     }
     if (TRACE && lid == 0u) {
         let base = 2u * params.n + 2u * params.tiles * R;
-        trace[base + 2u * tile] = steps;
-        trace[base + 2u * tile + 1u] = falls;
+        trace[base + 2u * tile] = (*w).steps;
+        trace[base + 2u * tile + 1u] = (*w).falls;
     }
 }
 
