@@ -357,22 +357,21 @@ fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
     }
 }
 
-// One workgroup: every digit's R counts become exclusive offsets, in place.
+// Workgroup d: digit d's R counts become exclusive offsets, in place (one workgroup per digit, at
+// once: H100, 9 µs for the four in one workgroup one after another).
 @compute @workgroup_size(WG)
-fn scan_counts(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
-    let me = {{ME}}; // @lens wg 0u; lid lid
-    for (var d = 0u; d < D; d++) {
-        for (var q = 0u; q < BPT; q++) {
-            let b = lid + q * WG;
-            if (b < R) { s_cnt[b] = atomicLoad(&state[d * R + b]); } // @lens read state d * R + b; wg-write s_cnt b
-        }
-        workgroupBarrier();
-        scan_buckets(me);
-        for (var q = 0u; q < BPT; q++) {
-            let b = lid + q * WG;
-            if (b < R) { atomicStore(&state[d * R + b], s_base[b]); } // @lens wg-read s_base b; write state d * R + b
-        }
-        workgroupBarrier();
+fn scan_counts(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32> {{SG_ARGS}}) {
+    let me = {{ME}}; // @lens wg wid.x; lid lid
+    let d = wid.x;
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) { s_cnt[b] = atomicLoad(&state[d * R + b]); } // @lens read state d * R + b; wg-write s_cnt b
+    }
+    workgroupBarrier();
+    scan_buckets(me);
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid + q * WG;
+        if (b < R) { atomicStore(&state[d * R + b], s_base[b]); } // @lens wg-read s_base b; write state d * R + b
     }
 }
 
