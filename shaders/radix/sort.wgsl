@@ -35,7 +35,8 @@ const TRACE: bool = {{TRACE}};
 const MAX_SPIN: u32 = {{SPIN}}u;
 // Look-back window: statuses read at once. H100, 2^28 keys, tiles of 10240: a digit pass took
 // 2.30 ms reading one at a time, 2.15 / 2.07 / 2.05 / 2.04 with 2 / 4 / 8 / 16; with the ranking's
-// plain counter update, 1.764 / 1.735 / 2.20 / 1.92 with 4 / 8 / 16 / 32.
+// plain counter update, 1.764 / 1.735 / 2.20 / 1.92 with 4 / 8 / 16 / 32; with the walk before the
+// ranking (now), 1.617 / 1.624 / 1.606 / 1.799 / 1.755 with 4 / 6 / 8 / 12 / 16.
 const LBW: u32 = 8u;
 const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
 const AGG: u32 = 1u;
