@@ -101,6 +101,8 @@ pub(super) struct Timestamps {
     sets: Vec<wgpu::QuerySet>,
     resolve: Vec<wgpu::Buffer>,
     count: usize,
+    /// `Some(last)`: two queries only, the first pass's start and pass `last`'s end.
+    span: Option<usize>,
 }
 
 impl Timestamps {
@@ -128,18 +130,36 @@ impl Timestamps {
             sets,
             resolve,
             count,
+            span: None,
         }
     }
 
-    fn writes(&self, pass: usize) -> wgpu::ComputePassTimestampWrites<'_> {
+    /// Two timestamps for a run of `passes`: the first pass's start and the last one's end,
+    /// nothing between (the run as a user records it).
+    pub(super) fn span(gpu: &Gpu, passes: usize) -> Timestamps {
+        Timestamps {
+            span: Some(passes.saturating_sub(1)),
+            ..Timestamps::new(gpu, 1)
+        }
+    }
+
+    fn writes(&self, pass: usize) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        if let Some(last) = self.span {
+            let (begin, end) = (pass == 0, pass == last);
+            return (begin || end).then(|| wgpu::ComputePassTimestampWrites {
+                query_set: &self.sets[0],
+                beginning_of_pass_write_index: begin.then_some(0),
+                end_of_pass_write_index: end.then_some(1),
+            });
+        }
         let q = pass * 2;
         let set = q / QUERIES_PER_SET;
         let idx = (q % QUERIES_PER_SET) as u32;
-        wgpu::ComputePassTimestampWrites {
+        Some(wgpu::ComputePassTimestampWrites {
             query_set: &self.sets[set],
             beginning_of_pass_write_index: Some(idx),
             end_of_pass_write_index: Some(idx + 1),
-        }
+        })
     }
 
     /// Resolve into `dst` at `dst_offset` (bytes), one u64 per query.
@@ -183,7 +203,7 @@ pub(super) fn record(
         {
             let mut cp = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(&p.label),
-                timestamp_writes: ts.map(|t| t.writes(i)),
+                timestamp_writes: ts.and_then(|t| t.writes(i)),
             });
             cp.set_pipeline(&p.pipeline);
             cp.set_bind_group(0, &p.bind_group, &[]);

@@ -1,5 +1,7 @@
-//! Timed mode: timestamps around every pass, nothing read back but the timestamps, warm-up runs
-//! first, then the median over R repetitions; and the wall-clock probes a sweep uses before it
+//! Timed mode: nothing read back but timestamps, warm-up runs first, then the median over R
+//! repetitions, each timed twice — once with timestamps at the run's two ends only (the total: a
+//! timestamp between passes costs the GPU several microseconds of idle each), once around every
+//! pass (the pass times); and the wall-clock probes a sweep uses before it
 //! commits to repetitions.
 
 use super::context::Gpu;
@@ -10,7 +12,7 @@ use crate::error::{Error, Result};
 #[derive(Clone, Debug)]
 pub struct Timing {
     pub pass_ms: Vec<f64>,
-    /// First pass start to last pass end, median over repetitions.
+    /// First pass start to last pass end with no timestamp between, median over repetitions.
     pub total_ms: f64,
     pub min_ms: f64,
     pub reps: usize,
@@ -80,7 +82,9 @@ pub fn time_with(
     let reps = reps.max(1);
     let np = plan.passes.len();
     let ts = Timestamps::new(gpu, np);
-    let stride = (np * 2 * 8) as u64;
+    let span = Timestamps::span(gpu, np);
+    // Per repetition: the run with its two span timestamps, then the run with every pass's.
+    let stride = ((np + 1) * 2 * 8) as u64;
     let readback = gpu.scoped(|| readback_buffer(gpu, stride * reps as u64))?;
     gpu.scoped(|| {
         for _ in 0..warmup {
@@ -96,8 +100,10 @@ pub fn time_with(
         }
         gpu.scoped(|| {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
+            record(&mut enc, &plan.passes, 0, Some(&span), None, |_, _| {});
+            span.resolve_into(&mut enc, &readback, stride * r as u64);
             record(&mut enc, &plan.passes, 0, Some(&ts), None, |_, _| {});
-            ts.resolve_into(&mut enc, &readback, stride * r as u64);
+            ts.resolve_into(&mut enc, &readback, stride * r as u64 + 16);
             gpu.queue.submit([enc.finish()]);
         })?;
         // Keep at most a few repetitions in flight so a cancel is quick.
@@ -112,8 +118,9 @@ pub fn time_with(
     let mut per_pass: Vec<Vec<f64>> = vec![Vec::with_capacity(reps); np];
     let mut totals = Vec::with_capacity(reps);
     for r in 0..reps {
-        let base = r * np * 2;
-        let q = &t[base..base + np * 2];
+        let base = r * (np + 1) * 2;
+        let whole = t[base + 1].wrapping_sub(t[base]);
+        let q = &t[base + 2..base + 2 + np * 2];
         let mut ok = true;
         for (i, samples) in per_pass.iter_mut().enumerate() {
             let d = q[2 * i + 1].wrapping_sub(q[2 * i]);
@@ -124,9 +131,8 @@ pub fn time_with(
             }
             samples.push(ticks_to_ms(gpu, d));
         }
-        let span = q[np * 2 - 1].wrapping_sub(q[0]);
-        if ok && span < 1 << 46 {
-            totals.push(ticks_to_ms(gpu, span));
+        if ok && whole < 1 << 46 {
+            totals.push(ticks_to_ms(gpu, whole));
         }
     }
     if totals.is_empty() {

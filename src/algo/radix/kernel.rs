@@ -87,7 +87,7 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
         o.push_str(
             "    var tile = wid.x + wid.y * nwg.x; // @lens wg wid.x + wid.y * nwg.x; lid lid
     if (!DISPATCH_ORDER) {
-        if (lid == 0u) { s_u = atomicAdd(&state[D * R + params.digit], 1u); } // @lens write state D * R + params.digit
+        if (lid == 0u) { s_u = atomicAdd(&state[2u * D * R + params.digit], 1u); } // @lens write state 2u * D * R + params.digit
         tile = workgroupUniformLoad(&s_u);
     }
 ",
@@ -104,6 +104,9 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     let i0 = tile * TILE + me.w * KPT * me.L + me.lane;
 ",
     );
+    // Pads are the key whose map is 0xFFFFFFFF (the largest key: after every real key, never
+    // counted), so the map below needs no bounds test.
+    o.push_str("    let pad = select(0xffffffffu, from_key(0xffffffffu), KEY_IN && MAPS);\n");
     per_key(o, kpt, |j| {
         let i = if j > 0 {
             format!("    let i{j} = i0 + {j}u * me.L;\n")
@@ -111,17 +114,23 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
             String::new()
         };
         format!(
-            "{i}    var k{j} = 0xffffffffu;\n    if (i{j} < params.n) {{ k{j} = keys_in[i{j}]; }} // @lens read keys_in i{j}"
+            "{i}    var k{j} = pad;\n    if (i{j} < params.n) {{ k{j} = keys_in[i{j}]; }} // @lens read keys_in i{j}"
         )
     });
-    o.push_str("    workgroupBarrier();\n");
-    // The key map after every load is issued: mapped as it arrives, the first use of key 0 waits
-    // for its load before the later loads leave (H200, 2^28 f32 keys: the first digit pass took
-    // 2.38 ms against 1.95 for the others). Pads stay 0xFFFFFFFF, the largest key.
-    o.push_str("    if (KEY_IN) {\n");
-    per_key(o, kpt, |j| {
-        format!("        if (i{j} < params.n) {{ k{j} = load_key(k{j}); }}")
-    });
+    // The previous pass's statuses zeroed once the loads are out (H100, 2^28 keys, ms a digit
+    // pass: here 1.605, after the stores 1.613, after the look-back 1.611, before the loads 1.607).
+    if onesweep {
+        o.push_str("    clear_previous(tile, lid);\n");
+    }
+    o.push_str("    if (lid == 0u) { s_zero = 0u; }\n    workgroupBarrier();\n");
+    // The key map after every load is issued (mapped as it arrives, the first use of key 0 waits
+    // for its load before the later loads leave: H200, 2^28 f32 keys, the first digit pass took
+    // 2.38 ms against 1.95 for the others), and after the barrier: each key is XORed with a zero
+    // read from workgroup memory behind it, else the compiler hoists the map above the barrier
+    // and every warp waits there for its loads (H100, 2^28 keys, the first digit pass: i32 1.696
+    // -> 1.605 ms, level with u32's; f32 1.716 -> 1.640).
+    o.push_str("    if (KEY_IN && MAPS) {\n        let z = s_zero;\n");
+    per_key(o, kpt, |j| format!("        k{j} = to_key(k{j} ^ z);"));
     o.push_str("    }\n");
     per_key(o, kpt, |j| {
         format!(
@@ -194,5 +203,6 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
             "        if (x{j} < valid) {{ vals_out[o{j}] = atomicLoad(&s_mem[x{j}]); }} // @lens wg-read s_mem x{j}; write vals_out o{j}"
         )
     });
-    o.push_str("    }\n}\n");
+    o.push_str("    }\n");
+    o.push_str("}\n");
 }

@@ -18,7 +18,7 @@ pub use options::{Options, Shape, TileOrder, Values};
 
 use super::prelude::*;
 use crate::gpu::Execution;
-use plan::{Init, PassKind};
+use plan::Init;
 use serde_json::{Map, json};
 
 const VARIANTS: &[Variant] = &[
@@ -146,22 +146,16 @@ impl Algorithm for Options {
                 counts: model::digit_counts(dtype, self.descending, shape.bits, x),
                 with_values: self.has_values(),
             };
-            let shown = built
-                .kinds
-                .iter()
-                .filter(|k| **k != PassKind::Clear)
-                .count();
-            out.head(&result, shown + 1)?;
+            out.head(&result, built.kinds.len() + 1)?;
             out.push(tracer.input())?;
             while let Some((i, caps)) = run.next_capture()? {
                 let kind = built.kinds[i];
                 if self.has_values() && i + 1 == built.kinds.len() {
                     traced_values = caps.get(2).cloned();
                 }
-                if let Some(st) = tracer.stage(i, kind, &caps, &mut trace_mismatch) {
-                    fallbacks += trace::RadixNote::of(&st).map_or(0, |nt| nt.fallbacks);
-                    out.push(st)?;
-                }
+                let st = tracer.stage(i, kind, &caps, &mut trace_mismatch);
+                fallbacks += trace::RadixNote::of(&st).map_or(0, |nt| nt.fallbacks);
+                out.push(st)?;
             }
         }
         let ex = run.finish()?;

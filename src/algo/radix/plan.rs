@@ -1,5 +1,6 @@
-//! The radix room's GPU plans: `onesweep` (clear, one histogram of every digit, a scan of the
-//! counts, then one look-back + scatter pass per digit) and `classic` (per digit: histogram, scan,
+//! The radix room's GPU plans: `onesweep` (one histogram of every digit, a scan of the counts, then
+//! one look-back + scatter pass per digit; the state buffer is left zeroed by every run, so no pass
+//! clears it) and `classic` (per digit: histogram, scan,
 //! scatter). The input buffer is only read: the digit passes ping-pong between two scratch
 //! buffers, so every repetition of a timed plan sorts the same keys.
 
@@ -12,7 +13,6 @@ const KEYS: &str = include_str!("../../../shaders/oddeven/keys.wgsl");
 const SORT: &str = include_str!("../../../shaders/radix/sort.wgsl");
 const RANK_SG: &str = include_str!("../../../shaders/radix/rank_sg.wgsl");
 const RANK_WG: &str = include_str!("../../../shaders/radix/rank_wg.wgsl");
-const CLEAR: &str = include_str!("../../../shaders/radix/clear.wgsl");
 /// The onesweep histogram gives each workgroup at least a tile's worth of keys, and uses at most
 /// this many workgroups before chunks grow: few global atomics per key. H100, ms for the histogram
 /// at 2^24 / 2^28 keys: 264 workgroups 0.043 / 0.487, 396 0.041 / 0.479, 528 0.050 / 0.478, 1024
@@ -42,7 +42,6 @@ impl Init<'_> {
 /// What one pass of the plan is, for reading its captures back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassKind {
-    Clear,
     /// onesweep: counts of every digit.
     Histogram,
     /// onesweep: the counts scanned into digit offsets.
@@ -228,7 +227,8 @@ pub fn build(
         gpu.storage_zeroed("radix values pong", words)?,
     ];
     let vin = vals_in.clone().unwrap_or_else(|| dummy.clone());
-    let status = nd * r + nd;
+    // Counts, offsets, tickets, then the look-back statuses (sort.wgsl).
+    let status = 2 * nd * r + nd;
     let state_words = if onesweep {
         (status + nd * tiles * r).div_ceil(4) * 4
     } else {
@@ -272,18 +272,6 @@ pub fn build(
     let cap = |on: bool, r: Region| if on { vec![r] } else { vec![] };
     let u0 = uniform(0, 0)?;
     if onesweep {
-        let clear = gpu.pipeline("radix clear", CLEAR, "clear")?;
-        let words4 = state_words / 4;
-        let cu = gpu.uniform("radix clear params", &[words4 as u32])?;
-        let bg = bind(gpu, &clear, &[(0, &state), (1, &cu)])?;
-        plan.push(
-            "clear counts and look-back state",
-            &clear,
-            bg,
-            grid((words4 as u32).div_ceil(256)),
-        );
-        kinds.push(PassKind::Clear);
-        plan.keep.push(cu);
         let hp = gpu.pipeline("radix histogram", &src, "histogram")?;
         let bg = bind(gpu, &hp, &[(0, &input), (4, &state), (6, &u0)])?;
         plan.push(
@@ -297,8 +285,12 @@ pub fn build(
         let sp = gpu.pipeline("radix scan counts", &src, "scan_counts")?;
         // scan_counts reads no parameters: its layout has the state binding only.
         let bg = bind(gpu, &sp, &[(4, &state)])?;
+        let offsets = Region {
+            offset: (nd * r * 4) as u64,
+            ..Region::words(&state, nd * r)
+        };
         plan.push("scan: digit offsets", &sp, bg, [nd as u32, 1, 1])
-            .capture = cap(trace, Region::words(&state, nd * r));
+            .capture = cap(trace, offsets);
         kinds.push(PassKind::ScanCounts);
     }
     let scatter_entry = if onesweep {

@@ -145,20 +145,19 @@ impl Tracer<'_> {
         ))
     }
 
-    /// The stage of pass `i` (of `kind`, with captured regions `c`), or None for a pass that
-    /// shows nothing (the clear); the first difference from the model goes to `mismatch`.
+    /// The stage of pass `i` (of `kind`, with captured regions `c`); the first difference from the
+    /// model goes to `mismatch`.
     pub fn stage(
         &self,
         i: usize,
         kind: PassKind,
         c: &[Vec<u32>],
         mismatch: &mut Option<String>,
-    ) -> Option<Stage> {
+    ) -> Stage {
         let frame = self.frame;
         let (n, r, tiles) = (frame.n, 1usize << frame.bits, frame.tiles);
         let first = c.first().cloned().unwrap_or_default();
         let st = match kind {
-            PassKind::Clear => return None,
             PassKind::Histogram => {
                 check("digit counts", &first, &self.counts, mismatch);
                 frame.note(StepKind::Histogram, None).attach(Stage::new(
@@ -259,6 +258,6 @@ impl Tracer<'_> {
                 ))
             }
         };
-        Some(st.passes(vec![i]))
+        st.passes(vec![i])
     }
 }
