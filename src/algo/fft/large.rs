@@ -147,8 +147,16 @@ pub fn configure(
             .min(batch.next_power_of_two());
         // 2^13 in 4 parts (every warp in every part) at S = 1: 0.738 ms against 0.759 in 2
         // parts at S = 4 (H100). Real input keeps 2 parts: its unpacking is fused into the store.
+        // 4096 reals (2048 points) in 2 parts at S = 4: 0.737 ms against 0.752 whole at S = 8
+        // (2 parts at S = 8 0.743, S = 16 0.759; 4 parts 1.82; 8192 reals in 2 parts 0.785).
         let four = Fit {
-            parts: fit.parts.or((n == 8192 && unpack.is_none()).then_some(4)),
+            parts: fit.parts.or(if n == 8192 && unpack.is_none() {
+                Some(4)
+            } else if n == 2048 && fused {
+                Some(2)
+            } else {
+                None
+            }),
             ..fit
         };
         let mk = |parts| PassConfig {
@@ -159,10 +167,11 @@ pub fn configure(
             // S = 4 in halves (2^13: 0.760 ms against 0.853 with S = 1); S = 1 in 4 or 8
             // parts (2^14: 0.828 ms; S = 2 spills registers: 1.39). Real input, where the
             // unpacking in the store adds a round trip, takes more turns: 4096 reals S = 8 0.752
-            // (S = 4 0.771), 8192 reals S = 8 0.753 (S = 4 0.769), 16384 reals S = 16 0.882
+            // (S = 4 0.771; in 2 parts, above, S = 4), 8192 reals S = 8 0.753 (S = 4 0.769), 16384 reals S = 16 0.882
             // (S = 4 0.919).
             s: o.sequential_ffts.unwrap_or(match n {
                 1024 if fused && batch >= 4096 => 2,
+                2048 if fused && batch >= 8192 && parts == 2 => 4,
                 2048 if fused && batch >= 8192 => 8,
                 4096 if fused && batch >= 8192 => 8,
                 8192 if fused && batch >= 16384 => 16,
