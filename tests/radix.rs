@@ -255,12 +255,6 @@ fn workgroup_memory_ranking_matches_subgroups() {
 fn lookback_fallback_and_reset_between_runs() {
     let g = gpu();
     let x = random_data(20_011, DType::U32, 11, false);
-    let (want, want_v) = model::sort(
-        DType::U32,
-        false,
-        &x.bits,
-        &(0..20_011).collect::<Vec<u32>>(),
-    );
     // spin 0: every tile counts its predecessors itself (the fallback path). Keys only and
     // key-value sorts start the walk at different places (before the ranking / after the
     // exchange): both.
@@ -273,6 +267,21 @@ fn lookback_fallback_and_reset_between_runs() {
         let r = check("onesweep", &o, &x, true);
         assert!(r.extra["fallbacks"].as_u64().unwrap() > 0, "{values:?}");
     }
+    // One plan run on new keys each time (and on the first keys again): no run may leave counts,
+    // tickets or look-back statuses behind (nothing clears the state between runs). Few distinct
+    // keys in one input, so the counts differ from run to run.
+    let y = random_data(20_011, DType::U32, 12, false);
+    let few: Vec<u32> = random_data(20_011, DType::U32, 13, false)
+        .bits
+        .iter()
+        .map(|b| b % 5 * 0x0101_0101)
+        .collect();
+    let inputs: [&[u32]; 4] = [&x.bits, &y.bits, &few, &x.bits];
+    let iota: Vec<u32> = (0..20_011).collect();
+    let want: Vec<_> = inputs
+        .iter()
+        .map(|k| model::sort(DType::U32, false, k, &iota))
+        .collect();
     for o in [
         Options {
             values: Values::Iota,
@@ -284,28 +293,32 @@ fn lookback_fallback_and_reset_between_runs() {
             ..small()
         },
         Options { spin: 1, ..small() },
+        Options {
+            tile_order: TileOrder::Dispatch,
+            ..small()
+        },
         Options::default(),
         Options {
             values: Values::Iota,
             ..Default::default()
         },
     ] {
-        let runs = o
-            .repeated_runs(g, "onesweep", DType::U32, &x.bits, 4)
-            .unwrap();
-        for (i, (k, v)) in runs.iter().enumerate() {
-            assert_eq!(k, &want, "{o:?} run {i}: keys");
+        let runs = o.repeated_runs(g, "onesweep", DType::U32, &inputs).unwrap();
+        for (i, ((k, v), (wk, wv))) in runs.iter().zip(&want).enumerate() {
+            assert_eq!(k, wk, "{o:?} run {i}: keys");
             if o.has_values() {
-                assert_eq!(v, &want_v, "{o:?} run {i}: values");
+                assert_eq!(v, wv, "{o:?} run {i}: values");
             } else {
                 assert!(v.is_empty(), "{o:?} run {i}: values of a keys-only sort");
             }
         }
     }
     let runs = small()
-        .repeated_runs(g, "classic", DType::U32, &x.bits, 3)
+        .repeated_runs(g, "classic", DType::U32, &inputs)
         .unwrap();
-    assert!(runs.iter().all(|(k, _)| k == &want));
+    for (i, ((k, _), (wk, _))) in runs.iter().zip(&want).enumerate() {
+        assert_eq!(k, wk, "classic run {i}");
+    }
 }
 
 #[test]
@@ -596,7 +609,7 @@ fn dispatch_tile_order_matches_the_model_and_runs_again() {
     }
     let (want, want_v) = model::sort(DType::F32, false, &x.bits, &(0..3001).collect::<Vec<u32>>());
     for (i, (k, vv)) in o
-        .repeated_runs(g, "onesweep", DType::F32, &x.bits, 3)
+        .repeated_runs(g, "onesweep", DType::F32, &[x.bits.as_slice(); 3])
         .unwrap()
         .iter()
         .enumerate()

@@ -215,21 +215,37 @@ pub fn floor_bytes(o: &Options, variant: &str, n: usize, shape: Shape) -> u64 {
 }
 
 impl Options {
-    /// Build one plan and execute it `times` times (the look-back state must reset every run):
-    /// the sorted keys and values of every run.
+    /// Build one plan for `inputs[0]` and execute it once per input, each written into the
+    /// plan's key (and value) buffers first: the sorted keys and values of every run. Runs on new
+    /// keys check that a run leaves no state behind (stale look-back statuses of equal keys would
+    /// go unnoticed). Every input has the same length.
     pub fn repeated_runs(
         &self,
         gpu: &Gpu,
         variant: &str,
         dtype: DType,
-        keys: &[u32],
-        times: usize,
+        inputs: &[&[u32]],
     ) -> Result<Vec<(Vec<u32>, Vec<u32>)>> {
         self.check_variant(variant)?;
-        let vals = self.values_for(keys);
-        let built = self.build_sort(gpu, variant, dtype, keys, &vals, false)?;
-        (0..times)
-            .map(|_| {
+        let first = inputs.first().copied().unwrap_or(&[]);
+        if inputs.iter().any(|k| k.len() != first.len()) {
+            return Err(Error::input(
+                "radix: every input of repeated runs has the same length",
+            ));
+        }
+        let built = self.build_sort(gpu, variant, dtype, first, &self.values_for(first), false)?;
+        inputs
+            .iter()
+            .enumerate()
+            .map(|(i, keys)| {
+                if i > 0 {
+                    gpu.queue
+                        .write_buffer(&built.input, 0, bytemuck::cast_slice(keys));
+                    if let Some(v) = &built.values {
+                        let vals = self.values_for(keys);
+                        gpu.queue.write_buffer(v, 0, bytemuck::cast_slice(&vals));
+                    }
+                }
                 let ex = execute(gpu, &built.plan, self.has_values())?;
                 let v = sorted_values(&ex);
                 Ok((ex.output, if self.has_values() { v } else { Vec::new() }))

@@ -56,6 +56,8 @@ pub enum PassKind {
 
 pub struct Built {
     pub plan: Plan,
+    /// The keys the plan sorts (only read: new keys may be written between runs).
+    pub input: wgpu::Buffer,
     pub kinds: Vec<PassKind>,
     pub shape: Shape,
     pub tiles: usize,
@@ -361,11 +363,12 @@ pub fn build(
         vcur = vdst.clone();
     }
     plan.output = Some(Region::words(&cur, n));
-    plan.keep.extend([input, state, tbuf, dummy, u0]);
+    plan.keep.extend([input.clone(), state, tbuf, dummy, u0]);
     plan.keep.extend(scratch);
     plan.keep.extend(vscratch);
     Ok(Built {
         plan,
+        input,
         kinds,
         shape,
         tiles,
