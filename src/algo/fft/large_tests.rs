@@ -1,0 +1,157 @@
+//! Unit tests of the large plan's choices (src/algo/fft/large.rs): the H100 defaults and the
+//! exchange parts' bijections.
+
+use super::*;
+
+/// The H100's limits as wgpu reports them (48 KiB of workgroup memory, 1024 invocations).
+fn h100() -> wgpu::Limits {
+    wgpu::Limits {
+        max_compute_workgroup_storage_size: 49152,
+        max_compute_invocations_per_workgroup: 1024,
+        max_compute_workgroup_size_x: 1024,
+        ..Default::default()
+    }
+}
+
+fn h100_config(n: usize) -> LargeConfig {
+    let o = Options::default();
+    configure(&o, n, (1 << 27) / n, true, false, None, &h100()).unwrap()
+}
+
+fn shape(n: usize) -> Vec<(usize, usize, usize, usize)> {
+    let lc = h100_config(n);
+    lc.passes.iter().map(|p| (p.m, p.c, p.parts, p.s)).collect()
+}
+
+/// The defaults the H100 sweeps chose (docs/PERFORMANCE.md): one pass to 2^14 (S = 4 in two
+/// parts, S = 1 in four: S > 1 spills there), then 16/8/4 lanes in at most two parts with S = 2,
+/// and 4 lanes in four parts only for the 4096-point passes.
+#[test]
+fn h100_defaults() {
+    assert_eq!(shape(8192), [(8192, 1, 4, 1)]);
+    assert_eq!(shape(16384), [(16384, 1, 4, 1)]);
+    assert_eq!(shape(1 << 18), [(512, 16, 2, 2), (512, 16, 2, 2)]);
+    assert_eq!(shape(1 << 22), [(2048, 4, 2, 2), (2048, 4, 2, 2)]);
+    assert_eq!(shape(1 << 24), [(4096, 4, 4, 1), (4096, 4, 4, 1)]);
+    let e = |n: usize| {
+        h100_config(n)
+            .passes
+            .iter()
+            .map(|p| p.e)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(e(1 << 24), [64, 64]);
+    assert_eq!(e(1 << 23), [64, 16]);
+    assert_eq!(e(1 << 22), [16, 16]);
+    // Real input (2^28 reals a run), the unpacking in the store: 4096 reals in two parts at
+    // S = 4, 8192 and 16384 whole / in halves as before.
+    let real = |reals: usize| {
+        let n = reals / 2;
+        let lc = configure(
+            &Options::default(),
+            n,
+            (1 << 28) / reals,
+            true,
+            false,
+            Some(Mode::Real),
+            &h100(),
+        )
+        .unwrap();
+        assert!(lc.unpack_fused, "{reals} reals");
+        lc.passes
+            .iter()
+            .map(|p| (p.m, p.c, p.parts, p.s))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(real(4096), [(2048, 1, 2, 4)]);
+    assert_eq!(real(8192), [(4096, 1, 1, 8)]);
+    for p in configure(
+        &Options::default(),
+        1 << 20,
+        128,
+        true,
+        false,
+        None,
+        &h100(),
+    )
+    .unwrap()
+    .passes
+    {
+        assert!(p.c * 8 >= 64 && p.parts <= 2, "{p:?}");
+    }
+}
+
+/// Every round trip's exchange parts: each (part, place) holds exactly one position on both
+/// sides; every thread has E / parts of its slots in each part; on the H100 configurations
+/// the part of a slot is the same for all 32 lanes of a warp, and where the plan says so,
+/// the same on both sides of the trip.
+#[test]
+fn exchange_parts_are_bijective_and_warp_uniform() {
+    use super::super::codegen::{place, round_los};
+    let mut configs: Vec<PassConfig> = [1 << 14, 1 << 23, 1 << 24]
+        .into_iter()
+        .flat_map(|n| h100_config(n).passes)
+        .collect();
+    for parts in [4, 8] {
+        let o = Options {
+            exchange_parts: Some(parts),
+            ..Options::default()
+        };
+        for (n, split) in [(4096, Some(64)), (16384, None), (1 << 20, None)] {
+            let o = Options { split, ..o.clone() };
+            configs.extend(
+                configure(&o, n, 4, true, false, None, &h100())
+                    .unwrap()
+                    .passes,
+            );
+        }
+    }
+    let mut uniform = 0;
+    for c in configs.iter().filter(|c| c.position_parts() > 1) {
+        let r = c.radix();
+        let los = round_los(&r);
+        let lc = c.c.trailing_zeros();
+        for ri in 1..los.len() {
+            let f = c.part_fn(ri);
+            let pp = c.position_parts();
+            assert_eq!(1 << f.bits, pp, "{c:?}");
+            let side = |rr: usize| {
+                let last = rr + 1 == los.len();
+                let mut seen = std::collections::HashMap::new();
+                let mut parts = vec![vec![0usize; pp]; c.threads()];
+                for (l, counts) in parts.iter_mut().enumerate() {
+                    let (t, g) = c.role(l, rr == 0);
+                    for j in 0..c.e {
+                        let p = place(&r, los[rr], last, t, j);
+                        let key = (f.part(p), (f.compress(p) << lc) | g);
+                        assert!(key.1 < c.c * c.m / pp, "{c:?}");
+                        assert!(seen.insert(key, (p, g)).is_none(), "{c:?} trip {ri}");
+                        counts[key.0] += 1;
+                        if f.uniform && l % 32 != 0 {
+                            let (t0, _) = c.role(l - l % 32, rr == 0);
+                            let p0 = place(&r, los[rr], last, t0, j);
+                            assert_eq!(f.part(p0), key.0, "{c:?} lanes of a warp");
+                        }
+                    }
+                }
+                assert_eq!(seen.len(), c.c * c.m, "{c:?}");
+                if f.uniform {
+                    assert!(parts.iter().flatten().all(|&k| k == c.e / pp), "{c:?}");
+                }
+                seen
+            };
+            let (w, rd) = (side(ri - 1), side(ri));
+            // The same value lands where it is read from.
+            for (key, v) in &w {
+                assert_eq!(rd.get(key), Some(v), "{c:?} trip {ri}");
+            }
+            uniform += usize::from(f.uniform);
+        }
+    }
+    assert!(uniform >= 4, "{uniform}");
+    // 2^14 in one pass: the first trip keeps every slot's part (no second set of registers),
+    // the second splits by a slot bit alone.
+    let p = h100_config(1 << 14).passes[0];
+    assert!(p.part_fn(1).same_slot);
+    assert_eq!(p.part_fn(2).masks[0].count_ones(), 1);
+}
