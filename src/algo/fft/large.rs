@@ -167,8 +167,8 @@ pub fn configure(
             // S = 4 in halves (2^13: 0.760 ms against 0.853 with S = 1); S = 1 in 4 or 8
             // parts (2^14: 0.828 ms; S = 2 spills registers: 1.39). Real input, where the
             // unpacking in the store adds a round trip, takes more turns: 4096 reals S = 8 0.752
-            // (S = 4 0.771; in 2 parts, above, S = 4), 8192 reals S = 8 0.753 (S = 4 0.769), 16384 reals S = 16 0.882
-            // (S = 4 0.919).
+            // (S = 4 0.771; in 2 parts, above, S = 4), 8192 reals S = 8 0.753 (S = 4 0.769),
+            // 16384 reals S = 16 0.882 (S = 4 0.919).
             s: o.sequential_ffts.unwrap_or(match n {
                 1024 if fused && batch >= 4096 => 2,
                 2048 if fused && batch >= 8192 && parts == 2 => 4,

@@ -44,7 +44,7 @@ fn h100_defaults() {
     assert_eq!(e(1 << 23), [64, 16]);
     assert_eq!(e(1 << 22), [16, 16]);
     // Real input (2^28 reals a run), the unpacking in the store: 4096 reals in two parts at
-    // S = 4, 8192 and 16384 whole / in halves as before.
+    // S = 4, 8192 reals whole at S = 8.
     let real = |reals: usize| {
         let n = reals / 2;
         let lc = configure(

@@ -203,6 +203,5 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
             "        if (x{j} < valid) {{ vals_out[o{j}] = atomicLoad(&s_mem[x{j}]); }} // @lens wg-read s_mem x{j}; write vals_out o{j}"
         )
     });
-    o.push_str("    }\n");
-    o.push_str("}\n");
+    o.push_str("    }\n}\n");
 }
