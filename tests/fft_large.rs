@@ -444,6 +444,24 @@ fn real_input_packed_with_the_unpacking_fused() {
             check_real(&r, &x, n, batch, inverse);
         }
     }
+    // Four exchange parts where the default takes two or one: the unpacking in the store then
+    // exchanges partners class by class (4 classes at 256 threads, one FFT a workgroup).
+    for log_n in [12u32, 13, 14] {
+        let n = 1usize << log_n;
+        let batch = 5;
+        let x = random(n * batch, 70 + log_n as u64);
+        let o = Options {
+            size: Some(n),
+            real: true,
+            inverse: log_n == 13,
+            batch,
+            exchange_parts: Some(4),
+            ..Default::default()
+        };
+        let r = run(&o, &x, false);
+        assert!(r.verified, "real 2^{log_n} {o:?}: {:?}", r.mismatch);
+        check_real(&r, &x, n, batch, o.inverse);
+    }
 }
 
 /// A pass through L2, traced: every phase is a dispatch of its own, the stages say what each left

@@ -44,7 +44,7 @@ fn h100_defaults() {
     assert_eq!(e(1 << 23), [64, 16]);
     assert_eq!(e(1 << 22), [16, 16]);
     // Real input (2^28 reals a run), the unpacking in the store: 4096 reals in two parts at
-    // S = 4, 8192 reals whole at S = 8.
+    // S = 4, 8192 reals whole at S = 8, 16384 and 32768 reals in four parts at S = 1.
     let real = |reals: usize| {
         let n = reals / 2;
         let lc = configure(
@@ -58,6 +58,9 @@ fn h100_defaults() {
         )
         .unwrap();
         assert!(lc.unpack_fused, "{reals} reals");
+        // In the store, not a phase through L2 after a storage barrier.
+        let wgsl = super::large_wgsl::shader(&lc.passes, lc.unpack_phase(), "src");
+        assert!(!wgsl.contains("storageBarrier"), "{reals} reals");
         lc.passes
             .iter()
             .map(|p| (p.m, p.c, p.parts, p.s))
@@ -65,6 +68,8 @@ fn h100_defaults() {
     };
     assert_eq!(real(4096), [(2048, 1, 2, 4)]);
     assert_eq!(real(8192), [(4096, 1, 1, 8)]);
+    assert_eq!(real(16384), [(8192, 1, 4, 1)]);
+    assert_eq!(real(32768), [(16384, 1, 4, 1)]);
     for p in configure(
         &Options::default(),
         1 << 20,

@@ -142,12 +142,27 @@ fn cis(r: u32) -> vec2<f32> {{
 }
 
 /// Where the unpacking is fused into the store of a dispatch's only phase, whose lanes each hold
-/// a whole FFT (with at most two exchange parts): its M, else None (a phase through L2 of its own).
+/// a whole FFT (in at most two exchange parts, or in four where W ≤ M / (2 · the unpacking's
+/// classes)): its M, else None (a phase through L2 of its own).
 fn in_registers(phases: &[PassConfig], unpack: Option<Unpack>) -> Option<usize> {
     let (u, [p]) = (unpack?, phases) else {
         return None;
     };
-    (p.m == u.m && p.input.width() == 0 && p.parts <= 2).then_some(p.m)
+    let k = unpack_classes(p);
+    let fits = p.w() == 1 || p.parts <= 2 || (k > 1 && p.w() <= p.m / (2 * k));
+    (p.m == u.m && p.input.width() == 0 && fits).then_some(p.m)
+}
+
+/// The classes of positions the unpacking in the store exchanges one after another: 1 where the
+/// workgroup memory holds a component of every position (at most two parts); in four parts 2 at
+/// 512 threads, 4 below (H100, 2^28 reals: 32768 reals 1.046 ms in 2 classes, 1.100 in 4, 1.121
+/// in 8; 16384 reals 0.862 / 0.850 / 0.863 in 2 / 4 / 8).
+fn unpack_classes(p: &PassConfig) -> usize {
+    match (p.parts, p.threads()) {
+        (..=2, _) => 1,
+        (_, 512..) => 2,
+        _ => 4,
+    }
 }
 
 /// The twiddle table a dispatch binds: the largest phase's; 2M where the unpacking fused into the
@@ -385,60 +400,114 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
 /// slot j of thread t holding Z[k], k = t + W·bitrev(j)): X[k] = A + w^k·B with
 /// A = (Z[k] + conj Z[M−k]) / 2, B = (Z[k] − conj Z[M−k]) / 2i, w^k = tw[k] (the 2M table), and
 /// X[0] + i·X[M] (both real) at k = 0. The partner Z[M−k] comes through workgroup memory (in
-/// two parts where the rounds use two), or from the thread's own registers when W = 1.
+/// two parts where the rounds use two, four where they use four), or from the thread's own
+/// registers when W = 1.
 fn unpack_in_store(o: &mut String, c: &PassConfig) {
     let (m, e, w) = (c.m, c.e, c.w());
-    let (le, lc) = (e.trailing_zeros(), c.c.trailing_zeros());
+    let (le, lc, lm) = (e.trailing_zeros(), c.c.trailing_zeros(), m.trailing_zeros());
     let k_of = |j: usize| model::bitrev(j, le) * w;
+    let partner = |j: usize| model::bitrev((m - k_of(j)) % m / w, le);
     for j in 0..e {
         let _ = writeln!(o, "    let uk{j} = t1 + {}u;", k_of(j));
-        let _ = writeln!(o, "    var z{j}: vec2<f32>;");
     }
+    let unpack = |o: &mut String, j: usize| unpack_value(o, j, &format!("z{j}"), k_of(j) == 0);
     if w == 1 {
         for j in 0..e {
-            let p = (m - k_of(j)) % m;
-            let _ = writeln!(o, "    z{j} = v{};", model::bitrev(p, le));
+            let _ = writeln!(o, "    let z{j} = v{};", partner(j));
         }
-    } else {
-        let pad = |x: String| match c.pad_shift {
-            Some(ps) => format!("({x}) + (({x}) >> {ps}u)"),
-            None => x,
-        };
-        let comps: &[&str] = if c.parts >= 2 { &[".x", ".y"] } else { &[""] };
-        let sfx = if c.parts >= 2 { "" } else { "2" };
+        for j in 0..e {
+            unpack(o, j);
+        }
+        return;
+    }
+    let pad = |x: String| match c.pad_shift {
+        Some(ps) => format!("({x}) + (({x}) >> {ps}u)"),
+        None => x,
+    };
+    let comps: &[&str] = if c.parts >= 2 { &[".x", ".y"] } else { &[""] };
+    let sfx = if c.parts >= 2 { "" } else { "2" };
+    // The positions go through workgroup memory in 2^q classes closed under k -> M - k, each
+    // unpacked in place before the next (fewer partners live at once): with the top q + 1
+    // position bits (slot bits) h_q … h_0, a class is h_i XOR h_0 for i = 1..q, and its members
+    // are told apart by their low lm - q bits. Negation flips all q + 1 bits (so keeps the class)
+    // of every k but the multiples of M / 2^(q+1); those are all thread 0's, and their
+    // partners come from its own registers (kept aside where the partner's class went first).
+    let q = unpack_classes(c).trailing_zeros();
+    debug_assert!(q == 0 || w <= m >> (q + 1));
+    let h0 = lm - 1 - q;
+    let class = |k: usize| {
+        (1..=q)
+            .map(|i| (((k >> (h0 + i)) ^ (k >> h0)) & 1) << (i - 1))
+            .sum::<usize>()
+    };
+    let at = |x: String| {
+        if q == 0 {
+            x
+        } else {
+            format!("({x}) & {}u", (m >> q) - 1)
+        }
+    };
+    let special = |j: usize| q > 0 && k_of(j) % (m >> (q + 1)) == 0;
+    for j in (0..e).filter(|&j| special(j) && class(k_of(partner(j))) > class(k_of(j))) {
+        let _ = writeln!(o, "    var keep{j}: vec2<f32>;");
+    }
+    for cls in 0..1usize << q {
+        let js: Vec<usize> = (0..e).filter(|&j| class(k_of(j)) == cls).collect();
+        for &j in &js {
+            let _ = writeln!(o, "    var z{j}: vec2<f32>;");
+        }
         for comp in comps {
             // The last round's reads (or the previous part's) are done before sh is rewritten.
             let _ = writeln!(o, "    workgroupBarrier();");
-            for j in 0..e {
-                let i = pad(format!("(uk{j} << {lc}u) | g1"));
+            for &j in &js {
+                let i = pad(format!("(({}) << {lc}u) | g1", at(format!("uk{j}"))));
                 let _ = writeln!(o, "    sh[{i}] = v{j}{comp}; // @lens wg-write{sfx} sh {i}");
             }
             let _ = writeln!(o, "    workgroupBarrier();");
-            for j in 0..e {
-                let i = pad(format!("((({m}u - uk{j}) & {}u) << {lc}u) | g1", m - 1));
+            for &j in &js {
+                let p = at(format!("({m}u - uk{j}) & {}u", m - 1));
+                let i = pad(format!("(({p}) << {lc}u) | g1"));
                 let _ = writeln!(o, "    z{j}{comp} = sh[{i}]; // @lens wg-read{sfx} sh {i}");
             }
         }
+        for &j in js.iter().filter(|&&j| special(j)) {
+            let pj = partner(j);
+            let from = if class(k_of(pj)) < cls {
+                format!("keep{pj}")
+            } else {
+                format!("v{pj}")
+            };
+            let _ = writeln!(o, "    if (t1 == 0u) {{ z{j} = {from}; }}");
+            if class(k_of(pj)) > cls {
+                let _ = writeln!(o, "    keep{j} = v{j};");
+            }
+        }
+        for &j in &js {
+            unpack(o, j);
+        }
     }
-    for j in 0..e {
-        let _ = writeln!(
-            o,
-            "    {{
-        let a = 0.5 * (v{j} + vec2<f32>(z{j}.x, -z{j}.y));
-        let d = v{j} - vec2<f32>(z{j}.x, -z{j}.y);
+}
+
+/// X[k] in place of v_j = Z[k], its partner Z[M − k] in `z` (see [`unpack_in_store`]); slot
+/// `zero` may hold k = 0, which takes X[0] + i·X[M].
+fn unpack_value(o: &mut String, j: usize, z: &str, zero: bool) {
+    let _ = writeln!(
+        o,
+        "    {{
+        let a = 0.5 * (v{j} + vec2<f32>({z}.x, -{z}.y));
+        let d = v{j} - vec2<f32>({z}.x, -{z}.y);
         let wk = tw[uk{j}]; // @lens read2 tw uk{j}
         let x = a + cmul(wk, vec2<f32>(0.5 * d.y, -0.5 * d.x));"
+    );
+    if zero {
+        let _ = writeln!(
+            o,
+            "        v{j} = select(x, vec2<f32>(v{j}.x + v{j}.y, v{j}.x - v{j}.y), uk{j} == 0u);"
         );
-        if k_of(j) == 0 {
-            let _ = writeln!(
-                o,
-                "        v{j} = select(x, vec2<f32>(v{j}.x + v{j}.y, v{j}.x - v{j}.y), uk{j} == 0u);"
-            );
-        } else {
-            let _ = writeln!(o, "        v{j} = x;");
-        }
-        let _ = writeln!(o, "    }}");
+    } else {
+        let _ = writeln!(o, "        v{j} = x;");
     }
+    let _ = writeln!(o, "    }}");
 }
 
 /// The unpacking phase: pairs (k, M − k) of each FFT Z of the workgroup, one per thread and turn,
