@@ -15,7 +15,9 @@ fn to_key(x: u32) -> u32 {
     if (DTYPE == 1u) {
         k = x ^ 0x80000000u;
     } else if (DTYPE == 2u) {
-        k = select(x ^ 0x80000000u, ~x, (x & 0x80000000u) != 0u);
+        // The sign spread over the word (arithmetic shift): ~x for negatives, else the sign
+        // flipped — a shift and a XOR where a select cost the radix sort's first pass 1 %.
+        k = x ^ (bitcast<u32>(bitcast<i32>(x) >> 31u) | 0x80000000u);
     }
     if (DESC) {
         k = ~k;
@@ -31,7 +33,7 @@ fn from_key(key: u32) -> u32 {
     if (DTYPE == 1u) {
         return k ^ 0x80000000u;
     } else if (DTYPE == 2u) {
-        return select(~k, k ^ 0x80000000u, (k & 0x80000000u) != 0u);
+        return k ^ (bitcast<u32>(bitcast<i32>(~k) >> 31u) | 0x80000000u);
     }
     return k;
 }
