@@ -445,7 +445,7 @@ fn real_input_packed_with_the_unpacking_fused() {
         }
     }
     // Four exchange parts where the default takes two or one: the unpacking in the store then
-    // exchanges partners class by class (4 classes at 256 threads, one FFT a workgroup).
+    // exchanges partners class by class (8 classes below 512 threads, one FFT a workgroup).
     for log_n in [12u32, 13, 14] {
         let n = 1usize << log_n;
         let batch = 5;

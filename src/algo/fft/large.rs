@@ -146,8 +146,8 @@ pub fn configure(
             .unwrap_or((if small_real { 512 } else { 1024 } / n).max(1))
             .min(batch.next_power_of_two());
         // 2^13 in 4 parts (every warp in every part) at S = 1: 0.738 ms against 0.759 in 2
-        // parts at S = 4 (H100); 16384 reals likewise, the unpacking in the store in 4 classes:
-        // 0.850 ms against 0.882 in 2 parts at S = 16.
+        // parts at S = 4 (H100); 16384 reals likewise, the unpacking in the store in 8 classes:
+        // 0.840 ms against 0.882 in 2 parts at S = 16.
         // 4096 reals (2048 points) in 2 parts at S = 4: 0.737 ms against 0.752 whole at S = 8
         // (2 parts at S = 8 0.743, S = 16 0.759; 4 parts 1.82; 8192 reals in 2 parts 0.785).
         let four = Fit {

@@ -154,14 +154,15 @@ fn in_registers(phases: &[PassConfig], unpack: Option<Unpack>) -> Option<usize> 
 }
 
 /// The classes of positions the unpacking in the store exchanges one after another: 1 where the
-/// workgroup memory holds a component of every position (at most two parts); in four parts 2 at
-/// 512 threads, 4 below (H100, 2^28 reals: 32768 reals 1.046 ms in 2 classes, 1.100 in 4, 1.121
-/// in 8; 16384 reals 0.862 / 0.850 / 0.863 in 2 / 4 / 8).
+/// workgroup memory holds a component of every position (at most two parts); in four parts 4 at
+/// 512 threads, 8 below, both components of a class in one trip (H100, 2^28 reals: 32768 reals
+/// 0.932 ms in 4 classes, 0.939 in 8, 1.008 in 2 with a trip per component; 16384 reals 0.840 in
+/// 8, 1.101 in 4, 1.090 in 2 — and 0.847 in 4 with a trip per component).
 fn unpack_classes(p: &PassConfig) -> usize {
     match (p.parts, p.threads()) {
         (..=2, _) => 1,
-        (_, 512..) => 2,
-        _ => 4,
+        (_, 512..) => 4,
+        _ => 8,
     }
 }
 
@@ -477,18 +478,33 @@ fn unpack_in_store(o: &mut String, c: &PassConfig) {
         for &j in &js {
             let _ = writeln!(o, "    var z{j}: vec2<f32>;");
         }
-        for comp in comps {
+        // Both components in one trip where a class's take at most the memory (the y parts
+        // C·M/2^q places above the x parts): half the barriers.
+        let both = c.parts >= 2 && 2 * c.c * (m >> q) <= c.shared_len();
+        let trips: Vec<Vec<(&str, usize)>> = if both {
+            vec![vec![(".x", 0), (".y", c.c * (m >> q))]]
+        } else {
+            comps.iter().map(|&comp| vec![(comp, 0)]).collect()
+        };
+        for trip in &trips {
             // The last round's reads (or the previous part's) are done before sh is rewritten.
             let _ = writeln!(o, "    workgroupBarrier();");
-            for &j in &js {
-                let i = pad(format!("(({}) << {lc}u) | g1", at(format!("uk{j}"))));
-                let _ = writeln!(o, "    sh[{i}] = v{j}{comp}; // @lens wg-write{sfx} sh {i}");
+            for &(comp, off) in trip {
+                for &j in &js {
+                    let i = pad(format!(
+                        "((({}) << {lc}u) | g1) + {off}u",
+                        at(format!("uk{j}"))
+                    ));
+                    let _ = writeln!(o, "    sh[{i}] = v{j}{comp}; // @lens wg-write{sfx} sh {i}");
+                }
             }
             let _ = writeln!(o, "    workgroupBarrier();");
-            for &j in &js {
-                let p = at(format!("({m}u - uk{j}) & {}u", m - 1));
-                let i = pad(format!("(({p}) << {lc}u) | g1"));
-                let _ = writeln!(o, "    z{j}{comp} = sh[{i}]; // @lens wg-read{sfx} sh {i}");
+            for &(comp, off) in trip {
+                for &j in &js {
+                    let p = at(format!("({m}u - uk{j}) & {}u", m - 1));
+                    let i = pad(format!("((({p}) << {lc}u) | g1) + {off}u"));
+                    let _ = writeln!(o, "    z{j}{comp} = sh[{i}]; // @lens wg-read{sfx} sh {i}");
+                }
             }
         }
         for &j in js.iter().filter(|&&j| special(j)) {
