@@ -149,11 +149,12 @@ pub fn configure(
         // parts at S = 4 (H100); 16384 reals likewise, the unpacking in the store in 8 classes:
         // 0.840 ms against 0.882 in 2 parts at S = 16.
         // 4096 reals (2048 points) in 2 parts at S = 4: 0.737 ms against 0.752 whole at S = 8
-        // (2 parts at S = 8 0.743, S = 16 0.759; 4 parts 1.82; 8192 reals in 2 parts 0.785).
+        // (2 parts at S = 8 0.743, S = 16 0.759; 4 parts 1.82); 8192 reals in 2 parts at S = 4
+        // (the unpacking in 2 classes) 0.733 against 0.752 whole at S = 8.
         let four = Fit {
             parts: fit.parts.or(if n == 8192 && unpack != Some(Mode::Pair) {
                 Some(4)
-            } else if n == 2048 && fused {
+            } else if (n == 2048 || n == 4096) && fused {
                 Some(2)
             } else {
                 None
@@ -168,12 +169,14 @@ pub fn configure(
             // S = 4 in halves (2^13: 0.760 ms against 0.853 with S = 1); S = 1 in 4 or 8
             // parts (2^14: 0.828 ms; S = 2 spills registers: 1.39). Real input, where the
             // unpacking in the store adds a round trip, takes more turns: 4096 reals S = 8 0.752
-            // (S = 4 0.771; in 2 parts, above, S = 4), 8192 reals S = 8 0.753 (S = 4 0.769),
-            // 16384 reals S = 16 0.882 (S = 4 0.919).
+            // (S = 4 0.771; in 2 parts, above, S = 4), 8192 reals whole S = 8 0.753 (S = 4
+            // 0.769; in 2 parts S = 4), 16384 reals in 2 parts S = 16 0.882 (S = 4 0.919; in 4
+            // parts S = 1).
             s: o.sequential_ffts.unwrap_or(match n {
                 1024 if fused && batch >= 4096 => 2,
                 2048 if fused && batch >= 8192 && parts == 2 => 4,
                 2048 if fused && batch >= 8192 => 8,
+                4096 if fused && batch >= 8192 && parts == 2 => 4,
                 4096 if fused && batch >= 8192 => 8,
                 8192 if fused && batch >= 16384 && parts <= 2 => 16,
                 _ if n >= 2048 && batch >= 4096 && parts <= 2 => 4,

@@ -44,7 +44,7 @@ fn h100_defaults() {
     assert_eq!(e(1 << 23), [64, 16]);
     assert_eq!(e(1 << 22), [16, 16]);
     // Real input (2^28 reals a run), the unpacking in the store: 4096 reals in two parts at
-    // S = 4, 8192 reals whole at S = 8, 16384 and 32768 reals in four parts at S = 1.
+    // S = 4, 8192 reals likewise, 16384 and 32768 reals in four parts at S = 1.
     let real = |reals: usize| {
         let n = reals / 2;
         let lc = configure(
@@ -67,7 +67,7 @@ fn h100_defaults() {
             .collect::<Vec<_>>()
     };
     assert_eq!(real(4096), [(2048, 1, 2, 4)]);
-    assert_eq!(real(8192), [(4096, 1, 1, 8)]);
+    assert_eq!(real(8192), [(4096, 1, 2, 4)]);
     assert_eq!(real(16384), [(8192, 1, 4, 1)]);
     assert_eq!(real(32768), [(16384, 1, 4, 1)]);
     for p in configure(

@@ -154,12 +154,14 @@ fn in_registers(phases: &[PassConfig], unpack: Option<Unpack>) -> Option<usize> 
 }
 
 /// The classes of positions the unpacking in the store exchanges one after another: 1 where the
-/// workgroup memory holds a component of every position (at most two parts); in four parts 4 at
-/// 512 threads, 8 below, both components of a class in one trip (H100, 2^28 reals: 32768 reals
+/// workgroup memory holds a component of every position (at most two parts), except 2 for 4096
+/// points in two parts (8192 reals: 0.733 ms against 0.785 in one class); in four parts 4 at 512
+/// threads, 8 below; both components of a class in one trip where they fit (H100, 2^28 reals: 32768 reals
 /// 0.932 ms in 4 classes, 0.939 in 8, 1.008 in 2 with a trip per component; 16384 reals 0.840 in
 /// 8, 1.101 in 4, 1.090 in 2 — and 0.847 in 4 with a trip per component).
 fn unpack_classes(p: &PassConfig) -> usize {
     match (p.parts, p.threads()) {
+        (2, _) if p.m == 4096 => 2,
         (..=2, _) => 1,
         (_, 512..) => 4,
         _ => 8,
