@@ -292,11 +292,11 @@ fn what_the_large_plan_refuses() {
 }
 
 /// `bench fft --real` times the packed plan over N reals: 8 bytes a real per pass, the unpacking
-/// fused into the one pass of a small size and a pass of its own past two.
+/// fused into the one pass of a small size and into the rows pass of two.
 #[test]
 fn bench_real_counts_reals_and_passes() {
     let _ = gpu();
-    for (size, passes) in [(256u64, 1u64), (65536, 3)] {
+    for (size, passes) in [(256u64, 1u64), (65536, 2)] {
         let v = common::run_ok(&[
             "bench",
             "fft",
@@ -438,11 +438,27 @@ fn real_input_packed_with_the_unpacking_fused() {
                 .find(|p| p["kind"] == "unpack")
                 .cloned()
                 .unwrap();
-            // Fused wherever one dispatch holds the whole FFT (2^16 reals = 2^15 complex: two
-            // passes by default, so a pass of its own).
-            assert_eq!(unpack["fused"], log_n <= 15 || ps.is_some(), "{o:?}");
+            // Fused everywhere: into one pass's store, the rows pass's (from 2^16 reals = 2^15
+            // complex: two passes), or a last phase through L2.
+            assert_eq!(unpack["fused"], true, "{o:?}");
             check_real(&r, &x, n, batch, inverse);
         }
+    }
+    // The rows pass in two exchange parts (512-point rows), its unpacking fused: both ways.
+    for inverse in [false, true] {
+        let n = 1usize << 19;
+        let x = random(n * 3, 90 + u64::from(inverse));
+        let o = Options {
+            size: Some(n),
+            real: true,
+            inverse,
+            batch: 3,
+            ..Default::default()
+        };
+        let r = run(&o, &x, false);
+        assert!(r.verified, "real 2^19 {o:?}: {:?}", r.mismatch);
+        assert_eq!(plan_kinds(&r).iter().filter(|k| *k == "fft").count(), 2);
+        check_real(&r, &x, n, 3, inverse);
     }
     // Four exchange parts where the default takes two or one: the unpacking in the store then
     // exchanges partners class by class (8 classes below 512 threads, one FFT a workgroup).

@@ -13,11 +13,12 @@
 //! M-point sub-FFTs as Ma × M/Ma, the intermediate left in the pass's own output
 //! (src/algo/fft/large_wgsl.rs), so one dispatch holds a whole 2^15-point FFT, or 8–16
 //! neighbouring 4096-point columns. Real input (`--real`) is the packed form: N reals as N/2
-//! complex values, their FFT, then the unpacking — the last phase of the last dispatch where its
-//! workgroups hold whole FFTs, else a pass of its own; `--real-pair` unpacks into two spectra.
+//! complex values, their FFT, then the unpacking — in the store of the last dispatch (whole FFTs,
+//! or the rows pass with rows k1 and N1 − k1 side by side), else a last phase or a pass of its
+//! own; `--real-pair` unpacks into two spectra.
 
 use super::large_gen::{Field, Layout, PassConfig, Twiddle};
-use super::large_wgsl::Unpack;
+use super::large_wgsl::{self, Unpack};
 use super::*;
 
 /// The largest sub-FFT one workgroup runs (in halves), and so the largest factor of a split.
@@ -38,7 +39,8 @@ pub struct LargeConfig {
     /// The phases in order; `dispatch` numbers the passes they belong to.
     pub passes: Vec<PassConfig>,
     pub unpack: Option<Mode>,
-    /// The unpacking is the last dispatch's last phase (its workgroups hold whole FFTs).
+    /// The unpacking is fused into the last dispatch (its workgroups hold whole FFTs, or it is
+    /// the rows pass and pairs rows k1 and N1 − k1).
     pub unpack_fused: bool,
 }
 
@@ -72,6 +74,7 @@ impl LargeConfig {
             ffts: (last.c * last.s * last.m / self.fft_n).max(1),
             inverse: last.inverse,
             threads: last.threads(),
+            rows: (self.dispatches() > 1).then_some(self.split.0),
         })
     }
 }
@@ -367,12 +370,19 @@ pub fn configure(
     };
     let mut passes = pass(n1, (cols_in, cols_in), true, true, true, 0)?;
     passes.extend(pass(n2, (rows_in, rows_out), false, natural, false, 1)?);
+    // Real input: the unpacking in the rows pass's store where its lanes can pair rows k1 and
+    // N1 − k1 (src/algo/fft/large_wgsl.rs), else a pass of its own.
+    let rows_fused = unpack == Some(Mode::Real)
+        && passes.len() == 2
+        && passes
+            .last()
+            .is_some_and(|p| large_wgsl::rows_unpack(p, n1));
     Ok(LargeConfig {
         fft_n: n,
         split: (n1, n2),
         passes,
         unpack,
-        unpack_fused: false,
+        unpack_fused: rows_fused,
     })
 }
 
