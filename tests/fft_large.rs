@@ -444,7 +444,8 @@ fn real_input_packed_with_the_unpacking_fused() {
             check_real(&r, &x, n, batch, inverse);
         }
     }
-    // The rows pass in two exchange parts (512-point rows), its unpacking fused: both ways.
+    // The rows pass in two exchange parts (512-point rows: --split 512), its unpacking fused:
+    // both ways.
     for inverse in [false, true] {
         let n = 1usize << 19;
         let x = random(n * 3, 90 + u64::from(inverse));
@@ -453,11 +454,14 @@ fn real_input_packed_with_the_unpacking_fused() {
             real: true,
             inverse,
             batch: 3,
+            split: Some(512),
             ..Default::default()
         };
         let r = run(&o, &x, false);
         assert!(r.verified, "real 2^19 {o:?}: {:?}", r.mismatch);
-        assert_eq!(plan_kinds(&r).iter().filter(|k| *k == "fft").count(), 2);
+        let kinds = plan_kinds(&r);
+        assert_eq!(kinds.iter().filter(|k| *k == "fft").count(), 2);
+        assert_eq!(r.extra["plan"].as_array().unwrap().last().unwrap()["fused"], true);
         check_real(&r, &x, n, 3, inverse);
     }
     // Four exchange parts where the default takes two or one: the unpacking in the store then

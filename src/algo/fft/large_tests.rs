@@ -70,6 +70,29 @@ fn h100_defaults() {
     assert_eq!(real(8192), [(4096, 1, 2, 4)]);
     assert_eq!(real(16384), [(8192, 1, 4, 1)]);
     assert_eq!(real(32768), [(16384, 1, 4, 1)]);
+    // Past one pass: 256-point rows with the unpacking in their store, up to 4096-point columns;
+    // past that the even split, the unpacking fused while the rows pass has 8 lanes or more.
+    let splits = [
+        (1usize << 16, (128, 256), true),
+        (1 << 20, (2048, 256), true),
+        (1 << 21, (4096, 256), true),
+        (1 << 22, (1024, 2048), false),
+    ];
+    for (reals, split, fused) in splits {
+        let lc = configure(
+            &Options::default(),
+            reals / 2,
+            (1 << 28) / reals,
+            true,
+            false,
+            Some(Mode::Real),
+            &h100(),
+        )
+        .unwrap();
+        assert_eq!(lc.split, split, "{reals} reals");
+        assert_eq!(lc.unpack_fused, fused, "{reals} reals");
+        assert_eq!(lc.unpack_phase().and_then(|u| u.rows).is_some(), fused);
+    }
     for p in configure(
         &Options::default(),
         1 << 20,

@@ -196,12 +196,15 @@ fn in_registers(phases: &[PassConfig], unpack: Option<Unpack>) -> Option<usize> 
 }
 
 /// The unpacking can be fused into the store of this rows pass (sub-FFTs of N2 points, rows of
-/// an N1 × N2 plan): its C ≥ 2 lanes split into rows and their mirrors, both halves in one
-/// workgroup, exchanged through workgroup memory (at most two parts, more than one round).
+/// an N1 × N2 plan): its C lanes split into rows and their mirrors, both halves in one
+/// workgroup, exchanged through workgroup memory (at most two parts, more than one round). The
+/// mirrors' stores are runs of C/2 values one element off their aligned place, so C ≥ 8 (runs
+/// of 4 values, 32 bytes, over two sectors each, already cost the 1024-point rows of 2^20 reals
+/// 1.41 ms against 0.865 aligned).
 /// H100, 2^28 reals: 2^16 reals 1.61 ms against 2.23 with the unpacking a pass of its own, 2^17
 /// 1.67 against 2.26, 2^20 2.16 against 2.24 (1024-point rows at C = 8: runs of 4 lanes).
 pub fn rows_unpack(p: &PassConfig, n1: usize) -> bool {
-    p.c >= 2
+    p.c >= 8
         && n1.is_multiple_of(p.c)
         && p.parts <= 2
         && p.rounds() > 1
