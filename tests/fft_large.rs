@@ -461,7 +461,10 @@ fn real_input_packed_with_the_unpacking_fused() {
         assert!(r.verified, "real 2^19 {o:?}: {:?}", r.mismatch);
         let kinds = plan_kinds(&r);
         assert_eq!(kinds.iter().filter(|k| *k == "fft").count(), 2);
-        assert_eq!(r.extra["plan"].as_array().unwrap().last().unwrap()["fused"], true);
+        assert_eq!(
+            r.extra["plan"].as_array().unwrap().last().unwrap()["fused"],
+            true
+        );
         check_real(&r, &x, n, 3, inverse);
     }
     // Four exchange parts where the default takes two or one: the unpacking in the store then
