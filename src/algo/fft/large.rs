@@ -18,7 +18,7 @@
 //! own; `--real-pair` unpacks into two spectra.
 
 use super::large_gen::{Field, Layout, PassConfig, Twiddle};
-use super::large_wgsl::{self, Unpack};
+use super::large_unpack::{self, Unpack};
 use super::*;
 
 /// The largest sub-FFT one workgroup runs (in halves), and so the largest factor of a split.
@@ -380,7 +380,7 @@ pub fn configure(
         && passes.len() == 2
         && passes
             .last()
-            .is_some_and(|p| large_wgsl::rows_unpack(p, n1));
+            .is_some_and(|p| large_unpack::rows_unpack(p, n1));
     Ok(LargeConfig {
         fft_n: n,
         split: (n1, n2),

@@ -167,7 +167,7 @@ pub fn plan_large(
         let unpack = fused.filter(|_| d + 1 == nd);
         // Untraced: the pass in one dispatch. Traced: each phase alone (a later phase reading
         // what the earlier one left in `to`), the fused unpacking too.
-        let mut runs: Vec<(Vec<PassConfig>, Option<large_wgsl::Unpack>, usize)> = Vec::new();
+        let mut runs: Vec<(Vec<PassConfig>, Option<large_unpack::Unpack>, usize)> = Vec::new();
         if trace {
             for (k, p) in phases.iter().enumerate() {
                 runs.push((vec![*p], None, first + k));
