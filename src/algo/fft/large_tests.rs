@@ -18,6 +18,21 @@ fn h100_config(n: usize) -> LargeConfig {
     configure(&o, n, (1 << 27) / n, true, false, None, &h100()).unwrap()
 }
 
+/// `reals` real values a FFT, 2^28 a run, natural order.
+fn h100_real(reals: usize) -> LargeConfig {
+    let o = Options::default();
+    configure(
+        &o,
+        reals / 2,
+        (1 << 28) / reals,
+        true,
+        false,
+        Some(Mode::Real),
+        &h100(),
+    )
+    .unwrap()
+}
+
 fn shape(n: usize) -> Vec<(usize, usize, usize, usize)> {
     let lc = h100_config(n);
     lc.passes.iter().map(|p| (p.m, p.c, p.parts, p.s)).collect()
@@ -46,17 +61,7 @@ fn h100_defaults() {
     // Real input (2^28 reals a run), the unpacking in the store: 4096 reals in two parts at
     // S = 4, 8192 reals likewise, 16384 and 32768 reals in four parts at S = 1.
     let real = |reals: usize| {
-        let n = reals / 2;
-        let lc = configure(
-            &Options::default(),
-            n,
-            (1 << 28) / reals,
-            true,
-            false,
-            Some(Mode::Real),
-            &h100(),
-        )
-        .unwrap();
+        let lc = h100_real(reals);
         assert!(lc.unpack_fused, "{reals} reals");
         // In the store, not a phase through L2 after a storage barrier.
         let wgsl = super::large_wgsl::shader(&lc.passes, lc.unpack_phase(), "src");
@@ -79,16 +84,7 @@ fn h100_defaults() {
         (1 << 22, (1024, 2048), false),
     ];
     for (reals, split, fused) in splits {
-        let lc = configure(
-            &Options::default(),
-            reals / 2,
-            (1 << 28) / reals,
-            true,
-            false,
-            Some(Mode::Real),
-            &h100(),
-        )
-        .unwrap();
+        let lc = h100_real(reals);
         assert_eq!(lc.split, split, "{reals} reals");
         assert_eq!(lc.unpack_fused, fused, "{reals} reals");
         assert_eq!(lc.unpack_phase().and_then(|u| u.rows).is_some(), fused);

@@ -92,11 +92,10 @@ fn unpack_classes(p: &PassConfig) -> usize {
 /// The WGSL function `rowmap(s)`: the row of sub-FFT s of a rows pass of C lanes whose stores the
 /// unpacking is fused into (see [`unpack_rows`]).
 pub(super) fn rowmap_fn(o: &mut String, c: usize, n1: usize) {
-    {
-        let h = c / 2;
-        let _ = writeln!(
-            o,
-            "
+    let h = c / 2;
+    let _ = writeln!(
+        o,
+        "
 // The row of sub-FFT s (rows paired for the fused unpacking): in each block of C = {c} lanes
 // the low half takes rows b·C/2 + g, the high half their mirrors N1 − (b·C/2 + g − C/2), the
 // mirror of row 0 being row N1/2.
@@ -108,20 +107,19 @@ fn rowmap(s: u32) -> u32 {{
     let hi = select({n1}u - mr, {}u, mr == 0u);
     return (s - r) | select(hi, b + g, g < {h}u);
 }}",
-            n1 - 1,
-            c - 1,
-            c.trailing_zeros(),
-            n1 / 2
-        );
-    }
+        n1 - 1,
+        c - 1,
+        c.trailing_zeros(),
+        n1 / 2
+    );
 }
 
 /// The real spectra in place of the last round's values (each lane a whole FFT Z of M points,
 /// slot j of thread t holding Z[k], k = t + W·bitrev(j)): X[k] = A + w^k·B with
 /// A = (Z[k] + conj Z[M−k]) / 2, B = (Z[k] − conj Z[M−k]) / 2i, w^k = tw[k] or, from M = 8192
-/// on, tw[t]·w^(W·bitrev(j)) (tw the 2M table), and X[0] + i·X[M] (both real) at k = 0. The partner Z[M−k] comes through workgroup memory (in
-/// two parts where the rounds use two, four where they use four), or from the thread's own
-/// registers when W = 1.
+/// on, tw[t]·w^(W·bitrev(j)) (tw the 2M table), and X[0] + i·X[M] (both real) at k = 0. The
+/// partner Z[M−k] comes through workgroup memory (per component where the rounds use two parts,
+/// class by class where they use four), or from the thread's own registers when W = 1.
 pub(super) fn unpack_in_store(o: &mut String, c: &PassConfig) {
     let (m, e, w) = (c.m, c.e, c.w());
     let (le, lc, lm) = (e.trailing_zeros(), c.c.trailing_zeros(), m.trailing_zeros());
@@ -138,15 +136,13 @@ pub(super) fn unpack_in_store(o: &mut String, c: &PassConfig) {
     if factored {
         let _ = writeln!(o, "    let w1 = tw[t1]; // @lens read2 tw t1");
     }
-    let sign = if c.inverse { 1.0 } else { -1.0 };
     let wk = |j: usize| {
         if !factored {
             format!("tw[uk{j}]")
         } else if k_of(j) == 0 {
             "w1".to_string()
         } else {
-            let a = sign * std::f64::consts::PI * k_of(j) as f64 / m as f64;
-            format!("cmul(w1, vec2<f32>({}, {}))", lit(a.cos()), lit(a.sin()))
+            format!("cmul(w1, {})", w_const(k_of(j), m, c.inverse))
         }
     };
     let unpack = |o: &mut String, j: usize| {
@@ -168,12 +164,7 @@ pub(super) fn unpack_in_store(o: &mut String, c: &PassConfig) {
         }
         return;
     }
-    let pad = |x: String| match c.pad_shift {
-        Some(ps) => format!("({x}) + (({x}) >> {ps}u)"),
-        None => x,
-    };
     let comps: &[&str] = if c.parts >= 2 { &[".x", ".y"] } else { &[""] };
-    let sfx = if c.parts >= 2 { "" } else { "2" };
     // The positions go through workgroup memory in 2^q classes closed under k -> M - k, each
     // unpacked in place before the next (fewer partners live at once): with the top q + 1
     // position bits (slot bits) h_q … h_0, a class is h_i XOR h_0 for i = 1..q, and its members
@@ -212,27 +203,13 @@ pub(super) fn unpack_in_store(o: &mut String, c: &PassConfig) {
         } else {
             comps.iter().map(|&comp| vec![(comp, 0)]).collect()
         };
-        for trip in &trips {
-            // The last round's reads (or the previous part's) are done before sh is rewritten.
-            let _ = writeln!(o, "    workgroupBarrier();");
-            for &(comp, off) in trip {
-                for &j in &js {
-                    let i = pad(format!(
-                        "((({}) << {lc}u) | g1) + {off}u",
-                        at(format!("uk{j}"))
-                    ));
-                    let _ = writeln!(o, "    sh[{i}] = v{j}{comp}; // @lens wg-write{sfx} sh {i}");
-                }
-            }
-            let _ = writeln!(o, "    workgroupBarrier();");
-            for &(comp, off) in trip {
-                for &j in &js {
-                    let p = at(format!("({m}u - uk{j}) & {}u", m - 1));
-                    let i = pad(format!("((({p}) << {lc}u) | g1) + {off}u"));
-                    let _ = writeln!(o, "    z{j}{comp} = sh[{i}]; // @lens wg-read{sfx} sh {i}");
-                }
-            }
-        }
+        exchange(o, c, &trips, &js, &|j, off| {
+            let p = at(format!("({m}u - uk{j}) & {}u", m - 1));
+            (
+                format!("((({}) << {lc}u) | g1) + {off}u", at(format!("uk{j}"))),
+                format!("((({p}) << {lc}u) | g1) + {off}u"),
+            )
+        });
         for &j in js.iter().filter(|&&j| special(j)) {
             let pj = partner(j);
             let from = if class(k_of(pj)) < cls {
@@ -286,35 +263,64 @@ pub(super) fn unpack_rows(o: &mut String, c: &PassConfig, n1: usize, m: usize, s
         );
         let _ = writeln!(o, "    var z{j}: vec2<f32>;");
     }
-    let pad = |x: String| match c.pad_shift {
-        Some(ps) => format!("({x}) + (({x}) >> {ps}u)"),
-        None => x,
-    };
     let comps: &[&str] = if c.parts >= 2 { &[".x", ".y"] } else { &[""] };
-    let sfx = if c.parts >= 2 { "" } else { "2" };
-    for comp in comps {
-        // The last round's reads (or the previous part's) are done before sh is rewritten.
-        let _ = writeln!(o, "    workgroupBarrier();");
-        for j in 0..e {
-            let i = pad(format!("(uk{j} << {lc}u) | g1"));
-            let _ = writeln!(o, "    sh[{i}] = v{j}{comp}; // @lens wg-write{sfx} sh {i}");
-        }
-        let _ = writeln!(o, "    workgroupBarrier();");
-        for j in 0..e {
-            let i = pad(format!("(pk{j} << {lc}u) | pg"));
-            let _ = writeln!(o, "    z{j}{comp} = sh[{i}]; // @lens wg-read{sfx} sh {i}");
-        }
-    }
+    let trips: Vec<Vec<(&str, usize)>> = comps.iter().map(|&comp| vec![(comp, 0)]).collect();
+    let js: Vec<usize> = (0..e).collect();
+    exchange(o, c, &trips, &js, &|j, _| {
+        (
+            format!("(uk{j} << {lc}u) | g1"),
+            format!("(pk{j} << {lc}u) | pg"),
+        )
+    });
     for j in 0..e {
         let wk = if k_of(j) == 0 {
             "wb".to_string()
         } else {
-            let a = sign * std::f64::consts::PI * (n1 * k_of(j)) as f64 / m as f64;
-            format!("cmul(wb, vec2<f32>({}, {}))", lit(a.cos()), lit(a.sin()))
+            format!("cmul(wb, {})", w_const(n1 * k_of(j), m, c.inverse))
         };
         let zero = format!("row0 && uk{j} == 0u");
         unpack_value(o, j, &format!("z{j}"), &wk, (k_of(j) == 0).then_some(&zero));
     }
+}
+
+/// The partners' trips through workgroup memory: per trip (components, each at an offset), the
+/// slots `js` write v_j at `idx(j, off).0`, a barrier, and read z_j from `idx(j, off).1` (indices
+/// before padding); a barrier first, so the last round's reads (or the previous trip's) are done.
+fn exchange(
+    o: &mut String,
+    c: &PassConfig,
+    trips: &[Vec<(&str, usize)>],
+    js: &[usize],
+    idx: &dyn Fn(usize, usize) -> (String, String),
+) {
+    let pad = |x: String| match c.pad_shift {
+        Some(ps) => format!("({x}) + (({x}) >> {ps}u)"),
+        None => x,
+    };
+    let sfx = if c.parts >= 2 { "" } else { "2" };
+    for trip in trips {
+        let _ = writeln!(o, "    workgroupBarrier();");
+        for &(comp, off) in trip {
+            for &j in js {
+                let i = pad(idx(j, off).0);
+                let _ = writeln!(o, "    sh[{i}] = v{j}{comp}; // @lens wg-write{sfx} sh {i}");
+            }
+        }
+        let _ = writeln!(o, "    workgroupBarrier();");
+        for &(comp, off) in trip {
+            for &j in js {
+                let i = pad(idx(j, off).1);
+                let _ = writeln!(o, "    z{j}{comp} = sh[{i}]; // @lens wg-read{sfx} sh {i}");
+            }
+        }
+    }
+}
+
+/// exp(∓πi·k/M) (− forward) as a WGSL vec2 literal.
+fn w_const(k: usize, m: usize, inverse: bool) -> String {
+    let sign = if inverse { 1.0 } else { -1.0 };
+    let a = sign * std::f64::consts::PI * k as f64 / m as f64;
+    format!("vec2<f32>({}, {})", lit(a.cos()), lit(a.sin()))
 }
 
 /// X[k] in place of v_j = Z[k], its partner Z[M − k] in `z`, w^k in `wk` (see
