@@ -395,6 +395,7 @@ fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'
                         "2",
                     ],
                 ),
+                ("--chain", vec!["--kernel", "large", "--chain", "1"]),
             ],
         ),
         "radix" => (
@@ -528,6 +529,11 @@ fn audit_fft_options() {
         (&["--exchange-parts", "2"][..], "--exchange-parts"),
         (&["--phase-split", "4"][..], "--phase-split"),
         (&["--phase-lanes", "2"][..], "--phase-lanes"),
+        (&["--chain", "1"][..], "--chain"),
+        (
+            &["--kernel", "large", "--chain", "1", "--split", "4"][..],
+            "--chain",
+        ),
     ] {
         let mut w = b.to_vec();
         w.extend(extra);

@@ -95,7 +95,9 @@ fn largest_sizes_run_as_large_plans() {
             ..Default::default()
         };
         let r = check(&o, n, 1, 100 + log_n as u64);
-        assert_eq!(r.passes.len(), 2, "2^{log_n}: {:?}", r.passes);
+        // 2^17 runs both phases chained in one dispatch.
+        let passes = if log_n == 17 { 1 } else { 2 };
+        assert_eq!(r.passes.len(), passes, "2^{log_n}: {:?}", r.passes);
     }
 }
 
@@ -292,11 +294,12 @@ fn what_the_large_plan_refuses() {
 }
 
 /// `bench fft --real` times the packed plan over N reals: 8 bytes a real per pass, the unpacking
-/// fused into the one pass of a small size and into the rows pass of two.
+/// fused into the one pass of a small size, into the chained dispatch of 2^16 reals and into the
+/// rows pass of two at 2^18.
 #[test]
 fn bench_real_counts_reals_and_passes() {
     let _ = gpu();
-    for (size, passes) in [(256u64, 1u64), (65536, 2)] {
+    for (size, passes) in [(256u64, 1u64), (65536, 1), (1 << 18, 2)] {
         let v = common::run_ok(&[
             "bench",
             "fft",
@@ -304,7 +307,7 @@ fn bench_real_counts_reals_and_passes() {
             &size.to_string(),
             "--real",
             "--n",
-            "131072",
+            "262144",
             "--reps",
             "2",
             "--warmup",
@@ -317,7 +320,7 @@ fn bench_real_counts_reals_and_passes() {
             passes,
             "{v}"
         );
-        assert_eq!(row["bytes"].as_u64().unwrap(), 8 * 131072 * passes, "{v}");
+        assert_eq!(row["bytes"].as_u64().unwrap(), 8 * 262144 * passes, "{v}");
     }
     let out = common::bin()
         .args([
@@ -590,5 +593,115 @@ fn a_fft_trace_streams_pass_by_pass() {
             .map(|s| (s.label.clone(), s.data.bits.clone()))
             .collect();
         assert_eq!(got, want, "N = {n}");
+    }
+}
+
+/// Both phases of a whole FFT chained in one dispatch (`--chain`): the defaults at 2^15 and 2^16
+/// points (complex and real), phase 1 right behind phase 0 (lag 1 and 2: its subgroups wait on
+/// the FFT's counter), one or two sub-FFT groups in turn, other splits and lanes, both orders
+/// and directions, odd batches, small sizes.
+#[test]
+fn chained_phases_in_one_dispatch() {
+    let _ = gpu();
+    let (nat, raw) = (Order::Natural, Order::Raw);
+    #[allow(clippy::type_complexity)]
+    let cases: [(
+        usize,
+        Option<usize>,
+        Option<usize>,
+        Option<usize>,
+        Option<usize>,
+        Order,
+        bool,
+        usize,
+    ); 7] = [
+        (1 << 15, None, None, None, None, nat, false, 3),
+        (1 << 16, None, None, None, None, nat, true, 2),
+        (1 << 15, Some(1), Some(1), None, None, raw, false, 5),
+        (1 << 14, Some(2), Some(2), Some(64), Some(8), nat, true, 7),
+        (1 << 12, Some(1), Some(1), Some(16), None, nat, false, 9),
+        (1 << 10, Some(2), None, Some(4), Some(4), raw, true, 3),
+        (64, Some(3), None, None, None, nat, false, 5),
+    ];
+    for (i, (n, chain, s, ps, lanes, order, inverse, batch)) in cases.into_iter().enumerate() {
+        let mut o = large(n);
+        (o.chain, o.sequential_ffts, o.phase_split, o.phase_lanes) = (chain, s, ps, lanes);
+        (o.order, o.inverse, o.batch) = (order, inverse, batch);
+        let r = check(&o, n, batch, 900 + i as u64);
+        assert_eq!(r.passes.len(), 1, "{o:?}");
+        let kinds = plan_kinds(&r);
+        assert!(kinds.contains(&"chain".to_string()), "{o:?}: {kinds:?}");
+        assert!(r.passes[0].label.contains("chained"), "{o:?}");
+    }
+    // Real input: the unpacking in phase 1's store (its lanes pair rows k1 and Ma − k1).
+    for (i, (n, chain, inverse, batch)) in [
+        (1usize << 16, None, false, 3),
+        (1 << 16, Some(1), true, 5),
+        (1 << 17, None, false, 2),
+        (1 << 13, Some(1), false, 5),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let x = random(n * batch, 950 + i as u64);
+        let o = Options {
+            size: Some(n),
+            real: true,
+            inverse,
+            batch,
+            chain,
+            kernel: Kernel::Large,
+            ..Default::default()
+        };
+        let r = run(&o, &x, false);
+        assert!(r.verified, "{o:?}: {:?}", r.mismatch);
+        assert_eq!(r.passes.len(), 1, "{o:?}");
+        let plan = r.extra["plan"].as_array().unwrap();
+        assert!(
+            plan.iter()
+                .any(|p| p["kind"] == "unpack" && p["fused"] == true),
+            "{o:?}"
+        );
+        check_real(&r, &x, n, batch, inverse);
+    }
+    // Off by --chain 0 or by --split: two passes.
+    let mut o = large(1 << 15);
+    o.chain = Some(0);
+    o.batch = 2;
+    assert_eq!(check(&o, 1 << 15, 2, 990).passes.len(), 2);
+}
+
+/// One chained plan run again and again, as `bench` runs it: the last workgroups put the tickets
+/// and every FFT's counter back to zero, so every run is right.
+#[test]
+fn a_chained_plan_runs_again_and_again() {
+    use stagewise::algo::fft::large_plan::plan_large;
+    use stagewise::gpu::{Region, execute};
+    let g = gpu();
+    let (n, batch) = (1usize << 15, 3);
+    for chain in [None, Some(1)] {
+        let mut o = large(n);
+        (o.batch, o.chain) = (batch, chain);
+        let x = random(2 * n * batch, 995);
+        let cfg = o.config(Some(x.len()), Some(&g.limits), false).unwrap();
+        let lc = o.large_config(&cfg, &g.limits).unwrap();
+        assert!(lc.chain.is_some());
+        let bits: Vec<u32> = x.iter().map(|v| v.to_bits()).collect();
+        let src = g.storage_init("test input", &bits).unwrap();
+        let dst = g.storage_zeroed("test output", 2 * n * batch).unwrap();
+        let (mut plan, _) = plan_large(g, &lc, batch, &src, &dst, true, false).unwrap();
+        plan.output = Some(Region::words(&dst, 2 * n * batch));
+        for run in 0..4 {
+            let out = execute(g, &plan, false).unwrap().output;
+            let got = cplx(bytemuck::cast_slice::<u32, f32>(&out));
+            for b in 0..batch {
+                let want = model::dft(&cplx(&x[2 * n * b..2 * n * (b + 1)]), false);
+                let err = model::rel_error(&got[n * b..n * (b + 1)], &want);
+                assert!(
+                    err <= model::tolerance(n),
+                    "{chain:?} run {run} FFT {b}: {err:.3e}"
+                );
+            }
+        }
     }
 }

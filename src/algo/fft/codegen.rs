@@ -329,6 +329,11 @@ pub(crate) fn preamble(o: &mut String, c: &FastConfig, dst_ty: &str, loads: bool
 /// cmul, then the entry point of `threads` invocations down to the workgroup's index `wg` (2D
 /// grids past 65535 workgroups); workgroups past `params.groups` leave.
 pub(crate) fn entry(o: &mut String, threads: usize) {
+    entry_with(o, threads, "");
+}
+
+/// [`entry`] with more builtins (`extra`: ", @builtin(…) name: type" each).
+pub(crate) fn entry_with(o: &mut String, threads: usize, extra: &str) {
     let _ = writeln!(
         o,
         "
@@ -339,7 +344,7 @@ fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {{
 @compute @workgroup_size({threads})
 fn main(@builtin(local_invocation_index) l: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {{
+        @builtin(num_workgroups) nwg: vec3<u32>{extra}) {{
     let wg = wid.x + wid.y * nwg.x; // @lens wg wg; lid l
     if (wg >= params.groups) {{ return; }}   // uniform: the whole workgroup leaves"
     );

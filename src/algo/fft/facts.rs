@@ -91,6 +91,16 @@ pub enum PlanEntry {
         bytes_per_workgroup: usize,
         rule: String,
     },
+    /// Between the two phases of a whole FFT chained in one dispatch (`--chain`): phase 0's
+    /// workgroups and phase 1's, `lag` FFTs behind, synchronised per FFT by a counter.
+    Chain {
+        pass: usize,
+        lag: usize,
+        phase0_workgroups: usize,
+        phase1_workgroups: usize,
+        bytes_in_flight: usize,
+        rule: String,
+    },
     /// The real modes' unpacking.
     Unpack {
         pass: usize,

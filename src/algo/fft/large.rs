@@ -27,6 +27,9 @@ pub const MAX_SUB: usize = 8192;
 pub const MAX_SINGLE: usize = 16384;
 /// The largest FFT one dispatch runs whole through L2 (512 KiB per workgroup between phases).
 pub const MAX_WHOLE_L2: usize = 65536;
+/// The data a chained dispatch keeps between its phases by default: phase 1 runs this many
+/// bytes' worth of FFTs behind phase 0 (`--chain`).
+pub const CHAIN_BYTES: usize = 8 << 20;
 
 /// What a large FFT runs: the complex FFT's phases (grouped into dispatches), then (real modes)
 /// the unpacking.
@@ -42,6 +45,33 @@ pub struct LargeConfig {
     /// The unpacking is fused into the last dispatch (its workgroups hold whole FFTs, or it is
     /// the rows pass and pairs rows k1 and N1 − k1).
     pub unpack_fused: bool,
+    /// The two phases through L2 of a whole FFT run by workgroups of their own, chained in one
+    /// dispatch (`--chain`).
+    pub chain: Option<Chain>,
+}
+
+/// One dispatch, two kinds of workgroup (`--chain`): each takes a ticket; tickets come in steps
+/// of `groups0 + groups1`, step j holding phase 0 of FFT j and phase 1 of FFT j − `lag`. Phase
+/// 0's workgroups store (transposed, where phase 1 stores its output), `storageBarrier()` (a
+/// device-scope release and acquire in the SPIR-V naga writes), then count themselves into FFT
+/// f's counter; phase 1's wait until all `groups0` have, then read in place. A ticket is taken
+/// only by a running workgroup, so every workgroup waited on holds an earlier ticket and is
+/// running or done: no deadlock without forward-progress guarantees. The last phase-1 workgroup
+/// of an FFT zeroes its counter and the last workgroup out zeroes the tickets, so every run of
+/// the plan starts from zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chain {
+    pub lag: usize,
+    /// Workgroups of phase 0 (phase 1) per FFT.
+    pub groups0: usize,
+    pub groups1: usize,
+}
+
+impl Chain {
+    /// Workgroups the dispatch runs for `batch` FFTs.
+    pub fn groups(&self, batch: usize) -> usize {
+        (batch + self.lag) * (self.groups0 + self.groups1)
+    }
 }
 
 impl LargeConfig {
@@ -74,7 +104,7 @@ impl LargeConfig {
             ffts: (last.c * last.s * last.m / self.fft_n).max(1),
             inverse: last.inverse,
             threads: last.threads(),
-            rows: (self.dispatches() > 1).then_some(self.split.0),
+            rows: (self.dispatches() > 1 || self.chain.is_some()).then_some(self.split.0),
         })
     }
 }
@@ -126,6 +156,16 @@ pub fn configure(
     let ln = n.trailing_zeros();
     let whole = Layout::simple(0, 0, 0);
     let fused = unpack == Some(Mode::Real);
+    // Chained through L2 by default at 2^15 – 2^18 points (H100, 2^27 values, ms, against two
+    // passes: 2^15 1.076 / 1.487, 2^16 1.112 / 1.520, 2^17 1.323 / 1.511, 2^18 1.413 / 1.488;
+    // 2^20 ran 3.09).
+    // Real input (the unpacking in phase 1's store) only to 2^16 points: 2^18 reals chained
+    // 1.890 ms against 1.666 in two passes, 2^19 1.827 / 1.678.
+    let top = if unpack.is_some() { 16 } else { 18 };
+    let chain = o.chain.map_or(
+        o.split.is_none() && o.phase_split.is_none() && (15..=top).contains(&ln),
+        |l| l > 0,
+    );
     let single = || {
         // Real input below 8192 points (the unpacking in the store) runs best with about 4 KiB
         // of data per workgroup, E = 16 from 256 points. H100, 2^28 reals, ms (torch.rfft): 256
@@ -199,6 +239,7 @@ pub fn configure(
     };
     let split = match o.split {
         Some(s) => Some(s),
+        None if chain && n <= MAX_SUB * MAX_SUB => None,
         None if o.phase_split.is_some() && n <= MAX_WHOLE_L2 => None,
         // One pass up to 2^14 where a whole FFT fits (in parts); else the most even split,
         // except that 2^23 takes its 4096-point sub-FFTs in the columns pass: 1.834 ms as
@@ -212,6 +253,9 @@ pub fn configure(
         None => Some(1usize << (ln / 2)),
     };
     let Some(n1) = split else {
+        if chain {
+            return chained(o, n, batch, inverse, unpack, fit);
+        }
         if let Some(ma) = o.phase_split {
             if o.ffts_per_workgroup.is_some() {
                 return Err(Error::input(
@@ -226,6 +270,7 @@ pub fn configure(
                 passes: p.to_vec(),
                 unpack,
                 unpack_fused: fused,
+                chain: None,
             });
         }
         let p = single().ok_or_else(|| {
@@ -239,6 +284,7 @@ pub fn configure(
             passes: vec![p],
             unpack,
             unpack_fused: fused,
+            chain: None,
         });
     };
     if !n1.is_power_of_two() || n1 < 2 || n1 >= n {
@@ -387,6 +433,56 @@ pub fn configure(
         passes,
         unpack,
         unpack_fused: rows_fused,
+        chain: None,
+    })
+}
+
+/// A whole FFT's two phases through L2 chained in one dispatch ([`Chain`]): Ma-point columns
+/// (`--phase-split`, default 2^⌊log2 N / 2⌋) then the rows, 16 lanes in phase 1 unless
+/// `--phase-lanes` says otherwise, each phase's workgroups S sub-FFT groups in turn
+/// (`--sequential-ffts`, default 4), phase 1 `--chain` L FFTs behind phase 0 (default: 8 MiB of
+/// FFTs). Real input unpacks in phase 1's store (its lanes pair rows k1 and Ma − k1), else in a
+/// pass of its own. H100, 2^27 values, ms: 2^15 S = 4 at L = 16 / 32 / 64 1.154 / 1.075 / 1.611,
+/// S = 2 1.269, S = 8 1.420, S = 1 1.739; 2^16 S = 4 at L = 4 / 8 / 16 1.259 / 1.175 / 1.113.
+fn chained(
+    o: &Options,
+    n: usize,
+    batch: usize,
+    inverse: bool,
+    unpack: Option<Mode>,
+    fit: Fit,
+) -> Result<LargeConfig> {
+    let lag = o.chain.unwrap_or((CHAIN_BYTES / (8 * n)).max(1));
+    let ma = o.phase_split.unwrap_or(1 << (n.trailing_zeros() / 2));
+    let mb = n / ma;
+    let lanes = Options {
+        phase_lanes: o.phase_lanes.or(Some(16.min(ma))),
+        ..o.clone()
+    };
+    let whole = Layout::simple(0, 0, 0);
+    let [mut p0, mut p1] = l2_pass(&lanes, n, n, ma, 1, (whole, whole), false, inverse, 0, fit)?;
+    let s = o.sequential_ffts.unwrap_or(4);
+    p0.s = s.min(mb / p0.c).max(1);
+    p1.s = s.min(ma / p1.c).max(1);
+    let chain = Chain {
+        lag,
+        groups0: mb / (p0.c * p0.s),
+        groups1: ma / (p1.c * p1.s),
+    };
+    if chain.groups0 * p0.c * p0.s != mb || chain.groups1 * p1.c * p1.s != ma {
+        return Err(Error::Input(format!(
+            "fft: --chain with --sequential-ffts {s}: S sub-FFT groups in turn must divide each phase's sub-FFTs ({mb} columns of {} lanes, {ma} rows of {})",
+            p0.c, p1.c
+        )));
+    }
+    options::check_groups(batch, chain.groups(batch))?;
+    Ok(LargeConfig {
+        fft_n: n,
+        split: (ma, mb),
+        passes: vec![p0, p1],
+        unpack,
+        unpack_fused: unpack == Some(Mode::Real) && large_unpack::rows_unpack(&p1, ma),
+        chain: Some(chain),
     })
 }
 

@@ -99,7 +99,16 @@ impl LargeConfig {
                     matrix: rotation(n1.trailing_zeros() as usize),
                 });
             }
-            if split_phases && ph + 1 < phases.len() {
+            if let (Some(ch), true) = (self.chain, ph + 1 < phases.len()) {
+                out.push(PlanEntry::Chain {
+                    pass: d,
+                    lag: ch.lag,
+                    phase0_workgroups: ch.groups0,
+                    phase1_workgroups: ch.groups1,
+                    bytes_in_flight: ch.lag * self.fft_n * 8,
+                    rule: format!("one dispatch: workgroups take tickets in steps of {g}, step j running phase 0 of FFT j ({g0} workgroups) and phase 1 of FFT j − {lag} ({g1}); phase 0 stores where phase 1 stores its result, storageBarrier, counts itself into the FFT's counter; phase 1 waits for {g0}, storageBarrier, reads in place: the intermediate stays in L2", g = ch.groups0 + ch.groups1, g0 = ch.groups0, g1 = ch.groups1, lag = ch.lag),
+                });
+            } else if split_phases && ph + 1 < phases.len() {
                 out.push(PlanEntry::L2Exchange {
                     pass: d,
                     bytes_per_workgroup: p.c * p.s * p.m * 8,
@@ -181,9 +190,10 @@ pub fn plan_large(
         for (k, (ps, up, idx)) in runs.into_iter().enumerate() {
             let later = trace && k > 0;
             let src_name = if later { "dst" } else { "src" };
+            let chain = lc.chain.filter(|_| !trace);
             let pipe = gpu.pipeline(
                 "fft large pass",
-                &large_wgsl::shader(&ps, up, src_name),
+                &large_wgsl::shader(&ps, up, src_name, chain),
                 "main",
             )?;
             let table = large_wgsl::table_size(&ps, up);
@@ -192,7 +202,8 @@ pub fn plan_large(
             let (total, groups) = match ps.first() {
                 Some(p) => {
                     let total = batch * lc.fft_n / p.m;
-                    (total, total.div_ceil(p.c * p.s))
+                    let groups = chain.map_or(total.div_ceil(p.c * p.s), |ch| ch.groups(batch));
+                    (total, groups)
                 }
                 None => (batch, batch.div_ceil(up.map_or(1, |u| u.ffts))),
             };
@@ -201,7 +212,16 @@ pub fn plan_large(
                 "fft params",
                 &[total as u32, groups as u32, batch as u32, 0],
             )?;
-            let bg = gpu.bind(&pipe, &[from, to, &tw, &u])?;
+            let bg = match chain {
+                // The tickets and the FFTs' counters start at zero; every run leaves them so.
+                Some(_) => {
+                    let sync = gpu.storage_zeroed("fft chain counters", 2 + batch)?;
+                    let bg = gpu.bind(&pipe, &[from, to, &tw, &u, &sync])?;
+                    plan.keep.push(sync);
+                    bg
+                }
+                None => gpu.bind(&pipe, &[from, to, &tw, &u])?,
+            };
             let label = dispatch_label(lc, batch, d, &ps, up.is_some(), natural);
             let pass = plan.push(label, &pipe, bg, grid(groups as u32));
             if trace {
@@ -293,6 +313,8 @@ fn dispatch_label(
     let all = lc.phases(d);
     let name = if nd == 1 && all.len() == 1 {
         "whole"
+    } else if lc.chain.is_some() && ps.len() > 1 {
+        "whole, chained through L2"
     } else if nd == 1 {
         "whole through L2"
     } else if d == 0 {

@@ -45,7 +45,20 @@ fn shape(n: usize) -> Vec<(usize, usize, usize, usize)> {
 fn h100_defaults() {
     assert_eq!(shape(8192), [(8192, 1, 4, 1)]);
     assert_eq!(shape(16384), [(16384, 1, 4, 1)]);
-    assert_eq!(shape(1 << 18), [(512, 16, 2, 2), (512, 16, 2, 2)]);
+    assert_eq!(shape(1 << 20), [(1024, 8, 2, 2), (1024, 8, 2, 2)]);
+    // 2^15 – 2^18: both phases chained in one dispatch, 16 lanes in phase 1, S = 4 in both,
+    // phase 1 8 MiB of FFTs behind phase 0.
+    for (n, lag) in [(1 << 15, 32), (1 << 16, 16), (1 << 17, 8), (1 << 18, 4)] {
+        let lc = h100_config(n);
+        assert_eq!(lc.chain.map(|c| c.lag), Some(lag), "{n}");
+        assert_eq!(lc.dispatches(), 1, "{n}");
+        assert!(lc.passes.iter().all(|p| p.s == 4), "{n}");
+        assert_eq!(lc.passes[1].c, 16, "{n}");
+        let wgsl = super::large_wgsl::shader(&lc.passes, None, "src", lc.chain);
+        assert!(wgsl.contains("atomicAdd(&sync[0], 1u)"), "{n}");
+    }
+    assert!(h100_config(1 << 19).chain.is_none());
+    assert!(h100_config(1 << 14).chain.is_none());
     assert_eq!(shape(1 << 22), [(2048, 4, 2, 2), (2048, 4, 2, 2)]);
     assert_eq!(shape(1 << 24), [(4096, 4, 4, 1), (4096, 4, 4, 1)]);
     let e = |n: usize| {
@@ -64,7 +77,7 @@ fn h100_defaults() {
         let lc = h100_real(reals);
         assert!(lc.unpack_fused, "{reals} reals");
         // In the store, not a phase through L2 after a storage barrier.
-        let wgsl = super::large_wgsl::shader(&lc.passes, lc.unpack_phase(), "src");
+        let wgsl = super::large_wgsl::shader(&lc.passes, lc.unpack_phase(), "src", lc.chain);
         assert!(!wgsl.contains("storageBarrier"), "{reals} reals");
         lc.passes
             .iter()
@@ -85,6 +98,8 @@ fn h100_defaults() {
     ];
     for (reals, split, fused) in splits {
         let lc = h100_real(reals);
+        // Chained (the unpacking in phase 1's store) to 2^17 reals.
+        assert_eq!(lc.chain.is_some(), reals <= 1 << 17, "{reals} reals");
         assert_eq!(lc.split, split, "{reals} reals");
         assert_eq!(lc.unpack_fused, fused, "{reals} reals");
         assert_eq!(lc.unpack_phase().and_then(|u| u.rows).is_some(), fused);

@@ -10,9 +10,10 @@
 //! L2: DRAM sees one read and one write per dispatch, however many phases it has.
 
 use super::codegen::{
-    entry, lit, round_factor_loads, round_factors, round_los, round_stages, slot0_position,
-    take_prefetched,
+    entry, entry_with, lit, round_factor_loads, round_factors, round_los, round_stages,
+    slot0_position, take_prefetched,
 };
+use super::large::Chain;
 use super::large_gen::{PartFn, PassConfig};
 use super::large_unpack::{
     Fused, Unpack, fused, in_registers, rowmap_fn, unpack_in_store, unpack_phase, unpack_rows,
@@ -24,7 +25,16 @@ use std::fmt::Write;
 /// [`super::plan::twiddles`] for the largest phase), params { phase 0's sub-FFTs, workgroups,
 /// FFTs in the batch }. Every later phase covers its sub-FFTs exactly (no tail). The first phase
 /// reads `src0`: `src`, or `dst` where a traced run dispatches a later phase alone.
-pub fn shader(phases: &[PassConfig], unpack: Option<Unpack>, src0: &str) -> String {
+///
+/// With `chain` the two phases run in workgroups of their own ([`Chain`]; one more binding, the
+/// tickets and the FFTs' counters), each phase-0 workgroup over `groups0` of an FFT's columns and
+/// each phase-1 one over `groups1` of its rows.
+pub fn shader(
+    phases: &[PassConfig],
+    unpack: Option<Unpack>,
+    src0: &str,
+    chain: Option<Chain>,
+) -> String {
     let mut s = String::new();
     let o = &mut s;
     let threads = phases
@@ -32,7 +42,12 @@ pub fn shader(phases: &[PassConfig], unpack: Option<Unpack>, src0: &str) -> Stri
         .map_or_else(|| unpack.map_or(1, |u| u.threads), |p| p.threads());
     debug_assert!(phases.iter().all(|p| p.threads() == threads));
     let tw_log = table_size(phases, unpack).trailing_zeros();
-    let fused = fused(phases, unpack);
+    // A chained dispatch's phase 1 is a rows pass over rows ka of the Ma × Mb grid.
+    let fused = match (chain, unpack) {
+        (Some(_), Some(u)) => u.rows.map(|ma| Fused::Rows(ma, u.m)),
+        (Some(_), None) => None,
+        _ => fused(phases, unpack),
+    };
     for (i, c) in phases.iter().enumerate() {
         let _ = writeln!(
             o,
@@ -97,12 +112,34 @@ fn cis(r: u32) -> vec2<f32> {{
         );
     }
     if let Some(Fused::Rows(n1, _)) = fused {
-        rowmap_fn(o, phases[0].c, n1);
+        rowmap_fn(o, phases[phases.len() - 1].c, n1);
     }
-    entry(o, threads);
+    if chain.is_some() {
+        let _ = writeln!(
+            o,
+            "// [0]: tickets taken, [1]: workgroups done, [2 + f]: FFT f's phase-0 workgroups done
+// (then its phase-1 workgroups past the wait).
+@group(0) @binding(4) var<storage, read_write> sync: array<atomic<u32>>;
+var<workgroup> ticket: u32;"
+        );
+    }
+    if chain.is_some() {
+        entry_with(
+            o,
+            threads,
+            ", @builtin(subgroup_invocation_id) sg_lane: u32",
+        );
+    } else {
+        entry(o, threads);
+    }
     // Bindings a dispatch does not read stay in its layout (phony reads the compiler drops).
     if phases.iter().all(|p| p.w() == 1) {
         let _ = writeln!(o, "    _ = tw[0];");
+    }
+    if let Some(ch) = chain {
+        chained(o, phases, ch, tw_log, fused);
+        let _ = writeln!(o, "}}");
+        return s;
     }
     if src0 != "src" || phases.is_empty() {
         let _ = writeln!(o, "    _ = src[0];");
@@ -141,6 +178,58 @@ fn cis(r: u32) -> vec2<f32> {{
 pub fn table_size(phases: &[PassConfig], unpack: Option<Unpack>) -> usize {
     in_registers(phases, unpack)
         .map_or_else(|| phases.iter().map(|p| p.m).max().unwrap_or(2), |m| 2 * m)
+}
+
+/// The chained dispatch's body ([`Chain`]): a ticket, then phase 0 of FFT j or phase 1 of FFT
+/// j − lag (j the ticket's step), or nothing past the batch's ends.
+fn chained(o: &mut String, phases: &[PassConfig], ch: Chain, tw_log: u32, unpack: Option<Fused>) {
+    let (p0, p1) = (&phases[0], &phases[1]);
+    let (g0, g1, lag) = (ch.groups0, ch.groups1, ch.lag);
+    let _ = writeln!(
+        o,
+        "    _ = src[0];
+    if (l == 0u) {{ ticket = atomicAdd(&sync[0], 1u); }}
+    let job = workgroupUniformLoad(&ticket);
+    let cj = job / {g}u;
+    let cr = job % {g}u;
+    if (cr < {g0}u) {{
+    if (cj < params.batch) {{
+    let wg = cj * {g0}u + cr;",
+        g = g0 + g1
+    );
+    phase(o, p0, "src", "params.total", tw_log, None);
+    // Every subgroup of a phase-1 workgroup waits on the counter itself: on lavapipe, with only
+    // invocation 0 waiting, the other invocations' loads after the storage barrier read the
+    // intermediate before phase 0's stores had landed (one run in five under load, never with
+    // one thread); a wait per subgroup never did (0 of 520 runs).
+    let _ = writeln!(
+        o,
+        "    // This workgroup's stores are seen device-wide before its count is.
+    storageBarrier();
+    if (l == 0u) {{ atomicAdd(&sync[2u + cj], 1u); }}
+    }}
+    }} else if (cj >= {lag}u && cj - {lag}u < params.batch) {{
+    let f = cj - {lag}u;
+    // Polled with a read-modify-write (the form stress-tested on lavapipe).
+    if (sg_lane == 0u) {{
+        while (atomicAdd(&sync[2u + f], 0u) < {g0}u) {{}}
+    }}
+    // Every phase-0 store of FFT f is seen by this workgroup's loads.
+    storageBarrier();
+    let wg = f * {g1}u + cr - {g0}u;"
+    );
+    let total = format!("(params.batch * {}u)", p0.n / p1.m);
+    phase(o, p1, "dst", &total, tw_log, unpack);
+    let _ = writeln!(
+        o,
+        "    if (l == 0u && atomicAdd(&sync[2u + f], 1u) == {last}u) {{ atomicStore(&sync[2u + f], 0u); }}
+    }}
+    if (l == 0u && atomicAdd(&sync[1], 1u) + 1u == params.groups) {{
+        atomicStore(&sync[0], 0u);
+        atomicStore(&sync[1], 0u);
+    }}",
+        last = g0 + g1 - 1
+    );
 }
 
 fn between_phases(o: &mut String) {

@@ -175,6 +175,9 @@ pub struct Options {
     /// Large FFTs through L2 (--phase-split): sub-FFTs side by side in the second phase (its lanes; both phases take the same threads). Default: 512 threads (one sub-FFT where one alone needs more), halved until phase 1 fits in two exchange parts.
     #[arg(long)]
     pub phase_lanes: Option<usize>,
+    /// Large FFTs through L2 over whole FFTs: both phases in one dispatch but in workgroups of their own — phase 0's of FFT f take tickets L FFTs ahead of phase 1's, which wait on f's counter — so each phase keeps its normal shape (16 lanes, S in turn) and the intermediate stays in L2. L = 0 turns it off. Default: off (docs/PERFORMANCE.md).
+    #[arg(long, value_name = "L")]
+    pub chain: Option<usize>,
 }
 
 impl Default for Options {
@@ -198,6 +201,7 @@ impl Default for Options {
             exchange_parts: None,
             phase_split: None,
             phase_lanes: None,
+            chain: None,
         }
     }
 }

@@ -160,9 +160,10 @@ impl Options {
                 || self.exchange_parts.is_some()
                 || self.phase_split.is_some()
                 || self.phase_lanes.is_some()
+                || self.chain.is_some()
             {
                 return Err(Error::Input(format!(
-                    "fft: --split, --exchange-parts, --phase-split and --phase-lanes apply to the large plan (sizes past one workgroup, --real, or --kernel large); size {n} runs in one workgroup"
+                    "fft: --split, --exchange-parts, --phase-split, --phase-lanes and --chain apply to the large plan (sizes past one workgroup, --real, or --kernel large); size {n} runs in one workgroup"
                 )));
             }
             // Real input in one workgroup runs the teaching kernel, which has none of these knobs.
@@ -228,14 +229,20 @@ impl Options {
                 )));
             }
         }
-        if self.phase_split.is_none() && self.phase_lanes.is_some() {
+        let chain = self.chain.is_some_and(|l| l > 0);
+        if self.phase_split.is_none() && self.phase_lanes.is_some() && !chain {
             return Err(Error::input(
-                "fft: --phase-lanes applies to passes through L2 (--phase-split)",
+                "fft: --phase-lanes applies to passes through L2 (--phase-split or --chain)",
             ));
         }
-        if self.phase_split.is_some() && self.sequential_ffts.is_some() {
+        if self.phase_split.is_some() && self.sequential_ffts.is_some() && !chain {
             return Err(Error::input(
-                "fft: --sequential-ffts does not apply to passes through L2 (--phase-split): their turns follow from the lanes",
+                "fft: --sequential-ffts does not apply to passes through L2 (--phase-split) unless chained (--chain): their turns follow from the lanes",
+            ));
+        }
+        if chain && self.split.is_some() {
+            return Err(Error::input(
+                "fft: --chain runs a whole FFT's two phases in one dispatch; --split plans two dispatches",
             ));
         }
         if let Some(p) = self.exchange_parts

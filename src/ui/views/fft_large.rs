@@ -109,6 +109,20 @@ fn items(result: &RunResult, split: (usize, usize)) -> Vec<Item> {
                 ),
                 true,
             ),
+            PlanEntry::Chain {
+                pass,
+                lag,
+                bytes_in_flight,
+                ..
+            } => (
+                pass,
+                "chained through L2".into(),
+                format!(
+                    "phase 1's workgroups {lag} FFTs behind phase 0's in one dispatch, {} KiB between them",
+                    bytes_in_flight / 1024
+                ),
+                true,
+            ),
             PlanEntry::Permute { pass, .. } => (
                 pass,
                 format!("transpose {n1} × {n2} (BMMC)"),
