@@ -28,8 +28,14 @@ pub const MAX_SINGLE: usize = 16384;
 /// The largest FFT one dispatch runs whole through L2 (512 KiB per workgroup between phases).
 pub const MAX_WHOLE_L2: usize = 65536;
 /// The data a chained dispatch keeps between its phases by default: phase 1 runs this many
-/// bytes' worth of FFTs behind phase 0 (`--chain`).
+/// bytes' worth of FFTs behind phase 0 (`--chain`); real input (whose phase 1 also unpacks)
+/// less. H100, 2^27 complex values, ms: 2^15 at 4 / 6 / 8 MiB 1.194 / 1.087 / 1.087, 2^16 at
+/// 4 / 6 / 8 MiB 1.220 / 1.115 / 1.114, 2^17 at 6 / 8 MiB 1.381 / 1.350 (at 12 MiB 2^15 and
+/// 2^16 fell to 1.41 and 1.42: past about 10 MiB the intermediate no longer stays in L2);
+/// 2^28 reals: 2^16 reals at 4 / 5 / 6 / 7 / 8 MiB 1.356 / 1.298 / 1.283 / 1.328 / 1.391, 2^17
+/// reals at 4 / 5 / 6 / 7 MiB 1.359 / 1.308 / 1.297 / 1.340.
 pub const CHAIN_BYTES: usize = 8 << 20;
+pub const CHAIN_BYTES_REAL: usize = 6 << 20;
 
 /// What a large FFT runs: the complex FFT's phases (grouped into dispatches), then (real modes)
 /// the unpacking.
@@ -441,7 +447,7 @@ pub fn configure(
 /// (`--phase-split`, default 2^⌊log2 N / 2⌋) then the rows, 16 lanes in phase 1 unless
 /// `--phase-lanes` says otherwise, each phase's workgroups S sub-FFT groups in turn
 /// (`--sequential-ffts`, default 4), phase 1 `--chain` L FFTs behind phase 0 (default: 8 MiB of
-/// FFTs). Real input unpacks in phase 1's store (its lanes pair rows k1 and Ma − k1), else in a
+/// FFTs, 6 MiB for real input). Real input unpacks in phase 1's store (its lanes pair rows k1 and Ma − k1), else in a
 /// pass of its own. H100, 2^27 values, ms: 2^15 S = 4 at L = 16 / 32 / 64 1.154 / 1.075 / 1.611,
 /// S = 2 1.269, S = 8 1.420, S = 1 1.739; 2^16 S = 4 at L = 4 / 8 / 16 1.259 / 1.175 / 1.113.
 fn chained(
@@ -452,7 +458,12 @@ fn chained(
     unpack: Option<Mode>,
     fit: Fit,
 ) -> Result<LargeConfig> {
-    let lag = o.chain.unwrap_or((CHAIN_BYTES / (8 * n)).max(1));
+    let bytes = if unpack.is_some() {
+        CHAIN_BYTES_REAL
+    } else {
+        CHAIN_BYTES
+    };
+    let lag = o.chain.unwrap_or((bytes / (8 * n)).max(1));
     let ma = o.phase_split.unwrap_or(1 << (n.trailing_zeros() / 2));
     let mb = n / ma;
     let lanes = Options {

@@ -98,8 +98,11 @@ fn h100_defaults() {
     ];
     for (reals, split, fused) in splits {
         let lc = h100_real(reals);
-        // Chained (the unpacking in phase 1's store) to 2^17 reals.
+        // Chained (the unpacking in phase 1's store) to 2^17 reals, 6 MiB of FFTs apart.
         assert_eq!(lc.chain.is_some(), reals <= 1 << 17, "{reals} reals");
+        if let Some(c) = lc.chain {
+            assert_eq!(c.lag * reals * 4, 6 << 20, "{reals} reals");
+        }
         assert_eq!(lc.split, split, "{reals} reals");
         assert_eq!(lc.unpack_fused, fused, "{reals} reals");
         assert_eq!(lc.unpack_phase().and_then(|u| u.rows).is_some(), fused);
