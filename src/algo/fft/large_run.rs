@@ -10,15 +10,37 @@ use crate::algo::Stages;
 use crate::gpu::start;
 
 impl Options {
-    /// The large plan's passes for `cfg` on `gpu`.
-    pub fn large_config(&self, cfg: &Config, limits: &wgpu::Limits) -> Result<LargeConfig> {
+    /// The large plan's passes for `cfg` on `gpu`. A chained dispatch's subgroups poll its
+    /// counters, so without subgroups the default is two passes and `--chain` is refused; so it
+    /// is on a CPU adapter, where phase 1 now and then read before phase 0's stores had landed
+    /// (lavapipe under load; docs/PERFORMANCE.md).
+    pub fn large_config(&self, cfg: &Config, gpu: &Gpu) -> Result<LargeConfig> {
         let (fft_n, unpack) = match cfg.mode {
             Mode::Complex => (cfg.n, None),
             Mode::Real => (cfg.n / 2, Some(Mode::Real)),
             Mode::Pair => (cfg.n, Some(Mode::Pair)),
         };
         let natural = cfg.natural || unpack.is_some();
-        large::configure(self, fft_n, cfg.batch, natural, cfg.inverse, unpack, limits)
+        let mut o = self.clone();
+        let why = if gpu.info.device_type == wgpu::DeviceType::Cpu {
+            Some(
+                "is not run on a CPU adapter: lavapipe let phase 1 read before phase 0's stores had landed (docs/PERFORMANCE.md)",
+            )
+        } else if !gpu.has_subgroups() {
+            Some(
+                "needs subgroups (every subgroup of phase 1 polls the counters); this adapter has none",
+            )
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            if o.chain.is_some_and(|l| l > 0) {
+                return Err(Error::Limit(format!("fft: --chain {why}")));
+            }
+            o.chain = Some(0);
+        }
+        let limits = &gpu.limits;
+        large::configure(&o, fft_n, cfg.batch, natural, cfg.inverse, unpack, limits)
     }
 }
 
@@ -43,7 +65,7 @@ pub(super) fn run(
     (cfg, floats, input): (&Config, &[f32], Data),
     out: &mut Stages,
 ) -> Result<RunResult> {
-    let lc = o.large_config(cfg, &gpu.limits)?;
+    let lc = o.large_config(cfg, gpu)?;
     let b = cfg.batch;
     gpu.check_elements(2 * lc.fft_n * b, "fft")?;
     let src = gpu.storage_init("fft input", &input.bits)?;
@@ -160,7 +182,7 @@ pub(super) fn run(
 /// `cfg.n`, forward. The floor counts every pass over memory: one read and one write of the
 /// complex FFT's 8-byte values each.
 pub(super) fn bench_case(o: &Options, gpu: &Gpu, cfg: &Config, n: usize) -> Result<BenchCase> {
-    let lc = o.large_config(cfg, &gpu.limits)?;
+    let lc = o.large_config(cfg, gpu)?;
     let words = 2 * lc.fft_n * cfg.batch;
     gpu.check_elements(words, "fft")?;
     let src = gpu.storage_zeroed("fft input", words)?;
