@@ -257,6 +257,9 @@ fn run_algo(h: &mut Harness<'_, StagewiseApp>, algo: stagewise::algo::AlgoOption
         s.algo = algo;
     }
     h.run();
+    // The FFT's option list reaches below an 800-pixel window: scroll the button into view.
+    h.get_by_label("Run on GPU").scroll_to_me();
+    h.run();
     h.get_by_label("Run on GPU").click();
     h.step();
     wait_for_run(h);
