@@ -17,6 +17,7 @@
 //! or the rows pass with rows k1 and N1 − k1 side by side), else a last phase or a pass of its
 //! own; `--real-pair` unpacks into two spectra.
 
+use super::large_chain::{self, Chain};
 use super::large_gen::{Field, Layout, PassConfig, Twiddle};
 use super::large_unpack::{self, Unpack};
 use super::*;
@@ -27,15 +28,6 @@ pub const MAX_SUB: usize = 8192;
 pub const MAX_SINGLE: usize = 16384;
 /// The largest FFT one dispatch runs whole through L2 (512 KiB per workgroup between phases).
 pub const MAX_WHOLE_L2: usize = 65536;
-/// The data a chained dispatch keeps between its phases by default: phase 1 runs this many
-/// bytes' worth of FFTs behind phase 0 (`--chain`); real input (whose phase 1 also unpacks)
-/// less. H100, 2^27 complex values, ms: 2^15 at 4 / 6 / 8 MiB 1.194 / 1.087 / 1.087, 2^16 at
-/// 4 / 6 / 8 MiB 1.220 / 1.115 / 1.114, 2^17 at 6 / 8 MiB 1.381 / 1.350 (at 12 MiB 2^15 and
-/// 2^16 fell to 1.41 and 1.42: past about 10 MiB the intermediate no longer stays in L2);
-/// 2^28 reals: 2^16 reals at 4 / 5 / 6 / 7 / 8 MiB 1.356 / 1.298 / 1.283 / 1.328 / 1.391, 2^17
-/// reals at 4 / 5 / 6 / 7 MiB 1.359 / 1.308 / 1.297 / 1.340.
-pub const CHAIN_BYTES: usize = 8 << 20;
-pub const CHAIN_BYTES_REAL: usize = 6 << 20;
 
 /// What a large FFT runs: the complex FFT's phases (grouped into dispatches), then (real modes)
 /// the unpacking.
@@ -54,30 +46,6 @@ pub struct LargeConfig {
     /// The two phases through L2 of a whole FFT run by workgroups of their own, chained in one
     /// dispatch (`--chain`).
     pub chain: Option<Chain>,
-}
-
-/// One dispatch, two kinds of workgroup (`--chain`): each takes a ticket; tickets come in steps
-/// of `groups0 + groups1`, step j holding phase 0 of FFT j and phase 1 of FFT j − `lag`. Phase
-/// 0's workgroups store (transposed, where phase 1 stores its output), `storageBarrier()` (a
-/// device-scope release and acquire in the SPIR-V naga writes), then count themselves into FFT
-/// f's counter; phase 1's wait until all `groups0` have, then read in place. A ticket is taken
-/// only by a running workgroup, so every workgroup waited on holds an earlier ticket and is
-/// running or done: no deadlock without forward-progress guarantees. The last phase-1 workgroup
-/// of an FFT zeroes its counter and the last workgroup out zeroes the tickets, so every run of
-/// the plan starts from zeros.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Chain {
-    pub lag: usize,
-    /// Workgroups of phase 0 (phase 1) per FFT.
-    pub groups0: usize,
-    pub groups1: usize,
-}
-
-impl Chain {
-    /// Workgroups the dispatch runs for `batch` FFTs.
-    pub fn groups(&self, batch: usize) -> usize {
-        (batch + self.lag) * (self.groups0 + self.groups1)
-    }
 }
 
 impl LargeConfig {
@@ -117,7 +85,7 @@ impl LargeConfig {
 
 /// What a workgroup may hold on the adapter, and the exchange parts asked for.
 #[derive(Clone, Copy)]
-struct Fit {
+pub(super) struct Fit {
     max_threads: usize,
     max_bytes: usize,
     parts: Option<usize>,
@@ -260,7 +228,7 @@ pub fn configure(
     };
     let Some(n1) = split else {
         if chain {
-            return chained(o, n, batch, inverse, unpack, fit);
+            return large_chain::configure(o, n, batch, inverse, unpack, fit);
         }
         if let Some(ma) = o.phase_split {
             if o.ffts_per_workgroup.is_some() {
@@ -443,60 +411,6 @@ pub fn configure(
     })
 }
 
-/// A whole FFT's two phases through L2 chained in one dispatch ([`Chain`]): Ma-point columns
-/// (`--phase-split`, default 2^⌊log2 N / 2⌋) then the rows, 16 lanes in phase 1 unless
-/// `--phase-lanes` says otherwise, each phase's workgroups S sub-FFT groups in turn
-/// (`--sequential-ffts`, default 4), phase 1 `--chain` L FFTs behind phase 0 (default: 8 MiB of
-/// FFTs, 6 MiB for real input). Real input unpacks in phase 1's store (its lanes pair rows k1 and Ma − k1), else in a
-/// pass of its own. H100, 2^27 values, ms: 2^15 S = 4 at L = 16 / 32 / 64 1.154 / 1.075 / 1.611,
-/// S = 2 1.269, S = 8 1.420, S = 1 1.739; 2^16 S = 4 at L = 4 / 8 / 16 1.259 / 1.175 / 1.113.
-fn chained(
-    o: &Options,
-    n: usize,
-    batch: usize,
-    inverse: bool,
-    unpack: Option<Mode>,
-    fit: Fit,
-) -> Result<LargeConfig> {
-    let bytes = if unpack.is_some() {
-        CHAIN_BYTES_REAL
-    } else {
-        CHAIN_BYTES
-    };
-    let lag = o.chain.unwrap_or((bytes / (8 * n)).max(1));
-    let ma = o.phase_split.unwrap_or(1 << (n.trailing_zeros() / 2));
-    let mb = n / ma;
-    let lanes = Options {
-        phase_lanes: o.phase_lanes.or(Some(16.min(ma))),
-        ..o.clone()
-    };
-    let whole = Layout::simple(0, 0, 0);
-    let [mut p0, mut p1] = l2_pass(&lanes, n, n, ma, 1, (whole, whole), false, inverse, 0, fit)?;
-    let s = o.sequential_ffts.unwrap_or(4);
-    p0.s = s.min(mb / p0.c).max(1);
-    p1.s = s.min(ma / p1.c).max(1);
-    let chain = Chain {
-        lag,
-        groups0: mb / (p0.c * p0.s),
-        groups1: ma / (p1.c * p1.s),
-    };
-    if chain.groups0 * p0.c * p0.s != mb || chain.groups1 * p1.c * p1.s != ma {
-        return Err(Error::Input(format!(
-            "fft: --chain with --sequential-ffts {s}: S sub-FFT groups in turn must divide each phase's sub-FFTs ({mb} columns of {} lanes, {ma} rows of {})",
-            p0.c, p1.c
-        )));
-    }
-    options::check_groups(batch, chain.groups(batch))?;
-    Ok(LargeConfig {
-        fft_n: n,
-        split: (ma, mb),
-        passes: vec![p0, p1],
-        unpack,
-        unpack_fused: unpack == Some(Mode::Real) && large_unpack::rows_unpack(&p1, ma),
-        chain: Some(chain),
-    })
-}
-
 /// Pass `dispatch` of M-point sub-FFTs (outer layouts `inp` → `out`, `lanes` of them per
 /// workgroup) as two phases through the pass's output (L2), M = Ma·Mb, Ma = `ma`. Phase 0 runs
 /// the Mb inner columns (Ma points at stride Mb) of each sub-FFT, multiplies output ka of column
@@ -505,7 +419,7 @@ fn chained(
 /// pass has them. Phase 1's lanes are `--phase-lanes` (else 512 threads' worth, or one sub-FFT
 /// where one needs more, halved until they fit in two parts); phase 0 takes the same threads.
 #[allow(clippy::too_many_arguments)]
-fn l2_pass(
+pub(super) fn l2_pass(
     o: &Options,
     n: usize,
     m: usize,

@@ -13,7 +13,7 @@ use super::codegen::{
     entry, entry_with, lit, round_factor_loads, round_factors, round_los, round_stages,
     slot0_position, take_prefetched,
 };
-use super::large::Chain;
+use super::large_chain::{self, Chain};
 use super::large_gen::{PartFn, PassConfig};
 use super::large_unpack::{
     Fused, Unpack, fused, in_registers, rowmap_fn, unpack_in_store, unpack_phase, unpack_rows,
@@ -137,7 +137,7 @@ var<workgroup> ticket: u32;"
         let _ = writeln!(o, "    _ = tw[0];");
     }
     if let Some(ch) = chain {
-        chained(o, phases, ch, tw_log, fused);
+        large_chain::wgsl(o, phases, ch, tw_log, fused);
         let _ = writeln!(o, "}}");
         return s;
     }
@@ -180,58 +180,6 @@ pub fn table_size(phases: &[PassConfig], unpack: Option<Unpack>) -> usize {
         .map_or_else(|| phases.iter().map(|p| p.m).max().unwrap_or(2), |m| 2 * m)
 }
 
-/// The chained dispatch's body ([`Chain`]): a ticket, then phase 0 of FFT j or phase 1 of FFT
-/// j − lag (j the ticket's step), or nothing past the batch's ends.
-fn chained(o: &mut String, phases: &[PassConfig], ch: Chain, tw_log: u32, unpack: Option<Fused>) {
-    let (p0, p1) = (&phases[0], &phases[1]);
-    let (g0, g1, lag) = (ch.groups0, ch.groups1, ch.lag);
-    let _ = writeln!(
-        o,
-        "    _ = src[0];
-    if (l == 0u) {{ ticket = atomicAdd(&sync[0], 1u); }}
-    let job = workgroupUniformLoad(&ticket);
-    let cj = job / {g}u;
-    let cr = job % {g}u;
-    if (cr < {g0}u) {{
-    if (cj < params.batch) {{
-    let wg = cj * {g0}u + cr;",
-        g = g0 + g1
-    );
-    phase(o, p0, "src", "params.total", tw_log, None);
-    // Every subgroup of a phase-1 workgroup polls the counter itself (on lavapipe, with only
-    // invocation 0 polling, phase 1 read early in about one run in five under load; per subgroup
-    // that became rare but did not stop, so CPU adapters do not chain: large_run.rs). The H100
-    // pays 1-3 % for the per-subgroup polls and is verified with them.
-    let _ = writeln!(
-        o,
-        "    // This workgroup's stores are seen device-wide before its count is.
-    storageBarrier();
-    if (l == 0u) {{ atomicAdd(&sync[2u + cj], 1u); }}
-    }}
-    }} else if (cj >= {lag}u && cj - {lag}u < params.batch) {{
-    let f = cj - {lag}u;
-    // Polled with a read-modify-write (the form stress-tested on lavapipe).
-    if (sg_lane == 0u) {{
-        while (atomicAdd(&sync[2u + f], 0u) < {g0}u) {{}}
-    }}
-    // Every phase-0 store of FFT f is seen by this workgroup's loads.
-    storageBarrier();
-    let wg = f * {g1}u + cr - {g0}u;"
-    );
-    let total = format!("(params.batch * {}u)", p0.n / p1.m);
-    phase(o, p1, "dst", &total, tw_log, unpack);
-    let _ = writeln!(
-        o,
-        "    if (l == 0u && atomicAdd(&sync[2u + f], 1u) == {last}u) {{ atomicStore(&sync[2u + f], 0u); }}
-    }}
-    if (l == 0u && atomicAdd(&sync[1], 1u) + 1u == params.groups) {{
-        atomicStore(&sync[0], 0u);
-        atomicStore(&sync[1], 0u);
-    }}",
-        last = g0 + g1 - 1
-    );
-}
-
 fn between_phases(o: &mut String) {
     let _ = writeln!(
         o,
@@ -244,7 +192,7 @@ fn between_phases(o: &mut String) {
 
 /// One phase: its sub-FFTs (C side by side, S in turn) read from `src` (the dispatch's input, or
 /// `dst` in a later phase), the radix rounds, the store to `dst`; `total` sub-FFTs in all.
-fn phase(
+pub(super) fn phase(
     o: &mut String,
     c: &PassConfig,
     src: &str,

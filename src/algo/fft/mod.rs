@@ -7,6 +7,7 @@ pub mod codegen;
 pub mod facts;
 pub mod fast;
 pub mod large;
+pub mod large_chain;
 pub mod large_gen;
 pub mod large_plan;
 pub mod large_unpack;

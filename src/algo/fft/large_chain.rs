@@ -1,0 +1,155 @@
+//! Both phases of a whole FFT in one dispatch (`--chain`): the plan's choice of shapes and lag,
+//! and the dispatch's WGSL around the two phases (src/algo/fft/large_wgsl.rs writes each phase).
+
+use super::large::{Fit, LargeConfig, l2_pass};
+use super::large_gen::{Layout, PassConfig};
+use super::large_unpack::{self, Fused};
+use super::large_wgsl::phase;
+use super::*;
+use std::fmt::Write;
+
+/// The data a chained dispatch keeps between its phases by default: phase 1 runs this many
+/// bytes' worth of FFTs behind phase 0 (`--chain`); real input (whose phase 1 also unpacks)
+/// less. H100, 2^27 complex values, ms: 2^15 at 4 / 6 / 8 MiB 1.194 / 1.087 / 1.087, 2^16 at
+/// 4 / 6 / 8 MiB 1.220 / 1.115 / 1.114, 2^17 at 6 / 8 MiB 1.381 / 1.350 (at 12 MiB 2^15 and
+/// 2^16 fell to 1.41 and 1.42: past about 10 MiB the intermediate no longer stays in L2);
+/// 2^28 reals: 2^16 reals at 4 / 5 / 6 / 7 / 8 MiB 1.356 / 1.298 / 1.283 / 1.328 / 1.391, 2^17
+/// reals at 4 / 5 / 6 / 7 MiB 1.359 / 1.308 / 1.297 / 1.340.
+pub const CHAIN_BYTES: usize = 8 << 20;
+pub const CHAIN_BYTES_REAL: usize = 6 << 20;
+
+/// One dispatch, two kinds of workgroup (`--chain`): each takes a ticket; tickets come in steps
+/// of `groups0 + groups1`, step j holding phase 0 of FFT j and phase 1 of FFT j − `lag`. Phase
+/// 0's workgroups store (transposed, where phase 1 stores its output), `storageBarrier()` (a
+/// device-scope release and acquire in the SPIR-V naga writes), then count themselves into FFT
+/// f's counter; phase 1's wait until all `groups0` have, then read in place. A ticket is taken
+/// only by a running workgroup, so every workgroup waited on holds an earlier ticket and is
+/// running or done: no deadlock without forward-progress guarantees. The last phase-1 workgroup
+/// of an FFT zeroes its counter and the last workgroup out zeroes the tickets, so every run of
+/// the plan starts from zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chain {
+    pub lag: usize,
+    /// Workgroups of phase 0 (phase 1) per FFT.
+    pub groups0: usize,
+    pub groups1: usize,
+}
+
+impl Chain {
+    /// Workgroups the dispatch runs for `batch` FFTs.
+    pub fn groups(&self, batch: usize) -> usize {
+        (batch + self.lag) * (self.groups0 + self.groups1)
+    }
+}
+
+/// A whole FFT's two phases through L2 chained in one dispatch ([`Chain`]): Ma-point columns
+/// (`--phase-split`, default 2^⌊log2 N / 2⌋) then the rows, 16 lanes in phase 1 unless
+/// `--phase-lanes` says otherwise, each phase's workgroups S sub-FFT groups in turn
+/// (`--sequential-ffts`, default 4), phase 1 `--chain` L FFTs behind phase 0 (default: 8 MiB of
+/// FFTs, 6 MiB for real input). Real input unpacks in phase 1's store (its lanes pair rows k1 and Ma − k1), else in a
+/// pass of its own. H100, 2^27 values, ms: 2^15 S = 4 at L = 16 / 32 / 64 1.154 / 1.075 / 1.611,
+/// S = 2 1.269, S = 8 1.420, S = 1 1.739; 2^16 S = 4 at L = 4 / 8 / 16 1.259 / 1.175 / 1.113.
+pub(super) fn configure(
+    o: &Options,
+    n: usize,
+    batch: usize,
+    inverse: bool,
+    unpack: Option<Mode>,
+    fit: Fit,
+) -> Result<LargeConfig> {
+    let bytes = if unpack.is_some() {
+        CHAIN_BYTES_REAL
+    } else {
+        CHAIN_BYTES
+    };
+    let lag = o.chain.unwrap_or((bytes / (8 * n)).max(1));
+    let ma = o.phase_split.unwrap_or(1 << (n.trailing_zeros() / 2));
+    let mb = n / ma;
+    let lanes = Options {
+        phase_lanes: o.phase_lanes.or(Some(16.min(ma))),
+        ..o.clone()
+    };
+    let whole = Layout::simple(0, 0, 0);
+    let [mut p0, mut p1] = l2_pass(&lanes, n, n, ma, 1, (whole, whole), false, inverse, 0, fit)?;
+    let s = o.sequential_ffts.unwrap_or(4);
+    p0.s = s.min(mb / p0.c).max(1);
+    p1.s = s.min(ma / p1.c).max(1);
+    let chain = Chain {
+        lag,
+        groups0: mb / (p0.c * p0.s),
+        groups1: ma / (p1.c * p1.s),
+    };
+    if chain.groups0 * p0.c * p0.s != mb || chain.groups1 * p1.c * p1.s != ma {
+        return Err(Error::Input(format!(
+            "fft: --chain with --sequential-ffts {s}: S sub-FFT groups in turn must divide each phase's sub-FFTs ({mb} columns of {} lanes, {ma} rows of {})",
+            p0.c, p1.c
+        )));
+    }
+    options::check_groups(batch, chain.groups(batch))?;
+    Ok(LargeConfig {
+        fft_n: n,
+        split: (ma, mb),
+        passes: vec![p0, p1],
+        unpack,
+        unpack_fused: unpack == Some(Mode::Real) && large_unpack::rows_unpack(&p1, ma),
+        chain: Some(chain),
+    })
+}
+
+/// The chained dispatch's body ([`Chain`]): a ticket, then phase 0 of FFT j or phase 1 of FFT
+/// j − lag (j the ticket's step), or nothing past the batch's ends.
+pub(super) fn wgsl(
+    o: &mut String,
+    phases: &[PassConfig],
+    ch: Chain,
+    tw_log: u32,
+    unpack: Option<Fused>,
+) {
+    let (p0, p1) = (&phases[0], &phases[1]);
+    let (g0, g1, lag) = (ch.groups0, ch.groups1, ch.lag);
+    let _ = writeln!(
+        o,
+        "    _ = src[0];
+    if (l == 0u) {{ ticket = atomicAdd(&sync[0], 1u); }}
+    let job = workgroupUniformLoad(&ticket);
+    let cj = job / {g}u;
+    let cr = job % {g}u;
+    if (cr < {g0}u) {{
+    if (cj < params.batch) {{
+    let wg = cj * {g0}u + cr;",
+        g = g0 + g1
+    );
+    phase(o, p0, "src", "params.total", tw_log, None);
+    // Every subgroup of a phase-1 workgroup polls the counter itself (on lavapipe, with only
+    // invocation 0 polling, phase 1 read early in about one run in five under load; per subgroup
+    // that became rare but did not stop, so CPU adapters do not chain: large_run.rs). The H100
+    // pays 1-3 % for the per-subgroup polls and is verified with them.
+    let _ = writeln!(
+        o,
+        "    // This workgroup's stores are seen device-wide before its count is.
+    storageBarrier();
+    if (l == 0u) {{ atomicAdd(&sync[2u + cj], 1u); }}
+    }}
+    }} else if (cj >= {lag}u && cj - {lag}u < params.batch) {{
+    let f = cj - {lag}u;
+    // Polled with a read-modify-write (the form stress-tested on lavapipe).
+    if (sg_lane == 0u) {{
+        while (atomicAdd(&sync[2u + f], 0u) < {g0}u) {{}}
+    }}
+    // Every phase-0 store of FFT f is seen by this workgroup's loads.
+    storageBarrier();
+    let wg = f * {g1}u + cr - {g0}u;"
+    );
+    let total = format!("(params.batch * {}u)", p0.n / p1.m);
+    phase(o, p1, "dst", &total, tw_log, unpack);
+    let _ = writeln!(
+        o,
+        "    if (l == 0u && atomicAdd(&sync[2u + f], 1u) == {last}u) {{ atomicStore(&sync[2u + f], 0u); }}
+    }}
+    if (l == 0u && atomicAdd(&sync[1], 1u) + 1u == params.groups) {{
+        atomicStore(&sync[0], 0u);
+        atomicStore(&sync[1], 0u);
+    }}",
+        last = g0 + g1 - 1
+    );
+}
