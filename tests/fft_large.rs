@@ -68,8 +68,7 @@ fn large(n: usize) -> Options {
 /// Whether this adapter runs chained dispatches (`--chain`): not a CPU adapter (on lavapipe
 /// phase 1 now and then read before phase 0's stores had landed), and with subgroups.
 fn chains() -> bool {
-    let g = gpu();
-    g.info.device_type != wgpu::DeviceType::Cpu && g.has_subgroups()
+    stagewise::algo::fft::large_chain::refused_on(gpu()).is_none()
 }
 
 #[test]

@@ -131,7 +131,7 @@ pub fn configure(
     let whole = Layout::simple(0, 0, 0);
     let fused = unpack == Some(Mode::Real);
     // Chained through L2 by default at 2^15 – 2^18 points (H100, 2^27 values, ms, against two
-    // passes: 2^15 1.076 / 1.487, 2^16 1.112 / 1.520, 2^17 1.323 / 1.511, 2^18 1.413 / 1.488;
+    // passes: 2^15 1.087 / 1.487, 2^16 1.115 / 1.520, 2^17 1.351 / 1.511, 2^18 1.450 / 1.488;
     // 2^20 ran 3.09).
     // Real input (the unpacking in phase 1's store) only to 2^16 points: 2^18 reals chained
     // 1.890 ms against 1.666 in two passes, 2^19 1.827 / 1.678.

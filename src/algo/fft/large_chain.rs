@@ -18,6 +18,23 @@ use std::fmt::Write;
 pub const CHAIN_BYTES: usize = 8 << 20;
 pub const CHAIN_BYTES_REAL: usize = 6 << 20;
 
+/// Why this adapter does not run chained dispatches, if it does not: the subgroups of phase 1
+/// poll the counters, and on a CPU adapter (lavapipe) phase 1 now and then read before phase 0's
+/// stores had landed (docs/PERFORMANCE.md).
+pub fn refused_on(gpu: &Gpu) -> Option<&'static str> {
+    if gpu.info.device_type == wgpu::DeviceType::Cpu {
+        Some(
+            "is not run on a CPU adapter: lavapipe let phase 1 read before phase 0's stores had landed (docs/PERFORMANCE.md)",
+        )
+    } else if !gpu.has_subgroups() {
+        Some(
+            "needs subgroups (every subgroup of phase 1 polls the counters); this adapter has none",
+        )
+    } else {
+        None
+    }
+}
+
 /// One dispatch, two kinds of workgroup (`--chain`): each takes a ticket; tickets come in steps
 /// of `groups0 + groups1`, step j holding phase 0 of FFT j and phase 1 of FFT j − `lag`. Phase
 /// 0's workgroups store (transposed, where phase 1 stores its output), `storageBarrier()` (a
@@ -46,9 +63,9 @@ impl Chain {
 /// (`--phase-split`, default 2^⌊log2 N / 2⌋) then the rows, 16 lanes in phase 1 unless
 /// `--phase-lanes` says otherwise, each phase's workgroups S sub-FFT groups in turn
 /// (`--sequential-ffts`, default 4), phase 1 `--chain` L FFTs behind phase 0 (default: 8 MiB of
-/// FFTs, 6 MiB for real input). Real input unpacks in phase 1's store (its lanes pair rows k1 and Ma − k1), else in a
-/// pass of its own. H100, 2^27 values, ms: 2^15 S = 4 at L = 16 / 32 / 64 1.154 / 1.075 / 1.611,
-/// S = 2 1.269, S = 8 1.420, S = 1 1.739; 2^16 S = 4 at L = 4 / 8 / 16 1.259 / 1.175 / 1.113.
+/// FFTs, 6 MiB for real input). Real input unpacks in phase 1's store (its lanes pair rows k1
+/// and Ma − k1), else in a pass of its own. H100, 2^27 values, 8 MiB apart, one poll a
+/// workgroup then: 2^15 at S = 1 / 2 / 4 / 8 1.739 / 1.269 / 1.075 / 1.420 ms.
 pub(super) fn configure(
     o: &Options,
     n: usize,
@@ -132,7 +149,7 @@ pub(super) fn wgsl(
     }}
     }} else if (cj >= {lag}u && cj - {lag}u < params.batch) {{
     let f = cj - {lag}u;
-    // Polled with a read-modify-write (the form stress-tested on lavapipe).
+    // Polled with a read-modify-write.
     if (sg_lane == 0u) {{
         while (atomicAdd(&sync[2u + f], 0u) < {g0}u) {{}}
     }}

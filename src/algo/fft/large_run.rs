@@ -3,6 +3,7 @@
 
 use super::facts::Facts;
 use super::large::{self, LargeConfig};
+use super::large_chain;
 use super::large_plan::{self, StageInfo};
 use super::trace::{PassKind, PassNotes};
 use super::*;
@@ -10,10 +11,8 @@ use crate::algo::Stages;
 use crate::gpu::start;
 
 impl Options {
-    /// The large plan's passes for `cfg` on `gpu`. A chained dispatch's subgroups poll its
-    /// counters, so without subgroups the default is two passes and `--chain` is refused; so it
-    /// is on a CPU adapter, where phase 1 now and then read before phase 0's stores had landed
-    /// (lavapipe under load; docs/PERFORMANCE.md).
+    /// The large plan's passes for `cfg` on `gpu`. Where the adapter does not chain
+    /// ([`large_chain::refused_on`]) the default is two passes and `--chain` is refused.
     pub fn large_config(&self, cfg: &Config, gpu: &Gpu) -> Result<LargeConfig> {
         let (fft_n, unpack) = match cfg.mode {
             Mode::Complex => (cfg.n, None),
@@ -22,18 +21,7 @@ impl Options {
         };
         let natural = cfg.natural || unpack.is_some();
         let mut o = self.clone();
-        let why = if gpu.info.device_type == wgpu::DeviceType::Cpu {
-            Some(
-                "is not run on a CPU adapter: lavapipe let phase 1 read before phase 0's stores had landed (docs/PERFORMANCE.md)",
-            )
-        } else if !gpu.has_subgroups() {
-            Some(
-                "needs subgroups (every subgroup of phase 1 polls the counters); this adapter has none",
-            )
-        } else {
-            None
-        };
-        if let Some(why) = why {
+        if let Some(why) = large_chain::refused_on(gpu) {
             if o.chain.is_some_and(|l| l > 0) {
                 return Err(Error::Limit(format!("fft: --chain {why}")));
             }
