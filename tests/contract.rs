@@ -530,10 +530,6 @@ fn audit_fft_options() {
         (&["--phase-split", "4"][..], "--phase-split"),
         (&["--phase-lanes", "2"][..], "--phase-lanes"),
         (&["--chain", "1"][..], "--chain"),
-        (
-            &["--kernel", "large", "--chain", "1", "--split", "4"][..],
-            "--chain",
-        ),
     ] {
         let mut w = b.to_vec();
         w.extend(extra);

@@ -688,6 +688,93 @@ fn chained_phases_in_one_dispatch() {
         );
         check_real(&r, &x, n, batch, inverse);
     }
+    // The columns pass chained (--chain with --split, or past 2^20 points): units of C
+    // neighbouring columns, then the rows pass as a dispatch of its own.
+    for (i, (n, split, chain, lanes, ps, pl, order, inverse, batch)) in [
+        (
+            1usize << 16,
+            Some(256),
+            Some(2),
+            None,
+            None,
+            None,
+            nat,
+            false,
+            3,
+        ),
+        (
+            1 << 12,
+            Some(64),
+            Some(1),
+            Some(8),
+            None,
+            None,
+            raw,
+            true,
+            5,
+        ),
+        (
+            1 << 18,
+            Some(512),
+            Some(3),
+            None,
+            Some(16),
+            Some(32),
+            nat,
+            false,
+            2,
+        ),
+        (1 << 21, None, Some(4), None, None, None, nat, true, 1),
+        (
+            1 << 13,
+            Some(128),
+            Some(1),
+            Some(4),
+            Some(4),
+            Some(4),
+            raw,
+            false,
+            7,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut o = large(n);
+        (o.split, o.chain, o.ffts_per_workgroup) = (split, chain, lanes);
+        (o.phase_split, o.phase_lanes) = (ps, pl);
+        (o.order, o.inverse, o.batch) = (order, inverse, batch);
+        let r = check(&o, n, batch, 920 + i as u64);
+        assert_eq!(r.passes.len(), 2, "{o:?}");
+        assert!(plan_kinds(&r).contains(&"chain".to_string()), "{o:?}");
+        assert!(
+            r.passes[0].label.contains("columns, chained"),
+            "{o:?}: {}",
+            r.passes[0].label
+        );
+    }
+    // Real input with its columns chained: the unpacking stays in the rows pass's store.
+    let (n, batch) = (1usize << 17, 3);
+    let x = random(n * batch, 960);
+    let o = Options {
+        size: Some(n),
+        real: true,
+        batch,
+        split: Some(256),
+        chain: Some(2),
+        kernel: Kernel::Large,
+        ..Default::default()
+    };
+    let r = run(&o, &x, false);
+    assert!(r.verified, "{o:?}: {:?}", r.mismatch);
+    assert_eq!(r.passes.len(), 2, "{o:?}");
+    let plan = r.extra["plan"].as_array().unwrap();
+    assert!(
+        plan.iter()
+            .any(|p| p["kind"] == "unpack" && p["fused"] == true),
+        "{o:?}"
+    );
+    check_real(&r, &x, n, batch, false);
     // Off by --chain 0 or by --split: two passes.
     let mut o = large(1 << 15);
     o.chain = Some(0);
@@ -704,10 +791,14 @@ fn a_chained_plan_runs_again_and_again() {
     use stagewise::algo::fft::large_plan::plan_large;
     use stagewise::gpu::{Region, execute};
     let g = gpu();
-    let (n, batch) = (1usize << 15, 3);
-    for chain in [None, Some(1)] {
+    // Whole FFTs, then the columns pass of a split plan.
+    for (n, split, chain, batch) in [
+        (1usize << 15, None, None, 3),
+        (1 << 15, None, Some(1), 3),
+        (1 << 16, Some(256), Some(2), 3),
+    ] {
         let mut o = large(n);
-        (o.batch, o.chain) = (batch, chain);
+        (o.batch, o.chain, o.split) = (batch, chain, split);
         let x = random(2 * n * batch, 995);
         let lc = configure(&o, n, batch, true, false, None, &g.limits).unwrap();
         assert!(lc.chain.is_some());
@@ -715,7 +806,7 @@ fn a_chained_plan_runs_again_and_again() {
         let src = g.storage_init("test input", &bits).unwrap();
         let dst = g.storage_zeroed("test output", 2 * n * batch).unwrap();
         let (mut plan, _) = plan_large(g, &lc, batch, &src, &dst, true, false).unwrap();
-        assert_eq!(plan.passes.len(), 1);
+        assert_eq!(plan.passes.len(), if split.is_some() { 2 } else { 1 });
         assert!(plan.passes[0].label.contains("chained"));
         if !chains() {
             continue;

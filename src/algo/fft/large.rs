@@ -28,6 +28,8 @@ pub const MAX_SUB: usize = 8192;
 pub const MAX_SINGLE: usize = 16384;
 /// The largest FFT one dispatch runs whole through L2 (512 KiB per workgroup between phases).
 pub const MAX_WHOLE_L2: usize = 65536;
+/// The largest FFT `--chain` runs whole; past it the chain is the columns pass's.
+pub const MAX_CHAIN_WHOLE: usize = 1 << 20;
 
 /// What a large FFT runs: the complex FFT's phases (grouped into dispatches), then (real modes)
 /// the unpacking.
@@ -135,11 +137,18 @@ pub fn configure(
     // 2^20 ran 3.09).
     // Real input (the unpacking in phase 1's store) only to 2^16 points: 2^18 reals chained
     // 1.890 ms against 1.666 in two passes, 2^19 1.827 / 1.678.
+    // 2^24's columns pass chained (64 × 64 per 4096-point column, 16 columns a unit): 2.06 ms
+    // against 2.21 in two plain passes.
     let top = if unpack.is_some() { 16 } else { 18 };
     let chain = o.chain.map_or(
-        o.split.is_none() && o.phase_split.is_none() && (15..=top).contains(&ln),
+        o.split.is_none()
+            && o.phase_split.is_none()
+            && ((15..=top).contains(&ln) || (ln == 24 && unpack.is_none())),
         |l| l > 0,
     );
+    // Past 2^20 points (or with --split) a chain runs the columns pass of the split plan.
+    let chain_columns = chain && (o.split.is_some() || n > MAX_CHAIN_WHOLE);
+    let chain = chain && !chain_columns;
     let single = || {
         // Real input below 8192 points (the unpacking in the store) runs best with about 4 KiB
         // of data per workgroup, E = 16 from 256 points. H100, 2^28 reals, ms (torch.rfft): 256
@@ -213,7 +222,7 @@ pub fn configure(
     };
     let split = match o.split {
         Some(s) => Some(s),
-        None if chain && n <= MAX_SUB * MAX_SUB => None,
+        None if chain => None,
         None if o.phase_split.is_some() && n <= MAX_WHOLE_L2 => None,
         // One pass up to 2^14 where a whole FFT fits (in parts); else the most even split,
         // except that 2^23 takes its 4096-point sub-FFTs in the columns pass: 1.834 ms as
@@ -287,10 +296,11 @@ pub fn configure(
                 load_lanes: bool,
                 store_lanes: bool,
                 twiddle: bool,
-                dispatch: usize|
+                dispatch: usize,
+                phase_split: Option<usize>|
      -> Result<Vec<PassConfig>> {
         let cap = total(m).next_power_of_two();
-        if let Some(ma) = o.phase_split {
+        if let Some(ma) = phase_split {
             if ma >= m {
                 return Err(Error::Input(format!(
                     "fft: --phase-split {ma} is not below the {m}-point sub-FFTs of pass {dispatch} (N = {n1} × {n2})"
@@ -392,12 +402,28 @@ pub fn configure(
         }
         best.map(|p| vec![p]).ok_or_else(|| Error::Limit(format!("fft: a {m}-point pass with {} sub-FFTs per workgroup does not fit this adapter ({max_threads} invocations, {max_bytes} bytes of workgroup memory per workgroup)", o.ffts_per_workgroup.unwrap_or(1))))
     };
-    let mut passes = pass(n1, (cols_in, cols_in), true, true, true, 0)?;
-    passes.extend(pass(n2, (rows_in, rows_out), false, natural, false, 1)?);
+    let (mut passes, chain) = if chain_columns {
+        let (p, ch) = large_chain::configure_columns(o, n, n1, batch, cols_in, inverse, fit)?;
+        (p.to_vec(), Some(ch))
+    } else {
+        let p = pass(n1, (cols_in, cols_in), true, true, true, 0, o.phase_split)?;
+        (p, None)
+    };
+    // With the columns chained, --phase-split is theirs.
+    let rows_split = o.phase_split.filter(|_| !chain_columns);
+    passes.extend(pass(
+        n2,
+        (rows_in, rows_out),
+        false,
+        natural,
+        false,
+        1,
+        rows_split,
+    )?);
     // Real input: the unpacking in the rows pass's store where its lanes can pair rows k1 and
     // N1 − k1 (src/algo/fft/large_wgsl.rs), else a pass of its own.
     let rows_fused = unpack == Some(Mode::Real)
-        && passes.len() == 2
+        && passes.iter().filter(|p| p.dispatch == 1).count() == 1
         && passes
             .last()
             .is_some_and(|p| large_unpack::rows_unpack(p, n1));
@@ -407,7 +433,7 @@ pub fn configure(
         passes,
         unpack,
         unpack_fused: rows_fused,
-        chain: None,
+        chain,
     })
 }
 

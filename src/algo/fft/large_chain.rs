@@ -44,18 +44,32 @@ pub fn refused_on(gpu: &Gpu) -> Option<&'static str> {
 /// running or done: no deadlock without forward-progress guarantees. The last phase-1 workgroup
 /// of an FFT zeroes its counter and the last workgroup out zeroes the tickets, so every run of
 /// the plan starts from zeros.
+///
+/// What a counter waits on is a *unit*: a whole FFT, or (the columns pass of a split plan
+/// chained, `--chain` with `--split`) C neighbouring columns, whose N1-point sub-FFTs are the
+/// two phases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chain {
     pub lag: usize,
-    /// Workgroups of phase 0 (phase 1) per FFT.
+    /// Workgroups of phase 0 (phase 1) per unit.
     pub groups0: usize,
     pub groups1: usize,
+    /// Complex values in a unit: the FFT's size, or C·N1 for C columns.
+    pub unit: usize,
 }
 
 impl Chain {
-    /// Workgroups the dispatch runs for `batch` FFTs.
-    pub fn groups(&self, batch: usize) -> usize {
-        (batch + self.lag) * (self.groups0 + self.groups1)
+    /// Units in a batch of `batch` FFTs of `fft_n` points.
+    pub fn units(&self, batch: usize, fft_n: usize) -> usize {
+        batch * fft_n / self.unit
+    }
+    /// Workgroups the dispatch runs for `units` units.
+    pub fn groups(&self, units: usize) -> usize {
+        (units + self.lag) * (self.groups0 + self.groups1)
+    }
+    /// Whether a unit is a whole FFT (else C columns of the columns pass).
+    pub fn whole(&self, fft_n: usize) -> bool {
+        self.unit == fft_n
     }
 }
 
@@ -95,6 +109,7 @@ pub(super) fn configure(
         lag,
         groups0: mb / (p0.c * p0.s),
         groups1: ma / (p1.c * p1.s),
+        unit: n,
     };
     if chain.groups0 * p0.c * p0.s != mb || chain.groups1 * p1.c * p1.s != ma {
         return Err(Error::Input(format!(
@@ -111,6 +126,61 @@ pub(super) fn configure(
         unpack_fused: unpack == Some(Mode::Real) && large_unpack::rows_unpack(&p1, ma),
         chain: Some(chain),
     })
+}
+
+/// The columns pass of a split plan chained ([`Chain`] over units of C neighbouring columns,
+/// `--ffts-per-workgroup`, default 16): each column's `m`-point FFT as Ma × m/Ma
+/// (`--phase-split`, default 2^⌊log2 m / 2⌋), so that both phases read and write rows of C
+/// values (128 bytes at C = 16) where a whole column pass fits only 4 lanes (the 4096-point
+/// columns of 2^23 and 2^24). Phase 1 applies the pass's twiddles and runs 2·C sub-FFTs side
+/// by side (`--phase-lanes`); S and L as for whole FFTs, L default 8 MiB of units. H100, 2^24
+/// (2^27 values, ms for the whole FFT, the rows pass 0.92 of it; two plain passes 2.21–2.23):
+/// 64 × 64 at 16 / 32 / 64 phase-1 lanes 2.174 / 2.063–2.069 / 2.164; at 32 lanes L = 8 / 12 /
+/// 16 / 20 / 24 units 2.234† / 2.086 / 2.063 / 2.129 / 2.293† (†16 lanes), S = 1 / 2 / 8
+/// 2.470 / 3.187 / 4.199 (16 lanes), E = 8 4.233; 16 × 256 2.236, 32 × 128 2.172, 128 × 32
+/// 2.277, 256 × 16 4.385; 8 columns a unit 2.944. 2^23 as 4096 × 2048 chained 2.036 against
+/// 1.832 plain, so only 2^24 chains by default.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn configure_columns(
+    o: &Options,
+    n: usize,
+    m: usize,
+    batch: usize,
+    layout: Layout,
+    inverse: bool,
+    fit: Fit,
+) -> Result<([PassConfig; 2], Chain)> {
+    let lanes = o.ffts_per_workgroup.unwrap_or(16).min(n / m);
+    let unit = lanes * m;
+    let lag = o.chain.unwrap_or((CHAIN_BYTES / (8 * unit)).max(1));
+    let ma = o.phase_split.unwrap_or(1 << (m.trailing_zeros() / 2));
+    let mb = m / ma;
+    let lo = Options {
+        phase_lanes: o.phase_lanes.or(Some(2 * lanes)),
+        ..o.clone()
+    };
+    let io = (layout, layout);
+    let [mut p0, mut p1] = l2_pass(&lo, n, m, ma, lanes, io, true, inverse, 0, fit)?;
+    let s = o.sequential_ffts.unwrap_or(4);
+    p0.s = s.min(lanes * mb / p0.c).max(1);
+    p1.s = s.min(lanes * ma / p1.c).max(1);
+    let chain = Chain {
+        lag,
+        groups0: lanes * mb / (p0.c * p0.s),
+        groups1: lanes * ma / (p1.c * p1.s),
+        unit,
+    };
+    if chain.groups0 * p0.c * p0.s != lanes * mb || chain.groups1 * p1.c * p1.s != lanes * ma {
+        return Err(Error::Input(format!(
+            "fft: --chain with --sequential-ffts {s}: S sub-FFT groups in turn must divide each phase's sub-FFTs ({} columns of {} lanes, {} rows of {})",
+            lanes * mb,
+            p0.c,
+            lanes * ma,
+            p1.c
+        )));
+    }
+    options::check_groups(batch, chain.groups(chain.units(batch, n)))?;
+    Ok(([p0, p1], chain))
 }
 
 /// The chained dispatch's body ([`Chain`]): a ticket, then phase 0 of FFT j or phase 1 of FFT
@@ -157,7 +227,8 @@ pub(super) fn wgsl(
     storageBarrier();
     let wg = f * {g1}u + cr - {g0}u;"
     );
-    let total = format!("(params.batch * {}u)", p0.n / p1.m);
+    // params.batch counts units here; phase 1 has groups1·C·S sub-FFTs a unit.
+    let total = format!("(params.batch * {}u)", g1 * p1.c * p1.s);
     phase(o, p1, "dst", &total, tw_log, unpack);
     let _ = writeln!(
         o,

@@ -99,14 +99,19 @@ impl LargeConfig {
                     matrix: rotation(n1.trailing_zeros() as usize),
                 });
             }
-            if let (Some(ch), true) = (self.chain, ph + 1 < phases.len()) {
+            if let (Some(ch), true, 0) = (self.chain, ph + 1 < phases.len(), d) {
+                let unit = if ch.whole(self.fft_n) {
+                    "FFT".to_string()
+                } else {
+                    format!("group of {} columns", ch.unit / n1)
+                };
                 out.push(PlanEntry::Chain {
                     pass: d,
                     lag: ch.lag,
                     phase0_workgroups: ch.groups0,
                     phase1_workgroups: ch.groups1,
-                    bytes_in_flight: ch.lag * self.fft_n * 8,
-                    rule: format!("one dispatch: workgroups take tickets in steps of {g}, step j running phase 0 of FFT j ({g0} workgroups) and phase 1 of FFT j − {lag} ({g1}); phase 0 stores where phase 1 stores its result, storageBarrier, counts itself into the FFT's counter; phase 1 waits for {g0}, storageBarrier, reads in place: the intermediate stays in L2", g = ch.groups0 + ch.groups1, g0 = ch.groups0, g1 = ch.groups1, lag = ch.lag),
+                    bytes_in_flight: ch.lag * ch.unit * 8,
+                    rule: format!("one dispatch: workgroups take tickets in steps of {g}, step j running phase 0 of {unit} j ({g0} workgroups) and phase 1 of {unit} j − {lag} ({g1}); phase 0 stores where phase 1 stores its result, storageBarrier, counts itself into the {unit}'s counter; phase 1 waits for {g0}, storageBarrier, reads in place: the intermediate stays in L2", g = ch.groups0 + ch.groups1, g0 = ch.groups0, g1 = ch.groups1, lag = ch.lag),
                 });
             } else if split_phases && ph + 1 < phases.len() {
                 out.push(PlanEntry::L2Exchange {
@@ -190,7 +195,8 @@ pub fn plan_large(
         for (k, (ps, up, idx)) in runs.into_iter().enumerate() {
             let later = trace && k > 0;
             let src_name = if later { "dst" } else { "src" };
-            let chain = lc.chain.filter(|_| !trace);
+            // The chained dispatch is always the first (a whole FFT, or the columns pass).
+            let chain = lc.chain.filter(|_| !trace && d == 0);
             let pipe = gpu.pipeline(
                 "fft large pass",
                 &large_wgsl::shader(&ps, up, src_name, chain),
@@ -199,10 +205,12 @@ pub fn plan_large(
             let table = large_wgsl::table_size(&ps, up);
             let inverse = lc.passes[0].inverse;
             let tw = gpu.storage_init("fft twiddles", &twiddles(table, inverse))?;
+            // A chained dispatch's `batch` is its units (FFTs, or groups of columns).
+            let units = chain.map_or(batch, |ch| ch.units(batch, lc.fft_n));
             let (total, groups) = match ps.first() {
                 Some(p) => {
                     let total = batch * lc.fft_n / p.m;
-                    let groups = chain.map_or(total.div_ceil(p.c * p.s), |ch| ch.groups(batch));
+                    let groups = chain.map_or(total.div_ceil(p.c * p.s), |ch| ch.groups(units));
                     (total, groups)
                 }
                 None => (batch, batch.div_ceil(up.map_or(1, |u| u.ffts))),
@@ -210,12 +218,12 @@ pub fn plan_large(
             options::check_groups(batch, groups)?;
             let u = gpu.uniform(
                 "fft params",
-                &[total as u32, groups as u32, batch as u32, 0],
+                &[total as u32, groups as u32, units as u32, 0],
             )?;
             let bg = match chain {
-                // The tickets and the FFTs' counters start at zero; every run leaves them so.
+                // The tickets and the units' counters start at zero; every run leaves them so.
                 Some(_) => {
-                    let sync = gpu.storage_zeroed("fft chain counters", 2 + batch)?;
+                    let sync = gpu.storage_zeroed("fft chain counters", 2 + units)?;
                     let bg = gpu.bind(&pipe, &[from, to, &tw, &u, &sync])?;
                     plan.keep.push(sync);
                     bg
@@ -313,8 +321,10 @@ fn dispatch_label(
     let all = lc.phases(d);
     let name = if nd == 1 && all.len() == 1 {
         "whole"
-    } else if lc.chain.is_some() && ps.len() > 1 {
+    } else if lc.chain.is_some() && ps.len() > 1 && nd == 1 {
         "whole, chained through L2"
+    } else if lc.chain.is_some() && ps.len() > 1 {
+        "columns, chained through L2"
     } else if nd == 1 {
         "whole through L2"
     } else if d == 0 {

@@ -240,11 +240,6 @@ impl Options {
                 "fft: --sequential-ffts does not apply to passes through L2 (--phase-split) unless chained (--chain): their turns follow from the lanes",
             ));
         }
-        if chain && self.split.is_some() {
-            return Err(Error::input(
-                "fft: --chain runs a whole FFT's two phases in one dispatch; --split plans two dispatches",
-            ));
-        }
         if let Some(p) = self.exchange_parts
             && ![1, 2, 4, 8].contains(&p)
         {
