@@ -137,8 +137,8 @@ pub fn configure(
     // 2^20 ran 3.09).
     // Real input (the unpacking in phase 1's store) only to 2^16 points: 2^18 reals chained
     // 1.890 ms against 1.666 in two passes, 2^19 1.827 / 1.678.
-    // 2^24's columns pass chained (64 × 64 per 4096-point column, 16 columns a unit): 2.06 ms
-    // against 2.21 in two plain passes.
+    // 2^24's columns pass chained (16384 × 1024, each column 128 × 128, 16 columns a unit):
+    // 1.98 ms against 2.21 in two plain passes.
     let top = if unpack.is_some() { 16 } else { 18 };
     let chain = o.chain.map_or(
         o.split.is_none()
@@ -229,6 +229,10 @@ pub fn configure(
         // 4096 × 2048 against 2.065 as 2048 × 4096 (H100, 2^27 values).
         None if n <= MAX_SINGLE && single().is_some() => None,
         None if ln == 23 => Some(4096),
+        // 2^24 chained: 16384-point columns (128 × 128) and 1024-point rows (8 lanes, where
+        // 4096-point rows fit 4): 1.980–1.984 ms against 2.058–2.066 as 4096 × 4096 chained
+        // (H100, 2^27 values).
+        None if chain_columns && ln == 24 => Some(16384),
         // Real input with the unpacking in the rows pass: 256-point rows (one exchange part, 16
         // lanes) up to 4096-point columns (2^16 – 2^20 complex points, 2^17 – 2^21 reals). 2^20 reals (2^19 points) as 2048 × 256 1.777 ms
         // against 1.889 as 1024 × 512 and 2.161 as 512 × 1024 (H100, 2^28 reals).
@@ -276,7 +280,13 @@ pub fn configure(
         )));
     }
     let n2 = n / n1;
-    if n1 > MAX_SUB || n2 > MAX_SUB {
+    // A chained columns pass runs its columns as two phases, each at most MAX_SUB points.
+    let max1 = if chain_columns {
+        MAX_SUB * MAX_SUB
+    } else {
+        MAX_SUB
+    };
+    if n1 > max1 || n2 > MAX_SUB {
         return Err(Error::Limit(format!(
             "fft: size {n} as {n1} × {n2} needs a sub-FFT above {MAX_SUB} points (two passes reach {}; three passes are not built)",
             MAX_SUB * MAX_SUB

@@ -60,16 +60,16 @@ fn h100_defaults() {
     assert!(h100_config(1 << 19).chain.is_none());
     assert!(h100_config(1 << 14).chain.is_none());
     assert_eq!(shape(1 << 22), [(2048, 4, 2, 2), (2048, 4, 2, 2)]);
-    // 2^24: the columns pass chained (units of 16 columns, each 4096-point column as 64 × 64,
-    // 32 lanes in phase 1, 8 MiB of units apart), then the plain rows pass.
+    // 2^24: 16384 × 1024, the columns pass chained (units of 16 columns, each 16384-point
+    // column as 128 × 128, 16 lanes in phase 1, 8 MiB of units apart), then the rows pass.
     assert_eq!(
         shape(1 << 24),
-        [(64, 32, 1, 4), (64, 32, 1, 4), (4096, 4, 4, 1)]
+        [(128, 16, 1, 4), (128, 16, 1, 4), (1024, 8, 2, 2)]
     );
     let lc = h100_config(1 << 24);
-    assert_eq!(lc.dispatches(), 2);
+    assert_eq!((lc.dispatches(), lc.split), (2, (16384, 1024)));
     let ch = lc.chain.unwrap();
-    assert_eq!((ch.unit, ch.lag, ch.whole(1 << 24)), (16 * 4096, 16, false));
+    assert_eq!((ch.unit, ch.lag, ch.whole(1 << 24)), (16 * 16384, 4, false));
     assert!(h100_config(1 << 23).chain.is_none());
     let e = |n: usize| {
         h100_config(n)
@@ -78,7 +78,7 @@ fn h100_defaults() {
             .map(|p| p.e)
             .collect::<Vec<_>>()
     };
-    assert_eq!(e(1 << 24), [16, 16, 64]);
+    assert_eq!(e(1 << 24), [16, 16, 16]);
     assert_eq!(e(1 << 23), [64, 16]);
     assert_eq!(e(1 << 22), [16, 16]);
     // Real input (2^28 reals a run), the unpacking in the store: 4096 reals in two parts at

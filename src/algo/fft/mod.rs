@@ -164,7 +164,7 @@ pub struct Options {
     /// Fast kernel, natural order: direct (16-byte stores of each thread's runs straight from registers) or staged (through workgroup memory, coalesced across threads).
     #[arg(long, value_enum, default_value_t = NaturalStore::Staged)]
     pub natural_store: NaturalStore,
-    /// Large FFTs: N1, the size of the first pass's column FFTs (N = N1 · N2, both at most 8192). Default: one pass where a whole FFT fits a workgroup (in halves), else N1 = 2^⌊log2 N / 2⌋ (2^23: 4096; real input whose complex FFT has 2^16 – 2^20 points: N1 = N/256, for 256-point rows).
+    /// Large FFTs: N1, the size of the first pass's column FFTs (N = N1 · N2, both at most 8192; chained columns up to 8192²). Default: one pass where a whole FFT fits a workgroup (in halves), else N1 = 2^⌊log2 N / 2⌋ (2^23: 4096; 2^24 with its columns chained, the default on a GPU: 16384; real input whose complex FFT has 2^16 – 2^20 points: N1 = N/256, for 256-point rows).
     #[arg(long)]
     pub split: Option<usize>,
     /// Large FFTs: exchange through workgroup memory in P parts (1: complex values; 2: real, then imaginary parts; 4, 8: each of those by halves or quarters of the positions), dividing the memory a workgroup needs by P. Default: the fewest that fit.
