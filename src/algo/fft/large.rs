@@ -307,7 +307,8 @@ pub fn configure(
                 store_lanes: bool,
                 twiddle: bool,
                 dispatch: usize,
-                phase_split: Option<usize>|
+                phase_split: Option<usize>,
+                lanes: Option<usize>|
      -> Result<Vec<PassConfig>> {
         let cap = total(m).next_power_of_two();
         if let Some(ma) = phase_split {
@@ -316,7 +317,7 @@ pub fn configure(
                     "fft: --phase-split {ma} is not below the {m}-point sub-FFTs of pass {dispatch} (N = {n1} × {n2})"
                 )));
             }
-            let lanes = o.ffts_per_workgroup.unwrap_or(8).min(cap).min(n / m);
+            let lanes = lanes.unwrap_or(8).min(cap).min(n / m);
             let p = l2_pass(
                 o,
                 n,
@@ -379,7 +380,7 @@ pub fn configure(
                     1
                 })
         };
-        let best = match o.ffts_per_workgroup {
+        let best = match lanes {
             Some(c) => fit.parts(&|parts| mk(c, parts, s_for(parts))),
             None => {
                 let two: Vec<usize> = o.exchange_parts.map_or(vec![1, 2], |p| vec![p]);
@@ -410,17 +411,29 @@ pub fn configure(
                 codegen::MAX_E
             )));
         }
-        best.map(|p| vec![p]).ok_or_else(|| Error::Limit(format!("fft: a {m}-point pass with {} sub-FFTs per workgroup does not fit this adapter ({max_threads} invocations, {max_bytes} bytes of workgroup memory per workgroup)", o.ffts_per_workgroup.unwrap_or(1))))
+        best.map(|p| vec![p]).ok_or_else(|| Error::Limit(format!("fft: a {m}-point pass with {} sub-FFTs per workgroup does not fit this adapter ({max_threads} invocations, {max_bytes} bytes of workgroup memory per workgroup)", lanes.unwrap_or(1))))
     };
     let (mut passes, chain) = if chain_columns {
         let (p, ch) = large_chain::configure_columns(o, n, n1, batch, cols_in, inverse, fit)?;
         (p.to_vec(), Some(ch))
     } else {
-        let p = pass(n1, (cols_in, cols_in), true, true, true, 0, o.phase_split)?;
+        let lanes = o.ffts_per_workgroup;
+        let p = pass(
+            n1,
+            (cols_in, cols_in),
+            true,
+            true,
+            true,
+            0,
+            o.phase_split,
+            lanes,
+        )?;
         (p, None)
     };
-    // With the columns chained, --phase-split is theirs.
+    // With the columns chained, --phase-split and --ffts-per-workgroup (the unit's columns) are
+    // theirs.
     let rows_split = o.phase_split.filter(|_| !chain_columns);
+    let rows_lanes = o.ffts_per_workgroup.filter(|_| !chain_columns);
     passes.extend(pass(
         n2,
         (rows_in, rows_out),
@@ -429,6 +442,7 @@ pub fn configure(
         false,
         1,
         rows_split,
+        rows_lanes,
     )?);
     // Real input: the unpacking in the rows pass's store where its lanes can pair rows k1 and
     // N1 − k1 (src/algo/fft/large_wgsl.rs), else a pass of its own.

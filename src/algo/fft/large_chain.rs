@@ -129,7 +129,7 @@ pub(super) fn configure(
 }
 
 /// The columns pass of a split plan chained ([`Chain`] over units of C neighbouring columns,
-/// `--ffts-per-workgroup`, default 16): each column's `m`-point FFT as Ma × m/Ma
+/// `--ffts-per-workgroup`, default 16; the rows pass keeps its default lanes then): each column's `m`-point FFT as Ma × m/Ma
 /// (`--phase-split`, default 2^⌊log2 m / 2⌋), so that both phases read and write rows of C
 /// values (128 bytes at C = 16) where a whole column pass fits only 4 lanes (the 4096-point
 /// columns of 2^23 and 2^24, and 16384-point columns, which a plain pass cannot hold at all).
@@ -138,7 +138,7 @@ pub(super) fn configure(
 /// (two plain passes 2.21–2.23): 2^24 as 16384 × 1024 (columns 128 × 128, 8-lane rows pass) at
 /// 16 / 32 / 64 phase-1 lanes 1.984 / 1.992 / 2.231, L = 2 / 3 / 4 / 5 units (2 MiB each) 2.048†
 /// / 1.980 / 1.984 / 2.084 (†32 lanes), S = 2 / 8 2.140 / 2.419, columns as 64 × 256 1.999,
-/// 256 × 64 2.412, units of 8 columns 2.40–2.49, all parts in 4 2.538; as 32768 × 512 2.230; as
+/// 256 × 64 2.412, units of 8 columns 2.40–2.49, of 32 1.978–1.979, all parts in 4 2.538; as 32768 × 512 2.230; as
 /// 8192 × 2048 2.038; as 4096 × 4096 (columns 64 × 64; rows 0.92 of it, 4 lanes) at 16 / 32 /
 /// 64 lanes 2.174 / 2.063 / 2.164, L = 12 / 16 / 20 2.086 / 2.063 / 2.129, S = 1 / 2 / 8 2.470 /
 /// 3.187 / 4.199, E = 8 4.233, 16 × 256 2.236, 32 × 128 2.172, 128 × 32 2.277. 2^23 chained
