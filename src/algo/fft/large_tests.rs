@@ -71,6 +71,26 @@ fn h100_defaults() {
     let ch = lc.chain.unwrap();
     assert_eq!((ch.unit, ch.lag, ch.whole(1 << 24)), (16 * 16384, 4, false));
     assert!(h100_config(1 << 23).chain.is_none());
+    // Columns above 8192 points only chained (two phases of at most 8192); --chain 0 at 2^24
+    // is the plain 4096 × 4096.
+    let with = |split, chain| Options {
+        split,
+        chain,
+        ..Options::default()
+    };
+    let cfg = |o: &Options| configure(o, 1 << 24, 8, true, false, None, &h100());
+    assert!(cfg(&with(Some(16384), Some(0))).is_err());
+    assert!(cfg(&with(Some(16384), Some(2))).is_ok_and(|lc| lc.chain.is_some()));
+    let plain = cfg(&with(None, Some(0))).unwrap();
+    assert_eq!((plain.split, plain.chain), ((4096, 4096), None));
+    // With the columns chained, --ffts-per-workgroup is the unit's columns; the rows keep 8.
+    let lc = cfg(&Options {
+        ffts_per_workgroup: Some(32),
+        ..Options::default()
+    })
+    .unwrap();
+    assert_eq!(lc.chain.map(|c| (c.unit, c.lag)), Some((32 * 16384, 2)));
+    assert_eq!(lc.passes[2].c, 8);
     let e = |n: usize| {
         h100_config(n)
             .passes
