@@ -1,8 +1,9 @@
 //! Both phases of a whole FFT in one dispatch (`--chain`): the plan's choice of shapes and lag,
 //! and the dispatch's WGSL around the two phases (src/algo/fft/large_wgsl.rs writes each phase).
 
-use super::large::{Fit, LargeConfig, l2_pass};
+use super::large::{Fit, LargeConfig};
 use super::large_gen::{Layout, PassConfig};
+use super::large_l2::l2_pass;
 use super::large_unpack::{self, Fused};
 use super::large_wgsl::phase;
 use super::*;
@@ -143,7 +144,6 @@ pub(super) fn configure(
 /// 64 lanes 2.174 / 2.063 / 2.164, L = 12 / 16 / 20 2.086 / 2.063 / 2.129, S = 1 / 2 / 8 2.470 /
 /// 3.187 / 4.199, E = 8 4.233, 16 × 256 2.236, 32 × 128 2.172, 128 × 32 2.277. 2^23 chained
 /// loses: 1.930–2.036 (16384 × 512, 8192 × 1024, 4096 × 2048) against 1.830 plain.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn configure_columns(
     o: &Options,
     n: usize,

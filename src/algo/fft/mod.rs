@@ -9,6 +9,7 @@ pub mod fast;
 pub mod large;
 pub mod large_chain;
 pub mod large_gen;
+mod large_l2;
 pub mod large_plan;
 pub mod large_unpack;
 pub mod large_wgsl;
