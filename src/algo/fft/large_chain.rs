@@ -94,34 +94,12 @@ pub(super) fn configure(
     } else {
         CHAIN_BYTES
     };
-    let lag = o.chain.unwrap_or((bytes / (8 * n)).max(1));
-    let ma = o.phase_split.unwrap_or(1 << (n.trailing_zeros() / 2));
-    let mb = n / ma;
-    let lanes = Options {
-        phase_lanes: o.phase_lanes.or(Some(16.min(ma))),
-        ..o.clone()
-    };
     let whole = Layout::simple(0, 0, 0);
-    let [mut p0, mut p1] = l2_pass(&lanes, n, n, ma, 1, (whole, whole), false, inverse, 0, fit)?;
-    let s = o.sequential_ffts.unwrap_or(4);
-    p0.s = s.min(mb / p0.c).max(1);
-    p1.s = s.min(ma / p1.c).max(1);
-    let chain = Chain {
-        lag,
-        groups0: mb / (p0.c * p0.s),
-        groups1: ma / (p1.c * p1.s),
-        unit: n,
-    };
-    if chain.groups0 * p0.c * p0.s != mb || chain.groups1 * p1.c * p1.s != ma {
-        return Err(Error::Input(format!(
-            "fft: --chain with --sequential-ffts {s}: S sub-FFT groups in turn must divide each phase's sub-FFTs ({mb} columns of {} lanes, {ma} rows of {})",
-            p0.c, p1.c
-        )));
-    }
-    options::check_groups(batch, chain.groups(batch))?;
+    let ([p0, p1], chain) = chained(o, (n, n, 1), whole, false, inverse, fit, bytes, batch)?;
+    let ma = p0.m;
     Ok(LargeConfig {
         fft_n: n,
-        split: (ma, mb),
+        split: (ma, n / ma),
         passes: vec![p0, p1],
         unpack,
         unpack_fused: unpack == Some(Mode::Real) && large_unpack::rows_unpack(&p1, ma),
@@ -154,32 +132,57 @@ pub(super) fn configure_columns(
     fit: Fit,
 ) -> Result<([PassConfig; 2], Chain)> {
     let lanes = o.ffts_per_workgroup.unwrap_or(16).min(n / m);
+    chained(
+        o,
+        (n, m, lanes),
+        layout,
+        true,
+        inverse,
+        fit,
+        CHAIN_BYTES,
+        batch,
+    )
+}
+
+/// The two phases and the [`Chain`] of units of `lanes` neighbouring `m`-point sub-FFTs of an
+/// `n`-point FFT (`lanes` = 1, `m` = `n`: whole FFTs), L = `bytes` of units by default.
+#[allow(clippy::too_many_arguments)]
+fn chained(
+    o: &Options,
+    (n, m, lanes): (usize, usize, usize),
+    layout: Layout,
+    outer_twiddle: bool,
+    inverse: bool,
+    fit: Fit,
+    bytes: usize,
+    batch: usize,
+) -> Result<([PassConfig; 2], Chain)> {
     let unit = lanes * m;
-    let lag = o.chain.unwrap_or((CHAIN_BYTES / (8 * unit)).max(1));
+    let lag = o.chain.unwrap_or((bytes / (8 * unit)).max(1));
     let ma = o.phase_split.unwrap_or(1 << (m.trailing_zeros() / 2));
-    let mb = m / ma;
+    let (per0, per1) = (lanes * (m / ma), lanes * ma);
+    // Phase 1's lanes: 16 for whole FFTs (at most Ma), C for columns.
     let lo = Options {
-        phase_lanes: o.phase_lanes.or(Some(lanes)),
+        phase_lanes: o
+            .phase_lanes
+            .or(Some(if lanes == 1 { 16.min(ma) } else { lanes })),
         ..o.clone()
     };
     let io = (layout, layout);
-    let [mut p0, mut p1] = l2_pass(&lo, n, m, ma, lanes, io, true, inverse, 0, fit)?;
+    let [mut p0, mut p1] = l2_pass(&lo, n, m, ma, lanes, io, outer_twiddle, inverse, 0, fit)?;
     let s = o.sequential_ffts.unwrap_or(4);
-    p0.s = s.min(lanes * mb / p0.c).max(1);
-    p1.s = s.min(lanes * ma / p1.c).max(1);
+    p0.s = s.min(per0 / p0.c).max(1);
+    p1.s = s.min(per1 / p1.c).max(1);
     let chain = Chain {
         lag,
-        groups0: lanes * mb / (p0.c * p0.s),
-        groups1: lanes * ma / (p1.c * p1.s),
+        groups0: per0 / (p0.c * p0.s),
+        groups1: per1 / (p1.c * p1.s),
         unit,
     };
-    if chain.groups0 * p0.c * p0.s != lanes * mb || chain.groups1 * p1.c * p1.s != lanes * ma {
+    if chain.groups0 * p0.c * p0.s != per0 || chain.groups1 * p1.c * p1.s != per1 {
         return Err(Error::Input(format!(
-            "fft: --chain with --sequential-ffts {s}: S sub-FFT groups in turn must divide each phase's sub-FFTs ({} columns of {} lanes, {} rows of {})",
-            lanes * mb,
-            p0.c,
-            lanes * ma,
-            p1.c
+            "fft: --chain with --sequential-ffts {s}: S sub-FFT groups in turn must divide each phase's sub-FFTs ({per0} columns of {} lanes, {per1} rows of {})",
+            p0.c, p1.c
         )));
     }
     options::check_groups(batch, chain.groups(chain.units(batch, n)))?;
