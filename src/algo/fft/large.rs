@@ -410,7 +410,9 @@ pub fn configure(
         best.map(|p| vec![p]).ok_or_else(|| Error::Limit(format!("fft: a {m}-point pass with {} sub-FFTs per workgroup does not fit this adapter ({max_threads} invocations, {max_bytes} bytes of workgroup memory per workgroup)", lanes.unwrap_or(1))))
     };
     let (mut passes, chain) = if chain_columns {
-        let (p, ch) = large_chain::configure_columns(o, n, n1, batch, cols_in, inverse, fit)?;
+        // --exchange-parts is the rows pass's: the chained phases take the fewest that fit.
+        let cols_fit = Fit { parts: None, ..fit };
+        let (p, ch) = large_chain::configure_columns(o, n, n1, batch, cols_in, inverse, cols_fit)?;
         (p.to_vec(), Some(ch))
     } else {
         let lanes = o.ffts_per_workgroup;

@@ -168,7 +168,7 @@ pub struct Options {
     /// Large FFTs: N1, the size of the first pass's column FFTs (N = N1 · N2, both at most 8192; chained columns up to 8192²). Default: one pass where a whole FFT fits a workgroup (in halves), else N1 = 2^⌊log2 N / 2⌋ (2^23: 4096; 2^24 with its columns chained, the default on a GPU: 16384; real input whose complex FFT has 2^16 – 2^20 points: N1 = N/256, for 256-point rows).
     #[arg(long)]
     pub split: Option<usize>,
-    /// Large FFTs: exchange through workgroup memory in P parts (1: complex values; 2: real, then imaginary parts; 4, 8: each of those by halves or quarters of the positions), dividing the memory a workgroup needs by P. Default: the fewest that fit.
+    /// Large FFTs: exchange through workgroup memory in P parts (1: complex values; 2: real, then imaginary parts; 4, 8: each of those by halves or quarters of the positions), dividing the memory a workgroup needs by P. Default: the fewest that fit. With the columns pass chained, P is the rows pass's.
     #[arg(long)]
     pub exchange_parts: Option<usize>,
     /// Large FFTs: every pass's M-point sub-FFTs (the whole FFT where one pass runs it) as two phases Ma × M/Ma in one dispatch, the intermediate left in the pass's output buffer (in L2) between them instead of passing through workgroup memory. Opt-in: no default uses it (slower on the H100 so far; docs/PERFORMANCE.md).
