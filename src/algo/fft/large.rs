@@ -56,6 +56,33 @@ impl LargeConfig {
     pub fn dispatches(&self) -> usize {
         self.passes.last().map_or(0, |p| p.dispatch + 1)
     }
+    /// The columns a chained columns pass stores together (`Layout::units`), if it is chained.
+    pub fn column_unit(&self) -> Option<usize> {
+        self.chain
+            .filter(|c| !c.whole(self.fft_n))
+            .map(|c| c.unit / self.split.0)
+    }
+    /// The columns pass's array (`words`, interleaved complex, whole FFTs) in the plain plan's
+    /// order, cell (k1, col) at col + N2·k1: a chained columns pass stores units of C columns,
+    /// which a traced run shows and checks in grid order.
+    pub fn columns_in_grid_order(&self, words: Vec<u32>) -> Vec<u32> {
+        let Some(c) = self.column_unit() else {
+            return words;
+        };
+        let (n1, n2) = self.split;
+        let (l1, l2, lc) = (n1.trailing_zeros(), n2.trailing_zeros(), c.trailing_zeros());
+        let (stored, _) = Layout::units(l1, l2, lc);
+        let ln = self.fft_n.trailing_zeros();
+        let mut out = vec![0u32; words.len()];
+        for s in 0..words.len() / 2 / n1 {
+            for k1 in 0..n1 {
+                let from = stored.addr(ln, s, k1);
+                let to = (s >> l2) << ln | (s & (n2 - 1)) | k1 << l2;
+                out[2 * to..2 * to + 2].copy_from_slice(&words[2 * from..2 * from + 2]);
+            }
+        }
+        out
+    }
     /// The phases of dispatch `d`.
     pub fn phases(&self, d: usize) -> Vec<PassConfig> {
         self.passes
@@ -134,7 +161,7 @@ pub fn configure(
     // Real input (the unpacking in phase 1's store) only to 2^16 points: 2^18 reals chained
     // 1.890 ms against 1.666 in two passes, 2^19 1.827 / 1.678.
     // 2^24's columns pass chained (16384 × 1024, each column 128 × 128, 16 columns a unit):
-    // 1.98 ms against 2.21 in two plain passes.
+    // 1.87 ms (its columns stored in units) against 2.21 in two plain passes.
     let top = if unpack.is_some() { 16 } else { 18 };
     let chain = o.chain.map_or(
         o.split.is_none()
@@ -227,7 +254,8 @@ pub fn configure(
         None if ln == 23 => Some(4096),
         // 2^24 chained: 16384-point columns (128 × 128) and 1024-point rows (8 lanes, where
         // 4096-point rows fit 4): 1.980–1.984 ms against 2.058–2.066 as 4096 × 4096 chained
-        // (H100, 2^27 values).
+        // (H100, 2^27 values; columns stored in place, as both were then), 8192 × 2048 with
+        // units 1.949.
         None if chain_columns && ln == 24 => Some(16384),
         // Real input with the unpacking in the rows pass: 256-point rows (one exchange part, 16
         // lanes) up to 4096-point columns (2^16 – 2^20 complex points, 2^17 – 2^21 reals). 2^20 reals (2^19 points) as 2048 × 256 1.777 ms
@@ -290,11 +318,20 @@ pub fn configure(
     }
     let (l1, l2) = (n1.trailing_zeros(), n2.trailing_zeros());
     let cols_in = Layout::simple(l2, 0, l2);
-    let rows_in = Layout::simple(l1, l2, 0);
+    // A chained columns pass stores whole units of C columns contiguous (its DRAM writes in
+    // 2 MiB runs at 2^24 instead of 128-byte rows 8 KiB apart); the rows pass reads them so.
+    // H100, 2^24 (2^27 values): the columns pass 1.195 → 1.071 ms, the rows pass 0.784 →
+    // 0.795, the FFT 1.983 → 1.870.
+    let (cols_out, rows_in) = if chain_columns {
+        let lc = large_chain::column_unit(o, n, n1).trailing_zeros();
+        Layout::units(l1, l2, lc)
+    } else {
+        (cols_in, Layout::simple(l1, l2, 0))
+    };
     let rows_out = if natural {
         Layout::simple(l1, 0, l1)
     } else {
-        rows_in
+        Layout::simple(l1, l2, 0)
     };
     let total = |m: usize| batch * n / m;
     let pass = |m: usize,
@@ -412,7 +449,8 @@ pub fn configure(
     let (mut passes, chain) = if chain_columns {
         // --exchange-parts is the rows pass's: the chained phases take the fewest that fit.
         let cols_fit = Fit { parts: None, ..fit };
-        let (p, ch) = large_chain::configure_columns(o, n, n1, batch, cols_in, inverse, cols_fit)?;
+        let io = (cols_in, cols_out);
+        let (p, ch) = large_chain::configure_columns(o, n, n1, batch, io, inverse, cols_fit)?;
         (p.to_vec(), Some(ch))
     } else {
         let lanes = o.ffts_per_workgroup;

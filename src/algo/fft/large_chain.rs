@@ -95,7 +95,8 @@ pub(super) fn configure(
         CHAIN_BYTES
     };
     let whole = Layout::simple(0, 0, 0);
-    let ([p0, p1], chain) = chained(o, (n, n, 1), whole, false, inverse, fit, bytes, batch)?;
+    let io = (whole, whole);
+    let ([p0, p1], chain) = chained(o, (n, n, 1), io, false, inverse, fit, bytes, batch)?;
     let ma = p0.m;
     Ok(LargeConfig {
         fft_n: n,
@@ -127,15 +128,14 @@ pub(super) fn configure_columns(
     n: usize,
     m: usize,
     batch: usize,
-    layout: Layout,
+    io: (Layout, Layout),
     inverse: bool,
     fit: Fit,
 ) -> Result<([PassConfig; 2], Chain)> {
-    let lanes = o.ffts_per_workgroup.unwrap_or(16).min(n / m);
     chained(
         o,
-        (n, m, lanes),
-        layout,
+        (n, m, column_unit(o, n, m)),
+        io,
         true,
         inverse,
         fit,
@@ -144,13 +144,19 @@ pub(super) fn configure_columns(
     )
 }
 
+/// The columns in a unit of the chained columns pass of `m`-point columns of an `n`-point FFT
+/// (`--ffts-per-workgroup`, default 16).
+pub(super) fn column_unit(o: &Options, n: usize, m: usize) -> usize {
+    o.ffts_per_workgroup.unwrap_or(16).min(n / m)
+}
+
 /// The two phases and the [`Chain`] of units of `lanes` neighbouring `m`-point sub-FFTs of an
 /// `n`-point FFT (`lanes` = 1, `m` = `n`: whole FFTs), L = `bytes` of units by default.
 #[allow(clippy::too_many_arguments)]
 fn chained(
     o: &Options,
     (n, m, lanes): (usize, usize, usize),
-    layout: Layout,
+    io: (Layout, Layout),
     outer_twiddle: bool,
     inverse: bool,
     fit: Fit,
@@ -168,7 +174,6 @@ fn chained(
             .or(Some(if lanes == 1 { 16.min(ma) } else { lanes })),
         ..o.clone()
     };
-    let io = (layout, layout);
     let [mut p0, mut p1] = l2_pass(&lo, n, m, ma, lanes, io, outer_twiddle, inverse, 0, fit)?;
     let s = o.sequential_ffts.unwrap_or(4);
     p0.s = s.min(per0 / p0.c).max(1);

@@ -24,13 +24,16 @@ use serde::{Deserialize, Serialize};
 
 /// Where element m of sub-FFT s lives in an array of FFTs of size N: the bits of s from the bottom
 /// in runs `(width, shift)`, each moved to its shift, the bits above them picking the FFT of the
-/// batch (`<< log2 N`), and `m << m_shift`. One run is the four-step's layouts (columns
+/// batch (`<< log2 N`), and `m << m_shift` — or, with `m_split = Some((b, hi))`, the low b bits
+/// of m at `m_shift` and the rest at `hi`. One run is the four-step's layouts (columns
 /// `col + N2·m`, rows `N2·row + m`); the phases of a pass through L2 split a sub-FFT's index over
-/// three.
+/// three, and a chained columns pass stores its columns in units of C (`Layout::units`), which
+/// the rows pass reads with m split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub runs: [(u32, u32); 3],
     pub m_shift: u32,
+    pub m_split: Option<(u32, u32)>,
 }
 
 impl Layout {
@@ -39,6 +42,44 @@ impl Layout {
         Layout {
             runs: [(a, s_shift), (0, 0), (0, 0)],
             m_shift,
+            m_split: None,
+        }
+    }
+    /// The array of `n1`-point columns `col + n2·k1` (log2 sizes `l1`, `l2`) stored in units of
+    /// 2^`lc` neighbouring columns, each unit's `n1` rows contiguous: cell (k1, col) at
+    /// `(col >> lc) << (l1 + lc) | k1 << lc | col mod 2^lc`. A chained columns pass stores so
+    /// (its phase 1 writes whole units: 2 MiB runs at 2^24) and the rows pass reads so; returns
+    /// (the columns' output, the rows' input).
+    pub fn units(l1: u32, l2: u32, lc: u32) -> (Layout, Layout) {
+        let cols = Layout {
+            runs: [(lc, 0), (l2 - lc, l1 + lc), (0, 0)],
+            m_shift: lc,
+            m_split: None,
+        };
+        let rows = Layout {
+            runs: [(l1, lc), (0, 0), (0, 0)],
+            m_shift: 0,
+            m_split: Some((lc, l1 + lc)),
+        };
+        (cols, rows)
+    }
+    /// Where position `m` lies (its bits as `m_shift` and `m_split` place them).
+    pub fn pos(&self, m: usize) -> usize {
+        match self.m_split {
+            Some((b, hi)) => (m & ((1 << b) - 1)) << self.m_shift | (m >> b) << hi,
+            None => m << self.m_shift,
+        }
+    }
+    /// [`Layout::pos`] in WGSL. A position t + j·W of a thread t < W (W a power of two) lies at
+    /// pos(t) + pos(j·W): the two have no bits in common, and pos moves bits.
+    pub fn pos_wgsl(&self, m: &str) -> String {
+        match self.m_split {
+            Some((b, hi)) => format!(
+                "(((({m}) & {}u) << {}u) | ((({m}) >> {b}u) << {hi}u))",
+                (1u32 << b) - 1,
+                self.m_shift
+            ),
+            None => format!("({m} << {}u)", self.m_shift),
         }
     }
     /// Bits of s the runs place (log2 of the sub-FFTs per FFT of size N).
@@ -46,7 +87,7 @@ impl Layout {
         self.runs.iter().map(|r| r.0).sum()
     }
     pub fn addr(&self, log_n: u32, s: usize, m: usize) -> usize {
-        let mut a = (s >> self.width()) << log_n | m << self.m_shift;
+        let mut a = (s >> self.width()) << log_n | self.pos(m);
         let mut lo = 0;
         for &(w, sh) in &self.runs {
             a |= ((s >> lo) & ((1 << w) - 1)) << sh;
@@ -88,7 +129,8 @@ fn bit_moves(s: &str, extra: Option<String>, moves: &[(u32, u32, u32)]) -> Strin
 }
 
 impl Serialize for Layout {
-    /// `{"runs": [[width, shift], …], "m_shift"}` (empty runs left out).
+    /// `{"runs": [[width, shift], …], "m_shift"}` (empty runs left out), and `"m_split": [b, hi]`
+    /// where m is split.
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         let runs: Vec<[u32; 2]> = self
             .runs
@@ -96,7 +138,11 @@ impl Serialize for Layout {
             .filter(|r| r.0 > 0)
             .map(|r| [r.0, r.1])
             .collect();
-        serde_json::json!({"runs": runs, "m_shift": self.m_shift}).serialize(ser)
+        let mut j = serde_json::json!({"runs": runs, "m_shift": self.m_shift});
+        if let Some((b, hi)) = self.m_split {
+            j["m_split"] = serde_json::json!([b, hi]);
+        }
+        j.serialize(ser)
     }
 }
 
@@ -107,6 +153,8 @@ impl<'de> Deserialize<'de> for Layout {
         struct Json {
             runs: Vec<[u32; 2]>,
             m_shift: u32,
+            #[serde(default)]
+            m_split: Option<[u32; 2]>,
         }
         let j = Json::deserialize(de)?;
         if j.runs.len() > 3 {
@@ -119,6 +167,7 @@ impl<'de> Deserialize<'de> for Layout {
         Ok(Layout {
             runs,
             m_shift: j.m_shift,
+            m_split: j.m_split.map(|[b, hi]| (b, hi)),
         })
     }
 }

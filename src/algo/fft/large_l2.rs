@@ -51,6 +51,20 @@ pub(super) fn l2_pass(
             1 << a
         )));
     }
+    // Where the sub-FFT index's bits above the lanes go in the output: after them (one run), or
+    // where its second run puts them (columns stored in units of the lanes: Layout::units).
+    let out_hi = match out.runs {
+        [(w, _), (0, _), _] if w == a => out_s + lc,
+        [(w, _), (w2, hi), (0, _)] if w == lc && w + w2 == a => hi,
+        _ => {
+            return Err(refuse(format!(
+                "the output layout {out:?} is not one of its units"
+            )));
+        }
+    };
+    if inp.runs[1].0 > 0 || inp.m_split.is_some() || out.m_split.is_some() {
+        return Err(refuse(format!("the input layout {inp:?} is not one run")));
+    }
     // Where the lanes lie apart in the input (the rows pass), neighbouring inner columns go
     // side by side instead, so the loads stay contiguous.
     let nb_first = in_s != 0 && lc > 0;
@@ -59,15 +73,18 @@ pub(super) fn l2_pass(
     let in0 = Layout {
         runs: [r0, r1, (a - lc, in_s + lc)],
         m_shift: in_m + lb,
+        m_split: None,
     };
     let [r0, r1] = order((lb, out_m + la), (lc, out_s));
     let out0 = Layout {
-        runs: [r0, r1, (a - lc, out_s + lc)],
+        runs: [r0, r1, (a - lc, out_hi)],
         m_shift: out_m,
+        m_split: None,
     };
     let l1 = Layout {
-        runs: [(lc, out_s), (la, out_m), (a - lc, out_s + lc)],
+        runs: [(lc, out_s), (la, out_m), (a - lc, out_hi)],
         m_shift: out_m + la,
+        m_split: None,
     };
     let e = o.elements_per_invocation.unwrap_or(16);
     let (e0, e1) = (e.min(ma), e.min(mb));

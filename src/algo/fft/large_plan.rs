@@ -120,6 +120,28 @@ impl LargeConfig {
                     rule: "phase 0 stores each value where phase 1 will store its result (in the pass's output buffer); storageBarrier; phase 1 reads them back and stores in place: the intermediate stays in L2".into(),
                 });
             }
+            if let (Some(c), 0, true) = (self.column_unit(), d, ph + 1 == phases.len()) {
+                // Cell (k1, col) from col + N2·k1 to the units' order (Layout::units).
+                let (l1, l2, lc) = (
+                    n1.trailing_zeros() as usize,
+                    n2.trailing_zeros() as usize,
+                    c.trailing_zeros() as usize,
+                );
+                let perm: Vec<usize> = (0..ln)
+                    .map(|b| match b {
+                        _ if b < lc => b,
+                        _ if b < l2 => b + l1,
+                        _ => b - l2 + lc,
+                    })
+                    .collect();
+                out.push(PlanEntry::Permute {
+                    pass: d,
+                    phase: Some(ph),
+                    fused: true,
+                    rule: format!("units of {c} columns: cell (k1, col) at (col / {c})·{} + {c}·k1 + col mod {c}, each unit's {n1} rows contiguous (the rows pass reads them so)", c * n1),
+                    matrix: BitMatrix::from_bit_perm(&perm).row_strings(),
+                });
+            }
             if d + 1 == nd && nd > 1 && natural && i + 1 == self.passes.len() {
                 out.push(PlanEntry::Permute {
                     pass: d,

@@ -118,6 +118,14 @@ pub(super) fn run(
                 continue;
             };
             let info = infos.get(i).copied();
+            let in_columns_pass = info
+                .and_then(|i| i.phase)
+                .is_some_and(|ph| lc.passes.get(ph).is_some_and(|p| p.dispatch == 0));
+            let words = if in_columns_pass && lc.dispatches() > 1 {
+                lc.columns_in_grid_order(words)
+            } else {
+                words
+            };
             if let Some(inf) = info.filter(|i| i.kind == PassKind::Columns)
                 && trace_mismatch.is_none()
             {

@@ -227,3 +227,75 @@ fn exchange_parts_are_bijective_and_warp_uniform() {
     assert!(p.part_fn(1).same_slot);
     assert_eq!(p.part_fn(2).masks[0].count_ones(), 1);
 }
+
+/// A chained columns pass stores units of C columns (Layout::units): every cell once, where the
+/// rows pass reads it, phase 0 where phase 1 reads, and the plan names the permutation; the
+/// trace's grid order undoes it.
+#[test]
+fn chained_columns_store_units_the_rows_pass_reads() {
+    for (n, split, c) in [
+        (1usize << 24, 16384, 16),
+        (1 << 20, 1024, 32),
+        (1 << 16, 256, 4),
+    ] {
+        let o = Options {
+            split: Some(split),
+            chain: Some(2),
+            ffts_per_workgroup: Some(c),
+            ..Options::default()
+        };
+        let lc = configure(&o, n, 2, true, false, None, &h100()).unwrap();
+        assert_eq!(lc.column_unit(), Some(c));
+        let (n1, n2) = lc.split;
+        let ln = n.trailing_zeros();
+        let (p0, p1, rows) = (lc.passes[0], lc.passes[1], lc.passes[2]);
+        assert_eq!((p1.input, p1.output), (p1.output, p1.output));
+        let mut seen = vec![false; 2 * n];
+        for col in 0..2 * n2 {
+            for k1 in 0..n1 {
+                // Phase 1's sub-FFT (col, inner row ka) holds k1 = ka + Ma·kb at position kb.
+                let ma = p0.m;
+                let s1 = (col % c) + (k1 % ma) * c + (col / c) * c * ma;
+                let a = p1.output.addr(ln, s1, k1 / ma);
+                assert!(!seen[a], "cell stored twice");
+                seen[a] = true;
+                // The rows pass's sub-FFT k1 reads position col there.
+                let s = (col / n2) * n1 + k1;
+                assert_eq!(rows.input.addr(ln, s, col % n2), a, "{n} {k1} {col}");
+                // Phase 0 stored it there too: its sub-FFT (col, inner column kb) position ka.
+                let lanes_first = (col % c) + (k1 / ma) * c + (col / c) * c * (n1 / ma);
+                let nb_first = (k1 / ma) + (col % c) * (n1 / ma) + (col / c) * c * (n1 / ma);
+                let s0 = if p0.input.runs[0].1 != 0 {
+                    nb_first
+                } else {
+                    lanes_first
+                };
+                assert_eq!(p0.output.addr(ln, s0, k1 % ma), a);
+            }
+        }
+        let words: Vec<u32> = (0..4 * n as u32).collect();
+        let grid = lc.columns_in_grid_order(words);
+        for (col, k1) in [(0, 0), (n2 - 1, 1), (3 % n2, n1 - 1)] {
+            let a = p1.output.addr(
+                ln,
+                (col % c) + (k1 % p0.m) * c + (col / c) * c * p0.m,
+                k1 / p0.m,
+            );
+            assert_eq!(grid[2 * (col + n2 * k1)], 2 * a as u32);
+        }
+        let plan = serde_json::to_value(lc.plan_entries(true)).unwrap();
+        assert!(plan.as_array().unwrap().iter().any(|e| {
+            e["kind"] == "permute"
+                && e["pass"] == 0
+                && e["rule"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("units of {c} columns"))
+        }));
+        let rows_json = serde_json::to_value(rows.input).unwrap();
+        assert_eq!(
+            rows_json["m_split"],
+            serde_json::json!([c.trailing_zeros(), (n1 * c).trailing_zeros()])
+        );
+    }
+}

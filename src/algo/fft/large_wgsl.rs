@@ -235,12 +235,12 @@ pub(super) fn phase(
         let _ = writeln!(o, "{indent}let ls = min({sexpr}, {total} - 1u);");
         let _ = writeln!(
             o,
-            "{indent}let lb = {} + (t0 << {}u);",
+            "{indent}let lb = {} + {};",
             c.input.base(ln, &rm("ls")),
-            c.input.m_shift
+            c.input.pos_wgsl("t0")
         );
         for j in 0..e {
-            let i = format!("lb + {}u", (j * w) << c.input.m_shift);
+            let i = format!("lb + {}u", c.input.pos(j * w));
             let _ = writeln!(o, "{indent}{var}{j} = {src}[{i}]; // @lens read2 {src} {i}");
         }
     };
@@ -324,13 +324,13 @@ fn store(o: &mut String, c: &PassConfig, ss: &str, row: &str, total: &str) {
     }
     let _ = writeln!(
         o,
-        "        let sb = {} + (t1 << {}u);",
+        "        let sb = {} + {};",
         c.output.base(ln, row),
-        c.output.m_shift
+        c.output.pos_wgsl("t1")
     );
     for j in 0..e {
         let q = model::bitrev(j, le);
-        let i = format!("sb + {}u", (q * w) << c.output.m_shift);
+        let i = format!("sb + {}u", c.output.pos(q * w));
         let val = if c.twiddle.is_none() {
             format!("v{j}")
         } else if q == 0 {
