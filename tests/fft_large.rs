@@ -248,9 +248,18 @@ fn plan_json_and_trace_pass_by_pass() {
     let r = run(&o, &x, true);
     assert!(r.verified, "{:?}", r.mismatch);
     let kinds = plan_kinds(&r);
-    assert_eq!(kinds, ["fft", "twiddle", "fft", "permute"]);
-    // The permutation: k1 (the top 5 bits of the row index) to the bottom, k2 up by 5.
-    let m = r.extra["plan"][3]["matrix"].as_array().unwrap();
+    assert_eq!(kinds, ["fft", "twiddle", "permute", "fft", "permute"]);
+    // The columns stored in units of 16 columns (each unit's 32 rows contiguous), then the
+    // rows' transpose: k1 (the top 5 bits of the row index) to the bottom, k2 up by 5.
+    let units = &r.extra["plan"][2];
+    assert!(
+        units["rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("units of 16 columns")
+    );
+    assert_eq!(units["matrix"].as_array().unwrap().len(), 10);
+    let m = r.extra["plan"][4]["matrix"].as_array().unwrap();
     assert_eq!(m.len(), 10);
     // Three stages: input, columns, rows; the columns stage is the model's twiddled column FFTs.
     let kinds = stage_kinds(&r);

@@ -56,15 +56,14 @@ impl LargeConfig {
     pub fn dispatches(&self) -> usize {
         self.passes.last().map_or(0, |p| p.dispatch + 1)
     }
-    /// The columns a chained columns pass stores together (`Layout::units`), if it is chained.
+    /// The columns the columns pass stores together (`Layout::units`), if it stores units.
     pub fn column_unit(&self) -> Option<usize> {
-        self.chain
-            .filter(|c| !c.whole(self.fft_n))
-            .map(|c| c.unit / self.split.0)
+        let rows = self.passes.iter().find(|p| p.dispatch == 1)?;
+        rows.input.m_split.map(|(b, _)| 1 << b)
     }
-    /// The columns pass's array (`words`, interleaved complex, whole FFTs) in the plain plan's
-    /// order, cell (k1, col) at col + N2·k1: a chained columns pass stores units of C columns,
-    /// which a traced run shows and checks in grid order.
+    /// The columns pass's array (`words`, interleaved complex, whole FFTs) in grid order, cell
+    /// (k1, col) at col + N2·k1, from the units it is stored in: what a traced run shows and
+    /// checks.
     pub fn columns_in_grid_order(&self, words: Vec<u32>) -> Vec<u32> {
         let Some(c) = self.column_unit() else {
             return words;
@@ -318,13 +317,24 @@ pub fn configure(
     }
     let (l1, l2) = (n1.trailing_zeros(), n2.trailing_zeros());
     let cols_in = Layout::simple(l2, 0, l2);
-    // A chained columns pass stores whole units of C columns contiguous (its DRAM writes in
-    // 2 MiB runs at 2^24 instead of 128-byte rows 8 KiB apart); the rows pass reads them so.
-    // H100, 2^24 (2^27 values): the columns pass 1.195 → 1.071 ms, the rows pass 0.784 →
-    // 0.795, the FFT 1.983 → 1.870.
-    let (cols_out, rows_in) = if chain_columns {
-        let lc = large_chain::column_unit(o, n, n1).trailing_zeros();
-        Layout::units(l1, l2, lc)
+    // The columns pass stores its output in units of 16 neighbouring columns (a chained one: of
+    // its unit's C), each unit's N1 rows contiguous, and the rows pass reads them so: L2 then
+    // writes the columns back to DRAM in runs of a unit (128 KiB – 2 MiB) where stored in
+    // place they were rows of C·8 bytes N2·8 apart. H100, 2^27 values, ms: 2^24 (chained)
+    // 1.983 → 1.870; two plain passes 2^20 1.547 → 1.529, 2^21 1.607 → 1.585, 2^22 1.719 →
+    // 1.676, 2^23 1.828 → 1.790 (units of 4 or 8 columns lost at 2^21 – 2^23: the rows pass
+    // then reads 32- or 64-byte runs; of 32, 2^19 – 2^23 within ±0.7 %). Not with passes
+    // through L2 (--phase-split), nor for real input, whose two-pass sizes (256-point rows of
+    // 16 lanes) did not move (2^18 – 2^21 reals within ±0.4 %).
+    let unit_bits = if chain_columns {
+        large_chain::column_unit(o, n, n1).trailing_zeros()
+    } else if o.phase_split.is_none() && unpack.is_none() {
+        4
+    } else {
+        0
+    };
+    let (cols_out, rows_in) = if unit_bits > 0 && unit_bits < l2 {
+        Layout::units(l1, l2, unit_bits)
     } else {
         (cols_in, Layout::simple(l1, l2, 0))
     };
@@ -456,7 +466,7 @@ pub fn configure(
         let lanes = o.ffts_per_workgroup;
         let p = pass(
             n1,
-            (cols_in, cols_in),
+            (cols_in, cols_out),
             true,
             true,
             true,

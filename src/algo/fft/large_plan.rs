@@ -136,7 +136,7 @@ impl LargeConfig {
                     .collect();
                 out.push(PlanEntry::Permute {
                     pass: d,
-                    phase: Some(ph),
+                    phase: split_phases.then_some(ph),
                     fused: true,
                     rule: format!("units of {c} columns: cell (k1, col) at (col / {c})·{} + {c}·k1 + col mod {c}, each unit's {n1} rows contiguous (the rows pass reads them so)", c * n1),
                     matrix: BitMatrix::from_bit_perm(&perm).row_strings(),

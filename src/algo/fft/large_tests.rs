@@ -299,3 +299,39 @@ fn chained_columns_store_units_the_rows_pass_reads() {
         );
     }
 }
+
+/// Two plain passes store the columns in units of 16 too (real input, whose two passes did not
+/// move, keeps the columns in place): every cell where the rows pass reads it.
+#[test]
+fn plain_passes_store_units_of_16_columns() {
+    let lc = h100_config(1 << 22);
+    assert_eq!((lc.chain, lc.column_unit()), (None, Some(16)));
+    let (n1, n2) = lc.split;
+    let ln = 22;
+    let (cols, rows) = (lc.passes[0], lc.passes[1]);
+    let mut seen = vec![false; 1 << ln];
+    for col in 0..n2 {
+        for k1 in 0..n1 {
+            let a = cols.output.addr(ln, col, k1);
+            assert!(!seen[a]);
+            seen[a] = true;
+            assert_eq!(rows.input.addr(ln, k1, col), a);
+        }
+    }
+    assert_eq!(h100_real(1 << 20).column_unit(), None);
+    let with_l2 = configure(
+        &Options {
+            split: Some(1024),
+            phase_split: Some(32),
+            ..Options::default()
+        },
+        1 << 20,
+        2,
+        true,
+        false,
+        None,
+        &h100(),
+    )
+    .unwrap();
+    assert_eq!(with_l2.column_unit(), None);
+}
