@@ -259,6 +259,8 @@ fn plan_json_and_trace_pass_by_pass() {
             .starts_with("units of 16 columns")
     );
     assert_eq!(units["matrix"].as_array().unwrap().len(), 10);
+    assert_eq!(units["units"], 16);
+    assert!(r.extra["plan"][4].get("units").is_none());
     let m = r.extra["plan"][4]["matrix"].as_array().unwrap();
     assert_eq!(m.len(), 10);
     // Three stages: input, columns, rows; the columns stage is the model's twiddled column FFTs.

@@ -519,6 +519,21 @@ fn large_fft_view_draws_the_grid_and_the_pass_strip() {
     assert!(h.state().message.is_none(), "{:?}", h.state().message);
 }
 
+/// A 4096-point FFT on the large plan (64 × 64): the columns pass stores units of 16 columns,
+/// and the pass strip names that store apart from the rows' transpose; the traced columns stage
+/// is shown (and checked) in grid order.
+#[test]
+fn large_fft_pass_strip_names_the_units_store() {
+    let mut h = harness_sized([1600.0, 1100.0]);
+    wait_for_run(&mut h);
+    run_algo(&mut h, fft_large_options(4096, 64));
+    let r = h.state().result.as_ref().expect("a result");
+    assert!(r.verified, "{:?}", r.mismatch);
+    h.get_by_label("units of 16 columns (BMMC)");
+    h.get_by_label("transpose 64 × 64 (BMMC)");
+    assert!(h.state().message.is_none(), "{:?}", h.state().message);
+}
+
 /// The large plan is reachable from the app's controls: the generic option editor offers the
 /// kernel as a list (with `large`) and takes `split` as a number; the FFT view has its own
 /// "large plan" switch and split slider.

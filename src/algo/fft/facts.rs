@@ -75,12 +75,15 @@ pub enum PlanEntry {
         fused: bool,
         rule: String,
     },
-    /// A transposed store (a BMMC permutation) fused into a pass.
+    /// A transposed store, or the columns stored in units (a BMMC permutation), fused into a pass.
     Permute {
         pass: usize,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         phase: Option<usize>,
         fused: bool,
+        /// The columns a unit holds, where this is the columns pass's store in units.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        units: Option<usize>,
         rule: String,
         /// The BMMC matrix's rows, as `run bmmc` prints them.
         matrix: Vec<String>,

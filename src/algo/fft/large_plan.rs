@@ -95,6 +95,7 @@ impl LargeConfig {
                     pass: d,
                     phase: Some(0),
                     fused: true,
+                    units: None,
                     rule: format!("transpose {n1}×{n2}: Z[k1 + {n1}·col] ← Y[col + {n2}·k1], so that phase 1 runs in place and stores natural order"),
                     matrix: rotation(n1.trailing_zeros() as usize),
                 });
@@ -138,6 +139,7 @@ impl LargeConfig {
                     pass: d,
                     phase: split_phases.then_some(ph),
                     fused: true,
+                    units: Some(c),
                     rule: format!("units of {c} columns: cell (k1, col) at (col / {c})·{} + {c}·k1 + col mod {c}, each unit's {n1} rows contiguous (the rows pass reads them so)", c * n1),
                     matrix: BitMatrix::from_bit_perm(&perm).row_strings(),
                 });
@@ -147,6 +149,7 @@ impl LargeConfig {
                     pass: d,
                     phase: None,
                     fused: true,
+                    units: None,
                     rule: format!("transpose {n1}×{n2}: output[k1 + {n1}·k2] ← rows[{n2}·k1 + k2]"),
                     matrix: rotation(n1.trailing_zeros() as usize),
                 });

@@ -287,6 +287,7 @@ fn chained_columns_store_units_the_rows_pass_reads() {
         assert!(plan.as_array().unwrap().iter().any(|e| {
             e["kind"] == "permute"
                 && e["pass"] == 0
+                && e["units"] == c
                 && e["rule"]
                     .as_str()
                     .unwrap()

@@ -123,6 +123,19 @@ fn items(result: &RunResult, split: (usize, usize)) -> Vec<Item> {
                 ),
                 true,
             ),
+            PlanEntry::Permute {
+                pass,
+                units: Some(c),
+                ..
+            } => (
+                pass,
+                format!("units of {c} columns (BMMC)"),
+                format!(
+                    "fused into pass {pass}'s stores: each unit's {n1} rows contiguous, so the columns reach DRAM in runs of {} KiB",
+                    c * n1 * 8 / 1024
+                ),
+                true,
+            ),
             PlanEntry::Permute { pass, .. } => (
                 pass,
                 format!("transpose {n1} × {n2} (BMMC)"),
@@ -547,7 +560,12 @@ fn side_panel(
     } else if notes.kind == PassKind::Rows && notes.transposed {
         ui.label(RichText::new(format!("transpose {n1} × {n2}, fused")).strong());
         let permute = plan(result).into_iter().find_map(|e| match e {
-            PlanEntry::Permute { pass, matrix, .. } if Some(pass) == notes.pass => Some(matrix),
+            PlanEntry::Permute {
+                pass,
+                matrix,
+                units: None,
+                ..
+            } if Some(pass) == notes.pass => Some(matrix),
             _ => None,
         });
         if let Some(rows) = permute {
