@@ -146,8 +146,19 @@ fn fft_pass(s: &Stage, n: &crate::algo::fft::trace::PassNotes) -> String {
         ),
         PassKind::Columns => format!(
             "{}: every workgroup loads neighbouring columns (stride {n2} in memory), runs a {}-point FFT down each, multiplies \
-             output k1 of column col by the twiddle W_N^(col·k1) and stores it in place.",
-            s.label, n.sub_size
+             output k1 of column col by the twiddle W_N^(col·k1) and stores it {}.",
+            s.label,
+            n.sub_size,
+            match n.units {
+                Some(c) => format!(
+                    "in units of {c} columns: each unit's {n1} rows side by side in memory, so L2 writes the pass back to DRAM \
+                     in runs of {} KiB instead of {}-byte rows {n2}·8 bytes apart; the rows pass reads them so (the grid shows \
+                     cell (k1, col))",
+                    c * n1 * 8 / 1024,
+                    8 * c
+                ),
+                None => "in place".into(),
+            }
         ),
         PassKind::Inner => format!(
             "{}: the first phase of a pass through L2 — the {}-point FFTs down the inner columns of its sub-FFTs, with \

@@ -95,6 +95,9 @@ pub(super) fn run(
             count: p.map_or(0, |p| lc.fft_n / p.m),
             twiddled: p.is_some_and(|p| p.twiddle.is_some()),
             transposed: info.is_some_and(|i| i.transposed),
+            units: lc
+                .column_unit()
+                .filter(|_| p.is_some_and(|p| p.dispatch == 0)),
             complex,
         })
     };

@@ -66,6 +66,10 @@ pub struct PassNotes {
     /// Element k1 + N1·k2 holds grid cell (k1, k2): the rows pass stored through the transpose
     /// (X[k1 + N1·k2]), or the columns as one dispatch through L2 stores them for its rows.
     pub transposed: bool,
+    /// The columns pass stored its output in units of this many columns (each unit's N1 rows
+    /// contiguous); the stage is shown in grid order (cell (k1, col) at col + N2·k1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units: Option<usize>,
     pub complex: bool,
 }
 

@@ -225,9 +225,14 @@ fn heading(n: &PassNotes, result: &RunResult) -> String {
                 ),
                 (PassKind::Columns, false) => (
                     "columns",
-                    format!(
-                        "down the columns (stride {n2}); every output k1 × W_N^(col·k1) (N = {fft_n}), stored in place: Y[col + {n2}·k1]"
-                    ),
+                    match n.units {
+                        Some(c) => format!(
+                            "down the columns (stride {n2}); every output k1 × W_N^(col·k1) (N = {fft_n}), stored in units of {c} columns, each unit's {n1} rows contiguous (drawn here as the grid)"
+                        ),
+                        None => format!(
+                            "down the columns (stride {n2}); every output k1 × W_N^(col·k1) (N = {fft_n}), stored in place: Y[col + {n2}·k1]"
+                        ),
+                    },
                 ),
                 (_, true) => (
                     "rows",
