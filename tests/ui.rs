@@ -890,7 +890,12 @@ fn sort_family_sweep_draws_a_line_per_sort() {
         "radix onesweep --values iota",
     ] {
         let s = series.iter().find(|s| s.name == m).expect(m);
-        assert_eq!(s.points.len(), 3, "{m}");
+        // Never refused here; a point is only left out when its probe run took too long (the
+        // test binary's other tests load lavapipe's two cores; seen once).
+        let slow = skipped
+            .iter()
+            .any(|k| k.starts_with(m) && k.contains("s per run; bench it alone"));
+        assert!(s.points.len() == 3 || slow, "{m}: {skipped:?}");
         assert!(s.points.iter().all(|p| p[1] > 0.0), "{m}: {:?}", s.points);
     }
     // Key-value rows are told apart from keys only (their floor moves the values too), and
