@@ -61,22 +61,27 @@ impl LargeConfig {
         let rows = self.passes.iter().find(|p| p.dispatch == 1)?;
         rows.input.m_split.map(|(b, _)| 1 << b)
     }
-    /// The columns pass's array (`words`, interleaved complex, whole FFTs) in grid order, cell
-    /// (k1, col) at col + N2·k1, from the units it is stored in: what a traced run shows and
-    /// checks.
+    /// The columns pass's layouts: in grid order (cell (k1, col) at col + N2·k1) and as stored
+    /// in units, if it stores units.
+    pub fn column_layouts(&self) -> Option<(Layout, Layout)> {
+        let c = self.column_unit()?;
+        let (n1, n2) = self.split;
+        let (l1, l2) = (n1.trailing_zeros(), n2.trailing_zeros());
+        let (stored, _) = Layout::units(l1, l2, c.trailing_zeros());
+        Some((Layout::simple(l2, 0, l2), stored))
+    }
+    /// The columns pass's array (`words`, interleaved complex, whole FFTs) in grid order, from
+    /// the units it is stored in: what a traced run shows and checks.
     pub fn columns_in_grid_order(&self, words: Vec<u32>) -> Vec<u32> {
-        let Some(c) = self.column_unit() else {
+        let Some((grid, stored)) = self.column_layouts() else {
             return words;
         };
-        let (n1, n2) = self.split;
-        let (l1, l2, lc) = (n1.trailing_zeros(), n2.trailing_zeros(), c.trailing_zeros());
-        let (stored, _) = Layout::units(l1, l2, lc);
+        let n1 = self.split.0;
         let ln = self.fft_n.trailing_zeros();
         let mut out = vec![0u32; words.len()];
         for s in 0..words.len() / 2 / n1 {
             for k1 in 0..n1 {
-                let from = stored.addr(ln, s, k1);
-                let to = (s >> l2) << ln | (s & (n2 - 1)) | k1 << l2;
+                let (from, to) = (stored.addr(ln, s, k1), grid.addr(ln, s, k1));
                 out[2 * to..2 * to + 2].copy_from_slice(&words[2 * from..2 * from + 2]);
             }
         }
@@ -327,7 +332,7 @@ pub fn configure(
     // through L2 (--phase-split), nor for real input, whose two-pass sizes (256-point rows of
     // 16 lanes) did not move (2^18 – 2^21 reals within ±0.4 %).
     let unit_bits = if chain_columns {
-        large_chain::column_unit(o, n, n1).trailing_zeros()
+        large_chain::columns_per_unit(o, n, n1).trailing_zeros()
     } else if o.phase_split.is_none() && unpack.is_none() {
         4
     } else {

@@ -134,7 +134,7 @@ pub(super) fn configure_columns(
 ) -> Result<([PassConfig; 2], Chain)> {
     chained(
         o,
-        (n, m, column_unit(o, n, m)),
+        (n, m, columns_per_unit(o, n, m)),
         io,
         true,
         inverse,
@@ -146,7 +146,7 @@ pub(super) fn configure_columns(
 
 /// The columns in a unit of the chained columns pass of `m`-point columns of an `n`-point FFT
 /// (`--ffts-per-workgroup`, default 16).
-pub(super) fn column_unit(o: &Options, n: usize, m: usize) -> usize {
+pub(super) fn columns_per_unit(o: &Options, n: usize, m: usize) -> usize {
     o.ffts_per_workgroup.unwrap_or(16).min(n / m)
 }
 

@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 /// batch (`<< log2 N`), and `m << m_shift` — or, with `m_split = Some((b, hi))`, the low b bits
 /// of m at `m_shift` and the rest at `hi`. One run is the four-step's layouts (columns
 /// `col + N2·m`, rows `N2·row + m`); the phases of a pass through L2 split a sub-FFT's index over
-/// three, and a chained columns pass stores its columns in units of C (`Layout::units`), which
-/// the rows pass reads with m split.
+/// three, and the columns pass of a two-pass complex plan stores its columns in units
+/// (`Layout::units`), which the rows pass reads with m split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub runs: [(u32, u32); 3],
@@ -47,9 +47,9 @@ impl Layout {
     }
     /// The array of `n1`-point columns `col + n2·k1` (log2 sizes `l1`, `l2`) stored in units of
     /// 2^`lc` neighbouring columns, each unit's `n1` rows contiguous: cell (k1, col) at
-    /// `(col >> lc) << (l1 + lc) | k1 << lc | col mod 2^lc`. A chained columns pass stores so
-    /// (its phase 1 writes whole units: 2 MiB runs at 2^24) and the rows pass reads so; returns
-    /// (the columns' output, the rows' input).
+    /// `(col >> lc) << (l1 + lc) | k1 << lc | col mod 2^lc`. The columns pass of a two-pass
+    /// complex plan stores so (L2 writes it back in whole units: 2 MiB runs at 2^24) and the rows
+    /// pass reads so; returns (the columns' output, the rows' input).
     pub fn units(l1: u32, l2: u32, lc: u32) -> (Layout, Layout) {
         let cols = Layout {
             runs: [(lc, 0), (l2 - lc, l1 + lc), (0, 0)],

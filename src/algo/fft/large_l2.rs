@@ -63,7 +63,9 @@ pub(super) fn l2_pass(
         }
     };
     if inp.runs[1].0 > 0 || inp.m_split.is_some() || out.m_split.is_some() {
-        return Err(refuse(format!("the input layout {inp:?} is not one run")));
+        return Err(refuse(format!(
+            "the layouts {inp:?} → {out:?} are not one run in, positions unsplit"
+        )));
     }
     // Where the lanes lie apart in the input (the rows pass), neighbouring inner columns go
     // side by side instead, so the loads stay contiguous.

@@ -121,18 +121,24 @@ impl LargeConfig {
                     rule: "phase 0 stores each value where phase 1 will store its result (in the pass's output buffer); storageBarrier; phase 1 reads them back and stores in place: the intermediate stays in L2".into(),
                 });
             }
-            if let (Some(c), 0, true) = (self.column_unit(), d, ph + 1 == phases.len()) {
-                // Cell (k1, col) from col + N2·k1 to the units' order (Layout::units).
-                let (l1, l2, lc) = (
-                    n1.trailing_zeros() as usize,
-                    n2.trailing_zeros() as usize,
-                    c.trailing_zeros() as usize,
-                );
+            if let (Some(c), Some((grid, stored)), 0, true) = (
+                self.column_unit(),
+                self.column_layouts(),
+                d,
+                ph + 1 == phases.len(),
+            ) {
+                // Cell (k1, col) from the grid's address bits to the units' (Layout::units):
+                // each grid bit, as column bit or row bit, to where the stored layout puts it.
+                let (l2, lg) = (n2.trailing_zeros() as usize, ln as u32);
                 let perm: Vec<usize> = (0..ln)
-                    .map(|b| match b {
-                        _ if b < lc => b,
-                        _ if b < l2 => b + l1,
-                        _ => b - l2 + lc,
+                    .map(|b| {
+                        let (s, k1) = if b < l2 {
+                            (1 << b, 0)
+                        } else {
+                            (0, 1 << (b - l2))
+                        };
+                        debug_assert_eq!(grid.addr(lg, s, k1), 1 << b);
+                        stored.addr(lg, s, k1).trailing_zeros() as usize
                     })
                     .collect();
                 out.push(PlanEntry::Permute {

@@ -124,7 +124,7 @@ pub(super) fn run(
             let in_columns_pass = info
                 .and_then(|i| i.phase)
                 .is_some_and(|ph| lc.passes.get(ph).is_some_and(|p| p.dispatch == 0));
-            let words = if in_columns_pass && lc.dispatches() > 1 {
+            let words = if in_columns_pass {
                 lc.columns_in_grid_order(words)
             } else {
                 words

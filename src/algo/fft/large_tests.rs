@@ -293,6 +293,28 @@ fn chained_columns_store_units_the_rows_pass_reads() {
                     .unwrap()
                     .starts_with(&format!("units of {c} columns"))
         }));
+        // Its matrix: column bits below log2 C stay, the column's unit moves above the rows,
+        // the rows' bits move down to log2 C.
+        let (l1, l2, lc) = (
+            n1.trailing_zeros() as usize,
+            n2.trailing_zeros() as usize,
+            c.trailing_zeros() as usize,
+        );
+        let perm: Vec<usize> = (0..ln as usize)
+            .map(|b| match b {
+                _ if b < lc => b,
+                _ if b < l2 => b + l1,
+                _ => b - l2 + lc,
+            })
+            .collect();
+        let want = crate::algo::bmmc::matrix::BitMatrix::from_bit_perm(&perm).row_strings();
+        let entry = plan
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["units"] == c)
+            .unwrap();
+        assert_eq!(entry["matrix"], serde_json::json!(want));
         let rows_json = serde_json::to_value(rows.input).unwrap();
         assert_eq!(
             rows_json["m_split"],
