@@ -195,6 +195,72 @@ fn a_save_that_fails_is_one_line_after_the_result() {
     assert!(!missing.exists());
 }
 
+/// STAGEWISE_SWAP_WGSL runs an edited kernel where the dumped one ran: unedited, the run is the
+/// same; edited, the run verifies the edit's result against the CPU model (and fails); a file that
+/// does not parse is an error naming the kernel, not a panic.
+#[test]
+fn a_swapped_kernel_runs_in_place_of_the_dumped_one() {
+    let dump = tmpdir("swap-dump");
+    let swap = tmpdir("swap-in");
+    let args = ["run", "scan", "--n", "1000", "--fill", "iota", "--json"];
+    let run = |env: Option<(&str, &Path)>| {
+        let mut c = bin();
+        c.args(args);
+        if let Some((k, v)) = env {
+            c.env(k, v);
+        }
+        c.output().expect("run stagewise")
+    };
+    let plain = run(Some(("STAGEWISE_DUMP_WGSL", &dump)));
+    assert_eq!(plain.status.code(), Some(0));
+    let files: Vec<PathBuf> = std::fs::read_dir(&dump)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().unwrap().to_owned();
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+
+    std::fs::write(swap.join(&name), &text).unwrap();
+    let same = run(Some(("STAGEWISE_SWAP_WGSL", &swap)));
+    assert_eq!(same.status.code(), Some(0));
+    let json = |o: &std::process::Output| -> Value {
+        serde_json::from_slice(&o.stdout).expect("the run's JSON")
+    };
+    assert_eq!(json(&same)["output"], json(&plain)["output"]);
+    assert_eq!(json(&same)["verified"], true);
+    let err = String::from_utf8_lossy(&same.stderr);
+    assert!(
+        err.contains("stagewise: kernel scan ladder runs")
+            && err.contains(&*name.to_string_lossy()),
+        "{err}"
+    );
+
+    // Every rung adds one more: the CPU model catches it.
+    let step = "a[t] = a[t] + a[prev_rung];";
+    assert!(
+        text.contains(step),
+        "the ladder's step moved: update this test"
+    );
+    let edited = text.replace(step, "a[t] = a[t] + a[prev_rung] + T(1);");
+    std::fs::write(swap.join(&name), edited).unwrap();
+    let wrong = run(Some(("STAGEWISE_SWAP_WGSL", &swap)));
+    assert_eq!(wrong.status.code(), Some(3));
+    let v = json(&wrong);
+    assert_eq!(v["verified"], false);
+    assert_eq!(v["output"][1], 2);
+
+    std::fs::write(swap.join(&name), "fn broken(").unwrap();
+    let broken = run(Some(("STAGEWISE_SWAP_WGSL", &swap)));
+    assert_eq!(broken.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&broken.stderr);
+    assert!(
+        err.contains("stagewise: error: GPU validation error") && err.contains("scan ladder"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The option audit: every option `stagewise list --json`, `run --help` and `bench --help` list
 // changes something observable (the JSON minus timings, or the WGSL of the kernels that ran,

@@ -248,11 +248,36 @@ impl Gpu {
         {
             return Ok(p);
         }
+        let file = format!("{}-{key:016x}.wgsl", label.replace(' ', "_"));
         if let Ok(dir) = std::env::var("STAGEWISE_DUMP_WGSL") {
             // Debugging aid: every compiled kernel's WGSL, named by label and source hash.
-            let name = format!("{dir}/{}-{key:016x}.wgsl", label.replace(' ', "_"));
-            let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(name, source));
+            let _ = std::fs::create_dir_all(&dir)
+                .and_then(|_| std::fs::write(format!("{dir}/{file}"), source));
         }
+        // Debugging aid, the dump's other half: a file of the dump's name in this folder is
+        // compiled in place of the kernel, so an edited kernel runs (verified, traced, timed) where
+        // the generated one would.
+        let swapped = match std::env::var("STAGEWISE_SWAP_WGSL") {
+            Ok(dir) => {
+                let path = std::path::Path::new(&dir).join(&file);
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => {
+                        eprintln!("stagewise: kernel {label} runs {}", path.display());
+                        Some(text)
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => {
+                        return Err(Error::Io(format!(
+                            "STAGEWISE_SWAP_WGSL: cannot read {}: {e}",
+                            path.display()
+                        )));
+                    }
+                }
+            }
+            Err(_) => None,
+        };
+        let shown = swapped.as_deref().unwrap_or(shown);
+        let source = swapped.as_deref().unwrap_or(source);
         let tuning = kernel_tuning();
         let p = self.scoped(|| {
             let desc = wgpu::ShaderModuleDescriptor {
@@ -262,7 +287,8 @@ impl Gpu {
             let module = if tuning.unchecked {
                 // SAFETY: only kernels shipped in shaders/ are compiled here; each guards its indices
                 // (`if i >= n`) and is tested against its CPU model. STAGEWISE_KERNELS=checked
-                // restores wgpu's checks.
+                // restores wgpu's checks (a kernel swapped in with STAGEWISE_SWAP_WGSL is the
+                // user's, run as given: documented with the variable).
                 unsafe {
                     self.device
                         .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
