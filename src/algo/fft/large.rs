@@ -243,6 +243,7 @@ pub fn configure(
             twiddle: None,
             inverse,
             pad_shift: None,
+            swizzle: None,
             dispatch: 0,
         };
         four.parts(&mk).or_else(|| fit.parts(&mk))
@@ -418,6 +419,7 @@ pub fn configure(
             }),
             inverse,
             pad_shift: None,
+            swizzle: None,
             dispatch,
         };
         let s_for = |parts: usize| {

@@ -310,6 +310,11 @@ pub struct PassConfig {
     pub dispatch: usize,
     pub inverse: bool,
     pub pad_shift: Option<u32>,
+    /// Instead of padding (f32 exchanges only): workgroup index bit i < 5 (the bank) XORed with
+    /// the parity of the index's bits from 5 on under mask i (12 bits a mask, mask i at bit 12·i).
+    /// XOR is linear, so a thread's base and a slot's constant still combine by one operation
+    /// (`^`), and the array needs no room beyond the values.
+    pub swizzle: Option<u64>,
 }
 
 impl PassConfig {
@@ -339,6 +344,40 @@ impl PassConfig {
     }
     pub(super) fn pad(&self, a: usize) -> usize {
         a + self.pad_shift.map_or(0, |p| a >> p)
+    }
+    /// Where workgroup index `a` (the place before padding or swizzling) lives.
+    pub(super) fn index(&self, a: usize) -> usize {
+        match self.swizzle {
+            Some(sw) => a ^ swizzle_bank(sw, a >> 5),
+            None => self.pad(a),
+        }
+    }
+    /// [`PassConfig::index`] of the WGSL expression `x`.
+    pub(super) fn index_wgsl(&self, x: &str) -> String {
+        match (self.swizzle, self.pad_shift) {
+            (Some(sw), _) => {
+                let terms: Vec<String> = (0..5)
+                    .filter(|i| (sw >> (12 * i)) & 0xfff != 0)
+                    .map(|i| {
+                        format!(
+                            "((countOneBits(({x}) & {}u) & 1u) << {i}u)",
+                            ((sw >> (12 * i)) & 0xfff) << 5
+                        )
+                    })
+                    .collect();
+                if terms.is_empty() {
+                    x.to_string()
+                } else {
+                    format!("({x}) ^ ({})", terms.join(" | "))
+                }
+            }
+            (None, Some(ps)) => format!("({x}) + (({x}) >> {ps}u)"),
+            (None, None) => x.to_string(),
+        }
+    }
+    /// How a thread's base index and a slot's constant offset (disjoint bits) combine.
+    pub(super) fn join(&self) -> &'static str {
+        if self.swizzle.is_some() { "^" } else { "+" }
     }
     /// Workgroup array length (elements of vec2, or f32 with two parts); 0 with one round.
     pub fn shared_len(&self) -> usize {
@@ -517,7 +556,7 @@ impl PassConfig {
                         for l in warp..(warp + 32).min(self.threads()) {
                             let (t, g) = self.role(l, ri == 0);
                             let p = f.compress(place(&r, lo, last, t, j));
-                            let a = self.pad((p << lc) | g);
+                            let a = self.index((p << lc) | g);
                             if self.parts >= 2 {
                                 words.push(a);
                             } else {
@@ -531,9 +570,73 @@ impl PassConfig {
         }
         cost
     }
-    /// The padding with the fewest conflicts that fits `max_bytes` (ties: less memory).
+    /// Each round trip's two sides (the rounds that write and read it): the index deltas of a
+    /// warp's lane bits (lanes of different parts, whose delta is a dropped bit, left out).
+    fn lane_deltas(&self) -> Vec<Vec<usize>> {
+        let r = self.radix();
+        let los = round_los(&r);
+        let lc = self.c.trailing_zeros();
+        let lanes = self.threads().min(32).trailing_zeros();
+        let mut out = Vec::new();
+        for ri in 1..los.len() {
+            let f = self.part_fn(ri);
+            for rr in [ri - 1, ri] {
+                let last = rr + 1 == los.len();
+                let at = |l: usize| {
+                    let (t, g) = self.role(l, rr == 0);
+                    (f.compress(place(&r, los[rr], last, t, 0)) << lc) | g
+                };
+                let d: Vec<usize> = (0..lanes)
+                    .map(|i| at(1 << i) ^ at(0))
+                    .filter(|&d| d != 0)
+                    .collect();
+                out.push(d);
+            }
+        }
+        out
+    }
+    /// A swizzle under which every side of every round trip sends a warp's lanes to distinct
+    /// banks (f32 exchanges), if a deterministic search finds one.
+    ///
+    /// Only where it paid on the H100 (2^27 values, ms, padding → swizzle): passes of 2048
+    /// points at 4 lanes (2^21 1.585 → 1.573, 2^22 1.675 → 1.663, 2^23 1.791 → 1.776). It lost
+    /// where a thread's slots are contiguous (one lane: 2^14 0.807 → 0.857, 16384 reals 0.839 →
+    /// 1.084, their reads vectorized), and slightly at 1024 points and 8 lanes (2^19 1.478 →
+    /// 1.481, 2^20 1.531 → 1.533) and in 2^18's chain (1.448 → 1.482): an XOR a workgroup
+    /// access, where padding's offset folds into the load, outweighs the conflicts it saves.
+    fn find_swizzle(&self) -> Option<u64> {
+        if self.parts < 2 || self.rounds() < 2 || self.c < 2 || self.m < 2048 {
+            return None;
+        }
+        let len = self.c * self.m / self.position_parts();
+        let high = len
+            .trailing_zeros()
+            .checked_sub(5)
+            .filter(|&h| h > 0 && h <= 12)?;
+        let sides = self.lane_deltas();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..4096 {
+            let mut sw = 0;
+            for i in 0..5 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                sw |= (x & ((1 << high) - 1)) << (12 * i);
+            }
+            let full = sides.iter().all(|d| {
+                gf2_rank(d.iter().map(|&a| (a ^ swizzle_bank(sw, a >> 5)) & 31)) == d.len()
+            });
+            if full {
+                return Some(sw);
+            }
+        }
+        None
+    }
+    /// The padding (or swizzle) with the fewest conflicts that fits `max_bytes` (ties: less
+    /// memory).
     pub fn choose_pad(mut self, max_bytes: usize) -> Option<PassConfig> {
         self.pad_shift = None;
+        self.swizzle = None;
         if self.shared_bytes() > max_bytes {
             return None;
         }
@@ -556,6 +659,38 @@ impl PassConfig {
             }
         }
         self.pad_shift = best.2;
+        if let Some(sw) = self.find_swizzle() {
+            let cand = PassConfig {
+                pad_shift: None,
+                swizzle: Some(sw),
+                ..self
+            };
+            if cand.exchange_cost() < best.0 {
+                return Some(cand);
+            }
+        }
         Some(self)
     }
+}
+
+/// The bank bits a swizzle XORs into an index whose bits from 5 on are `high`.
+fn swizzle_bank(sw: u64, high: usize) -> usize {
+    (0..5)
+        .map(|i| ((((sw >> (12 * i)) & 0xfff) as usize & high).count_ones() as usize & 1) << i)
+        .sum()
+}
+
+/// The rank over GF(2) of a few bit vectors.
+fn gf2_rank(v: impl Iterator<Item = usize>) -> usize {
+    let mut basis: Vec<usize> = Vec::new();
+    for mut x in v {
+        for b in &basis {
+            x = x.min(x ^ b);
+        }
+        if x != 0 {
+            basis.push(x);
+            basis.sort_unstable_by(|a, b| b.cmp(a));
+        }
+    }
+    basis.len()
 }

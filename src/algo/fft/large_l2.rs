@@ -106,6 +106,7 @@ pub(super) fn l2_pass(
         twiddle,
         inverse,
         pad_shift: None,
+        swizzle: None,
         dispatch,
     };
     let outer = outer_twiddle.then_some(Twiddle {

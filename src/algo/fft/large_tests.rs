@@ -358,3 +358,49 @@ fn plain_passes_store_units_of_16_columns() {
     .unwrap();
     assert_eq!(with_l2.column_unit(), None);
 }
+
+/// The rows pass of 2^21 – 2^23 (2048 points, 4 lanes, real and imaginary parts) swizzles its
+/// workgroup indices instead of padding them: fewer bank conflicts in the model, a bijection of
+/// the array; every other H100 plan keeps its padding (what the H100 timed, large_gen.rs).
+#[test]
+fn the_rows_pass_of_2_21_to_2_23_swizzles_its_exchanges() {
+    for ln in 8..=24u32 {
+        let lc = h100_config(1 << ln);
+        let last = lc.passes.len() - 1;
+        for (i, p) in lc.passes.iter().enumerate() {
+            let want = (21..=23).contains(&ln) && i == last;
+            assert_eq!(p.swizzle.is_some(), want, "2^{ln} pass {i}: {p:?}");
+            if p.swizzle.is_none() {
+                continue;
+            }
+            assert_eq!((p.m, p.c, p.parts, p.pad_shift), (2048, 4, 2, None));
+            let padded = (3..11)
+                .map(|s| {
+                    PassConfig {
+                        swizzle: None,
+                        pad_shift: Some(s),
+                        ..*p
+                    }
+                    .exchange_cost()
+                })
+                .min()
+                .unwrap();
+            assert!(
+                p.exchange_cost() < padded,
+                "{} vs {padded}",
+                p.exchange_cost()
+            );
+            let len = p.shared_len();
+            assert_eq!(len, p.c * p.m / p.position_parts());
+            let mut seen = vec![false; len];
+            for a in 0..len {
+                let x = p.index(a);
+                assert!(x < len && !seen[x], "index {a} -> {x}");
+                seen[x] = true;
+            }
+        }
+    }
+    for reals in [1 << 14, 1 << 18, 1 << 21] {
+        assert!(h100_real(reals).passes.iter().all(|p| p.swizzle.is_none()));
+    }
+}

@@ -293,10 +293,7 @@ fn exchange(
     js: &[usize],
     idx: &dyn Fn(usize, usize) -> (String, String),
 ) {
-    let pad = |x: String| match c.pad_shift {
-        Some(ps) => format!("({x}) + (({x}) >> {ps}u)"),
-        None => x,
-    };
+    let pad = |x: String| c.index_wgsl(&x);
     let sfx = if c.parts >= 2 { "" } else { "2" };
     for trip in trips {
         let _ = writeln!(o, "    workgroupBarrier();");
