@@ -601,7 +601,7 @@ impl PassConfig {
     /// Only where it paid on the H100 (2^27 values, ms, padding → swizzle): passes of 2048
     /// points at 4 lanes (2^21 1.585 → 1.573, 2^22 1.675 → 1.663, 2^23 1.791 → 1.776). It lost
     /// where a thread's slots are contiguous (one lane: 2^14 0.807 → 0.857, 16384 reals 0.839 →
-    /// 1.084, their reads vectorized), and slightly at 1024 points and 8 lanes (2^19 1.478 →
+    /// 1.084; more than its XORs explain), and slightly at 1024 points and 8 lanes (2^19 1.478 →
     /// 1.481, 2^20 1.531 → 1.533) and in 2^18's chain (1.448 → 1.482): an XOR a workgroup
     /// access, where padding's offset folds into the load, outweighs the conflicts it saves.
     fn find_swizzle(&self) -> Option<u64> {
