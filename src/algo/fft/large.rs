@@ -244,6 +244,7 @@ pub fn configure(
             inverse,
             pad_shift: None,
             swizzle: None,
+            trip_pad: [None; 8],
             dispatch: 0,
         };
         four.parts(&mk).or_else(|| fit.parts(&mk))
@@ -420,6 +421,7 @@ pub fn configure(
             inverse,
             pad_shift: None,
             swizzle: None,
+            trip_pad: [None; 8],
             dispatch,
         };
         let s_for = |parts: usize| {

@@ -315,6 +315,9 @@ pub struct PassConfig {
     /// XOR is linear, so a thread's base and a slot's constant still combine by one operation
     /// (`^`), and the array needs no room beyond the values.
     pub swizzle: Option<u64>,
+    /// Round trip i's own padding where it differs from `pad_shift` (Some(0): none; trips past
+    /// the eighth take `pad_shift`): each trip's two sides conflict least at their own shift.
+    pub trip_pad: [Option<u8>; 8],
 }
 
 impl PassConfig {
@@ -345,14 +348,23 @@ impl PassConfig {
     pub(super) fn pad(&self, a: usize) -> usize {
         a + self.pad_shift.map_or(0, |p| a >> p)
     }
-    /// Where workgroup index `a` (the place before padding or swizzling) lives.
-    pub(super) fn index(&self, a: usize) -> usize {
-        match self.swizzle {
-            Some(sw) => a ^ swizzle_bank(sw, a >> 5),
-            None => self.pad(a),
+    /// Round trip i's padding shift.
+    pub(super) fn trip_shift(&self, i: usize) -> Option<u32> {
+        match self.trip_pad.get(i).copied().flatten() {
+            Some(0) => None,
+            Some(s) => Some(s as u32),
+            None => self.pad_shift,
         }
     }
-    /// [`PassConfig::index`] of the WGSL expression `x`.
+    /// Where round trip i keeps workgroup index `a`.
+    pub(super) fn trip_index(&self, i: usize, a: usize) -> usize {
+        match self.swizzle {
+            Some(sw) => a ^ swizzle_bank(sw, a >> 5),
+            None => a + self.trip_shift(i).map_or(0, |p| a >> p),
+        }
+    }
+    /// Where the pass's `pad_shift` (or swizzle) keeps workgroup index `x`, a WGSL expression
+    /// (the fused unpacking's trips).
     pub(super) fn index_wgsl(&self, x: &str) -> String {
         match (self.swizzle, self.pad_shift) {
             (Some(sw), _) => {
@@ -382,7 +394,11 @@ impl PassConfig {
     /// Workgroup array length (elements of vec2, or f32 with two parts); 0 with one round.
     pub fn shared_len(&self) -> usize {
         if self.rounds() > 1 {
-            self.pad(self.c * self.m / self.position_parts() - 1) + 1
+            let top = self.c * self.m / self.position_parts() - 1;
+            (0..self.rounds() - 1)
+                .map(|i| self.trip_index(i, top))
+                .fold(self.pad(top), usize::max)
+                + 1
         } else {
             0
         }
@@ -535,36 +551,35 @@ impl PassConfig {
     /// Workgroup-memory bank conflicts of every round trip (32 banks of 4 bytes, warps of 32):
     /// the sum over warp requests of the most distinct words one bank serves.
     pub fn exchange_cost(&self) -> usize {
+        (0..self.rounds().saturating_sub(1))
+            .map(|i| self.trip_cost(i))
+            .sum()
+    }
+    /// [`PassConfig::exchange_cost`] of round trip i alone: round i writes it, round i + 1 reads
+    /// it, each through the trip's parts.
+    pub fn trip_cost(&self, i: usize) -> usize {
         let r = self.radix();
         let los = round_los(&r);
-        if los.len() < 2 {
-            return 0;
-        }
         let lc = self.c.trailing_zeros();
+        let f = self.part_fn(i + 1);
         let mut cost = 0;
         let mut words = Vec::with_capacity(64);
-        let fns: Vec<PartFn> = (1..los.len()).map(|ri| self.part_fn(ri)).collect();
-        for (ri, &lo) in los.iter().enumerate() {
-            let last = ri + 1 == los.len();
-            // Round ri reads what the trip into it exchanged and (unless last) writes for the
-            // trip into ri + 1: each through that trip's parts.
-            let trips = [ri.checked_sub(1), (!last).then_some(ri)];
-            for f in trips.into_iter().flatten().map(|i| fns[i]) {
-                for warp in (0..self.threads()).step_by(32) {
-                    for j in 0..self.e {
-                        words.clear();
-                        for l in warp..(warp + 32).min(self.threads()) {
-                            let (t, g) = self.role(l, ri == 0);
-                            let p = f.compress(place(&r, lo, last, t, j));
-                            let a = self.index((p << lc) | g);
-                            if self.parts >= 2 {
-                                words.push(a);
-                            } else {
-                                words.extend([2 * a, 2 * a + 1]);
-                            }
+        for rr in [i, i + 1] {
+            let last = rr + 1 == los.len();
+            for warp in (0..self.threads()).step_by(32) {
+                for j in 0..self.e {
+                    words.clear();
+                    for l in warp..(warp + 32).min(self.threads()) {
+                        let (t, g) = self.role(l, rr == 0);
+                        let p = f.compress(place(&r, los[rr], last, t, j));
+                        let a = self.trip_index(i, (p << lc) | g);
+                        if self.parts >= 2 {
+                            words.push(a);
+                        } else {
+                            words.extend([2 * a, 2 * a + 1]);
                         }
-                        cost += bank_max(&mut words) * self.parts;
                     }
+                    cost += bank_max(&mut words) * self.parts;
                 }
             }
         }
@@ -637,6 +652,7 @@ impl PassConfig {
     pub fn choose_pad(mut self, max_bytes: usize) -> Option<PassConfig> {
         self.pad_shift = None;
         self.swizzle = None;
+        self.trip_pad = [None; 8];
         if self.shared_bytes() > max_bytes {
             return None;
         }
@@ -659,10 +675,45 @@ impl PassConfig {
             }
         }
         self.pad_shift = best.2;
+        // Then each trip its own shift, where that conflicts strictly less: in passes whose trips
+        // go in parts of the positions (4 or 8 parts), which put a barrier between one trip's
+        // reads and the next trip's writes anyway (in place, with the same layout, a trip needs
+        // none: each thread writes back the places it read). H100, 2^27 values, ms, one shift →
+        // a shift a trip: 2^14 0.808 → 0.792, 16384 reals 0.840 → 0.818 (2^28 reals), 2^13
+        // 0.739 either way; in 2 parts it did not pay (2^19 1.477 → 1.480, 2^21 – 2^24 within
+        // 0.15 %, before the barrier it would have needed).
+        let trips = if self.position_parts() > 1 {
+            (self.rounds() - 1).min(8)
+        } else {
+            0
+        };
+        for i in 0..trips {
+            let mut trip = (self.trip_cost(i), self.shared_len(), None);
+            for p in (3..bits).map(|p| p as u8).chain([0]) {
+                let cand = PassConfig {
+                    trip_pad: {
+                        let mut t = self.trip_pad;
+                        t[i] = Some(p);
+                        t
+                    },
+                    ..self
+                };
+                if cand.shared_bytes() > max_bytes {
+                    continue;
+                }
+                let key = (cand.trip_cost(i), cand.shared_len());
+                if key.0 < trip.0 || (key.0 == trip.0 && trip.2.is_some() && key.1 < trip.1) {
+                    trip = (key.0, key.1, Some(p));
+                }
+            }
+            self.trip_pad[i] = trip.2;
+        }
+        let best = (self.exchange_cost(), self.shared_len());
         if let Some(sw) = self.find_swizzle() {
             let cand = PassConfig {
                 pad_shift: None,
                 swizzle: Some(sw),
+                trip_pad: [None; 8],
                 ..self
             };
             if cand.exchange_cost() < best.0 {

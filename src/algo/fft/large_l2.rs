@@ -107,6 +107,7 @@ pub(super) fn l2_pass(
         inverse,
         pad_shift: None,
         swizzle: None,
+        trip_pad: [None; 8],
         dispatch,
     };
     let outer = outer_twiddle.then_some(Twiddle {

@@ -394,7 +394,7 @@ fn the_rows_pass_of_2_21_to_2_23_swizzles_its_exchanges() {
             assert_eq!(len, p.c * p.m / p.position_parts());
             let mut seen = vec![false; len];
             for a in 0..len {
-                let x = p.index(a);
+                let x = p.trip_index(0, a);
                 assert!(x < len && !seen[x], "index {a} -> {x}");
                 seen[x] = true;
             }
@@ -402,5 +402,39 @@ fn the_rows_pass_of_2_21_to_2_23_swizzles_its_exchanges() {
     }
     for reals in [1 << 14, 1 << 18, 1 << 21] {
         assert!(h100_real(reals).passes.iter().all(|p| p.swizzle.is_none()));
+    }
+}
+
+/// In 4 exchange parts (a barrier between trips anyway) each round trip takes its own padding
+/// where that conflicts strictly less: 2^14's first trip, 8192 points' second (2^13 and 16384
+/// reals); 2-part passes keep one shift (their trips share places without a barrier).
+#[test]
+fn four_part_passes_pad_each_trip_on_its_own() {
+    let trips = |p: &PassConfig| p.trip_pad[..p.rounds() - 1].to_vec();
+    let one = |p: &PassConfig| {
+        PassConfig {
+            trip_pad: [None; 8],
+            ..*p
+        }
+        .exchange_cost()
+    };
+    let p = h100_config(1 << 14).passes[0];
+    assert_eq!((p.pad_shift, trips(&p)), (Some(8), vec![Some(5), None]));
+    assert_eq!((p.exchange_cost(), one(&p)), (10240, 12288));
+    for p in [h100_config(1 << 13).passes[0], h100_real(1 << 14).passes[0]] {
+        assert_eq!((p.pad_shift, trips(&p)), (Some(5), vec![None, Some(7)]));
+        assert_eq!((p.exchange_cost(), one(&p)), (7168, 8192));
+        // The array holds the larger of the two paddings.
+        assert_eq!(p.shared_len(), {
+            let top = p.c * p.m / p.position_parts() - 1;
+            top + (top >> 5) + 1
+        });
+    }
+    for ln in 15..=24u32 {
+        for p in h100_config(1 << ln).passes {
+            if p.position_parts() == 1 {
+                assert!(p.trip_pad.iter().all(Option::is_none), "2^{ln}: {p:?}");
+            }
+        }
     }
 }

@@ -70,6 +70,11 @@ pub fn shader(
             c.pad_shift,
             c.swizzle
                 .map_or(String::new(), |sw| format!("; swizzle {sw:#x}"))
+                + &if c.trip_pad.iter().any(Option::is_some) {
+                    format!("; trip padding {:?}", c.trip_pad)
+                } else {
+                    String::new()
+                }
         );
     }
     if let Some(u) = unpack {
@@ -365,7 +370,7 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
                 "    let {name} = {};",
                 c.index_wgsl(&format!("b_{name}"))
             );
-        } else if let Some(ps) = c.pad_shift {
+        } else if let Some(ps) = c.trip_shift(ri - 1) {
             let _ = writeln!(o, "    let {name} = {base} + ({base} >> {ps}u);");
         } else {
             let _ = writeln!(o, "    let {name} = {base};");
@@ -390,7 +395,9 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
     let dst = if pp > 1 && !f.same_slot { "n" } else { "v" };
     // Parts share workgroup places: the previous round trip's last reads must be done before this
     // one writes (one part's place is another part's too).
-    let mut first = !(pp > 1 && ri > 1);
+    // The same holds between trips of different layouts.
+    let relaid = ri > 1 && c.trip_shift(ri - 1) != c.trip_shift(ri - 2);
+    let mut first = !(ri > 1 && (pp > 1 || relaid));
     for comp in comps {
         for q in 0..pp {
             if !first {
@@ -404,7 +411,7 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
                     "a{}w {} {}u",
                     ri - 1,
                     c.join(),
-                    slot_off(c, &f, pl, false, j)
+                    slot_off(c, &f, ri - 1, pl, false, j)
                 );
                 let cnd = cond(format!("h{}w", ri - 1), slot_bits(pl, false, j), q);
                 let _ = writeln!(
@@ -414,7 +421,11 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
             }
             let _ = writeln!(o, "    workgroupBarrier();");
             for j in 0..e {
-                let i = format!("a{ri}r {} {}u", c.join(), slot_off(c, &f, lo, last, j));
+                let i = format!(
+                    "a{ri}r {} {}u",
+                    c.join(),
+                    slot_off(c, &f, ri - 1, lo, last, j)
+                );
                 let cnd = cond(format!("h{ri}r"), slot_bits(lo, last, j), q);
                 let _ = writeln!(
                     o,
@@ -447,7 +458,7 @@ fn slot_bits(lo: u32, last: bool, j: usize) -> usize {
 
 /// Slot j's offset from slot 0 inside its part: padding adds over disjoint bits, a swizzle XORs
 /// ([`PassConfig::join`]).
-fn slot_off(c: &PassConfig, f: &PartFn, lo: u32, last: bool, j: usize) -> usize {
+fn slot_off(c: &PassConfig, f: &PartFn, trip: usize, lo: u32, last: bool, j: usize) -> usize {
     let lc = c.c.trailing_zeros();
-    c.index(f.compress(slot_bits(lo, last, j)) << lc)
+    c.trip_index(trip, f.compress(slot_bits(lo, last, j)) << lc)
 }
