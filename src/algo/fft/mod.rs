@@ -10,6 +10,7 @@ pub mod large;
 pub mod large_chain;
 pub mod large_gen;
 mod large_l2;
+mod large_layout;
 pub mod large_plan;
 pub mod large_unpack;
 pub mod large_wgsl;
