@@ -361,7 +361,7 @@ fn plain_passes_store_units_of_16_columns() {
 
 /// The rows pass of 2^21 – 2^23 (2048 points, 4 lanes, real and imaginary parts) swizzles its
 /// workgroup indices instead of padding them: fewer bank conflicts in the model, a bijection of
-/// the array; every other H100 plan keeps its padding (what the H100 timed, large_gen.rs).
+/// the array; every other H100 plan keeps its padding (what the H100 timed, large_layout.rs).
 #[test]
 fn the_rows_pass_of_2_21_to_2_23_swizzles_its_exchanges() {
     for ln in 8..=24u32 {
