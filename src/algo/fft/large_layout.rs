@@ -80,21 +80,14 @@ impl PassConfig {
     /// [`PassConfig::exchange_cost`] of round trip i alone: round i writes it, round i + 1 reads
     /// it, each through the trip's parts.
     pub fn trip_cost(&self, i: usize) -> usize {
-        let r = self.radix();
-        let los = round_los(&r);
-        let lc = self.c.trailing_zeros();
-        let f = self.part_fn(i + 1);
         let mut cost = 0;
         let mut words = Vec::with_capacity(64);
-        for rr in [i, i + 1] {
-            let last = rr + 1 == los.len();
+        for side in self.trip_sides(i) {
             for warp in (0..self.threads()).step_by(32) {
                 for j in 0..self.e {
                     words.clear();
                     for l in warp..(warp + 32).min(self.threads()) {
-                        let (t, g) = self.role(l, rr == 0);
-                        let p = f.compress(place(&r, los[rr], last, t, j));
-                        let a = self.trip_index(i, (p << lc) | g);
+                        let a = self.trip_index(i, side(l, j));
                         if self.parts >= 2 {
                             words.push(a);
                         } else {
@@ -107,30 +100,34 @@ impl PassConfig {
         }
         cost
     }
-    /// Each round trip's two sides (the rounds that write and read it): the index deltas of a
-    /// warp's lane bits (lanes of different parts, whose delta is a dropped bit, left out).
-    fn lane_deltas(&self) -> Vec<Vec<usize>> {
+    /// Round trip i's two sides (round i writes it, round i + 1 reads it): thread l's slot j's
+    /// workgroup index before padding or swizzling, through the trip's parts.
+    fn trip_sides(&self, i: usize) -> [impl Fn(usize, usize) -> usize + '_; 2] {
         let r = self.radix();
         let los = round_los(&r);
         let lc = self.c.trailing_zeros();
-        let lanes = self.threads().min(32).trailing_zeros();
-        let mut out = Vec::new();
-        for ri in 1..los.len() {
-            let f = self.part_fn(ri);
-            for rr in [ri - 1, ri] {
-                let last = rr + 1 == los.len();
-                let at = |l: usize| {
-                    let (t, g) = self.role(l, rr == 0);
-                    (f.compress(place(&r, los[rr], last, t, 0)) << lc) | g
-                };
-                let d: Vec<usize> = (0..lanes)
-                    .map(|i| at(1 << i) ^ at(0))
-                    .filter(|&d| d != 0)
-                    .collect();
-                out.push(d);
+        let f = self.part_fn(i + 1);
+        [i, i + 1].map(move |rr| {
+            let (lo, last) = (los[rr], rr + 1 == los.len());
+            move |l: usize, j: usize| {
+                let (t, g) = self.role(l, rr == 0);
+                (f.compress(place(&r, lo, last, t, j)) << lc) | g
             }
-        }
-        out
+        })
+    }
+    /// Each round trip's two sides (the rounds that write and read it): the index deltas of a
+    /// warp's lane bits (lanes of different parts, whose delta is a dropped bit, left out).
+    fn lane_deltas(&self) -> Vec<Vec<usize>> {
+        let lanes = self.threads().min(32).trailing_zeros();
+        (0..self.rounds() - 1)
+            .flat_map(|i| self.trip_sides(i))
+            .map(|at| {
+                (0..lanes)
+                    .map(|b| at(1 << b, 0) ^ at(0, 0))
+                    .filter(|&d| d != 0)
+                    .collect()
+            })
+            .collect()
     }
     /// A swizzle under which every side of every round trip sends a warp's lanes to distinct
     /// banks (f32 exchanges), if a deterministic search finds one.
