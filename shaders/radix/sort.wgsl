@@ -150,10 +150,11 @@ fn status_at(tile: u32, b: u32) -> u32 {
     return params.status + (params.digit * params.tiles + tile) * R + b;
 }
 
-// The real keys of digit b in this tile (s_cnt counts the pads of a partial last tile as digit R-1).
+// The real keys of digit b in this tile (s_cnt counts the pads of a partial last tile in the pad
+// key's digit: R-1, or less in a top digit of fewer bits than BITS).
 fn own_count(tile: u32, b: u32) -> u32 {
     let valid = min(TILE, params.n - tile * TILE);
-    return s_cnt[b] - select(0u, TILE - valid, b == R - 1u); // @lens wg-read s_cnt b
+    return s_cnt[b] - select(0u, TILE - valid, b == digit_of(0xffffffffu)); // @lens wg-read s_cnt b
 }
 
 // onesweep: where each of this thread's digits starts in the output (the scanned digit counts),
