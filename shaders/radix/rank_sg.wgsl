@@ -25,20 +25,27 @@ fn rank_step(me: Me, d: u32) -> u32 {
 
 var<workgroup> s_sgt: array<u32, NW>;   // subgroup totals of the bucket scan
 
+// The exclusive sum of `v` over the threads before this one (one subgroupInclusiveAdd per
+// subgroup, the subgroup totals through workgroup memory: one barrier instead of a Kogge-Stone
+// scan's 2 log2 WG). Call in uniform control flow.
+fn scan_threads(me: Me, v: u32) -> u32 {
+    let incl = subgroupInclusiveAdd(v);
+    if (me.lane == me.L - 1u) { s_sgt[me.w] = incl; } // @lens wg-write s_sgt me.w
+    workgroupBarrier();
+    var run = incl - v;
+    for (var w = 0u; w < me.w; w++) { run += s_sgt[w]; } // @lens wg-read s_sgt w
+    return run;
+}
+
 // s_base[b] = s_cnt[0] + … + s_cnt[b-1]: the thread at (subgroup w, lane l) owns the BPT
-// consecutive buckets from (w * L + l) * BPT; one subgroupInclusiveAdd per subgroup, the subgroup
-// totals through workgroup memory (one barrier instead of a Kogge-Stone scan's 2 log2 WG).
+// consecutive buckets from (w * L + l) * BPT.
 fn scan_buckets(me: Me) {
     let o = (me.w * me.L + me.lane) * BPT;
     var tot = 0u;
     for (var q = 0u; q < BPT; q++) {
         if (o + q < R) { tot += s_cnt[o + q]; } // @lens wg-read s_cnt o + q
     }
-    let incl = subgroupInclusiveAdd(tot);
-    if (me.lane == me.L - 1u) { s_sgt[me.w] = incl; } // @lens wg-write s_sgt me.w
-    workgroupBarrier();
-    var run = incl - tot;
-    for (var w = 0u; w < me.w; w++) { run += s_sgt[w]; } // @lens wg-read s_sgt w
+    var run = scan_threads(me, tot);
     for (var q = 0u; q < BPT; q++) {
         if (o + q < R) { s_base[o + q] = run; run += s_cnt[o + q]; } // @lens wg-write s_base o + q; wg-read s_cnt o + q
     }

@@ -25,16 +25,11 @@ fn rank_step(me: Me, d: u32) -> u32 {
     return old + below;
 }
 
-// s_base[b] = s_cnt[0] + … + s_cnt[b-1]: thread t owns BPT consecutive buckets, a Kogge-Stone scan
-// over the thread totals in workgroup memory.
-fn scan_buckets(me: Me) {
+// The exclusive sum of `v` over the threads before this one: a Kogge-Stone scan in workgroup
+// memory. Call in uniform control flow.
+fn scan_threads(me: Me, v: u32) -> u32 {
     let lid = me.lid;
-    var tot = 0u;
-    for (var q = 0u; q < BPT; q++) {
-        let b = lid * BPT + q;
-        if (b < R) { tot += s_cnt[b]; } // @lens wg-read s_cnt b
-    }
-    s_scan[lid] = tot; // @lens wg-write s_scan lid
+    s_scan[lid] = v; // @lens wg-write s_scan lid
     workgroupBarrier();
     for (var o = 1u; o < WG; o = o << 1u) {
         var y = s_scan[lid]; // @lens wg-read s_scan lid
@@ -43,7 +38,18 @@ fn scan_buckets(me: Me) {
         s_scan[lid] = y; // @lens wg-write s_scan lid
         workgroupBarrier();
     }
-    var run = s_scan[lid] - tot; // @lens wg-read s_scan lid
+    return s_scan[lid] - v; // @lens wg-read s_scan lid
+}
+
+// s_base[b] = s_cnt[0] + … + s_cnt[b-1]: thread t owns BPT consecutive buckets.
+fn scan_buckets(me: Me) {
+    let lid = me.lid;
+    var tot = 0u;
+    for (var q = 0u; q < BPT; q++) {
+        let b = lid * BPT + q;
+        if (b < R) { tot += s_cnt[b]; } // @lens wg-read s_cnt b
+    }
+    var run = scan_threads(me, tot);
     for (var q = 0u; q < BPT; q++) {
         let b = lid * BPT + q;
         if (b < R) { s_base[b] = run; run += s_cnt[b]; } // @lens wg-write s_base b; wg-read s_cnt b

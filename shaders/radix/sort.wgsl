@@ -15,12 +15,14 @@
 // never written and never counted in a published count.
 //
 // state (atomic words): onesweep: [0, D*R) digit counts; [D*R, 2*D*R) their scan, the global
-// digit offsets; [2*D*R, 2*D*R + D) tile tickets per digit pass; then per digit pass, per tile, per
+// digit offsets; [2*D*R, 2*D*R + D) tile tickets per digit pass; 2*D*R + D the histogram's
+// workgroups done (DONE); then per digit pass, per tile, per
 // bucket a look-back status (flag << 30) | count: flag 1 = AGGREGATE (this tile's count), 2 =
 // INCLUSIVE (this and every earlier tile). Counts stay below 2^30 (a binding holds < 2^30 words).
 // Every write is atomicMax, so a status never goes back and every writer of a flag writes the same
 // count. No pass clears the state before a run: it is created zeroed, and every run leaves it so —
-// the scan zeroes the counts and tickets once it has read them, and each digit pass zeroes the
+// the histogram's last workgroup zeroes the counts, tickets and DONE once it has scanned the
+// counts, and each digit pass zeroes the
 // previous pass's statuses of its tile (digit 0: the last pass's, of the run before).
 // classic: [0, R * tiles) the tile counts bucket-major (bucket b of tile t at b * tiles + t), so
 // one exclusive scan of the whole array gives every (tile, bucket) its global offset.
@@ -151,10 +153,13 @@ fn status_at(tile: u32, b: u32) -> u32 {
 }
 
 // The real keys of digit b in this tile (s_cnt counts the pads of a partial last tile in the pad
-// key's digit: R-1, or less in a top digit of fewer bits than BITS).
+// key's digit: R-1, or less in a top digit of fewer bits than BITS). Where BITS divides 32 the
+// pad digit is the constant R-1: computed from the shift there, the 8-bit pass took 0.25 % longer
+// on the H100 (kept in a register from the kernel's start, 5 %: one register over the cap).
 fn own_count(tile: u32, b: u32) -> u32 {
     let valid = min(TILE, params.n - tile * TILE);
-    return s_cnt[b] - select(0u, TILE - valid, b == digit_of(0xffffffffu)); // @lens wg-read s_cnt b
+    let pad = select(R - 1u, digit_of(0xffffffffu), 32u % BITS != 0u);
+    return s_cnt[b] - select(0u, TILE - valid, b == pad); // @lens wg-read s_cnt b
 }
 
 // onesweep: where each of this thread's digits starts in the output (the scanned digit counts),
@@ -342,11 +347,17 @@ fn tile_offsets(tile: u32, lid: u32) {
 
 // Counts of every digit of every key in one read of the array: workgroup histograms, then one
 // atomicAdd per (digit, bucket) per workgroup. Workgroup g counts keys [g * chunk, (g+1) * chunk).
+// The last workgroup to finish scans the counts into the digit offsets, so the offsets need no
+// pass of their own (H100: a 6 µs pass and the gap before the first digit pass). "Last": every
+// workgroup releases its additions (storageBarrier: a device-scope release and acquire) before it
+// takes a ticket from state[DONE]; the one that draws the last ticket acquires them all.
 var<workgroup> s_h: array<atomic<u32>, D * R>;
+const DONE: u32 = 2u * D * R + D;
 
 @compute @workgroup_size(WG)
 fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-             @builtin(num_workgroups) nwg: vec3<u32>) {
+             @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
+    let me = {{ME}};
     let g = wid.x + wid.y * nwg.x; // @lens wg g; lid lid
     if (g >= params.wgs) { return; }
     for (var x = lid; x < D * R; x += WG) { atomicStore(&s_h[x], 0u); } // @lens wg-write s_h x
@@ -374,28 +385,46 @@ fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
         let c = atomicLoad(&s_h[x]); // @lens wg-read s_h x
         if (c > 0u) { atomicAdd(&state[x], c); } // @lens write state x
     }
+    storageBarrier();
+    if (lid == 0u) { s_u = atomicAdd(&state[DONE], 1u); } // @lens write state DONE
+    if (workgroupUniformLoad(&s_u) + 1u < params.wgs) { return; }
+    storageBarrier();
+    scan_digits(me);
 }
 
-// Workgroup d: digit d's R counts become exclusive offsets (one workgroup per digit, at once: H100,
-// 9 µs for the four in one workgroup one after another); the counts are zeroed for the next run's
-// histogram, and workgroup 0 zeroes the tile tickets (every digit pass of the run before is done).
-@compute @workgroup_size(WG)
-fn scan_counts(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32> {{SG_ARGS}}) {
-    let me = {{ME}}; // @lens wg wid.x; lid lid
-    let d = wid.x;
-    for (var q = 0u; q < BPT; q++) {
-        let b = lid + q * WG;
-        if (b < R) {
-            s_cnt[b] = atomicExchange(&state[d * R + b], 0u); // @lens read state d * R + b; write state d * R + b; wg-write s_cnt b
+// The last histogram workgroup: every digit's R counts become exclusive offsets at [D*R, 2*D*R);
+// the counts, the tile tickets and DONE are zeroed for the next run (every digit pass of the run
+// before is done). Thread t takes counts [t*SE, (t+1)*SE) (SE a power of two dividing R, so within
+// one digit); one workgroup scan of the thread sums serves every digit at once, each digit's
+// offsets taken relative to its first thread's. Traced runs keep the counts at trace[0, D*R) (the
+// histogram's stage).
+const SE: u32 = {{SE}}u;
+var<workgroup> s_dstart: array<u32, D>;
+
+fn scan_digits(me: Me) {
+    let first = me.lid * SE;
+    var c: array<u32, SE>;
+    var tot = 0u;
+    for (var e = 0u; e < SE; e++) {
+        let x = first + e;
+        c[e] = 0u;
+        if (x < D * R) {
+            c[e] = atomicExchange(&state[x], 0u); // @lens read state x; write state x
+            if (TRACE) { trace[x] = c[e]; } // @lens write trace x
+        }
+        tot += c[e];
+    }
+    let excl = scan_threads(me, tot);
+    if (first < D * R && first % R == 0u) { s_dstart[first / R] = excl; } // @lens wg-write s_dstart first / R
+    workgroupBarrier();
+    if (first < D * R) {
+        var run = excl - s_dstart[first / R]; // @lens wg-read s_dstart first / R
+        for (var e = 0u; e < SE; e++) {
+            atomicStore(&state[D * R + first + e], run); // @lens write state D * R + first + e
+            run += c[e];
         }
     }
-    if (d == 0u && lid < D) { atomicStore(&state[2u * D * R + lid], 0u); } // @lens write state 2u * D * R + lid
-    workgroupBarrier();
-    scan_buckets(me);
-    for (var q = 0u; q < BPT; q++) {
-        let b = lid + q * WG;
-        if (b < R) { atomicStore(&state[(D + d) * R + b], s_base[b]); } // @lens wg-read s_base b; write state (D + d) * R + b
-    }
+    for (var x = me.lid; x <= D; x += WG) { atomicStore(&state[2u * D * R + x], 0u); } // @lens write state 2u * D * R + x
 }
 
 // ---- classic: histogram, scan, scatter per digit -------------------------------------------------

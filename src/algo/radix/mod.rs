@@ -1,8 +1,8 @@
 //! LSD radix sort of u32/i32/f32 keys (the odd-even room's order-preserving keys and total order),
 //! keys only or with a u32 payload, stable, any N >= 1. Two variants over the same ranking and
 //! scatter code (shaders/radix/sort.wgsl):
-//! - `onesweep` (Adinets & Merrill 2022): one histogram pass over every digit, a scan of the
-//!   counts, then per digit ONE pass in which each tile ranks its keys, finds how many keys of each
+//! - `onesweep` (Adinets & Merrill 2022): one histogram pass over every digit (its last workgroup
+//!   scans the counts into digit offsets), then per digit ONE pass in which each tile ranks its keys, finds how many keys of each
 //!   bucket earlier tiles hold by a decoupled look-back over per-tile bucket counts (with the scan
 //!   room's fallback: no forward-progress assumption), and scatters through workgroup memory;
 //! - `classic`: per digit a tile-histogram pass, a scan of the counts, a scatter pass (for
@@ -24,7 +24,7 @@ use serde_json::{Map, json};
 const VARIANTS: &[Variant] = &[
     Variant {
         name: "onesweep",
-        summary: "histogram of every digit in one pass, then per digit one pass: rank the tile, decoupled look-back over the tiles' bucket counts (with fallback), scatter through workgroup memory",
+        summary: "histogram of every digit in one pass (its last workgroup scans the counts), then per digit one pass: rank the tile, decoupled look-back over the tiles' bucket counts (with fallback), scatter through workgroup memory",
     },
     Variant {
         name: "classic",
@@ -146,16 +146,22 @@ impl Algorithm for Options {
                 counts: model::digit_counts(dtype, self.descending, shape.bits, x),
                 with_values: self.has_values(),
             };
-            out.head(&result, built.kinds.len() + 1)?;
+            let stages: usize = built
+                .kinds
+                .iter()
+                .map(|&k| trace::Tracer::stage_count(k))
+                .sum();
+            out.head(&result, stages + 1)?;
             out.push(tracer.input())?;
             while let Some((i, caps)) = run.next_capture()? {
                 let kind = built.kinds[i];
                 if self.has_values() && i + 1 == built.kinds.len() {
                     traced_values = caps.get(2).cloned();
                 }
-                let st = tracer.stage(i, kind, &caps, &mut trace_mismatch);
-                fallbacks += trace::RadixNote::of(&st).map_or(0, |nt| nt.fallbacks);
-                out.push(st)?;
+                for st in tracer.stages(i, kind, &caps, &mut trace_mismatch) {
+                    fallbacks += trace::RadixNote::of(&st).map_or(0, |nt| nt.fallbacks);
+                    out.push(st)?;
+                }
             }
         }
         let ex = run.finish()?;

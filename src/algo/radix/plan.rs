@@ -1,5 +1,5 @@
-//! The radix room's GPU plans: `onesweep` (one histogram of every digit, a scan of the counts, then
-//! one look-back + scatter pass per digit; the state buffer is left zeroed by every run, so no pass
+//! The radix room's GPU plans: `onesweep` (one histogram of every digit, whose last workgroup scans
+//! the counts, then one look-back + scatter pass per digit; the state buffer is left zeroed by every run, so no pass
 //! clears it) and `classic` (per digit: histogram, scan, scatter). The input buffer is only read:
 //! the digit passes ping-pong between two scratch buffers, so every repetition of a timed plan
 //! sorts the same keys.
@@ -42,10 +42,9 @@ impl Init<'_> {
 /// What one pass of the plan is, for reading its captures back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassKind {
-    /// onesweep: counts of every digit.
+    /// onesweep: counts of every digit, scanned into digit offsets by the last workgroup (two
+    /// stages in a trace: the counts, the offsets).
     Histogram,
-    /// onesweep: the counts scanned into digit offsets.
-    ScanCounts,
     /// classic: tile counts of digit d (bucket-major).
     TileHistogram(u32),
     /// classic: those counts scanned.
@@ -122,6 +121,14 @@ impl KeyMap {
     }
 }
 
+/// Counts a thread of the histogram's last workgroup scans: a power of two (so that it divides R
+/// and a thread's counts lie in one digit) with D * R / SE ≤ WG.
+fn scan_share(shape: Shape) -> usize {
+    (shape.digits() as usize * shape.radix())
+        .div_ceil(shape.wg as usize)
+        .next_power_of_two()
+}
+
 /// The kernel source for this shape (the key map and the ranking variant prepended).
 pub fn source(
     shape: Shape,
@@ -160,6 +167,7 @@ pub fn source(
         ("BITS", shape.bits.to_string()),
         ("WG", shape.wg.to_string()),
         ("KPT", shape.kpt.to_string()),
+        ("SE", scan_share(shape).to_string()),
         ("D", shape.digits().to_string()),
         ("NW", shape.warp_rows.to_string()),
         ("VALUES", opts.has_values().to_string()),
@@ -229,15 +237,19 @@ pub fn build(
         gpu.storage_zeroed("radix values pong", words)?,
     ];
     let vin = vals_in.clone().unwrap_or_else(|| dummy.clone());
-    // Counts, offsets, tickets, then the look-back statuses (sort.wgsl).
-    let status = 2 * nd * r + nd;
+    // Counts, offsets, tickets, the histogram's done count, then the look-back statuses (sort.wgsl).
+    let status = 2 * nd * r + nd + 1;
     let state_words = if onesweep {
         (status + nd * tiles * r).div_ceil(4) * 4
     } else {
         (r * tiles).div_ceil(4) * 4
     };
     let state = gpu.storage_zeroed("radix state", state_words)?;
-    let tw = if trace { trace_words(n, tiles, r) } else { 1 };
+    let tw = if trace {
+        trace_words(n, tiles, r).max(nd * r)
+    } else {
+        1
+    };
     let tbuf = gpu.storage_zeroed("radix trace", tw)?;
     let dispatch = opts.dispatch_order(gpu);
     let src_of = |d: u32| {
@@ -275,25 +287,25 @@ pub fn build(
     let u0 = uniform(0, 0)?;
     if onesweep {
         let hp = gpu.pipeline("radix histogram", &src, "histogram")?;
-        let bg = bind(gpu, &hp, &[(0, &input), (4, &state), (6, &u0)])?;
-        plan.push(
-            "histogram: every digit of every key",
-            &hp,
-            bg,
-            grid(hist_wgs as u32),
-        )
-        .capture = cap(trace, Region::words(&state, nd * r));
-        kinds.push(PassKind::Histogram);
-        let sp = gpu.pipeline("radix scan counts", &src, "scan_counts")?;
-        // scan_counts reads no parameters: its layout has the state binding only.
-        let bg = bind(gpu, &sp, &[(4, &state)])?;
+        let bg = bind(gpu, &hp, &[(0, &input), (4, &state), (5, &tbuf), (6, &u0)])?;
+        // Traced: the counts (kept in the trace buffer by the last workgroup, which zeroes them in
+        // the state) and the digit offsets.
         let offsets = Region {
             offset: (nd * r * 4) as u64,
             ..Region::words(&state, nd * r)
         };
-        plan.push("scan: digit offsets", &sp, bg, [nd as u32, 1, 1])
-            .capture = cap(trace, offsets);
-        kinds.push(PassKind::ScanCounts);
+        plan.push(
+            "histogram + scan: digit counts and offsets",
+            &hp,
+            bg,
+            grid(hist_wgs as u32),
+        )
+        .capture = if trace {
+            vec![Region::words(&tbuf, nd * r), offsets]
+        } else {
+            vec![]
+        };
+        kinds.push(PassKind::Histogram);
     }
     let scatter_entry = if onesweep {
         "onesweep"

@@ -145,33 +145,42 @@ impl Tracer<'_> {
         ))
     }
 
-    /// The stage of pass `i` (of `kind`, with captured regions `c`); the first difference from the
-    /// model goes to `mismatch`.
-    pub fn stage(
+    /// How many stages pass `kind` makes (the onesweep histogram two: its counts, its offsets).
+    pub fn stage_count(kind: PassKind) -> usize {
+        if kind == PassKind::Histogram { 2 } else { 1 }
+    }
+
+    /// The stages of pass `i` (of `kind`, with captured regions `c`); the first difference from
+    /// the model goes to `mismatch`.
+    pub fn stages(
         &self,
         i: usize,
         kind: PassKind,
         c: &[Vec<u32>],
         mismatch: &mut Option<String>,
-    ) -> Stage {
+    ) -> Vec<Stage> {
         let frame = self.frame;
         let (n, r, tiles) = (frame.n, 1usize << frame.bits, frame.tiles);
         let first = c.first().cloned().unwrap_or_default();
         let st = match kind {
             PassKind::Histogram => {
                 check("digit counts", &first, &self.counts, mismatch);
-                frame.note(StepKind::Histogram, None).attach(Stage::new(
-                    "histogram: every digit's bucket counts",
-                    Data::new(DType::U32, first),
-                ))
-            }
-            PassKind::ScanCounts => {
+                let offsets = c.get(1).cloned().unwrap_or_default();
                 let want = model::digit_offsets(&self.counts, frame.bits);
-                check("digit offsets", &first, &want, mismatch);
-                frame.note(StepKind::DigitOffsets, None).attach(Stage::new(
-                    "scan: where every digit's buckets start",
-                    Data::new(DType::U32, first),
-                ))
+                check("digit offsets", &offsets, &want, mismatch);
+                return vec![
+                    frame.note(StepKind::Histogram, None).attach(Stage::new(
+                        "histogram: every digit's bucket counts",
+                        Data::new(DType::U32, first),
+                    )),
+                    frame.note(StepKind::DigitOffsets, None).attach(Stage::new(
+                        "scan: where every digit's buckets start (the histogram's last workgroup)",
+                        Data::new(DType::U32, offsets),
+                    )),
+                ]
+                .into_iter()
+                .map(|s| s.passes(vec![i]))
+                .collect();
             }
             PassKind::TileHistogram(d) | PassKind::TileScan(d) => {
                 let m = &self.steps[d as usize];
@@ -258,6 +267,6 @@ impl Tracer<'_> {
                 ))
             }
         };
-        st.passes(vec![i])
+        vec![st.passes(vec![i])]
     }
 }
