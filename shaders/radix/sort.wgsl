@@ -16,14 +16,14 @@
 //
 // state (atomic words): onesweep: [0, D*R) digit counts; [D*R, 2*D*R) their scan, the global
 // digit offsets; [2*D*R, 2*D*R + D) tile tickets per digit pass; 2*D*R + D the histogram's
-// workgroups done (DONE); then per digit pass, per tile, per
-// bucket a look-back status (flag << 30) | count: flag 1 = AGGREGATE (this tile's count), 2 =
-// INCLUSIVE (this and every earlier tile). Counts stay below 2^30 (a binding holds < 2^30 words).
-// Every write is atomicMax, so a status never goes back and every writer of a flag writes the same
-// count. No pass clears the state before a run: it is created zeroed, and every run leaves it so —
-// the histogram's last workgroup zeroes the counts, tickets and DONE once it has scanned the
-// counts, and each digit pass zeroes the
-// previous pass's statuses of its tile (digit 0: the last pass's, of the run before).
+// workgroups done (DONE); then per digit pass, per tile, per bucket a look-back status
+// (flag << 30) | count: flag 1 = AGGREGATE (this tile's count), 2 = INCLUSIVE (this and every
+// earlier tile). Counts stay below 2^30 (a binding holds < 2^30 words). Every write is atomicMax,
+// so a status never goes back and every writer of a flag writes the same count. No pass clears the
+// state before a run: it is created zeroed, and every run leaves it so — the histogram's last
+// workgroup zeroes the counts, tickets and DONE once it has scanned the counts, and each digit
+// pass zeroes the previous pass's statuses of its tile (digit 0: the last pass's, of the run
+// before).
 // classic: [0, R * tiles) the tile counts bucket-major (bucket b of tile t at b * tiles + t), so
 // one exclusive scan of the whole array gives every (tile, bucket) its global offset.
 

@@ -2,9 +2,10 @@
 //! keys only or with a u32 payload, stable, any N >= 1. Two variants over the same ranking and
 //! scatter code (shaders/radix/sort.wgsl):
 //! - `onesweep` (Adinets & Merrill 2022): one histogram pass over every digit (its last workgroup
-//!   scans the counts into digit offsets), then per digit ONE pass in which each tile ranks its keys, finds how many keys of each
-//!   bucket earlier tiles hold by a decoupled look-back over per-tile bucket counts (with the scan
-//!   room's fallback: no forward-progress assumption), and scatters through workgroup memory;
+//!   scans the counts into digit offsets), then per digit ONE pass in which each tile ranks its
+//!   keys, finds how many keys of each bucket earlier tiles hold by a decoupled look-back over
+//!   per-tile bucket counts (with the scan room's fallback: no forward-progress assumption), and
+//!   scatters through workgroup memory;
 //! - `classic`: per digit a tile-histogram pass, a scan of the counts, a scatter pass (for
 //!   teaching: every step visible).
 

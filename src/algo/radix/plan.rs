@@ -1,8 +1,8 @@
 //! The radix room's GPU plans: `onesweep` (one histogram of every digit, whose last workgroup scans
-//! the counts, then one look-back + scatter pass per digit; the state buffer is left zeroed by every run, so no pass
-//! clears it) and `classic` (per digit: histogram, scan, scatter). The input buffer is only read:
-//! the digit passes ping-pong between two scratch buffers, so every repetition of a timed plan
-//! sorts the same keys.
+//! the counts, then one look-back + scatter pass per digit; the state buffer is left zeroed by
+//! every run, so no pass clears it) and `classic` (per digit: histogram, scan, scatter). The input
+//! buffer is only read: the digit passes ping-pong between two scratch buffers, so every
+//! repetition of a timed plan sorts the same keys.
 
 use super::options::{Options, Shape};
 use crate::data::DType;
