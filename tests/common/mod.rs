@@ -120,3 +120,26 @@ pub fn cplx(v: &[f32]) -> Vec<stagewise::algo::fft::model::C64> {
         .map(|c| stagewise::algo::fft::model::C64::new(c[0] as f64, c[1] as f64))
         .collect()
 }
+
+/// Run `a` / `variant` on `n` random u32 and record it under the memory lens (32-lane warps).
+pub fn try_record(
+    a: &AlgoOptions,
+    variant: &str,
+    n: usize,
+) -> stagewise::Result<stagewise::lens::LensReport> {
+    let algo = a.algo();
+    let req = RunRequest {
+        variant: algo.info().variant(Some(variant)).unwrap(),
+        dtype: DType::U32,
+        input: random_data(n, DType::U32, n as u64, false),
+        trace: false,
+    };
+    let normal = algo::run(algo, gpu(), &req).unwrap();
+    assert!(normal.verified);
+    stagewise::lens::record_run(algo, gpu(), &req, &normal, 32)
+}
+
+/// [`try_record`], panicking on error.
+pub fn record(a: &AlgoOptions, variant: &str, n: usize) -> stagewise::lens::LensReport {
+    try_record(a, variant, n).unwrap_or_else(|e| panic!("{} {variant}: {e}", a.name()))
+}
