@@ -97,7 +97,7 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     }
     o.push_str("    if (tile >= params.tiles) { return; }\n");
     if onesweep {
-        o.push_str("    let dbase = digit_bases(lid);\n");
+        o.push_str("    let dbase = digit_bases(lid);\n    warm_statuses(tile, lid);\n");
     }
     o.push_str(
         "    for (var x = lid; x < NW * R; x += WG) { atomicStore(&s_mem[x], 0u); } // @lens wg-write s_mem x
