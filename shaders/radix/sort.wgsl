@@ -454,9 +454,11 @@ fn classic_hist(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
     }
 }
 
-// One workgroup scans all R * tiles counts in chunks of 4 * WG, a carry between chunks.
+// One workgroup scans all R * tiles counts in chunks of 4 * WG, a carry between chunks (each
+// chunk one `scan_threads`; its last thread hands the chunk's total on).
 @compute @workgroup_size(WG)
-fn classic_scan(@builtin(local_invocation_index) lid: u32) {
+fn classic_scan(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
+    let me = {{ME}};
     let total = R * params.tiles; // @lens wg 0u; lid lid
     var carry = 0u;
     for (var c0 = 0u; c0 < total; c0 += 4u * WG) {
@@ -468,23 +470,16 @@ fn classic_scan(@builtin(local_invocation_index) lid: u32) {
             if (i < total) { x[e] = atomicLoad(&state[i]); } // @lens read state i
             tot += x[e];
         }
-        s_scan[lid] = tot; // @lens wg-write s_scan lid
-        workgroupBarrier();
-        for (var o = 1u; o < WG; o = o << 1u) {
-            var y = s_scan[lid]; // @lens wg-read s_scan lid
-            if (lid >= o) { y += s_scan[lid - o]; } // @lens wg-read s_scan lid - o
-            workgroupBarrier();
-            s_scan[lid] = y; // @lens wg-write s_scan lid
-            workgroupBarrier();
-        }
-        var run = carry + s_scan[lid] - tot; // @lens wg-read s_scan lid
+        let excl = scan_threads(me, tot);
+        var run = carry + excl;
         for (var e = 0u; e < 4u; e++) {
             let i = c0 + 4u * lid + e;
             if (i < total) { atomicStore(&state[i], run); } // @lens write state i
             run += x[e];
         }
-        carry += s_scan[WG - 1u]; // @lens wg-read s_scan WG - 1u
-        workgroupBarrier();
+        // The uniform load's barrier also keeps the next chunk's scan from overwriting what a
+        // slower thread of this one still reads.
+        if (lid == WG - 1u) { s_u = excl + tot; }
+        carry += workgroupUniformLoad(&s_u);
     }
 }
-
