@@ -231,6 +231,7 @@ pub fn build(
     // Keys only: one-word stand-ins, three distinct buffers (a buffer may not be bound read-only
     // and read-write in one dispatch).
     let dummy = gpu.storage_zeroed("radix no values", 1)?;
+    let dummy4 = gpu.storage_zeroed("radix no whole vec4 of keys", 4)?;
     let words = if vals_in.is_some() { n } else { 1 };
     let vscratch = [
         gpu.storage_zeroed("radix values ping", words)?,
@@ -287,7 +288,12 @@ pub fn build(
     let u0 = uniform(0, 0)?;
     if onesweep {
         let hp = gpu.pipeline("radix histogram", &src, "histogram")?;
-        let bg = bind(gpu, &hp, &[(0, &input), (4, &state), (5, &tbuf), (6, &u0)])?;
+        let keys4 = if n >= 4 { &input } else { &dummy4 };
+        let bg = bind(
+            gpu,
+            &hp,
+            &[(0, &input), (4, &state), (5, &tbuf), (6, &u0), (7, keys4)],
+        )?;
         // Traced: the counts (kept in the trace buffer by the last workgroup, which zeroes them in
         // the state) and the digit offsets.
         let offsets = Region {
@@ -375,7 +381,8 @@ pub fn build(
         vcur = vdst.clone();
     }
     plan.output = Some(Region::words(&cur, n));
-    plan.keep.extend([input.clone(), state, tbuf, dummy, u0]);
+    plan.keep
+        .extend([input.clone(), state, tbuf, dummy, dummy4, u0]);
     plan.keep.extend(scratch);
     plan.keep.extend(vscratch);
     Ok(Built {
