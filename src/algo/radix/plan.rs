@@ -228,10 +228,10 @@ pub fn build(
         gpu.storage_zeroed("radix keys ping", n)?,
         gpu.storage_zeroed("radix keys pong", n)?,
     ];
-    // Keys only: one-word stand-ins, three distinct buffers (a buffer may not be bound read-only
-    // and read-write in one dispatch).
-    let dummy = gpu.storage_zeroed("radix no values", 1)?;
-    let dummy4 = gpu.storage_zeroed("radix no whole vec4 of keys", 4)?;
+    // Keys only: stand-ins, three distinct buffers (a buffer may not be bound read-only and
+    // read-write in one dispatch). The read-only one is 16 bytes: it also stands in for the
+    // histogram's vec4 view of fewer than 4 keys.
+    let dummy = gpu.storage_zeroed("radix stand-in", 4)?;
     let words = if vals_in.is_some() { n } else { 1 };
     let vscratch = [
         gpu.storage_zeroed("radix values ping", words)?,
@@ -288,7 +288,7 @@ pub fn build(
     let u0 = uniform(0, 0)?;
     if onesweep {
         let hp = gpu.pipeline("radix histogram", &src, "histogram")?;
-        let keys4 = if n >= 4 { &input } else { &dummy4 };
+        let keys4 = if n >= 4 { &input } else { &dummy };
         let bg = bind(
             gpu,
             &hp,
@@ -381,8 +381,7 @@ pub fn build(
         vcur = vdst.clone();
     }
     plan.output = Some(Region::words(&cur, n));
-    plan.keep
-        .extend([input.clone(), state, tbuf, dummy, dummy4, u0]);
+    plan.keep.extend([input.clone(), state, tbuf, dummy, u0]);
     plan.keep.extend(scratch);
     plan.keep.extend(vscratch);
     Ok(Built {
