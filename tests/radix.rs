@@ -150,6 +150,37 @@ fn f32_specials_total_order() {
 }
 
 #[test]
+fn prefetching_tiles_ahead_sorts_the_same() {
+    // CPU adapters do not prefetch by default: the path runs here when asked for. Two prefetch
+    // loads a thread (20 keys: the second past the tile for some threads) and one (2 keys), tiles
+    // ahead from 1 to past the last tile, keys only and key-value, every dtype (the lens test
+    // counts what the prefetch reads).
+    let inputs = [
+        (1usize, DType::U32, Values::None),
+        (5_000, DType::U32, Values::None),
+        (20_011, DType::F32, Values::Iota),
+        (9_999, DType::I32, Values::Input),
+    ];
+    for (wg, kpt, ahead, take) in [(32, 20, 1, 4), (32, 20, 1000, 2), (64, 2, 3, 4)] {
+        for (k, &(n, dtype, values)) in inputs.iter().take(take).enumerate() {
+            let o = Options {
+                workgroup_size: wg,
+                keys_per_thread: kpt,
+                prefetch: Some(ahead),
+                values,
+                ..Default::default()
+            };
+            check(
+                "onesweep",
+                &o,
+                &random_data(n, dtype, 40 + k as u64, true),
+                false,
+            );
+        }
+    }
+}
+
+#[test]
 fn large_odd_lengths() {
     // Default tiles; a few large sizes (lavapipe is slow), up to 10^6.
     for (k, &n) in [65_537usize, 333_333, 1_000_000].iter().enumerate() {
@@ -444,6 +475,17 @@ fn errors_are_clear() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("--spin"), "{e}");
+    let e = try_run(
+        &radix(Options {
+            prefetch: Some(128),
+            ..Default::default()
+        }),
+        "classic",
+        x.clone(),
+        false,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("--prefetch"), "{e}");
     let e = try_run(&radix(Options::default()), "nope", x.clone(), false).unwrap_err();
     assert!(e.to_string().contains("unknown variant"), "{e}");
     let e = try_run(

@@ -138,3 +138,44 @@ fn radix_loads_are_coalesced_and_scatter_writes_follow_the_digit_runs() {
         );
     }
 }
+
+/// `--prefetch P`: halfway through its ranking, tile t (with t + P < tiles) reads one key of each
+/// 64-byte sector of tile t + P that lies below n — 16-key steps, ceil(K / 16) a thread — at the
+/// prefetch's own site, in every digit pass; with P past the last tile that site reads nothing.
+#[test]
+fn radix_prefetch_reads_one_key_a_sector_of_the_tile_ahead() {
+    use stagewise::algo::radix::Options;
+    let (wg, kpt, n) = (64usize, 20usize, 10_000usize);
+    let tile = wg * kpt;
+    let tiles = n.div_ceil(tile);
+    for ahead in [3usize, tiles] {
+        let opts = Options {
+            workgroup_size: wg as u32,
+            keys_per_thread: kpt as u32,
+            prefetch: Some(ahead as u32),
+            ..Default::default()
+        };
+        let rep = record_radix(opts, "onesweep", random_data(n, DType::U32, 5, false));
+        let mut want: Vec<u32> = (0..tiles.saturating_sub(ahead))
+            .flat_map(|t| (0..wg * kpt.div_ceil(16)).map(move |x| ((t + ahead) * tile, 16 * x)))
+            .filter(|&(base, x)| x < tile && base + x < n)
+            .map(|(base, x)| (base + x) as u32)
+            .collect();
+        want.sort_unstable();
+        let mut passes = 0;
+        for p in rep.passes.iter().filter(|p| p.label.contains("scatter")) {
+            let rec = &rep.records[p.pass];
+            let site = |a: &stagewise::lens::record::Access| &rec.kernel.sites[a.site as usize];
+            let mut got: Vec<u32> = rec
+                .accesses
+                .iter()
+                .filter(|a| site(a).buffer == "keys_in" && site(a).text.contains("v = keys_in[i]"))
+                .map(|a| a.addr)
+                .collect();
+            got.sort_unstable();
+            assert_eq!(got, want, "ahead {ahead}, {}", p.label);
+            passes += 1;
+        }
+        assert_eq!(passes, 4, "ahead {ahead}: four digit passes");
+    }
+}

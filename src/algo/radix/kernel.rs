@@ -150,8 +150,21 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     if early_walk {
         o.push_str("    var walk = walk_start(tile, lid);\n");
     }
+    // Halfway through the ranking, one load a 64-byte sector of a tile ahead (`prefetch`,
+    // sort.wgsl): KPT / 16 sectors a thread, rounded up.
+    let pf = if onesweep { kpt.div_ceil(16) } else { 0 };
     per_key(o, kpt, |j| {
-        format!("    let p{j} = s_base[d{j}] + rank_step(me, d{j}); // @lens wg-read s_base d{j}")
+        let mut s = String::new();
+        if j == kpt / 2 {
+            for m in 0..pf {
+                let _ = writeln!(s, "    let f{m} = prefetch(tile, lid + {m}u * WG);");
+            }
+        }
+        let _ = write!(
+            s,
+            "    let p{j} = s_base[d{j}] + rank_step(me, d{j}); // @lens wg-read s_base d{j}"
+        );
+        s
     });
     // Every key is ranked: the counters are free for the keys.
     o.push_str("    workgroupBarrier();\n");
@@ -203,5 +216,14 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
             "        if (x{j} < valid) {{ vals_out[o{j}] = atomicLoad(&s_mem[x{j}]); }} // @lens wg-read s_mem x{j}; write vals_out o{j}"
         )
     });
-    o.push_str("    }\n}\n");
+    o.push_str("    }\n");
+    if pf > 0 {
+        let all: Vec<String> = (0..pf).map(|m| format!("f{m}")).collect();
+        let _ = writeln!(
+            o,
+            "    if (params.keep != 0u) {{ trace[0] = {}; }}",
+            all.join(" ^ ")
+        );
+    }
+    o.push_str("}\n");
 }

@@ -45,6 +45,11 @@ impl Options {
                 "--tile-order applies to --variant onesweep only (the look-back); radix {variant} has none"
             ));
         }
+        if variant != "onesweep" && self.prefetch.is_some() {
+            return Err(crate::input_err!(
+                "--prefetch applies to --variant onesweep only; radix {variant} does not prefetch"
+            ));
+        }
         if variant != "onesweep" && self.spin != Options::default().spin {
             return Err(crate::input_err!(
                 "--spin applies to --variant onesweep only (the look-back); radix {variant} has none"
@@ -75,6 +80,7 @@ impl Options {
                 "counter"
             };
             extra.insert("tile_order".into(), json!(order));
+            extra.insert("prefetch".into(), json!(self.prefetch_ahead(gpu)));
         }
         extra.insert("tiles".into(), json!(built.tiles));
         extra.insert(

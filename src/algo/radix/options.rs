@@ -55,6 +55,13 @@ pub struct Options {
     /// (lavapipe runs the grid in chunks per thread: in dispatch order late chunks fall back a lot).
     #[arg(long, value_enum, default_value_t = TileOrder::Auto)]
     pub tile_order: TileOrder,
+    /// onesweep: halfway through its ranking a tile loads one key of every 64-byte sector of the
+    /// tile this many tiles ahead, so they are in L2 when that tile loads them (keys only: the
+    /// values too ran slower);
+    /// 0 = off. Default: 128 on GPUs (about one wave of tiles: the H100's 132 SMs hold one tile
+    /// each), 0 on CPU adapters.
+    #[arg(long)]
+    pub prefetch: Option<u32>,
 }
 
 impl Default for Options {
@@ -68,6 +75,7 @@ impl Default for Options {
             spin: 256,
             shared_rank: false,
             tile_order: TileOrder::Auto,
+            prefetch: None,
         }
     }
 }
@@ -116,6 +124,17 @@ impl Options {
     /// Whether onesweep takes tile ids from workgroup ids on this adapter.
     pub fn dispatch_order(&self, gpu: &Gpu) -> bool {
         self.tile_order.is_dispatch(gpu)
+    }
+
+    /// Tiles ahead that onesweep prefetches (`--prefetch`; auto: 128 on GPUs, 0 on CPU adapters,
+    /// where nothing is gained from a cache that is not there).
+    pub fn prefetch_ahead(&self, gpu: &Gpu) -> u32 {
+        self.prefetch
+            .unwrap_or(if gpu.info.device_type == wgpu::DeviceType::Cpu {
+                0
+            } else {
+                128
+            })
     }
 
     pub fn has_values(&self) -> bool {

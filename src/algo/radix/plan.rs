@@ -136,6 +136,7 @@ pub fn source(
     dtype: DType,
     trace: bool,
     dispatch: bool,
+    prefetch: u32,
     map: KeyMap,
 ) -> String {
     let dt = match dtype {
@@ -179,6 +180,7 @@ pub fn source(
         ("TRACE", trace.to_string()),
         ("SPIN", opts.spin.to_string()),
         ("DISPATCH_ORDER", dispatch.to_string()),
+        ("PREFETCH", prefetch.to_string()),
         ("MATCH", super::kernel::match_bits(shape.bits)),
         ("SG_ARGS", args.into()),
         ("ME", me),
@@ -253,6 +255,7 @@ pub fn build(
     };
     let tbuf = gpu.storage_zeroed("radix trace", tw)?;
     let dispatch = opts.dispatch_order(gpu);
+    let prefetch = opts.prefetch_ahead(gpu);
     let src_of = |d: u32| {
         source(
             shape,
@@ -260,6 +263,7 @@ pub fn build(
             dtype,
             trace,
             dispatch,
+            prefetch,
             KeyMap::of(d, nd as u32, trace),
         )
     };
