@@ -9,7 +9,8 @@
 //! 2. per-warp prefixes, the tile's digit counts and their scan; onesweep publishes the counts at
 //!    once (what later tiles' look-backs wait for) and, keys only, starts its look-back walk there;
 //! 3. rank every key within its warp's digit (`rank_step`: ballots, one counter update per digit
-//!    run); then, the counters done with, scatter the keys into tile order in s_mem;
+//!    run; onesweep touches a tile ahead halfway, `prefetch`); then, the counters done with,
+//!    scatter the keys into tile order in s_mem;
 //! 4. the look-back's end (onesweep: fallbacks) or the scanned tile counts (classic) give every
 //!    digit its global offset; every thread writes consecutive tile positions out; values follow
 //!    the same way.
