@@ -56,10 +56,9 @@ pub struct Options {
     #[arg(long, value_enum, default_value_t = TileOrder::Auto)]
     pub tile_order: TileOrder,
     /// onesweep: halfway through its ranking a tile loads one key of every 64-byte sector of the
-    /// tile this many tiles ahead, so they are in L2 when that tile loads them (keys only: the
-    /// values too ran slower);
-    /// 0 = off. Default: 128 on GPUs (about one wave of tiles: the H100's 132 SMs hold one tile
-    /// each), 0 on CPU adapters.
+    /// tile this many tiles ahead, so that tile finds its keys in L2 (keys only: prefetching the
+    /// values too ran slower). 0 = off. Default: 128 on GPUs (about one wave of tiles: the
+    /// H100's 132 SMs hold one tile each), 0 on CPU adapters.
     #[arg(long)]
     pub prefetch: Option<u32>,
 }
