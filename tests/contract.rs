@@ -475,6 +475,7 @@ fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'
                 ("--spin", vec!["--spin", "0"]),
                 ("--shared-rank", vec!["--shared-rank"]),
                 ("--tile-order", vec!["--tile-order", "dispatch"]),
+                ("--prefetch", vec!["--prefetch", "3"]),
             ],
         ),
         other => panic!("no probes for algorithm '{other}': add them to tests/contract.rs"),
