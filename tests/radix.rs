@@ -464,28 +464,26 @@ fn errors_are_clear() {
         let e = try_run(&radix(o), "onesweep", x.clone(), false).unwrap_err();
         assert!(e.to_string().contains(what), "{e}");
     }
-    let e = try_run(
-        &radix(Options {
-            spin: 3,
-            ..Default::default()
-        }),
-        "classic",
-        x.clone(),
-        false,
-    )
-    .unwrap_err();
-    assert!(e.to_string().contains("--spin"), "{e}");
-    let e = try_run(
-        &radix(Options {
-            prefetch: Some(128),
-            ..Default::default()
-        }),
-        "classic",
-        x.clone(),
-        false,
-    )
-    .unwrap_err();
-    assert!(e.to_string().contains("--prefetch"), "{e}");
+    // onesweep's own options, refused by classic.
+    for (o, what) in [
+        (
+            Options {
+                spin: 3,
+                ..Default::default()
+            },
+            "--spin",
+        ),
+        (
+            Options {
+                prefetch: Some(128),
+                ..Default::default()
+            },
+            "--prefetch",
+        ),
+    ] {
+        let e = try_run(&radix(o), "classic", x.clone(), false).unwrap_err();
+        assert!(e.to_string().contains(what), "{e}");
+    }
     let e = try_run(&radix(Options::default()), "nope", x.clone(), false).unwrap_err();
     assert!(e.to_string().contains("unknown variant"), "{e}");
     let e = try_run(
