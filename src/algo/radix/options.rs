@@ -126,7 +126,8 @@ impl Options {
     }
 
     /// Tiles ahead that onesweep prefetches (`--prefetch`; auto: 128 on GPUs, 0 on CPU adapters,
-    /// where nothing is gained from a cache that is not there).
+    /// where lavapipe runs a thread's workgroups one after another: no wave to run ahead of).
+    /// At most 2^30, more than any sort's tiles, so that tile + ahead cannot wrap in the kernel.
     pub fn prefetch_ahead(&self, gpu: &Gpu) -> u32 {
         self.prefetch
             .unwrap_or(if gpu.info.device_type == wgpu::DeviceType::Cpu {
@@ -134,6 +135,7 @@ impl Options {
             } else {
                 128
             })
+            .min(1 << 30)
     }
 
     pub fn has_values(&self) -> bool {
