@@ -415,8 +415,10 @@ fn traces_match_the_model_and_carry_typed_notes() {
 #[test]
 fn errors_are_clear() {
     let x = Data::from_u32(&[3, 1, 2]);
-    for (o, what) in [
+    // (variant, options, what the error names); onesweep's own options are refused by classic.
+    for (variant, o, what) in [
         (
+            "onesweep",
             Options {
                 digit_bits: 0,
                 ..Default::default()
@@ -424,6 +426,7 @@ fn errors_are_clear() {
             "--digit-bits",
         ),
         (
+            "onesweep",
             Options {
                 digit_bits: 9,
                 ..Default::default()
@@ -431,6 +434,7 @@ fn errors_are_clear() {
             "--digit-bits",
         ),
         (
+            "onesweep",
             Options {
                 workgroup_size: 48,
                 ..Default::default()
@@ -438,6 +442,7 @@ fn errors_are_clear() {
             "--workgroup-size",
         ),
         (
+            "onesweep",
             Options {
                 workgroup_size: 16,
                 ..Default::default()
@@ -445,6 +450,7 @@ fn errors_are_clear() {
             "--workgroup-size",
         ),
         (
+            "onesweep",
             Options {
                 keys_per_thread: 33,
                 ..Default::default()
@@ -452,6 +458,7 @@ fn errors_are_clear() {
             "--keys-per-thread",
         ),
         (
+            "onesweep",
             Options {
                 workgroup_size: 256,
                 keys_per_thread: 32,
@@ -460,13 +467,8 @@ fn errors_are_clear() {
             },
             "max_compute_workgroup_storage_size",
         ),
-    ] {
-        let e = try_run(&radix(o), "onesweep", x.clone(), false).unwrap_err();
-        assert!(e.to_string().contains(what), "{e}");
-    }
-    // onesweep's own options, refused by classic.
-    for (o, what) in [
         (
+            "classic",
             Options {
                 spin: 3,
                 ..Default::default()
@@ -474,6 +476,7 @@ fn errors_are_clear() {
             "--spin",
         ),
         (
+            "classic",
             Options {
                 prefetch: Some(128),
                 ..Default::default()
@@ -481,8 +484,8 @@ fn errors_are_clear() {
             "--prefetch",
         ),
     ] {
-        let e = try_run(&radix(o), "classic", x.clone(), false).unwrap_err();
-        assert!(e.to_string().contains(what), "{e}");
+        let e = try_run(&radix(o), variant, x.clone(), false).unwrap_err();
+        assert!(e.to_string().contains(what), "{variant}: {e}");
     }
     let e = try_run(&radix(Options::default()), "nope", x.clone(), false).unwrap_err();
     assert!(e.to_string().contains("unknown variant"), "{e}");

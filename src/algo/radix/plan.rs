@@ -284,7 +284,7 @@ pub fn build(
                 hist_chunk as u32,
                 hist_wgs as u32,
                 status as u32,
-                0,
+                0, // keep: always 0 (sort.wgsl's Params: the prefetch's loads are stored behind it)
             ],
         )
     };
