@@ -9,9 +9,9 @@
 // - Row j is scanned with one subgroupInclusiveAdd of the vec4 sums; a carry runs over the rows.
 // - The subgroup totals go through workgroup memory once (one barrier); every subgroup sums the
 //   totals before it with a subgroupAdd.
-// Owner and fallback reduce a tile with the same arithmetic (tile_scan, tile_reduce), so both
-// publish the same bits; the fallback streams the tile (no second register array live beside the
-// owner's: registers decide how many workgroups an SM holds).
+// The fallback reduces a tile without subgroup operations (tile_reduce says why) and streams it
+// (no second register array live beside the owner's: registers decide how many workgroups an SM
+// holds); unlike decoupled.wgsl's, it keeps what it found to itself: only a tile's owner publishes.
 // No clear pass: the statuses come in two halves used by alternate runs. Every workgroup (spares
 // too) takes a ticket; ticket / workgroups = the run's parity. A tile publishes in its run's half
 // and zeroes its own entry in the other half (the previous run's, finished: a dispatch boundary),
@@ -100,31 +100,39 @@ fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
     return agg;
 }
 
-// tile_scan's aggregate with tile_scan's arithmetic in tile_scan's order, one vec4 at a time.
-fn tile_reduce(tile: u32, me: Lane) -> T {
-    let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
-    var carry = T(0);
+// The fallback's aggregate of tile `tile`, with workgroup memory and barriers only: no subgroup
+// operation. The fallback runs after the look-back, where only subgroup 0 walked and its lane 0
+// alone wrote the loop's state; Vulkan promises no reconvergence of a subgroup after divergent
+// control flow (naga 30 cannot ask for maximal reconvergence), and the H100 ran the subgroup
+// operations of the former fallback with lane 0 of subgroup 0 alone (a subgroupBarrier() before
+// them did not help): the aggregate came out as one lane's sums and every later tile was wrong.
+// Each thread sums its PER vec4; 32 threads (fewer in a smaller workgroup) sum WG / 32 of those
+// each; thread 0 sums theirs.
+fn tile_reduce(tile: u32, lid: u32) -> T {
+    var s = T(0);
     for (var j = 0u; j < PER; j++) {
-        let i = base + j * me.lanes;
+        let i = tile * TILE_V + j * WG + lid;
         var v = vec4<u32>(0u);
         if (i < params.nv) { v = src[i]; } // @lens read4 src i
         let x = bitcast<vec4<T>>(v);
-        let s = ((x.x + x.y) + x.z) + x.w;
-        let incl = subgroupInclusiveAdd(s);
-        carry = carry + subgroupShuffle(incl, me.lanes - 1u);
+        s = s + (((x.x + x.y) + x.z) + x.w);
     }
-    if (me.lane == 0u) { s_sg[me.sid] = carry; } // @lens wg-write s_sg me.sid
+    s_sg[lid] = s; // @lens wg-write s_sg lid
     workgroupBarrier();
-    var all = T(0);
-    for (var c = 0u; c < me.nsg; c += me.lanes) {
-        let t = c + me.lane;
-        var v = T(0);
-        if (t < me.nsg) { v = s_sg[t]; } // @lens wg-read s_sg t
-        all = all + v;
+    const G = min(32u, WG);
+    var a = T(0);
+    if (lid < G) {
+        for (var t = 0u; t < WG / G; t++) { a = a + s_sg[lid * (WG / G) + t]; } // @lens wg-read s_sg lid * (WG / G) + t
     }
-    let agg = subgroupAdd(all);
-    workgroupBarrier();   // s_sg may be written again
-    return agg;
+    workgroupBarrier();
+    if (lid < G) { s_sg[lid] = a; } // @lens wg-write s_sg lid
+    workgroupBarrier();
+    if (lid == 0u) {
+        var b = T(0);
+        for (var t = 0u; t < G; t++) { b = b + s_sg[t]; } // @lens wg-read s_sg t
+        s_prefix = b;
+    }
+    return workgroupUniformLoad(&s_prefix);
 }
 
 @compute @workgroup_size({{WG}})
@@ -227,10 +235,10 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
             if (st == 0u) { break; }
             // Fallback: reduce predecessor tile p with the owner's arithmetic.
             let p = workgroupUniformLoad(&s_k) - 1u;
-            let pagg = tile_reduce(p, me);
-            if (lid == 0u) {
-                if (p == 0u) { publish(half, 0u, FLAG_INCLUSIVE, pagg); } else { publish(half, p, FLAG_AGGREGATE, pagg); }
-            }
+            // Kept to this tile: only a tile's owner publishes its status (a sum in this order
+            // can differ from the owner's in f32's last bits, and a status's two halves must
+            // come from one writer's bits).
+            let pagg = tile_reduce(p, lid);
             acc = pagg + acc;
             steps += 1u;
             falls += 1u;
