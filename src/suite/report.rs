@@ -74,7 +74,9 @@ pub fn markdown(r: &SuiteResult, result_path: &str) -> String {
     }
     let _ = writeln!(s, "Command: `{}`; result: `{result_path}`.", r.command);
     for (name, cases) in groups(r) {
-        let _ = writeln!(s, "\n### {name}\n");
+        // No blank lines around the heading: GFM starts a table right after one and ends it at
+        // the next, and the document has a line budget (docs/PERFORMANCE.md, under 250).
+        let _ = writeln!(s, "### {name}");
         let _ = writeln!(
             s,
             "| case | N | floor ms | ours ms | × copy | peer | peer ms | × peer | goal | met |"

@@ -2,7 +2,7 @@
 //! Stagewise's kernels run) into Vulkan compute pipelines and prints the driver's statistics per
 //! entry point (VK_KHR_pipeline_executable_properties: on NVIDIA, registers, shared memory, code
 //! size). With REGPROBE_CACHE=DIR each pipeline's cache blob is written to DIR, from which
-//! sass.py takes the machine code (docs/PERFORMANCE.md, "Reading the machine code").
+//! sass.py takes the machine code (docs/perf/machine-code.md).
 //! Kernels come from `STAGEWISE_DUMP_WGSL=DIR stagewise run …`; the file name's label picks the
 //! entry point. REGPROBE_ADAPTER selects an adapter by name.
 use ash::vk;

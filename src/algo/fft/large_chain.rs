@@ -21,11 +21,11 @@ pub const CHAIN_BYTES_REAL: usize = 6 << 20;
 
 /// Why this adapter does not run chained dispatches, if it does not: the subgroups of phase 1
 /// poll the counters, and on a CPU adapter (lavapipe) phase 1 now and then read before phase 0's
-/// stores had landed (docs/PERFORMANCE.md).
+/// stores had landed (docs/perf/fft.md).
 pub fn refused_on(gpu: &Gpu) -> Option<&'static str> {
     if gpu.info.device_type == wgpu::DeviceType::Cpu {
         Some(
-            "is not run on a CPU adapter: lavapipe let phase 1 read before phase 0's stores had landed (docs/PERFORMANCE.md)",
+            "is not run on a CPU adapter: lavapipe let phase 1 read before phase 0's stores had landed (docs/perf/fft.md)",
         )
     } else if !gpu.has_subgroups() {
         Some(

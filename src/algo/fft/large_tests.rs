@@ -38,7 +38,7 @@ fn shape(n: usize) -> Vec<(usize, usize, usize, usize)> {
     lc.passes.iter().map(|p| (p.m, p.c, p.parts, p.s)).collect()
 }
 
-/// The defaults the H100 sweeps chose (docs/PERFORMANCE.md): one pass to 2^14 (S = 4 in two
+/// The defaults the H100 sweeps chose (docs/perf/fft.md): one pass to 2^14 (S = 4 in two
 /// parts, S = 1 in four: S > 1 spills there), then 16/8/4 lanes in at most two parts with S = 2,
 /// and 4 lanes in four parts only for the 4096-point passes.
 #[test]

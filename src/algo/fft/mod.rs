@@ -172,13 +172,13 @@ pub struct Options {
     /// Large FFTs: exchange through workgroup memory in P parts (1: complex values; 2: real, then imaginary parts; 4, 8: each of those by halves or quarters of the positions), dividing the memory a workgroup needs by P. Default: the fewest that fit. With the columns pass chained, P is the rows pass's.
     #[arg(long)]
     pub exchange_parts: Option<usize>,
-    /// Large FFTs: every pass's M-point sub-FFTs (the whole FFT where one pass runs it) as two phases Ma × M/Ma in one dispatch, the intermediate left in the pass's output buffer (in L2) between them instead of passing through workgroup memory. Opt-in: no default uses it (slower on the H100 so far; docs/PERFORMANCE.md).
+    /// Large FFTs: every pass's M-point sub-FFTs (the whole FFT where one pass runs it) as two phases Ma × M/Ma in one dispatch, the intermediate left in the pass's output buffer (in L2) between them instead of passing through workgroup memory. Opt-in: no default uses it (slower on the H100 so far; docs/perf/fft.md).
     #[arg(long)]
     pub phase_split: Option<usize>,
     /// Large FFTs through L2 (--phase-split): sub-FFTs side by side in the second phase (its lanes; both phases take the same threads). Default: 512 threads (one sub-FFT where one alone needs more), halved until phase 1 fits in two exchange parts.
     #[arg(long)]
     pub phase_lanes: Option<usize>,
-    /// Large FFTs through L2 over whole FFTs: both phases in one dispatch but in workgroups of their own — phase 0's of FFT f take tickets L FFTs ahead of phase 1's, which wait on f's counter — so each phase keeps its normal shape (16 lanes, S in turn) and the intermediate stays in L2. L = 0 turns it off. With --split, or past 2^20 points, the columns pass is chained instead: units of --ffts-per-workgroup C neighbouring columns (default 16), L units behind. Default: chained at 2^15 – 2^18 points (real input: 2^16 and 2^17 reals) with L = 8 MiB of FFTs (real: 6 MiB), and the columns pass at 2^24 (8 MiB of units), else off; CPU adapters (lavapipe) and adapters without subgroups do not chain and refuse it (docs/PERFORMANCE.md).
+    /// Large FFTs through L2 over whole FFTs: both phases in one dispatch but in workgroups of their own — phase 0's of FFT f take tickets L FFTs ahead of phase 1's, which wait on f's counter — so each phase keeps its normal shape (16 lanes, S in turn) and the intermediate stays in L2. L = 0 turns it off. With --split, or past 2^20 points, the columns pass is chained instead: units of --ffts-per-workgroup C neighbouring columns (default 16), L units behind. Default: chained at 2^15 – 2^18 points (real input: 2^16 and 2^17 reals) with L = 8 MiB of FFTs (real: 6 MiB), and the columns pass at 2^24 (8 MiB of units), else off; CPU adapters (lavapipe) and adapters without subgroups do not chain and refuse it (docs/perf/fft.md).
     #[arg(long, value_name = "L")]
     pub chain: Option<usize>,
 }

@@ -68,7 +68,7 @@ pub const LLVMPIPE_LOOP_LIMIT: u64 = 65535;
 pub const MAX_TILES_PER_WG: usize = 16;
 
 /// Tiles per workgroup for a register pass of `tiles` tiles, fitted to H100 per-pass medians
-/// (bench/h100-sort17.sh, sort18.sh; docs/PERFORMANCE.md). Passes that hand their keys through
+/// (bench/h100-sort17.sh, sort18.sh; docs/perf/oddeven.md). Passes that hand their keys through
 /// workgroup memory before storing (local sorts, contiguous tails) gain most: the next tile's
 /// loads fly during the stores (2^28 tails 1.27 → 1.05 ms, 2^24 0.086 → 0.069 with S = 8)
 /// from 2048 tiles on (at 2^22, ~550 tiles, S = 2 made them up to 25% slower). Heads and strided tails store straight from registers and

@@ -8,7 +8,7 @@ impl Options {
         let adapter = caps_of(gpu);
         let mut c = adapter;
         if variant == "batcher" {
-            // Defaults from the H100 sweeps (docs/PERFORMANCE.md). Generic kernel: 4096-key tiles
+            // Defaults from the H100 sweeps (docs/perf/oddeven.md). Generic kernel: 4096-key tiles
             // with 512 threads beat 8192 with 1024 in every batcher case. Register kernel, whole
             // arrays: 8192-key tiles where they fit (one workgroup buffer; full sort 2^28: 95 ms
             // against 157 with 4096: fewer global passes).

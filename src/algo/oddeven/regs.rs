@@ -45,7 +45,7 @@
 //! loads are issued before this tile's stores, so loads and stores overlap inside one workgroup
 //! (passes that store straight from registers issue the next loads after their stores). The
 //! defaults come from H100 per-pass times (`default_tiles_per_wg` in mod.rs); H100 2^28 46.2 →
-//! 42.1 ms. Measured on an H100 and dropped (docs/PERFORMANCE.md): 16-byte global accesses,
+//! 42.1 ms. Measured on an H100 and dropped (docs/perf/oddeven.md): 16-byte global accesses,
 //! in-place loads of 16 consecutive keys, 64 keys per invocation, shuffles with only the subgroup
 //! edges through workgroup memory (one barrier per stage: no gain).
 //!
