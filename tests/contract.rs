@@ -1077,3 +1077,50 @@ fn run_facts_read_back_as_their_types() {
         r.extra["plan"].as_array().unwrap().len()
     );
 }
+
+/// `selftest`'s options: --cases, --seed and --json do what they say here; --minutes (one round at
+/// 0) and the refusals of bad values are tests/selftest.rs's. A new option needs a probe.
+#[test]
+fn audit_selftest_options() {
+    use clap::CommandFactory;
+    let json = |args: &[&str]| -> Value {
+        let o = stagewise(&[&["selftest", "--json"][..], args].concat());
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let one = json(&["--cases", "1"]);
+    assert_eq!(one["cases"], 1, "{one}");
+    assert_eq!(one["seed"], 1, "{one}");
+    let two = json(&["--cases", "2", "--seed", "9"]);
+    assert_eq!(two["cases"], 2, "{two}");
+    assert_eq!(two["seed"], 9, "{two}");
+    // --json: one object; without it, the table.
+    let o = stagewise(&["selftest", "--cases", "1"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(serde_json::from_str::<Value>(&text).is_err());
+    assert!(
+        text.contains("algorithm") && text.contains("total"),
+        "{text}"
+    );
+
+    let cli = stagewise::cli::Cli::command();
+    let known: Vec<String> = cli
+        .find_subcommand("selftest")
+        .unwrap()
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .filter(|l| !matches!(l.as_str(), "--adapter"))
+        .collect();
+    for k in &known {
+        assert!(
+            ["--cases", "--seed", "--json", "--minutes"].contains(&k.as_str()),
+            "{k}: no probe in audit_selftest_options or tests/selftest.rs"
+        );
+    }
+}

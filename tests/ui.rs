@@ -303,7 +303,11 @@ fn every_control_has_a_tooltip() {
         }
     }
     // The menus, opened.
-    for (menu, item) in [("File", "Open input…"), ("View", "Dark / light theme")] {
+    for (menu, item) in [
+        ("File", "Open input…"),
+        ("View", "Dark / light theme"),
+        ("Help", "Self-test…"),
+    ] {
         h.get_by_label(menu).click();
         h.run();
         h.get_by_label(item);
@@ -1165,4 +1169,61 @@ fn views_show_the_run_facts() {
         assert!(r.verified, "{variant}: {:?}", r.mismatch);
         h.get_by_label_contains(want);
     }
+}
+
+/// Help ▸ Self-test… runs `stagewise selftest` on the app's own device on a worker thread: frames
+/// keep coming while it runs, its progress shows, Stop ends it with a report whose table has every
+/// algorithm and variant.
+#[test]
+fn help_self_test_runs_off_the_ui_thread_and_stops() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    h.get_by_label("Help").click();
+    h.run();
+    h.get_by_label("Self-test…").click();
+    h.run();
+    h.get_by_label("Start").click();
+    h.step();
+    assert!(h.state().selftest.is_running(), "Start did not start it");
+    let start = Instant::now();
+    while h
+        .state()
+        .selftest
+        .progress
+        .as_ref()
+        .is_none_or(|p| p.done < 1)
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no case finished"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    h.step();
+    h.get_by_label_contains("passed,");
+    h.get_by_label("Stop").click();
+    while h.state().selftest.is_running() {
+        assert!(
+            start.elapsed() < Duration::from_secs(180),
+            "Stop did not end the selftest"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    h.run();
+    let rep = h.state().selftest.report.clone().expect("a report");
+    assert!(rep.stopped);
+    assert!(rep.cases() >= 1);
+    assert!(rep.failures.is_empty(), "{}", rep.text());
+    let pairs = stagewise::selftest::cases::pairs();
+    assert_eq!(rep.rows.len(), pairs.len());
+    // A row per variant: the algorithm's name at least as often as it has variants.
+    for (a, _) in &pairs {
+        let rows = pairs.iter().filter(|(b, _)| b == a).count();
+        let shown = h.query_all_by_label(a).count();
+        assert!(shown >= rows, "{a}: {shown} labels for {rows} rows");
+    }
+    h.get_by_label_contains("no failures");
+    h.get_by_label("Start");
 }

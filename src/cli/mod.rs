@@ -56,6 +56,9 @@ pub enum Cmd {
         #[arg(long)]
         plot: Option<std::path::PathBuf>,
     },
+    /// Random cases of every algorithm and variant on this GPU, each checked against the CPU
+    /// model as `run` checks it; a table of what ran and every failure's reproducing command.
+    Selftest(SelftestArgs),
     /// BMMC (seed 001): distributions of rank_m, rank_b and pass counts over random bit permutations.
     BmmcStats {
         /// Index bits (N = 2^n).
@@ -120,6 +123,22 @@ pub struct RunArgs {
     pub lens_warp: Option<u32>,
     #[command(subcommand)]
     pub algo: AlgoOptions,
+}
+
+#[derive(Args, Debug)]
+pub struct SelftestArgs {
+    /// Minutes to spend (at least one case of every variant runs, however short).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub minutes: f64,
+    /// Run exactly this many cases instead (the first round covers every variant).
+    #[arg(long, conflicts_with = "minutes")]
+    pub cases: Option<usize>,
+    /// Seed for the cases' sizes, options and inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -190,6 +209,7 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
         Cmd::Run(args) => run(cli, args),
         Cmd::Bench(args) if args.suite.is_some() => suite_cmd(cli, args),
         Cmd::Bench(args) => bench_cmd(cli, args),
+        Cmd::Selftest(args) => selftest_cmd(cli, args),
         Cmd::Report {
             result,
             markdown,
@@ -212,6 +232,44 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+fn selftest_cmd(cli: &Cli, args: &SelftestArgs) -> Result<i32> {
+    if !(args.minutes.is_finite() && args.minutes >= 0.0) {
+        return Err(Error::Input(format!(
+            "--minutes must be a number of minutes ≥ 0; got {}",
+            args.minutes
+        )));
+    }
+    let gpu = gpu(cli.adapter.as_deref())?;
+    let cfg = crate::selftest::Config {
+        minutes: args.minutes,
+        cases: args.cases,
+        seed: args.seed,
+        adapter: cli.adapter.clone(),
+    };
+    use std::io::IsTerminal;
+    let tty = std::io::stderr().is_terminal();
+    let mut last = std::time::Instant::now();
+    let report = crate::selftest::run(&gpu, &cfg, &|| false, &mut |p| {
+        // A terminal gets one line rewritten in place; a log a line every few seconds.
+        if tty {
+            let line: String = p.line().chars().take(150).collect();
+            eprint!("\r\x1b[K{line}");
+            if p.current == "done" {
+                eprintln!();
+            }
+        } else if p.current == "done" || last.elapsed().as_secs_f64() >= 5.0 {
+            eprintln!("{}", p.line());
+            last = std::time::Instant::now();
+        }
+    });
+    if args.json {
+        out(&report.to_json().to_string());
+    } else {
+        out(report.text().trim_end());
+    }
+    Ok(report.exit_code())
 }
 
 fn options_of(cmd: clap::Command) -> Vec<Value> {

@@ -65,6 +65,9 @@ pub struct Gpu {
     /// A test hook: the next buffer allocation fails as out of memory ([`Gpu::inject_out_of_memory`],
     /// `STAGEWISE_FAULT=oom`). Shared by every clone of this `Gpu`.
     fault_oom: Arc<std::sync::atomic::AtomicBool>,
+    /// A test hook: the next run's output read back gets one element changed
+    /// (`STAGEWISE_FAULT=wrong-output`), so the check against the CPU model must catch it.
+    fault_output: Arc<std::sync::atomic::AtomicBool>,
     /// The largest buffer one allocation may take (`STAGEWISE_MEMORY_BUDGET`), if limited.
     budget: Option<u64>,
     /// Set on a recording device ([`Gpu::with_lens`]): kernels compile in their recording build
@@ -145,6 +148,9 @@ impl Gpu {
             fault_oom: Arc::new(std::sync::atomic::AtomicBool::new(
                 fault.split(',').any(|f| f.trim() == "oom"),
             )),
+            fault_output: Arc::new(std::sync::atomic::AtomicBool::new(
+                fault.split(',').any(|f| f.trim() == "wrong-output"),
+            )),
             budget,
             lens: None,
         }
@@ -165,6 +171,28 @@ impl Gpu {
     pub fn inject_out_of_memory(&self) {
         self.fault_oom
             .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Test hook: the next run's output read back gets one element changed, as a kernel that
+    /// writes one wrong value would (`STAGEWISE_FAULT=wrong-output`). One shot.
+    pub fn inject_wrong_output(&self) {
+        self.fault_output
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Apply an injected wrong-output fault to `output` (consumed only by a non-empty output):
+    /// its middle element becomes a large finite value (different in every dtype's check).
+    pub(crate) fn corrupt_output(&self, output: &mut [u32]) {
+        const BAD: u32 = 0x7eff_ffff; // about 1.7e38 as f32
+        if output.is_empty()
+            || !self
+                .fault_output
+                .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let i = output.len() / 2;
+        output[i] = if output[i] == BAD { BAD ^ 1 } else { BAD };
     }
 
     /// The per-allocation limit set by `STAGEWISE_MEMORY_BUDGET`, in bytes.

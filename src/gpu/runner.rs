@@ -362,7 +362,8 @@ impl Running<'_> {
         for (i, c) in self.ready.drain(..) {
             captures[i] = c;
         }
-        let (output, ts) = self.tail.take().unwrap_or_default();
+        let (mut output, ts) = self.tail.take().unwrap_or_default();
+        gpu.corrupt_output(&mut output);
         let pass_ms = ts.map(|words| {
             let t: Vec<u64> = bytemuck::pod_collect_to_vec(&words);
             (0..plan.passes.len())

@@ -46,6 +46,8 @@ pub struct StagewiseApp {
     diagram_rect: Option<egui::Rect>,
     /// The memory lens under the stage view.
     pub lens: super::lens::LensPanel,
+    /// Help ▸ Self-test…
+    pub selftest: super::selftest::SelftestWindow,
 }
 
 const HELP: &[(&str, &str)] = &[
@@ -96,6 +98,7 @@ impl StagewiseApp {
             show_code: true,
             diagram_rect: None,
             lens: Default::default(),
+            selftest: Default::default(),
         };
         app.start_run(&cc.egui_ctx);
         app
@@ -148,6 +151,7 @@ impl eframe::App for StagewiseApp {
         self.poll_io(&ctx);
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
         egui::Panel::top("menu").show(ui, |ui| self.menu(ui));
+        self.selftest.show(&ctx, self.gpu.as_ref());
         if self.tab == Tab::Performance {
             egui::CentralPanel::default().show(ui, |ui| self.perf.ui(ui, self.gpu.as_ref()));
             return;

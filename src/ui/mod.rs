@@ -9,6 +9,7 @@ pub mod lens_compare;
 pub mod narrate;
 pub mod params;
 pub mod perf;
+pub mod selftest;
 pub mod strip;
 pub mod timeline;
 pub mod views;

@@ -362,6 +362,19 @@ impl StagewiseApp {
             });
             view.response
                 .on_hover_text("Theme, the narration and code panel, keyboard shortcuts");
+            let help = ui.menu_button("Help", |ui| {
+                if ui
+                    .button("Self-test…")
+                    .on_hover_text(
+                        "Random cases of every algorithm on this GPU, checked against the CPU model",
+                    )
+                    .clicked()
+                {
+                    self.selftest.open = true;
+                }
+            });
+            help.response
+                .on_hover_text("Self-test every algorithm on this GPU");
             ui.separator();
             ui.selectable_value(&mut self.tab, Tab::Stages, "Stages")
                 .on_hover_text("Run stage by stage and see every pass");

@@ -1,0 +1,347 @@
+//! `stagewise selftest` (and the app's Help ▸ Self-test…): random cases of every algorithm and
+//! variant on this GPU for a chosen time, each run exactly as `stagewise run` runs it
+//! ([`crate::cli::prepare`], then [`crate::algo::run`], which checks the GPU against the CPU
+//! model), and a report: per variant how many cases passed, failed or were refused, and every
+//! failure with the command that reproduces it.
+//!
+//! A refusal (an option or size this adapter's limits refuse) is not a failure; a GPU result that
+//! differs from the model is, and so are GPU validation errors, device loss and panics.
+
+pub mod cases;
+
+use crate::error::Error;
+use crate::gpu::Gpu;
+pub use cases::Case;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::{Value, json};
+use std::time::Instant;
+
+/// The text report lists this many refused cases (the JSON all of them).
+const MAX_REFUSALS_SHOWN: usize = 20;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Time to spend; at least one case of every variant runs whatever it is.
+    pub minutes: f64,
+    /// Exactly this many cases instead of a time (one round covers every variant).
+    pub cases: Option<usize>,
+    pub seed: u64,
+    /// Added to the reproducing commands (`--adapter`).
+    pub adapter: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            minutes: 1.0,
+            cases: None,
+            seed: 1,
+            adapter: None,
+        }
+    }
+}
+
+/// How one case ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Passed,
+    /// The GPU disagreed with the model, or the run hit a GPU error or a panic.
+    Failed(String),
+    /// Refused before or while planning: an option, size or limit this adapter does not take.
+    Refused(String),
+}
+
+/// One variant's counts.
+#[derive(Clone, Debug, Default)]
+pub struct Row {
+    pub algorithm: &'static str,
+    pub variant: &'static str,
+    pub cases: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub refused: usize,
+}
+
+/// A case that did not pass, with why and how to run it again.
+#[derive(Clone, Debug)]
+pub struct Note {
+    pub algorithm: &'static str,
+    pub variant: &'static str,
+    pub command: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub adapter: String,
+    pub seed: u64,
+    pub elapsed_s: f64,
+    pub rows: Vec<Row>,
+    pub failures: Vec<Note>,
+    pub refusals: Vec<Note>,
+    /// Stopped before its time or count (the Stop button, or the device was lost).
+    pub stopped: bool,
+}
+
+/// Where a running selftest is.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub done: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub refused: usize,
+    pub elapsed_s: f64,
+    /// The time budget (seconds), or the case count when a count was asked for.
+    pub budget: String,
+    /// The case about to run.
+    pub current: String,
+}
+
+impl Progress {
+    pub fn line(&self) -> String {
+        format!(
+            "selftest: {} cases ({} passed, {} failed, {} refused), {:.0} s of {}; now: {}",
+            self.done,
+            self.passed,
+            self.failed,
+            self.refused,
+            self.elapsed_s,
+            self.budget,
+            self.current
+        )
+    }
+}
+
+impl Report {
+    pub fn cases(&self) -> usize {
+        self.rows.iter().map(|r| r.cases).sum()
+    }
+    pub fn passed(&self) -> usize {
+        self.rows.iter().map(|r| r.passed).sum()
+    }
+    pub fn refused(&self) -> usize {
+        self.rows.iter().map(|r| r.refused).sum()
+    }
+
+    /// The exit code: 1 when anything failed.
+    pub fn exit_code(&self) -> i32 {
+        i32::from(!self.failures.is_empty())
+    }
+
+    /// The table and the failures, as `stagewise selftest` prints them.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "stagewise selftest on {}: seed {}, {} cases in {:.1} s{}\n",
+            self.adapter,
+            self.seed,
+            self.cases(),
+            self.elapsed_s,
+            if self.stopped { " (stopped)" } else { "" }
+        );
+        s += &format!(
+            "{:<10} {:<18} {:>6} {:>7} {:>7} {:>8}\n",
+            "algorithm", "variant", "cases", "passed", "failed", "refused"
+        );
+        for r in &self.rows {
+            s += &format!(
+                "{:<10} {:<18} {:>6} {:>7} {:>7} {:>8}\n",
+                r.algorithm, r.variant, r.cases, r.passed, r.failed, r.refused
+            );
+        }
+        s += &format!(
+            "{:<10} {:<18} {:>6} {:>7} {:>7} {:>8}\n",
+            "total",
+            "",
+            self.cases(),
+            self.passed(),
+            self.failures.len(),
+            self.refused()
+        );
+        if self.failures.is_empty() {
+            s += "no failures\n";
+        } else {
+            s += &format!("{} failure(s):\n", self.failures.len());
+            for f in &self.failures {
+                s += &format!(
+                    "FAILED {}/{}: {}\n  {}\n",
+                    f.algorithm, f.variant, f.reason, f.command
+                );
+            }
+        }
+        if !self.refusals.is_empty() {
+            s += &format!("{} refused (not failures):\n", self.refusals.len());
+            for f in self.refusals.iter().take(MAX_REFUSALS_SHOWN) {
+                s += &format!(
+                    "refused {}/{}: {}\n  {}\n",
+                    f.algorithm, f.variant, f.reason, f.command
+                );
+            }
+            if self.refusals.len() > MAX_REFUSALS_SHOWN {
+                s += &format!(
+                    "… {} more refused (--json lists them all)\n",
+                    self.refusals.len() - MAX_REFUSALS_SHOWN
+                );
+            }
+        }
+        s
+    }
+
+    pub fn to_json(&self) -> Value {
+        let notes = |v: &[Note]| -> Vec<Value> {
+            v.iter()
+                .map(|f| {
+                    json!({"algorithm": f.algorithm, "variant": f.variant,
+                           "reason": f.reason, "command": f.command})
+                })
+                .collect()
+        };
+        json!({
+            "adapter": self.adapter,
+            "seed": self.seed,
+            "elapsed_s": self.elapsed_s,
+            "stopped": self.stopped,
+            "cases": self.cases(),
+            "passed": self.passed(),
+            "failed": self.failures.len(),
+            "refused": self.refused(),
+            "rows": self.rows.iter().map(|r| json!({
+                "algorithm": r.algorithm, "variant": r.variant, "cases": r.cases,
+                "passed": r.passed, "failed": r.failed, "refused": r.refused,
+            })).collect::<Vec<_>>(),
+            "failures": notes(&self.failures),
+            "refusals": notes(&self.refusals),
+        })
+    }
+}
+
+/// Run one case as `stagewise run` would: parse, prepare, run and check against the model.
+pub fn run_case(gpu: &Gpu, case: &Case) -> Outcome {
+    let args = match case.parse() {
+        Ok(a) => a,
+        Err(e) => return Outcome::Failed(format!("the CLI does not accept the case: {e}")),
+    };
+    let run = || -> Result<Option<String>, Error> {
+        let req = crate::cli::prepare(&args)?;
+        let res = crate::algo::run(args.algo.algo(), gpu, &req)?;
+        Ok(res.mismatch)
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Ok(None)) => Outcome::Passed,
+        Ok(Ok(Some(m))) => Outcome::Failed(format!("GPU result differs from the CPU model: {m}")),
+        Ok(Err(e @ (Error::Input(_) | Error::Limit(_) | Error::OutOfMemory(_)))) => {
+            Outcome::Refused(e.to_string())
+        }
+        Ok(Err(e)) => Outcome::Failed(e.to_string()),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Outcome::Failed(format!("internal error (panic): {msg}"))
+        }
+    }
+}
+
+/// Run the selftest on `gpu` until the time (or count) is spent or `stop` says so; `progress`
+/// hears about every case before it runs and once at the end.
+pub fn run(
+    gpu: &Gpu,
+    cfg: &Config,
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&Progress),
+) -> Report {
+    let t0 = Instant::now();
+    let budget_s = cfg.minutes.max(0.0) * 60.0;
+    let pairs = cases::pairs();
+    let mut rng = StdRng::seed_from_u64(cfg.seed);
+    let mut report = Report {
+        adapter: gpu.adapter_name(),
+        seed: cfg.seed,
+        rows: pairs
+            .iter()
+            .map(|&(algorithm, variant)| Row {
+                algorithm,
+                variant,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let budget = match cfg.cases {
+        Some(c) => format!("{c} cases"),
+        None => format!("{budget_s:.0} s"),
+    };
+    let mut p = Progress {
+        done: 0,
+        passed: 0,
+        failed: 0,
+        refused: 0,
+        elapsed_s: 0.0,
+        budget,
+        current: String::new(),
+    };
+    let mut i = 0usize;
+    loop {
+        let more = match cfg.cases {
+            Some(c) => i < c,
+            // Every variant runs at least once, then cases until the time is spent.
+            None => i < pairs.len() || t0.elapsed().as_secs_f64() < budget_s,
+        };
+        if !more {
+            break;
+        }
+        if stop() {
+            report.stopped = true;
+            break;
+        }
+        let k = i % pairs.len();
+        let (algorithm, variant) = pairs[k];
+        // Every fourth round lets the cheap models take larger sizes.
+        let big = (i / pairs.len()) % 4 == 3;
+        let case = cases::generate(gpu, &mut rng, algorithm, variant, big);
+        let command = case.command(cfg.adapter.as_deref());
+        p.current = command.clone();
+        p.elapsed_s = t0.elapsed().as_secs_f64();
+        progress(&p);
+        let outcome = run_case(gpu, &case);
+        let row = &mut report.rows[k];
+        row.cases += 1;
+        p.done += 1;
+        let note = |reason: String| Note {
+            algorithm,
+            variant,
+            command,
+            reason,
+        };
+        match outcome {
+            Outcome::Passed => {
+                row.passed += 1;
+                p.passed += 1;
+            }
+            Outcome::Failed(why) => {
+                row.failed += 1;
+                p.failed += 1;
+                report.failures.push(note(why));
+            }
+            Outcome::Refused(why) => {
+                row.refused += 1;
+                p.refused += 1;
+                report.refusals.push(note(why));
+            }
+        }
+        i += 1;
+        // A lost device fails every case after it: the report says so once.
+        if gpu.check_lost().is_some() {
+            report.stopped = true;
+            break;
+        }
+    }
+    report.elapsed_s = t0.elapsed().as_secs_f64();
+    p.elapsed_s = report.elapsed_s;
+    p.current = "done".into();
+    progress(&p);
+    report
+}
