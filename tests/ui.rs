@@ -1171,6 +1171,7 @@ fn views_show_the_run_facts() {
 /// `continue` before `__syncthreads()`, what goes wrong, and what the kernel does instead.
 #[test]
 fn transposition_odd_phase_narrates_the_seeds_barrier() {
+    use egui_kittest::kittest::NodeT;
     let mut h = harness_sized([1400.0, 1000.0]);
     wait_for_run(&mut h);
     {
