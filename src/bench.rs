@@ -27,6 +27,18 @@ pub struct BenchRow {
     /// `median_ms` adds beyond their sum is the gaps between passes.
     #[serde(default)]
     pub passes: Vec<PassTime>,
+    /// The warm-up done before this row's timed runs: wall time (ms) and runs; the same-run copy's
+    /// warm-up at this N in `copy_warmup_ms`.
+    #[serde(default)]
+    pub warmup_ms: f64,
+    #[serde(default)]
+    pub warmup_runs: usize,
+    #[serde(default)]
+    pub copy_warmup_ms: f64,
+    /// Faster than the same-run copy by more than [`SUSPECT_FRACTION`] where that copy's traffic
+    /// is past the caches ([`is_suspect`]): likelier a copy timed at idle clocks than a result.
+    #[serde(default)]
+    pub suspect: bool,
     /// Which of the spec's cases measured it: one algorithm may be swept with different options
     /// (the lab's sort family: radix keys only and key-value). Not serialized.
     #[serde(skip)]
@@ -49,29 +61,79 @@ pub struct BenchSpec {
     pub dtype: DType,
     /// Skip cases an algorithm refuses at a size (for `--all`) instead of failing.
     pub skip_refused: bool,
-    /// Warm up for at least this long as well (ms; 0: just `warmup` runs). The GPU idles at low
-    /// clocks during CPU-bound work between cases; a count of runs that is enough at 2^28 is a
-    /// few microseconds of work at 2^20.
+    /// Warm up for at least this long first (ms of wall time; 0: just `warmup` runs). The GPU
+    /// idles at low clocks during CPU-bound work between cases; a count of runs that is enough at
+    /// 2^28 is a few microseconds of work at 2^20. Every timed path defaults to
+    /// [`DEFAULT_MIN_WARMUP_MS`].
     pub min_warmup_ms: f64,
 }
 
-/// Warm the GPU on `plan` for `spec.min_warmup_ms` of wall time (its clocks ramp up under load);
-/// the `spec.warmup` counted runs follow in [`time_with`].
-fn warm_up(gpu: &Gpu, spec: &BenchSpec, plan: &crate::gpu::Plan) -> Result<usize> {
-    if spec.min_warmup_ms <= 0.0 {
-        return Ok(spec.warmup);
-    }
-    crate::gpu::timed::warm_for(gpu, plan, spec.min_warmup_ms)?;
-    Ok(spec.warmup)
+/// The warm-up every timed path does unless told otherwise (`stagewise bench --warmup-ms`, the
+/// app's performance lab, a suite file's `min_warmup_ms`): this long back to back, then the
+/// counted runs.
+pub const DEFAULT_MIN_WARMUP_MS: f64 = 300.0;
+/// The longest warm-up asked for that is accepted (ms).
+pub const MAX_MIN_WARMUP_MS: f64 = 60_000.0;
+
+/// A ratio to the same-run copy above this is suspect where the copy is past the caches.
+pub const SUSPECT_FRACTION: f64 = 1.05;
+/// The copy's traffic (bytes read + written) from which it cannot run from the L2: 256 MiB, over
+/// 4x the L2 of an H100 or H200 (50 MiB). wgpu reports no cache sizes, so one floor for all.
+pub const SUSPECT_MIN_COPY_BYTES: u64 = 256 << 20;
+
+/// Whether a row `fraction` of the copy is a suspect result: faster than a copy of the same N by
+/// more than 5 % where that copy moves `copy_bytes` >= 256 MiB. Past the caches nothing moves its
+/// floor's bytes faster than a copy; such a ratio says the copy was timed cold (idle clocks).
+pub fn is_suspect(copy_bytes: u64, fraction: f64) -> bool {
+    copy_bytes >= SUSPECT_MIN_COPY_BYTES && fraction > SUSPECT_FRACTION
 }
 
-pub const CSV_HEADER: &str =
-    "algorithm,variant,n,bytes,median_ms,gbps,copy_gbps,fraction_of_copy,min_ms,reps,gitems_per_s";
+/// The warm-up done before a case was timed.
+#[derive(Clone, Copy, Debug, Default)]
+struct Warmup {
+    ms: f64,
+    runs: usize,
+}
+
+/// Warm the GPU on `plan`: back to back for `min_ms` of wall time (its clocks ramp up only under
+/// sustained load), then `runs` counted runs. Returns what was done.
+fn warm_up(gpu: &Gpu, plan: &crate::gpu::Plan, min_ms: f64, runs: usize) -> Result<Warmup> {
+    let t0 = std::time::Instant::now();
+    let timed = if min_ms > 0.0 {
+        crate::gpu::timed::warm_for(gpu, plan, min_ms)?
+    } else {
+        0
+    };
+    crate::gpu::timed::run_times(gpu, plan, runs)?;
+    Ok(Warmup {
+        ms: t0.elapsed().as_secs_f64() * 1e3,
+        runs: timed + runs,
+    })
+}
+
+/// `STAGEWISE_FAULT=copy-time:F`, a test hook: the same-run copy's measured time is multiplied by
+/// F (> 0), so rows read F times their ratio to the copy. 1 when unset.
+fn copy_time_scale() -> Result<f64> {
+    let fault = std::env::var("STAGEWISE_FAULT").unwrap_or_default();
+    for f in fault.split(',') {
+        if let Some(v) = f.trim().strip_prefix("copy-time:") {
+            return match v.trim().parse::<f64>() {
+                Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+                _ => Err(Error::input(format!(
+                    "STAGEWISE_FAULT=copy-time:{v}: expected a factor > 0, e.g. copy-time:4"
+                ))),
+            };
+        }
+    }
+    Ok(1.0)
+}
+
+pub const CSV_HEADER: &str = "algorithm,variant,n,bytes,median_ms,gbps,copy_gbps,fraction_of_copy,min_ms,reps,gitems_per_s,warmup_ms,note";
 
 impl BenchRow {
     pub fn csv(&self) -> String {
         format!(
-            "{},{},{},{},{:.6},{:.3},{:.3},{:.4},{:.6},{},{:.4}",
+            "{},{},{},{},{:.6},{:.3},{:.3},{:.4},{:.6},{},{:.4},{:.1},{}",
             self.algorithm,
             self.variant,
             self.n,
@@ -82,8 +144,15 @@ impl BenchRow {
             self.fraction_of_copy,
             self.min_ms,
             self.reps,
-            self.gitems_per_s
+            self.gitems_per_s,
+            self.warmup_ms,
+            self.note()
         )
+    }
+
+    /// `suspect` for a suspect row ([`is_suspect`]), else empty: the text and CSV outputs' word.
+    pub fn note(&self) -> &'static str {
+        if self.suspect { "suspect" } else { "" }
     }
 }
 
@@ -109,7 +178,9 @@ pub fn run(
 ) -> Result<Vec<BenchRow>> {
     let copy = crate::algo::copy::Options::default();
     let copy_variant = &crate::algo::Algorithm::info(&copy).variants[0];
-    let mut copy_gbps: HashMap<usize, f64> = HashMap::new();
+    // Per N: the copy's GB/s, its bytes and its warm-up (ms).
+    let mut copy_at: HashMap<usize, (f64, u64, f64)> = HashMap::new();
+    let copy_scale = copy_time_scale()?;
     let mut rows = Vec::new();
     let total: usize = spec
         .cases
@@ -138,8 +209,8 @@ pub fn run(
                 if cancelled() {
                     return Err(Error::Cancelled);
                 }
-                let roof = match copy_gbps.get(&n) {
-                    Some(&g) => g,
+                let (roof, copy_bytes, copy_warm_ms) = match copy_at.get(&n) {
+                    Some(&c) => c,
                     None => {
                         let case = crate::algo::Algorithm::bench_case(
                             &copy,
@@ -148,11 +219,12 @@ pub fn run(
                             n,
                             spec.dtype,
                         )?;
-                        let w = warm_up(gpu, spec, &case.plan)?;
-                        let t = time_with(gpu, &case.plan, w, spec.reps, cancelled)?;
-                        let g = case.bytes as f64 / (t.total_ms * 1e6);
-                        copy_gbps.insert(n, g);
-                        g
+                        let w = warm_up(gpu, &case.plan, spec.min_warmup_ms, spec.warmup)?;
+                        let t = time_with(gpu, &case.plan, 0, spec.reps, cancelled)?;
+                        let g = case.bytes as f64 / (t.total_ms * copy_scale * 1e6);
+                        let c = (g, case.bytes, w.ms);
+                        copy_at.insert(n, c);
+                        c
                     }
                 };
                 let shape = crate::algo::applies::RunShape {
@@ -187,7 +259,8 @@ pub fn run(
                     continue;
                 }
                 // Sweeps over everything keep slow cases short: one probe run decides.
-                let (mut warmup, mut reps, mut warm) = (spec.warmup, spec.reps, true);
+                let (mut warmup, mut reps, mut warm_ms) =
+                    (spec.warmup, spec.reps, spec.min_warmup_ms);
                 if spec.skip_refused {
                     let secs = crate::gpu::timed::wall_once(gpu, &case.plan)?;
                     if secs > MAX_SWEEP_SECONDS {
@@ -199,13 +272,12 @@ pub fn run(
                         continue;
                     }
                     if secs > 0.1 {
-                        (warmup, reps, warm) = (warmup.min(1), reps.min(5), false);
+                        // The probe and one more run: over 0.1 s of load each.
+                        (warmup, reps, warm_ms) = (warmup.min(1), reps.min(5), 0.0);
                     }
                 }
-                if warm {
-                    warmup = warm_up(gpu, spec, &case.plan)?;
-                }
-                let t = time_with(gpu, &case.plan, warmup, reps, cancelled)?;
+                let w = warm_up(gpu, &case.plan, warm_ms, warmup)?;
+                let t = time_with(gpu, &case.plan, 0, reps, cancelled)?;
                 let gbps = case.bytes as f64 / (t.total_ms * 1e6);
                 let row = BenchRow {
                     algorithm: info.name.to_string(),
@@ -220,6 +292,10 @@ pub fn run(
                     reps: t.reps,
                     gitems_per_s: case.items as f64 / (t.total_ms * 1e6),
                     passes: pass_times(&case.plan, &t.pass_ms),
+                    warmup_ms: w.ms,
+                    warmup_runs: w.runs,
+                    copy_warmup_ms: copy_warm_ms,
+                    suspect: is_suspect(copy_bytes, gbps / roof),
                     case: case_index,
                 };
                 on_event(Event::Row(row.clone()));
@@ -269,4 +345,20 @@ pub fn parse_log_range(s: &str) -> Result<(u32, u32)> {
         return Err(Error::Input(format!("--log-n '{s}': need A <= B <= 31")));
     }
     Ok((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suspect_is_a_ratio_over_copy_past_the_caches() {
+        let past = SUSPECT_MIN_COPY_BYTES;
+        assert!(is_suspect(past, 1.06));
+        assert!(is_suspect(8 << 30, 2.0));
+        // At 1.05 or below, or where the copy fits 256 MiB, a ratio is a result.
+        assert!(!is_suspect(past, 1.05));
+        assert!(!is_suspect(past, 0.5));
+        assert!(!is_suspect(past - 1, 3.0));
+    }
 }

@@ -194,6 +194,120 @@ fn bench_rows_are_sane() {
     assert!((0.1..=10.0).contains(&f), "copy vs itself: {f}");
 }
 
+/// Every timed path warms up by wall time first (the suite's rule): by default 300 ms before the
+/// copy and before every case, then the counted `--warmup` runs; each row says what was done.
+#[test]
+fn bench_warms_up_by_time_by_default() {
+    let base = [
+        "bench",
+        "copy",
+        "--variant",
+        "vec4",
+        "--n",
+        "4096",
+        "--reps",
+        "3",
+        "--json",
+    ];
+    let v = run_ok(&base);
+    assert_eq!(v["min_warmup_ms"], 300.0, "{v}");
+    assert_eq!(v["warmup"], 5);
+    let r = &v["rows"][0];
+    for k in ["warmup_ms", "copy_warmup_ms"] {
+        let ms = r[k].as_f64().unwrap();
+        assert!(ms >= 300.0, "{k} = {ms}: under the default 300 ms");
+    }
+    // At least one run by time, then the 5 counted ones.
+    assert!(r["warmup_runs"].as_u64().unwrap() > 5, "{r}");
+
+    // --warmup-ms sets it; 0 leaves only the counted runs.
+    let v = run_ok(&[&base[..], &["--warmup-ms", "50", "--warmup", "2"]].concat());
+    assert_eq!(v["min_warmup_ms"], 50.0);
+    let ms = v["rows"][0]["warmup_ms"].as_f64().unwrap();
+    assert!((50.0..300.0).contains(&ms), "{ms}");
+    let v = run_ok(&[&base[..], &["--warmup-ms", "0", "--warmup", "2"]].concat());
+    assert_eq!(v["rows"][0]["warmup_runs"], 2, "{v}");
+
+    for bad in ["-1", "60001", "nan", "ms"] {
+        let (code, err) = run_err(&[&base[..], &["--warmup-ms", bad]].concat(), None);
+        assert_eq!(code, if bad == "ms" { 2 } else { 1 }, "{bad}: {err}");
+        assert!(err.contains("--warmup-ms"), "{bad}: {err}");
+    }
+}
+
+/// A ratio to the same-run copy above 1.05 where the copy moves >= 256 MiB is flagged suspect in
+/// the JSON, the text and the CSV; planted with STAGEWISE_FAULT=copy-time:F (the copy's time x F).
+#[test]
+fn a_ratio_over_copy_past_the_caches_is_suspect() {
+    let bench = |n: &str, fault: Option<&str>, more: &[&str]| {
+        let mut c = bin();
+        c.args([
+            "bench",
+            "copy",
+            "--variant",
+            "vec4",
+            "--n",
+            n,
+            "--reps",
+            "2",
+            "--warmup",
+            "1",
+            "--warmup-ms",
+            "0",
+        ])
+        .args(more);
+        if let Some(f) = fault {
+            c.env("STAGEWISE_FAULT", f);
+        }
+        let o = c.output().expect("run stagewise");
+        assert!(
+            o.status.success(),
+            "{n} {fault:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let json = |s: String| -> serde_json::Value { serde_json::from_str(&s).unwrap() };
+    // 2^25 u32: the copy reads and writes 256 MiB.
+    let big = "33554432";
+    let v = json(bench(big, Some("copy-time:4"), &["--json"]));
+    let r = &v["rows"][0];
+    assert!(r["fraction_of_copy"].as_f64().unwrap() > 1.05, "{r}");
+    assert_eq!(r["suspect"], true, "{r}");
+    let dir = std::env::temp_dir().join(format!("stagewise-suspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("rows.csv");
+    let text = bench(big, Some("copy-time:4"), &["--csv", csv.to_str().unwrap()]);
+    let row = text.lines().find(|l| l.starts_with("copy")).expect("a row");
+    assert!(row.ends_with("  suspect"), "{text}");
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    let (head, line) = rows.split_once('\n').unwrap();
+    assert!(head.ends_with(",warmup_ms,note"), "{head}");
+    assert!(line.trim_end().ends_with(",suspect"), "{rows}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Not suspect: the same ratio where the copy fits the caches (2^24: 128 MiB), a ratio below
+    // 1.05 past them, and a plain run.
+    let v = json(bench("16777216", Some("copy-time:4"), &["--json"]));
+    assert!(v["rows"][0]["fraction_of_copy"].as_f64().unwrap() > 1.05);
+    assert_eq!(v["rows"][0]["suspect"], false, "{v}");
+    let v = json(bench(big, Some("copy-time:0.25"), &["--json"]));
+    assert!(v["rows"][0]["fraction_of_copy"].as_f64().unwrap() < 1.05);
+    assert_eq!(v["rows"][0]["suspect"], false, "{v}");
+    let text = bench("65536", None, &[]);
+    assert!(!text.contains("suspect"), "{text}");
+
+    let (code, err) = run_err_env(
+        &["bench", "copy", "--n", "4096", "--reps", "2"],
+        &[("STAGEWISE_FAULT", "copy-time:0")],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("STAGEWISE_FAULT=copy-time:0: expected a factor > 0"),
+        "{err}"
+    );
+}
+
 #[test]
 fn bench_all_covers_every_algorithm() {
     let v = run_ok(&[

@@ -288,6 +288,10 @@ fn strip_timings(v: &mut Value) {
                 "copy_gbps",
                 "fraction_of_copy",
                 "gitems_per_s",
+                // The warm-up done: wall time, so its runs too.
+                "warmup_ms",
+                "warmup_runs",
+                "copy_warmup_ms",
             ] {
                 m.remove(k);
             }
@@ -724,6 +728,11 @@ fn audit_run_and_bench_options() {
                 "bench", "copy", "--n", "4096", "--reps", "2", "--warmup", "2", "--json",
             ],
         ),
+        (
+            "--warmup-ms",
+            bench.to_vec(),
+            [&bench[..], &["--warmup-ms", "0"]].concat(),
+        ),
     ];
     let mut failures = Vec::new();
     for (flag, b, w) in &probes {
@@ -989,6 +998,18 @@ json.dump({"device": "stand-in", "torch": "0", "cuda": "0", "cupy": None,
         (vec!["bench", "--suite", &suite], "--suite needs --out"),
         (
             vec!["bench", "--suite", &suite, "--out", &only, "--json"],
+            "--suite takes its cases",
+        ),
+        (
+            vec![
+                "bench",
+                "--suite",
+                &suite,
+                "--out",
+                &only,
+                "--warmup-ms",
+                "10",
+            ],
             "--suite takes its cases",
         ),
         (

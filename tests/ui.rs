@@ -1227,3 +1227,49 @@ fn help_self_test_runs_off_the_ui_thread_and_stops() {
     h.get_by_label_contains("no failures");
     h.get_by_label("Start");
 }
+
+/// Seed 002's barrier, taught: an odd phase of the transposition sort narrates the seed's
+/// `continue` before `__syncthreads()`, what goes wrong, and what the kernel does instead.
+#[test]
+fn transposition_odd_phase_narrates_the_seeds_barrier() {
+    use egui_kittest::kittest::NodeT;
+    let mut h = harness_sized([1400.0, 1000.0]);
+    wait_for_run(&mut h);
+    {
+        let s = &mut h.state_mut().session;
+        s.algo = stagewise::algo::AlgoOptions::Oddeven(Default::default());
+        s.variant = "transposition".into();
+        s.typed = true;
+        s.text = "9 3 7 1 8 2 6 4 5".into();
+    }
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    let r = h.state().result.as_ref().expect("a result");
+    assert!(r.verified, "{:?}", r.mismatch);
+    assert_eq!(r.stages.len(), 10, "the input and 9 phases");
+    h.get_by_label("|< First").click();
+    h.run();
+    h.get_by_label("Next >").click();
+    h.run();
+    // Phase 1 (even): no overflow pair to talk about.
+    h.get_by_label("Stage 1 / 9");
+    assert!(h.query_by_label_contains("continue;").is_none());
+    h.get_by_label("Next >").click();
+    h.run();
+    h.get_by_label("Stage 2 / 9");
+    // The seed's line, what goes wrong, what the kernel does instead.
+    let n = h.get_by_label_contains("if (s_odd >= n) continue;");
+    let text = n.accesskit_node().label().unwrap_or_default();
+    for want in [
+        "the last owner (4, of owners 0 … 4) holds pair (9, 10), past the last key (8)",
+        "__syncthreads(); //BARRIER",
+        "a barrier in divergent control flow, undefined behaviour",
+        "if (i < owners && a + 1u < L)",
+        "workgroupBarrier() outside every branch",
+        "reach every barrier",
+    ] {
+        assert!(text.contains(want), "{want:?} not in: {text}");
+    }
+}

@@ -34,6 +34,13 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
     if args.reps == 0 {
         return Err(Error::input("--reps must be at least 1"));
     }
+    let warmup_ms = args.warmup_ms.unwrap_or(bench::DEFAULT_MIN_WARMUP_MS);
+    if !(0.0..=bench::MAX_MIN_WARMUP_MS).contains(&warmup_ms) {
+        return Err(Error::input(format!(
+            "--warmup-ms {warmup_ms}: expected 0 ..= {} (ms of wall time)",
+            bench::MAX_MIN_WARMUP_MS
+        )));
+    }
     let gpu = gpu(cli.adapter.as_deref())?;
     if !gpu.has_timestamps() {
         return Err(Error::TimestampsUnavailable);
@@ -64,13 +71,17 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         dtype: args.dtype,
         // Without --variant, sizes one variant refuses are skipped rather than ending the sweep.
         skip_refused: args.all || args.variant.is_none(),
-        min_warmup_ms: 0.0,
+        min_warmup_ms: warmup_ms,
     };
     let quiet = args.json;
     if !quiet {
         out(&format!("adapter: {}", gpu.adapter_name()));
         out(&format!(
-            "{:<8} {:<14} {:>11} {:>11} {:>9} {:>9} {:>7}",
+            "warm-up: {warmup_ms} ms back to back, then {} runs, before every case and its copy",
+            args.warmup
+        ));
+        out(&format!(
+            "{:<8} {:<14} {:>11} {:>11} {:>9} {:>9} {:>7}  note",
             "algo", "variant", "n", "median ms", "GB/s", "copy GB/s", "×copy"
         ));
     }
@@ -78,10 +89,18 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         &gpu,
         &spec,
         &mut |e| match e {
-            Event::Row(r) if !quiet => out(&format!(
-                "{:<8} {:<14} {:>11} {:>11.4} {:>9.1} {:>9.1} {:>7.3}",
-                r.algorithm, r.variant, r.n, r.median_ms, r.gbps, r.copy_gbps, r.fraction_of_copy
-            )),
+            Event::Row(r) if !quiet => out(format!(
+                "{:<8} {:<14} {:>11} {:>11.4} {:>9.1} {:>9.1} {:>7.3}  {}",
+                r.algorithm,
+                r.variant,
+                r.n,
+                r.median_ms,
+                r.gbps,
+                r.copy_gbps,
+                r.fraction_of_copy,
+                r.note()
+            )
+            .trim_end()),
             Event::Skipped(m) => eprintln!("stagewise: skipped {m}"),
             _ => {}
         },
@@ -103,6 +122,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             "driver": format!("{} {}", gpu.info.driver, gpu.info.driver_info),
             "reps": args.reps,
             "warmup": args.warmup,
+            "min_warmup_ms": warmup_ms,
             "dtype": args.dtype.name(),
             "rows": rows,
         })
@@ -120,9 +140,10 @@ pub(super) fn suite_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         || args.n.is_some()
         || args.csv.is_some()
         || args.json
+        || args.warmup_ms.is_some()
     {
         return Err(Error::input(
-            "--suite takes its cases, sizes and reps from the suite file: give only --out, --only and --peers",
+            "--suite takes its cases, sizes, reps and warm-up (--warmup-ms: its min_warmup_ms) from the suite file: give only --out, --only and --peers",
         ));
     }
     let Some(out_path) = &args.out else {

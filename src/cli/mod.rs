@@ -171,9 +171,18 @@ pub struct BenchArgs {
     /// Timed repetitions per case (median reported).
     #[arg(long, global = true, default_value_t = 50)]
     pub reps: usize,
-    /// Untimed warm-up runs per case.
+    /// Untimed warm-up runs per case (and its copy), after --warmup-ms.
     #[arg(long, global = true, default_value_t = 5)]
     pub warmup: usize,
+    /// Run every case (and its copy) back to back this long first, in ms of wall time (default
+    /// 300; 0: only the --warmup runs).
+    #[arg(
+        long = "warmup-ms",
+        global = true,
+        value_name = "MS",
+        allow_negative_numbers = true
+    )]
+    pub warmup_ms: Option<f64>,
     #[arg(long, global = true, value_enum, default_value_t = DType::U32)]
     pub dtype: DType,
     /// Print one JSON object.

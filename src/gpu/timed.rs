@@ -56,6 +56,18 @@ pub fn warm_for(gpu: &Gpu, plan: &Plan, min_ms: f64) -> Result<usize> {
     Ok(runs)
 }
 
+/// `runs` untimed runs of `plan`, one submission each, waited for (counted warm-up).
+pub fn run_times(gpu: &Gpu, plan: &Plan, runs: usize) -> Result<()> {
+    gpu.scoped(|| {
+        for _ in 0..runs {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            record(&mut enc, &plan.passes, 0, None, None, |_, _| {});
+            gpu.queue.submit([enc.finish()]);
+        }
+    })?;
+    wait(gpu)
+}
+
 /// Timed mode: `warmup` untimed runs, then `reps` runs with timestamps around every pass and no
 /// read-back of data. Returns medians. Fails with [`Error::TimestampsUnavailable`] rather than
 /// inventing a number.
@@ -86,14 +98,7 @@ pub fn time_with(
     // Per repetition: the run with its two span timestamps, then the run with every pass's.
     let stride = ((np + 1) * 2 * 8) as u64;
     let readback = gpu.scoped(|| readback_buffer(gpu, stride * reps as u64))?;
-    gpu.scoped(|| {
-        for _ in 0..warmup {
-            let mut enc = gpu.device.create_command_encoder(&Default::default());
-            record(&mut enc, &plan.passes, 0, None, None, |_, _| {});
-            gpu.queue.submit([enc.finish()]);
-        }
-    })?;
-    wait(gpu)?;
+    run_times(gpu, plan, warmup)?;
     for r in 0..reps {
         if cancelled() {
             return Err(Error::Cancelled);

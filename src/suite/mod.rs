@@ -42,7 +42,7 @@ impl Default for Defaults {
             reps: 30,
             warmup: 100,
             verify_max_n: 1 << 24,
-            min_warmup_ms: 300.0,
+            min_warmup_ms: bench::DEFAULT_MIN_WARMUP_MS,
         }
     }
 }
@@ -372,13 +372,15 @@ pub fn run(
             };
             for r in timed {
                 say(&format!(
-                    "{:<28} 2^{:<2} {:>10.4} ms  {:>7.1} GB/s  ×copy {:.3}",
+                    "{:<28} 2^{:<2} {:>10.4} ms  {:>7.1} GB/s  ×copy {:.3} {}",
                     c.id,
                     r.n.trailing_zeros(),
                     r.median_ms,
                     r.gbps,
-                    r.fraction_of_copy
-                ));
+                    r.fraction_of_copy,
+                    r.note()
+                )
+                .trim_end());
                 rows.push(Row {
                     floor_ms: r.bytes as f64 / (r.copy_gbps * 1e6),
                     ours: r,

@@ -128,11 +128,13 @@ pub fn markdown(r: &SuiteResult, result_path: &str) -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "| {what} | {} | {} | {} | {:.3} | {peer} | {} | {} | {goal} | {met} |",
+                    "| {what} | {} | {} | {} | {:.3}{} | {peer} | {} | {} | {goal} | {met} |",
                     log2(o.n),
                     ms(row.floor_ms),
                     ms(o.median_ms),
                     o.fraction_of_copy,
+                    // bench::is_suspect: faster than the copy past the caches.
+                    if o.suspect { " (suspect)" } else { "" },
                     row.peer_ms.map_or("—".to_string(), ms),
                     row.vs_peer.map_or("—".to_string(), |x| format!("{x:.3}")),
                 );

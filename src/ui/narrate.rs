@@ -30,13 +30,18 @@ fn oddeven(result: &RunResult, s: &Stage) -> Option<String> {
         } else {
             "(1,2), (3,4), …"
         };
-        return Some(format!(
+        let mut text = format!(
             "{}: every thread compares its {parity} pair {first} and swaps it when out of order — {} of {} pairs swapped. \
              A barrier ends the phase for all threads, including those without a pair.",
             s.label,
             swaps.unwrap_or(0),
             cmp.unwrap_or(0)
-        ));
+        );
+        if let Some(o) = nt.overflow {
+            text.push_str("\n\n");
+            text.push_str(&overflow_barrier(o));
+        }
+        return Some(text);
     }
     if let (Some(p), Some(k)) = (nt.p, nt.k) {
         return Some(format!(
@@ -64,6 +69,25 @@ fn oddeven(result: &RunResult, s: &Stage) -> Option<String> {
     }
     let _ = result;
     None
+}
+
+/// Seed 002's barrier in divergent control flow, at an odd phase of the one-workgroup kernel: the
+/// seed's line, what goes wrong, and what the kernel does instead.
+pub fn overflow_barrier(o: crate::algo::oddeven::trace::OverflowPair) -> String {
+    let (a, b) = o.pair();
+    format!(
+        "The overflow odd pair: the last owner ({}, of owners 0 … {}) holds pair ({a}, {b}), past the last key ({}). Seed 002's odd step \
+         skips it with\n    if (s_odd >= n) continue;    //Case of final OVERFLOW odd pair\n\
+         before its __syncthreads(); //BARRIER — so that thread (the seed's last one whenever N is even) jumps to the \
+         next even step while the others wait at the barrier: a barrier in divergent control flow, undefined \
+         behaviour that can hang the block or let it read its next pair while its neighbours still swap. \
+         Stagewise's kernel guards only the compare-exchange (owner(): if (i < owners && a + 1u < L)) and keeps \
+         workgroupBarrier() outside every branch: all invocations run the phase loop {} times and reach every barrier.",
+        o.owner,
+        o.owners - 1,
+        o.seg_len - 1,
+        o.seg_len
+    )
 }
 
 fn scan(result: &RunResult, s: &Stage) -> Option<String> {

@@ -64,6 +64,8 @@ pub struct PerfLab {
     pub log_lo: u32,
     pub log_hi: u32,
     pub reps: usize,
+    /// Warm-up before every point and its copy: this long back to back (ms), then 3 runs.
+    pub warmup_ms: f64,
     /// Re-measure the current point whenever a slider moves.
     pub live: bool,
     /// The one-algorithm plot's y axis, and whether it is logarithmic.
@@ -91,6 +93,7 @@ impl Default for PerfLab {
             log_lo: 10,
             log_hi: 20,
             reps: 20,
+            warmup_ms: bench::DEFAULT_MIN_WARMUP_MS,
             live: false,
             y_axis: YAxis::Throughput,
             log_y: false,
@@ -153,16 +156,21 @@ impl PerfLab {
                     warmup: 3,
                     dtype: DType::U32,
                     skip_refused: true,
-                    min_warmup_ms: 0.0,
+                    min_warmup_ms: self.warmup_ms,
                 }
             }
-            Mode::Sorts => match self.sorts.spec(sizes, self.reps, gpu.adapter_name()) {
-                Ok(s) => s,
-                Err(e) => {
-                    self.status = e;
-                    return;
+            Mode::Sorts => {
+                match self
+                    .sorts
+                    .spec(sizes, self.reps, self.warmup_ms, gpu.adapter_name())
+                {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.status = e;
+                        return;
+                    }
                 }
-            },
+            }
         };
         let (tx, rx) = channel();
         let cancel = Arc::new(AtomicBool::new(false));
@@ -295,6 +303,10 @@ impl PerfLab {
             self.log_hi = self.log_hi.max(self.log_lo);
             ui.add(egui::Slider::new(&mut self.reps, 3..=200).text("reps"))
                 .on_hover_text("Timed repetitions per point (median shown)");
+            ui.add(egui::Slider::new(&mut self.warmup_ms, 0.0..=2000.0).text("warm-up ms"))
+                .on_hover_text(
+                    "Before every point and its same-run copy: run it back to back this long (wall time) so the GPU's clocks ramp up, then 3 counted runs",
+                );
         });
         ui.horizontal_wrapped(|ui| live_changed |= self.action_row(ui, gpu, &ctx, max_log));
         if live_changed {
@@ -305,6 +317,13 @@ impl PerfLab {
             self.start(gpu, &ctx, vec![1usize << self.live_log_n]);
         }
         ui.label(&self.status);
+        let rows = match self.mode {
+            Mode::Algorithm => &self.rows,
+            Mode::Sorts => &self.sorts.rows,
+        };
+        if let Some(note) = plot::suspect_note(rows) {
+            ui.colored_label(egui::Color32::from_rgb(230, 60, 60), note);
+        }
         match self.mode {
             Mode::Algorithm => {
                 self.live_readout(ui);

@@ -17,8 +17,12 @@ struct Planned {
 
 /// What a variant's stages follow.
 enum Follows {
-    /// Transposition and global: one phase per rule, stage ids from 0.
-    Phases(Vec<Rule>),
+    /// Transposition and global: one phase per rule, stage ids from 0; `in_workgroup`: the
+    /// phases are steps of one workgroup between barriers (transposition), not dispatches.
+    Phases {
+        rules: Vec<Rule>,
+        in_workgroup: bool,
+    },
     /// Batcher: one stage per rule and its (p, k), stage ids from 1.
     Batcher(Vec<(Rule, (usize, usize))>),
     /// Merge-split: the block sort, then one phase of merges per block.
@@ -29,7 +33,7 @@ impl Follows {
     /// The trace's stages after the input.
     fn stages(&self, n: usize) -> usize {
         match self {
-            Follows::Phases(rules) => rules.len(),
+            Follows::Phases { rules, .. } => rules.len(),
             Follows::Batcher(stages) => stages.len(),
             Follows::MergeSplit { block } => n.div_ceil(*block) + 1,
         }
@@ -98,7 +102,15 @@ impl Options {
                 facts.compare_exchanges = work;
                 facts.wg_size = Some(caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1));
                 let rules = model::transposition_rules(s.seg);
-                (plan, Follows::Phases(rules), s.seg * n)
+                let in_workgroup = variant == "transposition";
+                (
+                    plan,
+                    Follows::Phases {
+                        rules,
+                        in_workgroup,
+                    },
+                    s.seg * n,
+                )
             }
             "batcher" | "merge-split" => {
                 if variant == "batcher" && trace && n > 1 << 16 {
@@ -171,13 +183,20 @@ impl Options {
         ))?;
         let seg = Some(s.seg);
         match follows {
-            Follows::Phases(rules) => {
+            Follows::Phases {
+                rules,
+                in_workgroup,
+            } => {
                 let describe = |i: usize| {
-                    let parity = if i.is_multiple_of(2) { "even" } else { "odd" };
+                    let odd = !i.is_multiple_of(2);
+                    let parity = if odd { "odd" } else { "even" };
                     let notes = trace::Notes {
                         stage: i + 1,
                         parity: Some(parity),
                         segment: seg,
+                        overflow: (*in_workgroup && odd)
+                            .then(|| trace::OverflowPair::of(s.seg))
+                            .flatten(),
                         ..Default::default()
                     };
                     (
@@ -255,7 +274,7 @@ impl Algorithm for Options {
             Some(t) => (Some(t.sorted_at), t.mismatch),
             None if p.model_cost <= 1 << 27 => {
                 let at = match &p.follows {
-                    Follows::Phases(rules) => {
+                    Follows::Phases { rules, .. } => {
                         model::first_sorted_network(dtype, desc, &input.bits, rules, s.seg)
                     }
                     Follows::Batcher(stages) => {

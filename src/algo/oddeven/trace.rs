@@ -37,6 +37,40 @@ pub struct Notes {
     pub blocks: Option<Vec<(usize, usize)>>,
     #[serde(serialize_with = "pair_list")]
     pub block_pairs: Option<Vec<Pair>>,
+    /// Transposition in one workgroup, odd phases: the owner whose odd pair runs past the
+    /// segment's end (the app narrates the barrier it must still reach). Not in the JSON.
+    #[serde(skip)]
+    pub overflow: Option<OverflowPair>,
+}
+
+/// The overflow odd pair of a transposition phase in one workgroup. Owner i (seed 002's thread i)
+/// holds pairs 2i and 2i + 1; with ⌈L/2⌉ owners the last one's odd pair (2i + 1, 2i + 2) is past a
+/// segment of L keys at every odd phase. It compares nothing yet must reach the phase's barrier:
+/// the seed's `if (s_odd >= n) continue;` skips its `__syncthreads()` instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OverflowPair {
+    /// The owner without an odd pair, of `owners`.
+    pub owner: usize,
+    pub owners: usize,
+    /// Keys per segment (one workgroup's).
+    pub seg_len: usize,
+}
+
+impl OverflowPair {
+    /// The overflow pair of a segment of `seg_len` keys (none below 2 keys: no odd phase).
+    pub fn of(seg_len: usize) -> Option<OverflowPair> {
+        let owners = seg_len.div_ceil(2);
+        (seg_len >= 2).then_some(OverflowPair {
+            owner: owners - 1,
+            owners,
+            seg_len,
+        })
+    }
+
+    /// The pair's two indices; the second is past the segment (>= `seg_len`).
+    pub fn pair(&self) -> (usize, usize) {
+        (2 * self.owner + 1, 2 * self.owner + 2)
+    }
 }
 
 fn pair_list<S: Serializer>(v: &Option<Vec<Pair>>, s: S) -> Result<S::Ok, S::Error> {
@@ -141,4 +175,29 @@ pub fn network_stage(
         ..notes
     };
     Stage::with(label, Data::new(dtype, data), RoomNotes::Oddeven(notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OverflowPair;
+
+    /// ⌈L/2⌉ owners: the last one's odd pair is past the end for every L >= 2, odd or even.
+    #[test]
+    fn the_last_owners_odd_pair_overflows() {
+        for (l, owner, pair) in [
+            (2, 0, (1, 2)),
+            (9, 4, (9, 10)),
+            (10, 4, (9, 10)),
+            (11, 5, (11, 12)),
+        ] {
+            let o = OverflowPair::of(l).unwrap();
+            assert_eq!(
+                (o.owner, o.owners, o.pair()),
+                (owner, owner + 1, pair),
+                "L = {l}"
+            );
+            assert!(o.pair().1 >= l);
+        }
+        assert_eq!(OverflowPair::of(1), None);
+    }
 }

@@ -1,7 +1,7 @@
 //! The lab's one-algorithm mode: the algorithm, its variants and parameters, the live readout,
 //! and its plot (GB/s of the floor's bytes, or keys/s for sorts) beside the same-run copy.
 
-use super::plot::{self, Series, Style, rooflines, x_of};
+use super::plot::{self, Series, Style, rooflines, suspect_marks, x_of};
 use super::{PerfLab, YAxis, nominal_bandwidth};
 use crate::algo::{AlgoOptions, Variant};
 use crate::bench::BenchRow;
@@ -77,8 +77,13 @@ impl PerfLab {
             ui.horizontal_wrapped(|ui| {
                 for r in pts {
                     ui.strong(format!(
-                        "{} @ 2^{}: {:.1} GB/s = {:.2}× copy ({:.3} ms)",
-                        r.variant, self.live_log_n, r.gbps, r.fraction_of_copy, r.median_ms
+                        "{} @ 2^{}: {:.1} GB/s = {:.2}× copy ({:.3} ms){}",
+                        r.variant,
+                        self.live_log_n,
+                        r.gbps,
+                        r.fraction_of_copy,
+                        r.median_ms,
+                        if r.suspect { " — suspect" } else { "" }
                     ));
                 }
             });
@@ -114,25 +119,33 @@ impl PerfLab {
         let fraction = self.y_axis == YAxis::FractionOfCopy;
         let unit = if per_key.is_some() { "Gkeys/s" } else { "GB/s" };
         let mut by_name: BTreeMap<String, Vec<([f64; 2], String)>> = BTreeMap::new();
-        for r in &self.rows {
-            let name = format!("{} {}", r.algorithm, r.variant);
-            let y = if fraction {
+        let y_of = |r: &BenchRow| {
+            if fraction {
                 r.fraction_of_copy
             } else if per_key.is_some() {
                 r.gitems_per_s
             } else {
                 r.gbps
-            };
+            }
+        };
+        for r in &self.rows {
+            let name = format!("{} {}", r.algorithm, r.variant);
+            let y = y_of(r);
             let rate = if per_key.is_some() {
                 r.gitems_per_s
             } else {
                 r.gbps
             };
             let hover = format!(
-                "{name}\nN = 2^{:.0}\n{rate:.2} {unit} = {:.2}× copy of its floor ({:.4} ms)",
+                "{name}\nN = 2^{:.0}\n{rate:.2} {unit} = {:.2}× copy of its floor ({:.4} ms){}",
                 x_of(r.n),
                 r.fraction_of_copy,
-                r.median_ms
+                r.median_ms,
+                if r.suspect {
+                    "\nsuspect (see the note above the plot)"
+                } else {
+                    ""
+                }
             );
             by_name
                 .entry(name)
@@ -147,6 +160,7 @@ impl PerfLab {
                 Series::new(name, Style::Measured, pts).color(crate::ui::colors::thread_color(k))
             })
             .collect();
+        series.extend(suspect_marks(&self.rows, &y_of));
         let (y_label, hlines) = if fraction {
             (
                 "fraction of the same-run copy (1 = the roofline)".to_string(),

@@ -19,6 +19,45 @@ pub enum Style {
     File,
     /// The suite result's copy roofline: a thin dotted line.
     FileRoofline,
+    /// Measured points flagged suspect ([`crate::bench::is_suspect`]): red crosses, no line.
+    Suspect,
+}
+
+/// The name of the suspect points' series (its legend entry).
+pub const SUSPECT: &str = "suspect: faster than the same-run copy past the caches";
+
+/// The sentence under a plot with suspect points: how many, and what the flag means.
+pub fn suspect_note(rows: &[BenchRow]) -> Option<String> {
+    let k = rows.iter().filter(|r| r.suspect).count();
+    (k > 0).then(|| {
+        format!(
+            "⚠ {k} suspect point{} (red crosses): over {:.2}× the same-run copy where the copy moves ≥ {} MiB, past the caches — likelier a copy timed at idle clocks than a result. A longer warm-up may help.",
+            if k == 1 { "" } else { "s" },
+            crate::bench::SUSPECT_FRACTION,
+            crate::bench::SUSPECT_MIN_COPY_BYTES >> 20
+        )
+    })
+}
+
+/// The suspect rows among `rows` as one series of crosses at `y` of each, if any.
+pub fn suspect_marks(rows: &[BenchRow], y: &dyn Fn(&BenchRow) -> f64) -> Option<Series> {
+    let pts: Vec<([f64; 2], String)> = rows
+        .iter()
+        .filter(|r| r.suspect)
+        .map(|r| {
+            let hover = format!(
+                "{} {} at N = 2^{:.0}: suspect\n{:.2}× the same-run copy, at a size past the caches",
+                r.algorithm,
+                r.variant,
+                x_of(r.n),
+                r.fraction_of_copy
+            );
+            ([x_of(r.n), y(r)], hover)
+        })
+        .collect();
+    (!pts.is_empty()).then(|| {
+        Series::new(SUSPECT.into(), Style::Suspect, pts).color(Color32::from_rgb(230, 40, 40))
+    })
 }
 
 #[derive(Clone, Debug)]
@@ -186,6 +225,9 @@ pub fn draw(
                     Style::FileRoofline => {
                         p.line(line.width(1.5).style(LineStyle::dotted_loose()));
                         p.points(dots.radius(1.5));
+                    }
+                    Style::Suspect => {
+                        p.points(dots.radius(8.0).shape(MarkerShape::Cross));
                     }
                 }
             }

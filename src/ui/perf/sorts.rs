@@ -4,7 +4,7 @@
 
 use super::nominal_bandwidth;
 use super::peers::{FileSeries, Overlay};
-use super::plot::{self, Series, Style, rooflines, x_of};
+use super::plot::{self, Series, Style, rooflines, suspect_marks, x_of};
 use crate::algo::{AlgoOptions, Variant};
 use crate::bench::{BenchRow, BenchSpec};
 use crate::data::DType;
@@ -148,6 +148,7 @@ impl SortFamily {
         &mut self,
         sizes: Vec<usize>,
         reps: usize,
+        warmup_ms: f64,
         adapter: String,
     ) -> Result<BenchSpec, String> {
         let mut cases = Vec::new();
@@ -183,7 +184,7 @@ impl SortFamily {
             // Members that refuse a size (transposition past one workgroup) or take too long at
             // it (global's dispatch per phase) are skipped and said so; the others go on.
             skip_refused: true,
-            min_warmup_ms: 0.0,
+            min_warmup_ms: warmup_ms,
         })
     }
 
@@ -240,6 +241,7 @@ impl SortFamily {
                 out.push(s);
             }
         }
+        out.extend(suspect_marks(&self.rows, &|r| r.gitems_per_s));
         out.extend(rooflines(&self.rows, Some(&per_key)));
         if let Some(o) = &self.overlay {
             out.extend(self.file_series(o, dtype));
