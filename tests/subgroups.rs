@@ -1,7 +1,7 @@
 //! The subgroup operations Stagewise's kernels use, each against a CPU expectation, on this device
 //! and on lavapipe at other native vector widths (`LP_NATIVE_VECTOR_WIDTH`: 128 bits → 4 lanes,
-//! 256 → 8, the default, 512 → 16, 1024 → 32), each probed in a child process because llvmpipe
-//! reads the width once, when it loads.
+//! 256 → 8, the default, 512 → 16, 1024 → reports 32 but runs 16), each probed in a child
+//! process because llvmpipe reads the width once, when it loads.
 
 mod common;
 
@@ -189,13 +189,45 @@ fn lavapipe_widths_4_8_16_are_right() {
     }
 }
 
-/// What lavapipe's 32-lane subgroups (LP_NATIVE_VECTOR_WIDTH=1024) do: printed, for the notes.
+/// lavapipe at LP_NATIVE_VECTOR_WIDTH=1024 (Mesa's llvmpipe, as installed here) reports 32-lane
+/// subgroups (the adapter's subgroup_min/max_size and the `subgroup_size` builtin) but runs 16:
+/// `subgroup_invocation_id` wraps at 16, `num_subgroups` is 8 for 128 invocations, reductions,
+/// scans and ballots span 16 lanes, and shuffles to lanes 16..31 read undefined values. Every
+/// kernel that trusts `subgroup_size` is then wrong, so Stagewise's CI does not run this width.
+/// This asserts that behaviour, so a lavapipe that fixes it fails here and is noticed.
 #[test]
-fn lavapipe_width_32() {
+fn lavapipe_width_32_reports_32_lanes_but_runs_16() {
     if !on_lavapipe() {
         return;
     }
     let (size, wrong) = report(&probe_at(1024));
-    println!("32 lanes: size {size}\n{}", wrong.join("\n"));
+    println!(
+        "LP_NATIVE_VECTOR_WIDTH=1024: size {size}\n{}",
+        wrong.join("\n")
+    );
     assert_eq!(size, 32);
+    let fields: Vec<&str> = wrong.iter().filter_map(|l| l.split(": ").next()).collect();
+    // Everything but the reported size and the one shuffle that stays inside 16 lanes.
+    let expected: Vec<&str> = FIELDS
+        .iter()
+        .copied()
+        .filter(|f| !matches!(*f, "subgroup_size" | "subgroupShuffleXor(lid, 1)"))
+        .collect();
+    assert_eq!(
+        fields,
+        expected,
+        "the 32-lane behaviour changed:\n{}",
+        wrong.join("\n")
+    );
+    for line in [
+        "num_subgroups: 128 of 128 lanes wrong, first lane 0: 8 (want 4)",
+        "subgroupAdd(1): 128 of 128 lanes wrong, first lane 0: 16 (want 32)",
+        "subgroupBallot(true).x: 128 of 128 lanes wrong, first lane 0: 65535 (want 4294967295)",
+    ] {
+        assert!(
+            wrong.iter().any(|l| l == line),
+            "expected {line:?} in:\n{}",
+            wrong.join("\n")
+        );
+    }
 }

@@ -395,7 +395,8 @@ fn every_kernel_translates_to_every_backend() {
             );
         }
     }
-    for (set, min) in [("lavapipe", 1), ("h100", 1), ("webgpu", 1)] {
+    // ~90% of what the run showed (164, 137, 126 distinct kernels; every one on all four backends).
+    for (set, min) in [("lavapipe", 148), ("h100", 123), ("webgpu", 113)] {
         let n = per_set.get(set).map_or(0, |c| c.0);
         assert!(n >= min, "{set}: {n} kernels, expected at least {min}");
     }
