@@ -12,14 +12,46 @@ pub fn wanted_features() -> wgpu::Features {
         | wgpu::Features::SUBGROUP_BARRIER
 }
 
-/// The device request for an adapter: every wanted feature it has, and all of its limits.
+/// Which limits and features the device is opened with (`STAGEWISE_LIMITS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitsMode {
+    /// Everything the adapter offers (the default).
+    Adapter,
+    /// WebGPU's default limits and only the features WebGPU offers (timestamps, no subgroups), as
+    /// a browser or a small GPU would give: every algorithm must still run, on its fallbacks.
+    WebGpu,
+}
+
+/// `STAGEWISE_LIMITS`: `webgpu`, or unset / `adapter`; another value is ignored with a warning.
+pub fn limits_mode() -> LimitsMode {
+    let v = std::env::var("STAGEWISE_LIMITS").unwrap_or_default();
+    match v.trim().to_lowercase().as_str() {
+        "" | "adapter" => LimitsMode::Adapter,
+        "webgpu" => LimitsMode::WebGpu,
+        _ => {
+            eprintln!("stagewise: ignoring STAGEWISE_LIMITS='{v}' (want webgpu or adapter)");
+            LimitsMode::Adapter
+        }
+    }
+}
+
+/// The device request for an adapter: every wanted feature it has, and all of its limits (under
+/// `STAGEWISE_LIMITS=webgpu`: WebGPU's defaults and timestamps only).
 pub fn device_descriptor(adapter: &wgpu::Adapter) -> wgpu::DeviceDescriptor<'static> {
-    wgpu::DeviceDescriptor {
-        label: Some("stagewise device"),
-        required_features: adapter.features() & wanted_features(),
+    let (required_features, required_limits) = match limits_mode() {
         // Everything the adapter offers: storage-binding, buffer, workgroup-memory and invocation
         // limits well above wgpu's defaults, and textures as large as eframe's window needs.
-        required_limits: adapter.limits(),
+        LimitsMode::Adapter => (adapter.features() & wanted_features(), adapter.limits()),
+        // WebGPU's optional `timestamp-query`; its `subgroups` extension is left out on purpose.
+        LimitsMode::WebGpu => (
+            adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
+            wgpu::Limits::default(),
+        ),
+    };
+    wgpu::DeviceDescriptor {
+        label: Some("stagewise device"),
+        required_features,
+        required_limits,
         ..Default::default()
     }
 }

@@ -60,7 +60,7 @@ pub struct Gpu {
     pub info: wgpu::AdapterInfo,
     pub features: wgpu::Features,
     pub limits: wgpu::Limits,
-    pipelines: Arc<Mutex<HashMap<u64, wgpu::ComputePipeline>>>,
+    pub(crate) pipelines: Arc<Mutex<HashMap<u64, wgpu::ComputePipeline>>>,
     lost: Arc<Mutex<Option<String>>>,
     /// A test hook: the next buffer allocation fails as out of memory ([`Gpu::inject_out_of_memory`],
     /// `STAGEWISE_FAULT=oom`). Shared by every clone of this `Gpu`.
@@ -69,10 +69,14 @@ pub struct Gpu {
     /// (`STAGEWISE_FAULT=wrong-output`), so the check against the CPU model must catch it.
     fault_output: Arc<std::sync::atomic::AtomicBool>,
     /// The largest buffer one allocation may take (`STAGEWISE_MEMORY_BUDGET`), if limited.
-    budget: Option<u64>,
+    pub(crate) budget: Option<u64>,
     /// Set on a recording device ([`Gpu::with_lens`]): kernels compile in their recording build
     /// and the runner hands every pass's accesses to this recorder.
     pub(crate) lens: Option<Arc<crate::lens::record::Recorder>>,
+    /// Every kernel handed to [`Gpu::pipeline`] is logged here ([`Gpu::collecting`]).
+    pub(crate) collect: Option<super::collect::KernelLog>,
+    /// Kernels are logged, not compiled, and buffers are tokens ([`Gpu::shaped_like`]).
+    pub(crate) stub: bool,
 }
 
 /// `STAGEWISE_MEMORY_BUDGET=PCT`: allocations above PCT % of `max_buffer_size` fail as out of memory.
@@ -153,6 +157,8 @@ impl Gpu {
             )),
             budget,
             lens: None,
+            collect: None,
+            stub: false,
         }
     }
 
@@ -264,6 +270,9 @@ impl Gpu {
             None => None,
         };
         let source = lens.as_ref().map_or(source, |k| k.source.as_str());
+        if let Some(p) = self.collected(label, source, entry)? {
+            return Ok(p);
+        }
         let mut h = std::collections::hash_map::DefaultHasher::new();
         source.hash(&mut h);
         entry.hash(&mut h);
@@ -453,6 +462,7 @@ impl Gpu {
         contents: &[u8],
         usage: wgpu::BufferUsages,
     ) -> Result<wgpu::Buffer> {
+        let contents = &contents[..self.stub_bytes(contents.len() as u64) as usize];
         let size = (contents.len() as u64).div_ceil(4).max(1) * 4;
         let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
@@ -488,7 +498,7 @@ impl Gpu {
         self.alloc(label, words.max(1) as u64 * 4, || {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
-                size: (words.max(1) * 4) as u64,
+                size: self.stub_bytes(words.max(1) as u64 * 4),
                 usage: wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_SRC
                     | wgpu::BufferUsages::COPY_DST,
@@ -517,13 +527,25 @@ impl Gpu {
         pipeline: &wgpu::ComputePipeline,
         buffers: &[&wgpu::Buffer],
     ) -> Result<wgpu::BindGroup> {
+        let entries: Vec<(u32, &wgpu::Buffer)> = (0..).zip(buffers.iter().copied()).collect();
+        self.bind_entries(pipeline, &entries)
+    }
+
+    /// A bind group binding each `(binding, buffer)` (whole) of group 0.
+    pub fn bind_entries(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[(u32, &wgpu::Buffer)],
+    ) -> Result<wgpu::BindGroup> {
+        if self.stub {
+            return self.stub_bind_group();
+        }
         self.scoped(|| {
             let layout = pipeline.get_bind_group_layout(0);
             let entries: Vec<wgpu::BindGroupEntry> = buffers
                 .iter()
-                .enumerate()
                 .map(|(i, b)| wgpu::BindGroupEntry {
-                    binding: i as u32,
+                    binding: *i,
                     resource: b.as_entire_binding(),
                 })
                 .collect();

@@ -1,6 +1,7 @@
 //! The GPU engine: one shared device ([`Gpu`]) and the pass runner (trace and timed modes).
 
 pub mod adapter;
+pub mod collect;
 pub mod context;
 pub mod runner;
 pub mod timed;

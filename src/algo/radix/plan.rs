@@ -86,21 +86,7 @@ fn bind(
     p: &wgpu::ComputePipeline,
     entries: &[(u32, &wgpu::Buffer)],
 ) -> Result<wgpu::BindGroup> {
-    gpu.scoped(|| {
-        let layout = p.get_bind_group_layout(0);
-        let e: Vec<wgpu::BindGroupEntry> = entries
-            .iter()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: *i,
-                resource: b.as_entire_binding(),
-            })
-            .collect();
-        gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &layout,
-            entries: &e,
-        })
-    })
+    gpu.bind_entries(p, entries)
 }
 
 /// Which loads and stores of a digit pass apply the order-preserving key map (see sort.wgsl).
