@@ -49,7 +49,7 @@ fn input(n: usize, dtype: DType, seed: u64, specials: bool) -> Data {
 
 /// 1, tile − 1, tile + 1 and `tiles` tiles plus an odd remainder.
 fn sizes(tile: usize, tiles: usize) -> [usize; 4] {
-    [1, tile - 1, tile + 1, tiles * tile + (tile / 3 | 1)]
+    [1, tile - 1, tile + 1, tiles * tile + ((tile / 3) | 1)]
 }
 
 fn scan_check(o: &scan::Options, x: &Data, what: &str) {

@@ -371,7 +371,7 @@ pub fn run(
                 }
             };
             for r in timed {
-                say(&format!(
+                let line = format!(
                     "{:<28} 2^{:<2} {:>10.4} ms  {:>7.1} GB/s  ×copy {:.3} {}",
                     c.id,
                     r.n.trailing_zeros(),
@@ -379,8 +379,8 @@ pub fn run(
                     r.gbps,
                     r.fraction_of_copy,
                     r.note()
-                )
-                .trim_end());
+                );
+                say(line.trim_end());
                 rows.push(Row {
                     floor_ms: r.bytes as f64 / (r.copy_gbps * 1e6),
                     ours: r,
