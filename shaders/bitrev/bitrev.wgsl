@@ -16,7 +16,7 @@ fn element(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 
 @compute @workgroup_size(256)
 fn naive(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = element(gid, nwg); // @lens wg i / 256u; lid i % 256u
+    let i = element(gid, nwg);
     if (i >= params.n) { return; }
     // Demo A: shift the bits of i out to the right while shifting them into irev from the left.
     var x = i;
@@ -27,22 +27,22 @@ fn naive(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
         irev = irev | (x & 1u);
     }
     irev = irev & (params.n - 1u);
-    dst[irev] = src[i]; // @lens read src i; write dst irev
+    dst[irev] = src[i];
 }
 
 @compute @workgroup_size(256)
 fn stage_split(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = element(gid, nwg); // @lens wg i / 256u; lid i % 256u
+    let i = element(gid, nwg);
     if (i >= params.n) { return; }
     let k = params.k;               // block size after this stage
     let block = i / (2u * k);       // block index before this stage
     let j = block * 2u * k + (i & 1u) * k + (i % (2u * k)) / 2u;
-    dst[j] = src[i]; // @lens read src i; write dst j
+    dst[j] = src[i];
 }
 
 @compute @workgroup_size(256)
 fn copy_back(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = element(gid, nwg); // @lens wg i / 256u; lid i % 256u
+    let i = element(gid, nwg);
     if (i >= params.n) { return; }
-    dst[i] = src[i]; // @lens read src i; write dst i
+    dst[i] = src[i];
 }

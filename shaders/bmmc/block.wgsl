@@ -13,16 +13,16 @@ var<workgroup> blk: array<u32, {{K}}>;
 @compute @workgroup_size({{WG}})
 fn block(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) lid: u32) {
-    let g = wid.x + wid.y * nwg.x; // @lens wg g; lid lid
+    let g = wid.x + wid.y * nwg.x;
     let bo = cols(KB, GB, g) ^ tab[KB + 2u * GB];
     for (var i = 0u; i < ITER; i++) {
         let l = lid + i * WG;
-        blk[cols(0u, KB, l) ^ bo] = src[g * K + l]; // @lens read src g * K + l; wg-write blk cols(0u, KB, l) ^ bo
+        blk[cols(0u, KB, l) ^ bo] = src[g * K + l];
     }
     workgroupBarrier();
     let ho = (cols(KB + GB, GB, g) ^ tab[KB + 2u * GB + 1u]) * K;
     for (var i = 0u; i < ITER; i++) {
         let l = lid + i * WG;
-        dst[ho + l] = blk[l]; // @lens wg-read blk l; write dst ho + l
+        dst[ho + l] = blk[l];
     }
 }

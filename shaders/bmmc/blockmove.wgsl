@@ -7,9 +7,9 @@ const N: u32 = {{N}}u;
 @compute @workgroup_size(256)
 fn blockmove(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
-    let x = (wid.x + wid.y * nwg.x) * 256u + lid; // @lens wg wid.x + wid.y * nwg.x; lid lid
+    let x = (wid.x + wid.y * nwg.x) * 256u + lid;
     if (x >= N) { return; }
     let low = x & ((1u << KB) - 1u);
     let y = ((cols(0u, GB, x >> KB) << KB) | low) ^ tab[GB];
-    dst[y] = src[x]; // @lens read src x; write dst y
+    dst[y] = src[x];
 }

@@ -5,7 +5,7 @@ const N: u32 = {{N}}u;
 @compute @workgroup_size(256)
 fn naive(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) lid: u32) {
-    let x = (wid.x + wid.y * nwg.x) * 256u + lid; // @lens wg wid.x + wid.y * nwg.x; lid lid
+    let x = (wid.x + wid.y * nwg.x) * 256u + lid;
     if (x >= N) { return; }
-    dst[cols(0u, NB, x) ^ tab[NB]] = src[x]; // @lens read src x; write dst cols(0u, NB, x) ^ tab[NB]
+    dst[cols(0u, NB, x) ^ tab[NB]] = src[x];
 }

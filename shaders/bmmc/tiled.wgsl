@@ -23,7 +23,7 @@ var<workgroup> tile: array<u32, {{TILE}}>;
 fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) lid: u32) {
     // The grid is exact (2^GB workgroups), so every workgroup is real: no early return.
-    let g = wid.x + wid.y * nwg.x; // @lens wg g; lid lid
+    let g = wid.x + wid.y * nwg.x;
     let xr = cols(RK, H, lid) ^ cols(RG, GB, g);
     let pr = cols(PK, H, lid);
     var xo = 0u;
@@ -34,7 +34,7 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
             xo ^= tab[RK + b];
             po ^= tab[PK + b];
         }
-        tile[pr ^ po] = src[xr ^ xo]; // @lens read src xr ^ xo; wg-write tile pr ^ po
+        tile[pr ^ po] = src[xr ^ xo];
     }
     workgroupBarrier();
     let yw = cols(WK, H, lid) ^ cols(WGT, GB, g) ^ tab[CC];
@@ -47,6 +47,6 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
             yo ^= tab[WK + b];
             lo ^= tab[LM + b];
         }
-        dst[yw ^ yo] = tile[ls ^ lo]; // @lens wg-read tile ls ^ lo; write dst yw ^ yo
+        dst[yw ^ yo] = tile[ls ^ lo];
     }
 }

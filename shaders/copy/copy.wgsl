@@ -16,16 +16,16 @@ const PER: u32 = {{PER}}u;
 fn copy_vec4(@builtin(workgroup_id) wid: vec3<u32>,
              @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
-    let group = wid.x + wid.y * nwg.x; // @lens wg group; lid lid
+    let group = wid.x + wid.y * nwg.x;
     let base = group * WG * PER + lid;
     let n = params.n_vec4;
     var v: array<vec4<u32>, PER>;
     for (var j = 0u; j < PER; j++) {
         let i = base + j * WG;
-        if (i < n) { v[j] = src[i]; } // @lens read4 src i
+        if (i < n) { v[j] = src[i]; }
     }
     for (var j = 0u; j < PER; j++) {
         let i = base + j * WG;
-        if (i < n) { dst[i] = v[j]; } // @lens write4 dst i
+        if (i < n) { dst[i] = v[j]; }
     }
 }

@@ -9,6 +9,6 @@ struct Params { n: u32, _a: u32, _b: u32, _c: u32 }
 @compute @workgroup_size(256)
 fn copy_scalar(@builtin(global_invocation_id) gid: vec3<u32>,
                @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u; // @lens wg i / 256u; lid i % 256u
-    if (i < params.n) { dst[i] = src[i]; } // @lens read src i; write dst i
+    let i = gid.x + gid.y * nwg.x * 256u;
+    if (i < params.n) { dst[i] = src[i]; }
 }

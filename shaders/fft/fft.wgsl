@@ -11,8 +11,6 @@
 //
 // Specialised by text substitution: N, E, W, LOGN, LOGE, MODE (0 complex, 1 real-only, 2 real
 // pair), NATURAL, SH (workgroup array length), the source element type, and the trace code.
-// The memory lens's end-of-line markers (src/lens/instrument.rs) name the algorithm's memory
-// accesses (the substituted loads and stores carry their own); the trace's are not recorded.
 
 const N: u32 = {{N}}u;
 const E: u32 = {{E}}u;
@@ -73,7 +71,7 @@ fn twiddle(k: u32, s: u32) -> vec2<f32> {
 fn main(@builtin(local_invocation_index) t: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
-    let b = wid.x + wid.y * nwg.x;          // which FFT of the batch (= the linear workgroup id) // @lens wg b; lid t
+    let b = wid.x + wid.y * nwg.x;          // which FFT of the batch (= the linear workgroup id)
     if (b >= params.batch) { return; }
     var v: array<vec2<f32>, E>;
     var pos: array<u32, E>;                 // logical position of every slot (for the trace)
@@ -109,7 +107,7 @@ fn main(@builtin(local_invocation_index) t: u32,
             let a = v[j];
             let c = v[k];
             v[j] = a + c;
-            v[k] = cmul(a - c, twiddle(p & (s - 1u), s)); // @lens read2 tw (p & (s - 1u)) * (N / (2u * s))
+            v[k] = cmul(a - c, twiddle(p & (s - 1u), s));
         }
         for (var j = 0u; j < E; j++) {
             {{TRACE}}(stage, pos[j], v[j], t, (j & h) == 0u);
@@ -123,14 +121,14 @@ fn main(@builtin(local_invocation_index) t: u32,
         let upper = (t & s) != 0u;
         for (var m = 0u; m < HALF_E; m++) {
             let out_slot = select(2u * m + 1u, 2u * m, upper);
-            sre[m * W + t] = v[out_slot].x; // @lens wg-write sre m * W + t
-            sim[m * W + t] = v[out_slot].y; // @lens wg-write sim m * W + t
+            sre[m * W + t] = v[out_slot].x;
+            sim[m * W + t] = v[out_slot].y;
             {{TRACE_POS_OUT}}
         }
         workgroupBarrier();
         for (var m = 0u; m < HALF_E; m++) {
             let in_slot = select(2u * m + 1u, 2u * m, upper);
-            v[in_slot] = vec2<f32>(sre[m * W + partner], sim[m * W + partner]); // @lens wg-read sre m * W + partner; wg-read sim m * W + partner
+            v[in_slot] = vec2<f32>(sre[m * W + partner], sim[m * W + partner]);
             {{TRACE_POS_IN}}
         }
         workgroupBarrier();
@@ -141,7 +139,7 @@ fn main(@builtin(local_invocation_index) t: u32,
         // @section exchange-butterfly
         // The lo of every pair sits at 2*W*m + (t with a 0 inserted at bit log2(s)); its offset
         // inside the butterfly block is t & (s - 1), the same for every pair of the thread.
-        let w = twiddle(t & (s - 1u), s); // @lens read2 tw (t & (s - 1u)) * (N / (2u * s))
+        let w = twiddle(t & (s - 1u), s);
         for (var m = 0u; m < HALF_E; m++) {
             let a = v[2u * m];
             let c = v[2u * m + 1u];

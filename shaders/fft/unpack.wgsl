@@ -18,7 +18,7 @@ fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
 
 @compute @workgroup_size(256)
 fn real(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-    let wg = wid.x + wid.y * params.groups_x; // @lens wg wg; lid l
+    let wg = wid.x + wid.y * params.groups_x;
     let h = params.p;                 // the packed FFT's size N/2
     let per = h / 2u + 1u;
     let i = wg * 256u + l;
@@ -26,36 +26,36 @@ fn real(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) wid: vec
     let b = i / per;
     let k = i % per;
     let base = b * h;
-    let zk = z[base + k]; // @lens read2 z base + k
+    let zk = z[base + k];
     if (k == 0u) {
-        dst[base] = vec2<f32>(zk.x + zk.y, zk.x - zk.y); // @lens write2 dst base
+        dst[base] = vec2<f32>(zk.x + zk.y, zk.x - zk.y);
         return;
     }
     let p = h - k;
-    let zp = z[base + p]; // @lens read2 z base + p
+    let zp = z[base + p];
     let a = 0.5 * (zk + conj(zp));
     let bb = div2i(zk - conj(zp));
     // w^k = exp(-+2 pi i k / N) with N = 2h, the angle in (-pi/2, 0] or [0, pi/2).
     let s = select(-1.0, 1.0, params.inverse != 0u);
     let ang = s * 3.14159265358979 * f32(k) / f32(h);
     let wk = vec2<f32>(cos(ang), sin(ang));
-    dst[base + k] = a + cmul(wk, bb); // @lens write2 dst base + k
+    dst[base + k] = a + cmul(wk, bb);
     // X[h-k] = conj A + w^(h-k)·conj B, w^(h-k) = -conj(w^k).
-    dst[base + p] = conj(a) - cmul(conj(wk), conj(bb)); // @lens write2 dst base + p
+    dst[base + p] = conj(a) - cmul(conj(wk), conj(bb));
 }
 
 @compute @workgroup_size(256)
 fn pair(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-    let wg = wid.x + wid.y * params.groups_x; // @lens wg wg; lid l
+    let wg = wid.x + wid.y * params.groups_x;
     let n = params.p;
     let per = n / 2u + 1u;
     let i = wg * 256u + l;
     if (i >= per * params.batch) { return; }
     let b = i / per;
     let k = i % per;
-    let zk = z[b * n + k]; // @lens read2 z b * n + k
+    let zk = z[b * n + k];
     let q = (n - k) & (n - 1u);
-    let zp = z[b * n + q]; // @lens read2 z b * n + q
-    dst[b * 2u * per + k] = 0.5 * (zk + conj(zp)); // @lens write2 dst b * 2u * per + k
-    dst[b * 2u * per + per + k] = div2i(zk - conj(zp)); // @lens write2 dst b * 2u * per + per + k
+    let zp = z[b * n + q];
+    dst[b * 2u * per + k] = 0.5 * (zk + conj(zp));
+    dst[b * 2u * per + per + k] = div2i(zk - conj(zp));
 }

@@ -38,7 +38,7 @@ fn cx(e: ptr<function, array<u32, 8>>, i: u32, j: u32) {
 fn tile(@builtin(local_invocation_index) lid: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
-    let w = wid.x + wid.y * nwg.x;        // uniform across the workgroup // @lens wg w; lid lid
+    let w = wid.x + wid.y * nwg.x;        // uniform across the workgroup
     if (w >= params.tiles) { return; }    // whole workgroups past the end only
     let lR = params.lres;
     let R = 1u << lR;
@@ -57,9 +57,9 @@ fn tile(@builtin(local_invocation_index) lid: u32,
         if (i == MISSING_HIGH) {
             v = 0xffffffffu;
         } else if (i != MISSING_LOW) {
-            v = to_key(src[i]); // @lens read src i
+            v = to_key(src[i]);
         }
-        sm[x] = v; // @lens wg-write sm x
+        sm[x] = v;
     }
     workgroupBarrier();
 
@@ -78,14 +78,14 @@ fn tile(@builtin(local_invocation_index) lid: u32,
             for (var task = lid; task < SIZE / 8u; task += WG) {
                 let base = task * 8u;
                 var e: array<u32, 8>;
-                for (var i = 0u; i < 8u; i++) { e[i] = sm[base + i]; } // @lens wg-read sm base + i
+                for (var i = 0u; i < 8u; i++) { e[i] = sm[base + i]; }
                 cx(&e, 0u, 1u); cx(&e, 2u, 3u); cx(&e, 4u, 5u); cx(&e, 6u, 7u);
                 cx(&e, 0u, 2u); cx(&e, 1u, 3u); cx(&e, 4u, 6u); cx(&e, 5u, 7u);
                 cx(&e, 1u, 2u); cx(&e, 5u, 6u);
                 cx(&e, 0u, 4u); cx(&e, 1u, 5u); cx(&e, 2u, 6u); cx(&e, 3u, 7u);
                 cx(&e, 2u, 4u); cx(&e, 3u, 5u);
                 cx(&e, 1u, 2u); cx(&e, 3u, 4u); cx(&e, 5u, 6u);
-                for (var i = 0u; i < 8u; i++) { sm[base + i] = e[i]; } // @lens wg-write sm base + i
+                for (var i = 0u; i < 8u; i++) { sm[base + i] = e[i]; }
             }
             workgroupBarrier();
             s += 6u;
@@ -103,11 +103,11 @@ fn tile(@builtin(local_invocation_index) lid: u32,
                 let u = task >> lR;
                 let row = ((u >> lq) << lblk) + (u & ((1u << lq) - 1u));
                 var e: array<u32, 8>;
-                for (var i = 0u; i < 8u; i++) { e[i] = sm[((row + (i << lq)) << lR) | r]; } // @lens wg-read sm ((row + (i << lq)) << lR) | r
+                for (var i = 0u; i < 8u; i++) { e[i] = sm[((row + (i << lq)) << lR) | r]; }
                 cx(&e, 0u, 4u); cx(&e, 1u, 5u); cx(&e, 2u, 6u); cx(&e, 3u, 7u);
                 cx(&e, 2u, 4u); cx(&e, 3u, 5u);
                 cx(&e, 1u, 2u); cx(&e, 3u, 4u); cx(&e, 5u, 6u);
-                for (var i = 0u; i < 8u; i++) { sm[((row + (i << lq)) << lR) | r] = e[i]; } // @lens wg-write sm ((row + (i << lq)) << lR) | r
+                for (var i = 0u; i < 8u; i++) { sm[((row + (i << lq)) << lR) | r] = e[i]; }
             }
             workgroupBarrier();
             s += 3u;
@@ -136,10 +136,10 @@ fn tile(@builtin(local_invocation_index) lid: u32,
             if (lk < lp && ((qa ^ (qa + d)) >> lblk) != 0u) { continue; }
             let xa = (j << lR) | r;
             let xb = xa + (d << lR);
-            let va = sm[xa]; // @lens wg-read sm xa
-            let vb = sm[xb]; // @lens wg-read sm xb
-            sm[xa] = min(va, vb); // @lens wg-write sm xa
-            sm[xb] = max(va, vb); // @lens wg-write sm xb
+            let va = sm[xa];
+            let vb = sm[xb];
+            sm[xa] = min(va, vb);
+            sm[xb] = max(va, vb);
             if (params.trace != 0u && j >= H && j < H + W) {
                 let ya = (i32(qa) << lk_lo) + r0 + i32(r);
                 let ia = index_of(ya);
@@ -164,6 +164,6 @@ fn tile(@builtin(local_invocation_index) lid: u32,
         let row = x >> lR;
         if (row < H || row >= H + W) { continue; }
         let i = index_of(((q0 + i32(row)) << lk_lo) + r0 + i32(x & (R - 1u)));
-        if (i < MISSING_LOW) { dst[i] = from_key(sm[x]); } // @lens wg-read sm x; write dst i
+        if (i < MISSING_LOW) { dst[i] = from_key(sm[x]); }
     }
 }

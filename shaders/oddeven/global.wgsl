@@ -9,15 +9,15 @@ struct Params { n: u32, parity: u32, trace: u32, phase: u32 }
 
 @compute @workgroup_size(256)
 fn phase(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u; // @lens wg i / 256u; lid i % 256u
+    let i = gid.x + gid.y * nwg.x * 256u;
     let a = 2u * i + params.parity;
     if (a + 1u >= params.n) { return; }
-    let xa = data[a]; // @lens read data a
-    let xb = data[a + 1u]; // @lens read data a + 1u
+    let xa = data[a];
+    let xb = data[a + 1u];
     let swapped = to_key(xa) > to_key(xb);
     if (swapped) {
-        data[a] = xb; // @lens write data a
-        data[a + 1u] = xa; // @lens write data a + 1u
+        data[a] = xb;
+        data[a + 1u] = xa;
     }
     if (params.trace != 0u) {
         flags[a] = (params.phase << 1u) | u32(swapped);

@@ -27,10 +27,10 @@ var<workgroup> sm: array<u32, {{TILE}}>;
 fn owner(i: u32, ph: u32, L: u32, owners: u32, base: u32, n: u32) {
     let a = 2u * i + (ph & 1u);           // pair 2i (even phase) or pair 2i+1 (odd phase)
     if (i < owners && a + 1u < L) {
-        let x = sm[a]; // @lens wg-read sm a
-        let y = sm[a + 1u]; // @lens wg-read sm a + 1u
-        sm[a] = min(x, y); // @lens wg-write sm a
-        sm[a + 1u] = max(x, y); // @lens wg-write sm a + 1u
+        let x = sm[a];
+        let y = sm[a + 1u];
+        sm[a] = min(x, y);
+        sm[a + 1u] = max(x, y);
         if (params.trace != 0u) {
             tr_swap[ph * n + base + a] = (ph << 1u) | u32(x > y);
         }
@@ -47,14 +47,14 @@ fn trace_word(x: u32, ph: u32, L: u32, base: u32, n: u32) {
 fn transposition(@builtin(local_invocation_index) lid: u32,
                  @builtin(workgroup_id) wid: vec3<u32>,
                  @builtin(num_workgroups) nwg: vec3<u32>) {
-    let seg = wid.x + wid.y * nwg.x;      // uniform across the workgroup // @lens wg seg; lid lid
+    let seg = wid.x + wid.y * nwg.x;      // uniform across the workgroup
     if (seg >= params.nseg) { return; }   // whole workgroups only: no barrier is skipped by a few
     let L = params.seg_len;
     let base = seg * L;
     let n = params.n;
     // @step load
     for (var x = lid; x < L; x += WG) {
-        sm[x] = to_key(data[base + x]); // @lens read data base + x; wg-write sm x
+        sm[x] = to_key(data[base + x]);
     }
     workgroupBarrier();
     // @end
@@ -75,7 +75,7 @@ fn transposition(@builtin(local_invocation_index) lid: u32,
     }
     // @step store
     for (var x = lid; x < L; x += WG) {
-        data[base + x] = from_key(sm[x]); // @lens wg-read sm x; write data base + x
+        data[base + x] = from_key(sm[x]);
     }
     // @end
 }

@@ -17,8 +17,8 @@ fn rank_step(me: Me, d: u32) -> u32 {
     let lead = firstLeadingBit(peers);
     var old = 0u;
     if (me.lane == lead) {
-        old = atomicLoad(&s_mem[me.w * R + d]); // @lens wg-read s_mem me.w * R + d
-        atomicStore(&s_mem[me.w * R + d], old + countOneBits(peers)); // @lens wg-write s_mem me.w * R + d
+        old = atomicLoad(&s_mem[me.w * R + d]);
+        atomicStore(&s_mem[me.w * R + d], old + countOneBits(peers));
     }
     return subgroupShuffle(old, lead) + below;
 }
@@ -30,10 +30,10 @@ var<workgroup> s_sgt: array<u32, NW>;   // subgroup totals of the bucket scan
 // scan's 2 log2 WG). Call in uniform control flow.
 fn scan_threads(me: Me, v: u32) -> u32 {
     let incl = subgroupInclusiveAdd(v);
-    if (me.lane == me.L - 1u) { s_sgt[me.w] = incl; } // @lens wg-write s_sgt me.w
+    if (me.lane == me.L - 1u) { s_sgt[me.w] = incl; }
     workgroupBarrier();
     var run = incl - v;
-    for (var w = 0u; w < me.w; w++) { run += s_sgt[w]; } // @lens wg-read s_sgt w
+    for (var w = 0u; w < me.w; w++) { run += s_sgt[w]; }
     return run;
 }
 
@@ -43,11 +43,11 @@ fn scan_buckets(me: Me) {
     let o = (me.w * me.L + me.lane) * BPT;
     var tot = 0u;
     for (var q = 0u; q < BPT; q++) {
-        if (o + q < R) { tot += s_cnt[o + q]; } // @lens wg-read s_cnt o + q
+        if (o + q < R) { tot += s_cnt[o + q]; }
     }
     var run = scan_threads(me, tot);
     for (var q = 0u; q < BPT; q++) {
-        if (o + q < R) { s_base[o + q] = run; run += s_cnt[o + q]; } // @lens wg-write s_base o + q; wg-read s_cnt o + q
+        if (o + q < R) { s_base[o + q] = run; run += s_cnt[o + q]; }
     }
     workgroupBarrier();
 }

@@ -108,13 +108,13 @@ fn digit_of(k: u32) -> u32 {
 fn tile_hist(tile: u32, lid: u32) {
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
-        if (b < R) { atomicStore(&s_fb[b], 0u); } // @lens wg-write s_fb b
+        if (b < R) { atomicStore(&s_fb[b], 0u); }
     }
     workgroupBarrier();
     let base = tile * TILE;
     for (var j = 0u; j < KPT; j++) {
         let i = base + j * WG + lid;
-        if (i < params.n) { atomicAdd(&s_fb[digit_of(load_key(keys_in[i]))], 1u); } // @lens read keys_in i; wg-write s_fb digit_of(load_key(keys_in[i]))
+        if (i < params.n) { atomicAdd(&s_fb[digit_of(load_key(keys_in[i]))], 1u); }
     }
     workgroupBarrier();
 }
@@ -130,14 +130,14 @@ fn warp_prefixes(me: Me) {
             var c: array<u32, NW>;
             for (var w = 0u; w < NW; w++) {
                 c[w] = 0u;
-                if (w < me.nw) { c[w] = atomicLoad(&s_mem[w * R + b]); } // @lens wg-read s_mem w * R + b
+                if (w < me.nw) { c[w] = atomicLoad(&s_mem[w * R + b]); }
             }
             var run = 0u;
             for (var w = 0u; w < NW; w++) {
-                if (w < me.nw) { atomicStore(&s_mem[w * R + b], run); } // @lens wg-write s_mem w * R + b
+                if (w < me.nw) { atomicStore(&s_mem[w * R + b], run); }
                 run += c[w];
             }
-            s_cnt[b] = run; // @lens wg-write s_cnt b
+            s_cnt[b] = run;
         }
     }
     workgroupBarrier();
@@ -164,7 +164,7 @@ fn status_at(tile: u32, b: u32) -> u32 {
 fn own_count(tile: u32, b: u32) -> u32 {
     let valid = min(TILE, params.n - tile * TILE);
     let pad = select(R - 1u, digit_of(0xffffffffu), 32u % BITS != 0u);
-    return s_cnt[b] - select(0u, TILE - valid, b == pad); // @lens wg-read s_cnt b
+    return s_cnt[b] - select(0u, TILE - valid, b == pad);
 }
 
 // onesweep: where each of this thread's digits starts in the output (the scanned digit counts),
@@ -175,7 +175,7 @@ fn digit_bases(lid: u32) -> array<u32, BPT> {
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
         base[q] = 0u;
-        if (b < R) { base[q] = atomicLoad(&state[(D + params.digit) * R + b]); } // @lens read state (D + params.digit) * R + b
+        if (b < R) { base[q] = atomicLoad(&state[(D + params.digit) * R + b]); }
     }
     return base;
 }
@@ -189,7 +189,7 @@ fn digit_bases(lid: u32) -> array<u32, BPT> {
 fn warm_statuses(tile: u32, lid: u32) {
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
-        if (b < R) { atomicOr(&state[status_at(tile, b)], 0u); } // @lens write state status_at(tile, b)
+        if (b < R) { atomicOr(&state[status_at(tile, b)], 0u); }
     }
 }
 
@@ -208,7 +208,7 @@ fn prefetch(tile: u32, x: u32) -> u32 {
     let t = tile + PREFETCH;
     if (PREFETCH != 0u && t < params.tiles) {
         let i = t * TILE + 16u * x;
-        if (16u * x < TILE && i < params.n) { v = keys_in[i]; } // @lens read keys_in i
+        if (16u * x < TILE && i < params.n) { v = keys_in[i]; }
     }
     return v;
 }
@@ -218,7 +218,7 @@ fn publish_counts(tile: u32, lid: u32) {
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
         if (b < R) {
-            atomicMax(&state[status_at(tile, b)], (select(AGG, INCL, tile == 0u) << 30u) | own_count(tile, b)); // @lens write state status_at(tile, b)
+            atomicMax(&state[status_at(tile, b)], (select(AGG, INCL, tile == 0u) << 30u) | own_count(tile, b));
         }
     }
 }
@@ -246,7 +246,7 @@ struct Walk {
 }
 
 fn publish_incl(tile: u32, b: u32, v: u32) {
-    if (tile > 0u) { atomicMax(&state[status_at(tile, b)], (INCL << 30u) | v); } // @lens write state status_at(tile, b)
+    if (tile > 0u) { atomicMax(&state[status_at(tile, b)], (INCL << 30u) | v); }
 }
 
 fn walk_start(tile: u32, lid: u32) -> Walk {
@@ -284,7 +284,7 @@ fn walk_round(w: ptr<function, Walk>, tile: u32, lid: u32) {
                 var st: array<u32, LBW>;
                 for (var k = 0u; k < LBW; k++) {
                     st[k] = 0u;
-                    if (k <= p0) { st[k] = atomicLoad(&state[status_at(p0 - k, b)]); } // @lens read state status_at(p0 - k, b)
+                    if (k <= p0) { st[k] = atomicLoad(&state[status_at(p0 - k, b)]); }
                 }
                 var moved = false;
                 var fin = false;
@@ -323,8 +323,8 @@ fn walk_end(w: ptr<function, Walk>, tile: u32, lid: u32, dbase: array<u32, BPT>)
         for (var q = 0u; q < BPT; q++) {
             let b = lid + q * WG;
             if (b < R) {
-                let c = atomicLoad(&s_fb[b]); // @lens wg-read s_fb b
-                atomicMax(&state[status_at(f, b)], (select(AGG, INCL, f == 0u) << 30u) | c); // @lens write state status_at(f, b)
+                let c = atomicLoad(&s_fb[b]);
+                atomicMax(&state[status_at(f, b)], (select(AGG, INCL, f == 0u) << 30u) | c);
                 if (!(*w).done[q] && (*w).p[q] == f) {
                     (*w).excl[q] += c;
                     if (q == 0u) { (*w).steps += 1u; }
@@ -346,7 +346,7 @@ fn walk_end(w: ptr<function, Walk>, tile: u32, lid: u32, dbase: array<u32, BPT>)
         let b = lid + q * WG;
         if (b < R) {
             let glob = dbase[q] + (*w).excl[q];
-            s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
+            s_goff[b] = glob - s_base[b];
             trace_tile(tile, b, (*w).own[q], glob);
         }
     }
@@ -365,7 +365,7 @@ fn clear_previous(tile: u32, lid: u32) {
     let prev = params.status + (((params.digit + D - 1u) % D) * params.tiles + tile) * R;
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
-        if (b < R) { atomicStore(&state[prev + b], 0u); } // @lens write state params.status + (((params.digit + D - 1u) % D) * params.tiles + tile) * R + b
+        if (b < R) { atomicStore(&state[prev + b], 0u); }
     }
 }
 
@@ -374,8 +374,8 @@ fn tile_offsets(tile: u32, lid: u32) {
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
         if (b < R) {
-            let glob = atomicLoad(&state[b * params.tiles + tile]); // @lens read state b * params.tiles + tile
-            s_goff[b] = glob - s_base[b]; // @lens wg-read s_base b; wg-write s_goff b
+            let glob = atomicLoad(&state[b * params.tiles + tile]);
+            s_goff[b] = glob - s_base[b];
             trace_tile(tile, b, own_count(tile, b), glob);
         }
     }
@@ -394,7 +394,7 @@ const DONE: u32 = 2u * D * R + D;
 
 fn count_digits(k: u32) {
     for (var d = 0u; d < D; d++) {
-        atomicAdd(&s_h[d * R + ((k >> (d * BITS)) & (R - 1u))], 1u); // @lens wg-write s_h d * R + ((k >> (d * BITS)) & (R - 1u))
+        atomicAdd(&s_h[d * R + ((k >> (d * BITS)) & (R - 1u))], 1u);
     }
 }
 
@@ -402,9 +402,9 @@ fn count_digits(k: u32) {
 fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
              @builtin(num_workgroups) nwg: vec3<u32> {{SG_ARGS}}) {
     let me = {{ME}};
-    let g = wid.x + wid.y * nwg.x; // @lens wg g; lid lid
+    let g = wid.x + wid.y * nwg.x;
     if (g >= params.wgs) { return; }
-    for (var x = lid; x < D * R; x += WG) { atomicStore(&s_h[x], 0u); } // @lens wg-write s_h x
+    for (var x = lid; x < D * R; x += WG) { atomicStore(&s_h[x], 0u); }
     workgroupBarrier();
     // Keys four at a time (chunks are multiples of WG, so a chunk starts on a whole vec4), two
     // vec4 loads in flight per thread before the counting; the last chunk's 1-3 keys past its
@@ -418,7 +418,7 @@ fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
         var v: array<vec4<u32>, 2>;
         for (var e = 0u; e < 2u; e++) {
             let ii = i + e * WG;
-            if (ii < end4) { v[e] = keys_in4[ii]; } // @lens read4 keys_in4 ii
+            if (ii < end4) { v[e] = keys_in4[ii]; }
         }
         for (var e = 0u; e < 2u; e++) {
             if (i + e * WG < end4) {
@@ -427,14 +427,14 @@ fn histogram(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) w
         }
     }
     let stray = end4 * 4u + lid;
-    if (stray < end) { count_digits(to_key(keys_in[stray])); } // @lens read keys_in stray
+    if (stray < end) { count_digits(to_key(keys_in[stray])); }
     workgroupBarrier();
     for (var x = lid; x < D * R; x += WG) {
-        let c = atomicLoad(&s_h[x]); // @lens wg-read s_h x
-        if (c > 0u) { atomicAdd(&state[x], c); } // @lens write state x
+        let c = atomicLoad(&s_h[x]);
+        if (c > 0u) { atomicAdd(&state[x], c); }
     }
     storageBarrier();
-    if (lid == 0u) { s_u = atomicAdd(&state[DONE], 1u); } // @lens write state DONE
+    if (lid == 0u) { s_u = atomicAdd(&state[DONE], 1u); }
     if (workgroupUniformLoad(&s_u) + 1u < params.wgs) { return; }
     storageBarrier();
     scan_digits(me);
@@ -457,22 +457,22 @@ fn scan_digits(me: Me) {
         let x = first + e;
         c[e] = 0u;
         if (x < D * R) {
-            c[e] = atomicExchange(&state[x], 0u); // @lens read state x; write state x
-            if (TRACE) { trace[x] = c[e]; } // @lens write trace x
+            c[e] = atomicExchange(&state[x], 0u);
+            if (TRACE) { trace[x] = c[e]; }
         }
         tot += c[e];
     }
     let excl = scan_threads(me, tot);
-    if (first < D * R && first % R == 0u) { s_dstart[first / R] = excl; } // @lens wg-write s_dstart first / R
+    if (first < D * R && first % R == 0u) { s_dstart[first / R] = excl; }
     workgroupBarrier();
     if (first < D * R) {
-        var run = excl - s_dstart[first / R]; // @lens wg-read s_dstart first / R
+        var run = excl - s_dstart[first / R];
         for (var e = 0u; e < SE; e++) {
-            atomicStore(&state[D * R + first + e], run); // @lens write state D * R + first + e
+            atomicStore(&state[D * R + first + e], run);
             run += c[e];
         }
     }
-    for (var x = me.lid; x <= D; x += WG) { atomicStore(&state[2u * D * R + x], 0u); } // @lens write state 2u * D * R + x
+    for (var x = me.lid; x <= D; x += WG) { atomicStore(&state[2u * D * R + x], 0u); }
 }
 
 // ---- classic: histogram, scan, scatter per digit -------------------------------------------------
@@ -480,12 +480,12 @@ fn scan_digits(me: Me) {
 @compute @workgroup_size(WG)
 fn classic_hist(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                 @builtin(num_workgroups) nwg: vec3<u32>) {
-    let tile = wid.x + wid.y * nwg.x; // @lens wg tile; lid lid
+    let tile = wid.x + wid.y * nwg.x;
     if (tile >= params.tiles) { return; }
     tile_hist(tile, lid);
     for (var q = 0u; q < BPT; q++) {
         let b = lid + q * WG;
-        if (b < R) { atomicStore(&state[b * params.tiles + tile], atomicLoad(&s_fb[b])); } // @lens wg-read s_fb b; write state b * params.tiles + tile
+        if (b < R) { atomicStore(&state[b * params.tiles + tile], atomicLoad(&s_fb[b])); }
     }
 }
 
@@ -494,7 +494,7 @@ fn classic_hist(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
 @compute @workgroup_size(WG)
 fn classic_scan(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
     let me = {{ME}};
-    let total = R * params.tiles; // @lens wg 0u; lid lid
+    let total = R * params.tiles;
     var carry = 0u;
     for (var c0 = 0u; c0 < total; c0 += 4u * WG) {
         var x: array<u32, 4>;
@@ -502,14 +502,14 @@ fn classic_scan(@builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
         for (var e = 0u; e < 4u; e++) {
             let i = c0 + 4u * lid + e;
             x[e] = 0u;
-            if (i < total) { x[e] = atomicLoad(&state[i]); } // @lens read state i
+            if (i < total) { x[e] = atomicLoad(&state[i]); }
             tot += x[e];
         }
         let excl = scan_threads(me, tot);
         var run = carry + excl;
         for (var e = 0u; e < 4u; e++) {
             let i = c0 + 4u * lid + e;
-            if (i < total) { atomicStore(&state[i], run); } // @lens write state i
+            if (i < total) { atomicStore(&state[i], run); }
             run += x[e];
         }
         // The uniform load's barrier also keeps the next chunk's scan from overwriting what a

@@ -36,15 +36,15 @@ var<workgroup> s_lb_val: array<u32, LB>;
 
 fn publish(t: u32, flag: u32, v: T) {
     let b = bitcast<u32>(v);
-    atomicMax(&status[1u + 2u * t], (flag << 16u) | (b & 0xffffu)); // @lens write status 1u + 2u * t
-    atomicMax(&status[2u + 2u * t], (flag << 16u) | (b >> 16u)); // @lens write status 2u + 2u * t
+    atomicMax(&status[1u + 2u * t], (flag << 16u) | (b & 0xffffu));
+    atomicMax(&status[2u + 2u * t], (flag << 16u) | (b >> 16u));
 }
 
 // Zero the counter and every tile's status (one pass before the scan).
 @compute @workgroup_size(256)
 fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * 256u; // @lens wg i / 256u; lid i % 256u
-    if (i < 1u + 2u * params.tiles) { atomicStore(&status[i], 0u); } // @lens write status i
+    let i = gid.x + gid.y * nwg.x * 256u;
+    if (i < 1u + 2u * params.tiles) { atomicStore(&status[i], 0u); }
     // Never true; keeps src, dst and info in this entry point's bind group layout.
     if (params.n == 0xffffffffu) { dst[0] = src[0]; info[0] = 0u; }
 }
@@ -52,7 +52,7 @@ fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
 @compute @workgroup_size({{WG}})
 fn decoupled(@builtin(local_invocation_index) lid: u32) {
     if (lid == 0u) { s_u = atomicAdd(&status[0], 1u); }
-    let tile = workgroupUniformLoad(&s_u); // @lens wg tile; lid lid
+    let tile = workgroupUniformLoad(&s_u);
     if (tile >= params.tiles) { return; }
 
     // @step reduce
@@ -90,13 +90,13 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
                 var b = 0u;
                 if (MAX_SPIN > 0u && lid < k) {
                     let p = k - 1u - lid;
-                    let lo = atomicLoad(&status[1u + 2u * p]); // @lens read status 1u + 2u * p
-                    let hi = atomicLoad(&status[2u + 2u * p]); // @lens read status 2u + 2u * p
+                    let lo = atomicLoad(&status[1u + 2u * p]);
+                    let hi = atomicLoad(&status[2u + 2u * p]);
                     if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
                     b = (lo & 0xffffu) | (hi << 16u);
                 }
-                s_lb_flag[lid] = f; // @lens wg-write s_lb_flag lid
-                s_lb_val[lid] = b; // @lens wg-write s_lb_val lid
+                s_lb_flag[lid] = f;
+                s_lb_val[lid] = b;
             }
             workgroupBarrier();
             if (lid == 0u) {
@@ -104,9 +104,9 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
                 var kk = k;
                 let m = min(LB, k);
                 for (var t = 0u; t < m; t++) {
-                    let f = s_lb_flag[t]; // @lens wg-read s_lb_flag t
+                    let f = s_lb_flag[t];
                     if (f == 0u) { break; }
-                    acc = bitcast<T>(s_lb_val[t]) + acc; // @lens wg-read s_lb_val t
+                    acc = bitcast<T>(s_lb_val[t]) + acc;
                     steps += 1u;
                     kk -= 1u;
                     if (f == FLAG_INCLUSIVE || kk == 0u) { state = 0u; break; }
@@ -148,8 +148,8 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
     // 4. Publish the inclusive prefix, broadcast the exclusive one.
     if (lid == 0u) {
         if (tile > 0u) { publish(tile, FLAG_INCLUSIVE, acc + agg); }
-        info[2u * tile] = steps; // @lens write info 2u * tile
-        info[2u * tile + 1u] = falls; // @lens write info 2u * tile + 1u
+        info[2u * tile] = steps;
+        info[2u * tile + 1u] = falls;
         s_prefix = acc;
     }
     let prefix = workgroupUniformLoad(&s_prefix);

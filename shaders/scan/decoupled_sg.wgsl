@@ -56,8 +56,8 @@ fn slot(half: u32, t: u32) -> u32 {
 fn publish(half: u32, t: u32, flag: u32, v: T) {
     let b = bitcast<u32>(v);
     let i = slot(half, t);
-    atomicMax(&status[i], (flag << 16u) | (b & 0xffffu)); // @lens write status i
-    atomicMax(&status[i + 1u], (flag << 16u) | (b >> 16u)); // @lens write status i + 1u
+    atomicMax(&status[i], (flag << 16u) | (b & 0xffffu));
+    atomicMax(&status[i + 1u], (flag << 16u) | (b >> 16u));
 }
 
 // Load tile `tile` into registers `r` (zeros past the end), scan it inside each subgroup:
@@ -70,7 +70,7 @@ fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
     for (var j = 0u; j < PER; j++) {
         let i = base + j * me.lanes;
         var v = vec4<u32>(0u);
-        if (i < params.nv) { v = src[i]; } // @lens read4 src i
+        if (i < params.nv) { v = src[i]; }
         (*r)[j] = v;
     }
     var carry = T(0);
@@ -83,14 +83,14 @@ fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
         (*pre)[j] = carry + select(up, T(0), me.lane == 0u);
         carry = carry + subgroupShuffle(incl, me.lanes - 1u);
     }
-    if (me.lane == 0u) { s_sg[me.sid] = carry; } // @lens wg-write s_sg me.sid
+    if (me.lane == 0u) { s_sg[me.sid] = carry; }
     workgroupBarrier();
     var before = T(0);
     var all = T(0);
     for (var c = 0u; c < me.nsg; c += me.lanes) {
         let t = c + me.lane;
         var v = T(0);
-        if (t < me.nsg) { v = s_sg[t]; } // @lens wg-read s_sg t
+        if (t < me.nsg) { v = s_sg[t]; }
         all = all + v;
         if (t < me.sid) { before = before + v; }
     }
@@ -113,23 +113,23 @@ fn tile_reduce(tile: u32, lid: u32) -> T {
     for (var j = 0u; j < PER; j++) {
         let i = tile * TILE_V + j * WG + lid;
         var v = vec4<u32>(0u);
-        if (i < params.nv) { v = src[i]; } // @lens read4 src i
+        if (i < params.nv) { v = src[i]; }
         let x = bitcast<vec4<T>>(v);
         s = s + (((x.x + x.y) + x.z) + x.w);
     }
-    s_sg[lid] = s; // @lens wg-write s_sg lid
+    s_sg[lid] = s;
     workgroupBarrier();
     const G = min(32u, WG);
     var a = T(0);
     if (lid < G) {
-        for (var t = 0u; t < WG / G; t++) { a = a + s_sg[lid * (WG / G) + t]; } // @lens wg-read s_sg lid * (WG / G) + t
+        for (var t = 0u; t < WG / G; t++) { a = a + s_sg[lid * (WG / G) + t]; }
     }
     workgroupBarrier();
-    if (lid < G) { s_sg[lid] = a; } // @lens wg-write s_sg lid
+    if (lid < G) { s_sg[lid] = a; }
     workgroupBarrier();
     if (lid == 0u) {
         var b = T(0);
-        for (var t = 0u; t < G; t++) { b = b + s_sg[t]; } // @lens wg-read s_sg t
+        for (var t = 0u; t < G; t++) { b = b + s_sg[t]; }
         s_prefix = b;
     }
     return workgroupUniformLoad(&s_prefix);
@@ -143,15 +143,15 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
              @builtin(subgroup_size) sg_size: u32,
              @builtin(workgroup_id) wid: vec3<u32>,
              @builtin(num_workgroups) nwg: vec3<u32>) {
-    let me = Lane(sg_lane, sg_id, sg_count, min(sg_size, WG)); // @lens wg wid.x + wid.y * nwg.x; lid lid
+    let me = Lane(sg_lane, sg_id, sg_count, min(sg_size, WG));
     // Tile index: from a counter in the order workgroups start (the look-back then always waits on
     // tiles already running), or from the workgroup id (no atomic round trip before the loads; a
     // predecessor not yet launched is reduced by the fallback, so this stays correct).
     let wgs = nwg.x * nwg.y;
     if (lid == 0u) {
-        let ticket = atomicAdd(&status[0], 1u); // @lens write status 0u
+        let ticket = atomicAdd(&status[0], 1u);
         // The last ticket of an odd run: back to 0 for the next (even) run.
-        if (ticket + 1u == 2u * wgs) { atomicStore(&status[0], 0u); } // @lens write status 0u
+        if (ticket + 1u == 2u * wgs) { atomicStore(&status[0], 0u); }
         s_ticket = ticket;
     }
     var tile_id: u32;
@@ -178,8 +178,8 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
     if (lid == 0u) {
         if (tile == 0u) { publish(half, 0u, FLAG_INCLUSIVE, agg); } else { publish(half, tile, FLAG_AGGREGATE, agg); }
         let o = slot(half ^ 1u, tile);
-        atomicStore(&status[o], 0u); // @lens write status o
-        atomicStore(&status[o + 1u], 0u); // @lens write status o + 1u
+        atomicStore(&status[o], 0u);
+        atomicStore(&status[o + 1u], 0u);
     }
 
     // 3. Look-back by subgroup 0 alone, one predecessor per lane, no workgroup barrier while it
@@ -204,8 +204,8 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
                         if (MAX_SPIN > 0u) {
                             let p = k - 1u - me.lane;
                             let q = slot(half, p);
-                            let lo = atomicLoad(&status[q]); // @lens read status q
-                            let hi = atomicLoad(&status[q + 1u]); // @lens read status q + 1u
+                            let lo = atomicLoad(&status[q]);
+                            let hi = atomicLoad(&status[q + 1u]);
                             if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
                             b = (lo & 0xffffu) | (hi << 16u);
                         }
@@ -274,6 +274,6 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
             run = run + x.z; o.z = run;
             run = run + x.w; o.w = run;
         }
-        if (i < params.nv) { dst[i] = bitcast<vec4<u32>>(o); } // @lens write4 dst i
+        if (i < params.nv) { dst[i] = bitcast<vec4<u32>>(o); }
     }
 }

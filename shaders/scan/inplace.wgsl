@@ -21,41 +21,41 @@ fn thread_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 
 @compute @workgroup_size({{WG}})
 fn ladder_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = thread_id(gid, nwg); // @lens wg t / WG; lid t % WG
+    let t = thread_id(gid, nwg);
     let p = params.p;
     if (t >= params.n || (t & p) == 0u) { return; }   // sleeping thread
     let prev_rung = (t & ~(p - 1u)) - 1u;
-    a[t] = a[t] + a[prev_rung]; // @lens read a t; read a prev_rung; write a t
+    a[t] = a[t] + a[prev_rung];
 }
 
 // params.n = number of nodes at this level, params.p = half = 2^d.
 @compute @workgroup_size({{WG}})
 fn blelloch_up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let j = thread_id(gid, nwg); // @lens wg j / WG; lid j % WG
+    let j = thread_id(gid, nwg);
     if (j >= params.n) { return; }
     let half = params.p;
     let k = j * 2u * half;
     let l = k + half - 1u;
     let r = k + 2u * half - 1u;
-    a[r] = a[l] + a[r]; // @lens read a l; read a r; write a r
+    a[r] = a[l] + a[r];
 }
 
 @compute @workgroup_size({{WG}})
 fn blelloch_clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let j = thread_id(gid, nwg); // @lens wg j / WG; lid j % WG
-    if (j == 0u) { a[params.n - 1u] = T(0); } // @lens write a params.n - 1u
+    let j = thread_id(gid, nwg);
+    if (j == 0u) { a[params.n - 1u] = T(0); }
 }
 
 @compute @workgroup_size({{WG}})
 fn blelloch_down(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let j = thread_id(gid, nwg); // @lens wg j / WG; lid j % WG
+    let j = thread_id(gid, nwg);
     if (j >= params.n) { return; }
     let half = params.p;
     let k = j * 2u * half;
     let l = k + half - 1u;
     let r = k + 2u * half - 1u;
-    let left = a[l]; // @lens read a l
-    let node = a[r]; // @lens read a r
-    a[l] = node; // @lens write a l
-    a[r] = node + left; // @lens write a r
+    let left = a[l];
+    let node = a[r];
+    a[l] = node;
+    a[r] = node + left;
 }

@@ -23,44 +23,44 @@ fn thread_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 
 @compute @workgroup_size({{WG}})
 fn hs_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = thread_id(gid, nwg); // @lens wg i / WG; lid i % WG
+    let i = thread_id(gid, nwg);
     if (i >= params.n) { return; }
     let p = params.p;
-    var v = src[i]; // @lens read src i
-    if (i >= p) { v = v + src[i - p]; } // @lens read src i - p
-    dst[i] = v; // @lens write dst i
+    var v = src[i];
+    if (i >= p) { v = v + src[i - p]; }
+    dst[i] = v;
 }
 
 @compute @workgroup_size({{WG}})
 fn fold_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = thread_id(gid, nwg); // @lens wg i / WG; lid i % WG
+    let i = thread_id(gid, nwg);
     if (i >= params.n) { return; }
     let p = params.p;
-    var v = src[i]; // @lens read src i
+    var v = src[i];
     if (params.mirror == 0u) {
-        if (i + p < params.n) { v = v + src[i + p]; } // @lens read src i + p
+        if (i + p < params.n) { v = v + src[i + p]; }
     } else {
-        if (i >= p) { v = v + src[i - p]; } // @lens read src i - p
+        if (i >= p) { v = v + src[i - p]; }
     }
-    dst[i] = v; // @lens write dst i
+    dst[i] = v;
 }
 
 @compute @workgroup_size({{WG}})
 fn shift(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = thread_id(gid, nwg); // @lens wg i / WG; lid i % WG
+    let i = thread_id(gid, nwg);
     if (i >= params.n) { return; }
     var v = T(0);
     if (params.mirror == 0u) {
-        if (i > 0u) { v = src[i - 1u]; } // @lens read src i - 1u
+        if (i > 0u) { v = src[i - 1u]; }
     } else {
-        if (i + 1u < params.n) { v = src[i + 1u]; } // @lens read src i + 1u
+        if (i + 1u < params.n) { v = src[i + 1u]; }
     }
-    dst[i] = v; // @lens write dst i
+    dst[i] = v;
 }
 
 @compute @workgroup_size({{WG}})
 fn add_src(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = thread_id(gid, nwg); // @lens wg i / WG; lid i % WG
+    let i = thread_id(gid, nwg);
     if (i >= params.n) { return; }
-    dst[i] = dst[i] + src[i]; // @lens read dst i; read src i; write dst i
+    dst[i] = dst[i] + src[i];
 }

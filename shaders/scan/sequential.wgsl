@@ -14,11 +14,11 @@ const BATCH: u32 = 8u;
 
 @compute @workgroup_size(1)
 fn sequential() {
-    var acc = T(0); // @lens wg 0u; lid 0u
+    var acc = T(0);
     for (var b = 0u; b < params.nv; b += BATCH) {
         var r: array<vec4<u32>, BATCH>;
         for (var j = 0u; j < BATCH; j++) {
-            if (b + j < params.nv) { r[j] = src[b + j]; } // @lens read4 src b + j
+            if (b + j < params.nv) { r[j] = src[b + j]; }
         }
         for (var j = 0u; j < BATCH; j++) {
             if (b + j < params.nv) {
@@ -27,7 +27,7 @@ fn sequential() {
                 for (var c = 0u; c < 4u; c++) {
                     if (EXCLUSIVE) { o[c] = acc; acc = acc + x[c]; } else { acc = acc + x[c]; o[c] = acc; }
                 }
-                dst[b + j] = bitcast<vec4<u32>>(o); // @lens write4 dst b + j
+                dst[b + j] = bitcast<vec4<u32>>(o);
             }
         }
     }

@@ -28,8 +28,8 @@ fn load_tile(tile: u32, lid: u32) {
     for (var j = 0u; j < PER; j++) {
         let i = base + j * WG + lid;
         var v = vec4<u32>(0u);
-        if (i < params.nv) { v = src[i]; } // @lens read4 src i
-        s_data[sidx(j * WG + lid)] = v; // @lens wg-write4 s_data sidx(j * WG + lid)
+        if (i < params.nv) { v = src[i]; }
+        s_data[sidx(j * WG + lid)] = v;
     }
     workgroupBarrier();
 }
@@ -37,7 +37,7 @@ fn load_tile(tile: u32, lid: u32) {
 // This thread's PER consecutive vec4 from the tile in workgroup memory.
 fn chunk(lid: u32) -> array<vec4<u32>, PER> {
     var r: array<vec4<u32>, PER>;
-    for (var j = 0u; j < PER; j++) { r[j] = s_data[sidx(lid * PER + j)]; } // @lens wg-read4 s_data sidx(lid * PER + j)
+    for (var j = 0u; j < PER; j++) { r[j] = s_data[sidx(lid * PER + j)]; }
     return r;
 }
 
@@ -57,13 +57,13 @@ fn chunk_sum(r: ptr<function, array<vec4<u32>, PER>>) -> T {
 // Kogge-Stone inclusive scan of the thread totals; afterwards s_tot holds the scan and
 // s_tot[WG - 1] the tile's aggregate (every thread may read it).
 fn scan_totals(lid: u32, x: T) {
-    s_tot[lid] = x; // @lens wg-write s_tot lid
+    s_tot[lid] = x;
     workgroupBarrier();
     for (var o = 1u; o < WG; o = o << 1u) {
-        var y = s_tot[lid]; // @lens wg-read s_tot lid
-        if (lid >= o) { y = s_tot[lid - o] + y; } // @lens wg-read s_tot lid - o
+        var y = s_tot[lid];
+        if (lid >= o) { y = s_tot[lid - o] + y; }
         workgroupBarrier();
-        s_tot[lid] = y; // @lens wg-write s_tot lid
+        s_tot[lid] = y;
         workgroupBarrier();
     }
 }
@@ -86,12 +86,12 @@ fn store_scanned(tile: u32, lid: u32, r: ptr<function, array<vec4<u32>, PER>>, s
             run = run + x.z; o.z = run;
             run = run + x.w; o.w = run;
         }
-        s_data[sidx(lid * PER + j)] = bitcast<vec4<u32>>(o); // @lens wg-write4 s_data sidx(lid * PER + j)
+        s_data[sidx(lid * PER + j)] = bitcast<vec4<u32>>(o);
     }
     workgroupBarrier();
     let base = tile * TILE_V;
     for (var j = 0u; j < PER; j++) {
         let i = base + j * WG + lid;
-        if (i < params.nv) { dst[i] = s_data[sidx(j * WG + lid)]; } // @lens wg-read4 s_data sidx(j * WG + lid); write4 dst i
+        if (i < params.nv) { dst[i] = s_data[sidx(j * WG + lid)]; }
     }
 }

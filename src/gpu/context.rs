@@ -162,9 +162,9 @@ impl Gpu {
         }
     }
 
-    /// This device in recording mode (the memory lens): the same device and queue, kernels built
-    /// with their `// @lens` markers switched on, every pass's accesses read back into the
-    /// returned recorder. Kernels without markers are refused when a plan builds them.
+    /// This device in recording mode (the memory lens): the same device and queue, every kernel
+    /// built in its recording build (src/lens/ir.rs: every storage and workgroup access records
+    /// itself), every pass's accesses read back into the returned recorder.
     pub fn with_lens(&self) -> (Gpu, Arc<crate::lens::record::Recorder>) {
         let rec = Arc::new(crate::lens::record::Recorder::default());
         let mut g = self.clone();
@@ -264,18 +264,18 @@ impl Gpu {
     ) -> Result<wgpu::ComputePipeline> {
         let shown = source;
         let lens = match &self.lens {
-            Some(_) => Some(Arc::new(crate::lens::instrument::instrument(
-                label, source,
-            )?)),
+            Some(_) => Some(Arc::new(crate::lens::ir::instrument(label, source)?)),
             None => None,
         };
         let source = lens.as_ref().map_or(source, |k| k.source.as_str());
-        if let Some(p) = self.collected(label, source, entry)? {
+        // naga's writer may rename an entry point in the recording build (`main2` → `main2_`).
+        let built_entry = lens.as_ref().map_or(entry, |k| k.entry(entry));
+        if let Some(p) = self.collected(label, source, built_entry)? {
             return Ok(p);
         }
         let mut h = std::collections::hash_map::DefaultHasher::new();
         source.hash(&mut h);
-        entry.hash(&mut h);
+        built_entry.hash(&mut h);
         let key = h.finish();
         if let Some(p) = self
             .pipelines
@@ -338,7 +338,7 @@ impl Gpu {
                     label: Some(label),
                     layout: None,
                     module: &module,
-                    entry_point: Some(entry),
+                    entry_point: Some(built_entry),
                     compilation_options: wgpu::PipelineCompilationOptions {
                         zero_initialize_workgroup_memory: tuning.zero_init,
                         ..Default::default()

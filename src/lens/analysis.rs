@@ -8,8 +8,8 @@
 //! - a predicted time: the sectors' bytes at the copy bandwidth measured on the same adapter,
 //!   plus every workgroup-memory wavefront (one per way) at [`SHARED_SPEEDUP`]× that bandwidth.
 
-use super::instrument::{Kind, Space};
 use super::record::PassRecord;
+use super::sites::{Kind, Space};
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -260,8 +260,8 @@ pub fn predict_ms(sectors: u64, wavefronts: u64, copy_gbps: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::instrument::{LensKernel, Site};
     use super::super::record::Access;
+    use super::super::sites::{LensKernel, Site};
     use super::*;
     use std::sync::Arc;
 
@@ -272,7 +272,8 @@ mod tests {
             buffer: "b".into(),
             width,
             line: 7,
-            expr: "i".into(),
+            col: 1,
+            expr: "b[i]".into(),
             text: String::new(),
         }
     }
@@ -281,8 +282,8 @@ mod tests {
         PassRecord {
             label: "p".into(),
             kernel: Arc::new(LensKernel {
-                source: String::new(),
                 sites,
+                ..Default::default()
             }),
             workgroups: [1, 1, 1],
             accesses: acc

@@ -1,10 +1,12 @@
 //! The memory lens: every pass's global- and workgroup-memory accesses, recorded on the GPU by the
-//! kernels' recording builds ([`instrument`], [`record`]), analysed for coalescing and bank
+//! kernels' recording builds ([`ir`], [`record`]), analysed for coalescing and bank
 //! conflicts ([`analysis`]), with a predicted time beside the measured one.
 
 pub mod analysis;
-pub mod instrument;
+mod entry;
+pub mod ir;
 pub mod record;
+pub mod sites;
 
 use crate::algo::{self, Algorithm, RunRequest, RunResult};
 use crate::error::{Error, Result};

@@ -1,10 +1,10 @@
 //! Recording on the GPU. A `Gpu` made by [`Gpu::with_lens`](crate::gpu::Gpu::with_lens) compiles
-//! every kernel in its recording build ([`super::instrument`]); the pass runner then binds one
+//! every kernel in its recording build ([`super::ir`]); the pass runner then binds one
 //! record log at group 1 of every pass, copies the log's counter after every pass (so each pass's
 //! records are the slice between two counters), and reads the records back after the run: the
 //! passes land in the [`Recorder`].
 
-use super::instrument::{INSTANCE_BITS, LensKernel};
+use super::sites::{INSTANCE_BITS, LensKernel};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan};
 use std::collections::HashMap;

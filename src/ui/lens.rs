@@ -8,8 +8,8 @@ use crate::algo::{AlgoOptions, RunRequest, RunResult};
 use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::lens::analysis::{self, PassLens};
-use crate::lens::instrument::{Kind, Space};
 use crate::lens::record::PassRecord;
+use crate::lens::sites::{Kind, Space};
 use crate::lens::{self, LensReport};
 use eframe::egui::{self, Color32, RichText, Sense, Stroke, vec2};
 use std::sync::mpsc::{Receiver, channel};
@@ -210,10 +210,11 @@ impl LensPanel {
         let Some(site) = self.site.filter(|s| sites.contains(s)).or(worst) else {
             return;
         };
+        // "line 12 read workgroup s_mem: s_mem[x]": where, what, which variable, the source text.
         let name = |s: u32| {
             let k = &rec.kernel.sites[s as usize];
             format!(
-                "line {} {} {}{}",
+                "line {} {} {}{}: {}",
                 k.line,
                 kind_word(k.kind),
                 if k.space == Space::Workgroup {
@@ -221,7 +222,8 @@ impl LensPanel {
                 } else {
                     ""
                 },
-                k.buffer
+                k.buffer,
+                k.expr
             )
         };
         let mut pick = site;
@@ -233,7 +235,7 @@ impl LensPanel {
                 }
             })
             .response
-            .on_hover_text("The marked access in the kernel's WGSL whose requests are drawn below");
+            .on_hover_text("The access in the kernel's WGSL whose requests are drawn below");
         if pick != site {
             self.site = Some(pick);
         }

@@ -9,8 +9,8 @@ use stagewise::algo::fft::{Kernel, NaturalStore, Options, Order, Signal, model};
 use stagewise::algo::{self, AlgoOptions, RunRequest, RunResult};
 use stagewise::data::DType;
 use stagewise::lens::analysis::{GlobalSite, PassLens};
-use stagewise::lens::instrument::{Kind, Space};
 use stagewise::lens::record::PassRecord;
+use stagewise::lens::sites::{Kind, Space};
 use stagewise::lens::{self, LensReport};
 use std::collections::HashSet;
 
@@ -40,6 +40,7 @@ fn fft_record(o: &Options) -> (RunResult, LensReport) {
     assert!(normal.verified, "{o:?}: {:?}", normal.mismatch);
     let rep =
         lens::record_run(algo, gpu(), &req, &normal, 32).unwrap_or_else(|e| panic!("{o:?}: {e}"));
+    super::coverage::every_access_is_a_site(&rep);
     (normal, rep)
 }
 

@@ -29,7 +29,10 @@ fn record_oe(o: &oddeven::Options, variant: &str, n: usize, trace: bool) -> Lens
     let what = format!("{variant} n {n} trace {trace} {o:?}");
     let normal = algo::run(algo, gpu(), &req).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(normal.verified, "{what}");
-    lens::record_run(algo, gpu(), &req, &normal, 32).unwrap_or_else(|e| panic!("{what}: {e}"))
+    let rep =
+        lens::record_run(algo, gpu(), &req, &normal, 32).unwrap_or_else(|e| panic!("{what}: {e}"));
+    super::coverage::every_access_is_a_site(&rep);
+    rep
 }
 
 /// Every pass recorded something; every global site's counts are consistent; tile passes
@@ -46,7 +49,7 @@ fn check_oe(rep: &LensReport, n: usize, every_word_once: bool, what: &str) {
             let (mut reads, mut writes) = (vec![0u32; n], vec![0u32; n]);
             for a in &r.accesses {
                 let s = &r.kernel.sites[a.site as usize];
-                if s.space == Space::Global {
+                if s.space == Space::Global && crate::is_data(&s.buffer) {
                     let c = if s.kind == Kind::Read {
                         &mut reads
                     } else {
@@ -226,10 +229,12 @@ fn register_kernel_loads_coalesce_and_padding_conflicts_only_at_c_32() {
     }
     // The layout of a workgroup-memory site: its base (pw, pr, pg or ps) comes from the nearest
     // `let zw = (t & C-1u) + …` above it.
-    let lines: Vec<&str> = r.kernel.source.lines().collect();
+    let lines: Vec<&str> = r.kernel.original.lines().collect();
     let layout = |site: u32| -> usize {
         let s = &r.kernel.sites[site as usize];
-        let base = format!("let z{} = (t & ", &s.expr[1..2]);
+        // `buf[pw + …]`: the base's letter follows the bracket.
+        let at = s.expr.split_once('[').map_or("", |x| x.1);
+        let base = format!("let z{} = (t & ", &at[1..2]);
         let l = lines[..s.line as usize]
             .iter()
             .rev()

@@ -15,8 +15,10 @@ fn record_radix(opts: stagewise::algo::radix::Options, variant: &str, input: Dat
     };
     let normal = algo::run(algo, gpu(), &req).unwrap();
     assert!(normal.verified, "radix {variant}: {:?}", normal.mismatch);
-    lens::record_run(algo, gpu(), &req, &normal, 32)
-        .unwrap_or_else(|e| panic!("radix {variant}: {e}"))
+    let rep = lens::record_run(algo, gpu(), &req, &normal, 32)
+        .unwrap_or_else(|e| panic!("radix {variant}: {e}"));
+    super::coverage::every_access_is_a_site(&rep);
+    rep
 }
 
 /// The global sites of `buffer` and `kind` in pass `p`, summed: (requests, sectors, min sectors).

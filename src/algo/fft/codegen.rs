@@ -1,10 +1,6 @@
 //! What the fast and radix kernel generators share: the configuration (`FastConfig`, with its
 //! padding and round layout), WGSL literal and complex-constant helpers, the kernel preamble and
 //! the unrolled butterflies. Both generators depend on this module, not on each other.
-//!
-//! Every generated line that reads or writes `src`, `dst`, `tw` or `sh` ends with its `// @lens`
-//! marker, and the entry point names its workgroup and local index (`// @lens wg wg; lid l`): the
-//! memory lens's recording build (src/lens/instrument.rs); the normal build is the text as emitted.
 
 use super::model;
 use std::fmt::Write;
@@ -322,7 +318,7 @@ pub(crate) fn preamble(o: &mut String, c: &FastConfig, dst_ty: &str, loads: bool
     );
     for j in 0..e {
         let i = format!("base + {}u", j * w);
-        let _ = writeln!(o, "    var v{j} = src[{i}]; // @lens read2 src {i}");
+        let _ = writeln!(o, "    var v{j} = src[{i}];");
     }
 }
 
@@ -345,7 +341,7 @@ fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {{
 fn main(@builtin(local_invocation_index) l: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>{extra}) {{
-    let wg = wid.x + wid.y * nwg.x; // @lens wg wg; lid l
+    let wg = wid.x + wid.y * nwg.x;
     if (wg >= params.groups) {{ return; }}   // uniform: the whole workgroup leaves"
     );
 }
@@ -363,7 +359,7 @@ pub(crate) fn round_factor_loads(
     for (r, &lo) in los.iter().enumerate() {
         if lo > 0 {
             let i = format!("({} & {}u) << {}u", t(r), (1u32 << lo) - 1, table_log - top);
-            let _ = writeln!(o, "    let tb{r} = tw[{i}]; // @lens read2 tw {i}");
+            let _ = writeln!(o, "    let tb{r} = tw[{i}];");
         }
         top = lo;
     }
@@ -411,7 +407,7 @@ pub(crate) fn butterflies(o: &mut String, e: usize, h: usize, sign: f64, w0: Opt
     let _ = writeln!(o, "    {{");
     let cst = |kk: usize| unit(sign * std::f64::consts::PI * kk as f64 / h as f64);
     if let Some(w0) = w0 {
-        let _ = writeln!(o, "        let w0 = tw[{w0}]; // @lens read2 tw {w0}");
+        let _ = writeln!(o, "        let w0 = tw[{w0}];");
         for kk in 1..h {
             let _ = writeln!(o, "        let w{kk} = {};", cmul_const("w0", cst(kk)));
         }

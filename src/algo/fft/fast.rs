@@ -94,13 +94,13 @@ pub fn shader(c: &FastConfig) -> String {
             let _ = writeln!(o, "        let wi = {off}u + g * {}u + t;", n / 2);
             for m in 0..half {
                 let i = format!("wi + {}u", m * w);
-                let _ = writeln!(o, "        sh[{i}] = x{m}; // @lens wg-write2 sh {i}");
+                let _ = writeln!(o, "        sh[{i}] = x{m};");
             }
             let _ = writeln!(o, "        workgroupBarrier();");
             let _ = writeln!(o, "        let ri = {off}u + g * {}u + (t ^ {st}u);", n / 2);
             for m in 0..half {
                 let i = format!("ri + {}u", m * w);
-                let _ = writeln!(o, "        let r{m} = sh[{i}]; // @lens wg-read2 sh {i}");
+                let _ = writeln!(o, "        let r{m} = sh[{i}];");
             }
         } else {
             for m in 0..half {
@@ -109,7 +109,7 @@ pub fn shader(c: &FastConfig) -> String {
         }
         if st > 1 {
             let i = format!("(t & {}u) * {}u", st - 1, n / (2 * st));
-            let _ = writeln!(o, "        let w = tw[{i}]; // @lens read2 tw {i}");
+            let _ = writeln!(o, "        let w = tw[{i}];");
         }
         for m in 0..half {
             let (lo, hi) = (2 * m, 2 * m + 1);
@@ -139,16 +139,12 @@ pub fn shader(c: &FastConfig) -> String {
                 debug_assert_eq!(c.f_const(j + half), c.f_const(j) | 1);
                 // dst is a vec4<f32> view here: one 4-word element per pair.
                 let i = format!("(ft | {}u) >> 1u", c.f_const(j));
-                let _ = writeln!(
-                    o,
-                    "        dst[{i}] = vec4<f32>(v{j}, v{}); // @lens write4 dst {i}",
-                    j + half
-                );
+                let _ = writeln!(o, "        dst[{i}] = vec4<f32>(v{j}, v{});", j + half);
             }
         } else {
             for j in 0..e {
                 let i = format!("ft | {}u", c.f_const(j));
-                let _ = writeln!(o, "        dst[{i}] = v{j}; // @lens write2 dst {i}");
+                let _ = writeln!(o, "        dst[{i}] = v{j};");
             }
         }
         let _ = writeln!(o, "    }}");
@@ -170,7 +166,7 @@ pub fn shader(c: &FastConfig) -> String {
         for j in 0..e {
             let _ = writeln!(
                 o,
-                "    {{ let a = ft | {}u; sh[{i}] = v{j}; }} // @lens wg-write2 sh {i}",
+                "    {{ let a = ft | {}u; sh[{i}] = v{j}; }}",
                 c.f_const(j),
                 i = pad("a")
             );
@@ -183,7 +179,7 @@ pub fn shader(c: &FastConfig) -> String {
             let _ = writeln!(o, "    {{ let q = l + {}u;", i * threads);
             let _ = writeln!(
                 o,
-                "        if (ob + q < params.total) {{ dst[ob + q] = sh[{p}]; }} // @lens wg-read2 sh {p}; write2 dst ob + q",
+                "        if (ob + q < params.total) {{ dst[ob + q] = sh[{p}]; }}",
                 p = pad("q")
             );
             let _ = writeln!(o, "    }}");
@@ -196,7 +192,7 @@ pub fn shader(c: &FastConfig) -> String {
         let _ = writeln!(o, "    if (fft < params.batch) {{");
         for j in 0..e {
             let i = format!("base + {}u", j * w);
-            let _ = writeln!(o, "        dst[{i}] = v{j}; // @lens write2 dst {i}");
+            let _ = writeln!(o, "        dst[{i}] = v{j};");
         }
         let _ = writeln!(o, "    }}");
     }

@@ -134,7 +134,7 @@ pub(super) fn unpack_in_store(o: &mut String, c: &PassConfig) {
     // reals); below, the table read is cheaper (4096 reals 0.737 against 0.741).
     let factored = m >= 8192;
     if factored {
-        let _ = writeln!(o, "    let w1 = tw[t1]; // @lens read2 tw t1");
+        let _ = writeln!(o, "    let w1 = tw[t1];");
     }
     let wk = |j: usize| {
         if !factored {
@@ -294,20 +294,19 @@ fn exchange(
     idx: &dyn Fn(usize, usize) -> (String, String),
 ) {
     let pad = |x: String| c.index_wgsl(&x);
-    let sfx = if c.parts >= 2 { "" } else { "2" };
     for trip in trips {
         let _ = writeln!(o, "    workgroupBarrier();");
         for &(comp, off) in trip {
             for &j in js {
                 let i = pad(idx(j, off).0);
-                let _ = writeln!(o, "    sh[{i}] = v{j}{comp}; // @lens wg-write{sfx} sh {i}");
+                let _ = writeln!(o, "    sh[{i}] = v{j}{comp};");
             }
         }
         let _ = writeln!(o, "    workgroupBarrier();");
         for &(comp, off) in trip {
             for &j in js {
                 let i = pad(idx(j, off).1);
-                let _ = writeln!(o, "    z{j}{comp} = sh[{i}]; // @lens wg-read{sfx} sh {i}");
+                let _ = writeln!(o, "    z{j}{comp} = sh[{i}];");
             }
         }
     }
@@ -323,17 +322,12 @@ fn w_const(k: usize, m: usize, inverse: bool) -> String {
 /// X[k] in place of v_j = Z[k], its partner Z[M − k] in `z`, w^k in `wk` (see
 /// [`unpack_in_store`]); where `zero` holds, k = 0, which takes X[0] + i·X[M].
 fn unpack_value(o: &mut String, j: usize, z: &str, wk: &str, zero: Option<&str>) {
-    let lens = if wk.starts_with("tw[") {
-        format!(" // @lens read2 tw uk{j}")
-    } else {
-        String::new()
-    };
     let _ = writeln!(
         o,
         "    {{
         let a = 0.5 * (v{j} + vec2<f32>({z}.x, -{z}.y));
         let d = v{j} - vec2<f32>({z}.x, -{z}.y);
-        let wk = {wk};{lens}
+        let wk = {wk};
         let x = a + cmul(wk, vec2<f32>(0.5 * d.y, -0.5 * d.x));"
     );
     if let Some(cond) = zero {
@@ -361,15 +355,15 @@ pub(super) fn unpack_phase(o: &mut String, u: Unpack, threads: usize) {
         let k = i % {half}u;
         if (b < params.batch) {{
         let base = b * {m}u;
-        let zk = dst[base + k]; // @lens read2 dst base + k
+        let zk = dst[base + k];
         if (k == 0u) {{
-            dst[base] = vec2<f32>(zk.x + zk.y, zk.x - zk.y); // @lens write2 dst base",
+            dst[base] = vec2<f32>(zk.x + zk.y, zk.x - zk.y);",
         count = f * half,
     );
     let _ = writeln!(
         o,
-        "            let zh = dst[base + {h}u]; // @lens read2 dst base + {h}u
-            dst[base + {h}u] = vec2<f32>(zh.x, {s} * zh.y); // @lens write2 dst base + {h}u",
+        "            let zh = dst[base + {h}u];
+            dst[base + {h}u] = vec2<f32>(zh.x, {s} * zh.y);",
         h = m / 2,
         s = lit(sign),
     );
@@ -377,15 +371,15 @@ pub(super) fn unpack_phase(o: &mut String, u: Unpack, threads: usize) {
         o,
         "        }} else {{
             let p = {m}u - k;
-            let zp = dst[base + p]; // @lens read2 dst base + p
+            let zp = dst[base + p];
             let a = 0.5 * (zk + vec2<f32>(zp.x, -zp.y));
             let d = zk - vec2<f32>(zp.x, -zp.y);
             let bb = vec2<f32>(0.5 * d.y, -0.5 * d.x);
             let ang = f32(k) * {k};
             let wk = vec2<f32>(cos(ang), sin(ang));
-            dst[base + k] = a + cmul(wk, bb); // @lens write2 dst base + k
+            dst[base + k] = a + cmul(wk, bb);
             // X[M−k] = conj A + w^(M−k)·conj B, w^(M−k) = −conj(w^k).
-            dst[base + p] = vec2<f32>(a.x, -a.y) - cmul(vec2<f32>(wk.x, -wk.y), vec2<f32>(bb.x, -bb.y)); // @lens write2 dst base + p
+            dst[base + p] = vec2<f32>(a.x, -a.y) - cmul(vec2<f32>(wk.x, -wk.y), vec2<f32>(bb.x, -bb.y));
         }}
         }}
     }}",

@@ -248,7 +248,7 @@ pub(super) fn phase(
         );
         for j in 0..e {
             let i = format!("lb + {}u", c.input.pos(j * w));
-            let _ = writeln!(o, "{indent}{var}{j} = {src}[{i}]; // @lens read2 {src} {i}");
+            let _ = writeln!(o, "{indent}{var}{j} = {src}[{i}];");
         }
     };
     for j in 0..e {
@@ -345,7 +345,7 @@ fn store(o: &mut String, c: &PassConfig, ss: &str, row: &str, total: &str) {
         } else {
             format!("cmul(v{j}, cmul(f0, q{q}))")
         };
-        let _ = writeln!(o, "        dst[{i}] = {val}; // @lens write2 dst {i}");
+        let _ = writeln!(o, "        dst[{i}] = {val};");
     }
     let _ = writeln!(o, "    }}");
 }
@@ -382,7 +382,6 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
         let _ = writeln!(o, "    let h{ri}r = {};", f.part_wgsl(&pr));
     }
     let comps: &[&str] = if c.parts >= 2 { &[".x", ".y"] } else { &[""] };
-    let sfx = if c.parts >= 2 { "" } else { "2" };
     let cond = |h: String, bits: usize, q: usize| -> String {
         if pp == 1 {
             String::new()
@@ -414,10 +413,7 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
                     slot_off(c, &f, ri - 1, pl, false, j)
                 );
                 let cnd = cond(format!("h{}w", ri - 1), slot_bits(pl, false, j), q);
-                let _ = writeln!(
-                    o,
-                    "    {cnd}{{ sh[{i}] = v{j}{comp}; }} // @lens wg-write{sfx} sh {i}"
-                );
+                let _ = writeln!(o, "    {cnd}{{ sh[{i}] = v{j}{comp}; }}");
             }
             let _ = writeln!(o, "    workgroupBarrier();");
             for j in 0..e {
@@ -427,10 +423,7 @@ fn round_trip(o: &mut String, c: &PassConfig, los: &[u32], ri: usize) {
                     slot_off(c, &f, ri - 1, lo, last, j)
                 );
                 let cnd = cond(format!("h{ri}r"), slot_bits(lo, last, j), q);
-                let _ = writeln!(
-                    o,
-                    "    {cnd}{{ {dst}{j}{comp} = sh[{i}]; }} // @lens wg-read{sfx} sh {i}"
-                );
+                let _ = writeln!(o, "    {cnd}{{ {dst}{j}{comp} = sh[{i}]; }}");
             }
         }
     }

@@ -17,9 +17,9 @@ pub(super) fn twiddles(n: usize, inverse: bool) -> Vec<u32> {
 /// The WGSL for a configuration.
 pub fn shader_source(cfg: &Config, trace: bool) -> String {
     let load = if cfg.mode == Mode::Real {
-        "v[j] = vec2<f32>(src[b * N + x], 0.0); // @lens read src b * N + x"
+        "v[j] = vec2<f32>(src[b * N + x], 0.0);"
     } else {
-        "v[j] = src[b * N + x]; // @lens read2 src b * N + x"
+        "v[j] = src[b * N + x];"
     };
     let store = match cfg.mode {
         Mode::Complex => {
@@ -27,7 +27,7 @@ pub fn shader_source(cfg: &Config, trace: bool) -> String {
         let x = t + j * W;
         var k = x;
         if (NATURAL) { k = F(x); }
-        dst[b * N + k] = v[j]; // @lens write2 dst b * N + k
+        dst[b * N + k] = v[j];
     }"
         }
         Mode::Real => {
@@ -39,22 +39,22 @@ pub fn shader_source(cfg: &Config, trace: bool) -> String {
         if (c == 0u) { val = vec2<f32>(v[0].x, v[1].x); }
         var k = c;
         if (NATURAL) { k = rev(c, LOGN - 1u); }
-        dst[b * (N / 2u) + k] = val; // @lens write2 dst b * (N / 2u) + k
+        dst[b * (N / 2u) + k] = val;
     }"
         }
         Mode::Pair => {
             "// Unpack x + iy in raw order: out_x[T] = (z[T] + conj z[P]) / 2,
     // out_y[T] = (z[T] - conj z[P]) / 2i with P = F_inv(-F(T)).
     for (var j = 0u; j < E; j++) {
-        sre[t + j * W] = v[j].x; // @lens wg-write sre t + j * W
-        sim[t + j * W] = v[j].y; // @lens wg-write sim t + j * W
+        sre[t + j * W] = v[j].x;
+        sim[t + j * W] = v[j].y;
     }
     workgroupBarrier();
     for (var j = 0u; j < E; j++) {
         let x = t + j * W;
         let f = F(x);
         let p = F_inv((N - f) & (N - 1u));
-        let zp = vec2<f32>(sre[p], -sim[p]); // @lens wg-read sre p; wg-read sim p
+        let zp = vec2<f32>(sre[p], -sim[p]);
         let z = v[j];
         let xs = 0.5 * (z + zp);
         let d = z - zp;
@@ -62,12 +62,12 @@ pub fn shader_source(cfg: &Config, trace: bool) -> String {
         if (NATURAL) {
             if (f <= N / 2u) {
                 let l = N / 2u + 1u;
-                dst[b * 2u * l + f] = xs; // @lens write2 dst b * 2u * l + f
-                dst[b * 2u * l + l + f] = ys; // @lens write2 dst b * 2u * l + l + f
+                dst[b * 2u * l + f] = xs;
+                dst[b * 2u * l + l + f] = ys;
             }
         } else {
-            dst[b * 2u * N + x] = xs; // @lens write2 dst b * 2u * N + x
-            dst[b * 2u * N + N + x] = ys; // @lens write2 dst b * 2u * N + N + x
+            dst[b * 2u * N + x] = xs;
+            dst[b * 2u * N + N + x] = ys;
         }
     }"
         }

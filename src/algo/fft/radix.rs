@@ -58,7 +58,7 @@ pub fn shader(c: &FastConfig) -> String {
     let ld = if sq > 1 { "var" } else { "let" };
     for j in 0..e {
         let i = format!("b0 * {n}u + t + {}u", j * w);
-        let _ = writeln!(o, "    {ld} u{j} = src[{i}]; // @lens read2 src {i}");
+        let _ = writeln!(o, "    {ld} u{j} = src[{i}];");
     }
     if sq > 1 {
         let _ = writeln!(o, "    for (var it = 0u; it < {sq}u; it++) {{");
@@ -77,7 +77,7 @@ pub fn shader(c: &FastConfig) -> String {
             let _ = writeln!(o, "    let a{r} = {};", pad(&format!("p{r}")));
             for j in 0..e {
                 let i = format!("a{r} + {}u", c.pad(j << lo));
-                let _ = writeln!(o, "    v{j} = sh[{i}]; // @lens wg-read2 sh {i}");
+                let _ = writeln!(o, "    v{j} = sh[{i}];");
             }
         }
         round_stages(o, e, r, top, lo, sign);
@@ -94,7 +94,7 @@ pub fn shader(c: &FastConfig) -> String {
             let _ = writeln!(o, "        let bn = min(fi + {g}u, params.batch - 1u);");
             for j in 0..e {
                 let i = format!("bn * {n}u + t + {}u", j * w);
-                let _ = writeln!(o, "        u{j} = src[{i}]; // @lens read2 src {i}");
+                let _ = writeln!(o, "        u{j} = src[{i}];");
             }
             let _ = writeln!(o, "    }}");
             if nr > 1 {
@@ -110,7 +110,7 @@ pub fn shader(c: &FastConfig) -> String {
             let _ = writeln!(o, "    if (fi < params.batch) {{");
             for j in 0..e {
                 let i = format!("bi * {n}u + t + {}u", model::bitrev(j, le) * w);
-                let _ = writeln!(o, "        dst[{i}] = v{j}; // @lens write2 dst {i}");
+                let _ = writeln!(o, "        dst[{i}] = v{j};");
             }
             let _ = writeln!(o, "    }}");
         } else {
@@ -122,7 +122,7 @@ pub fn shader(c: &FastConfig) -> String {
             };
             for j in 0..e {
                 let i = format!("{a} + {}u", c.pad(j << lo));
-                let _ = writeln!(o, "    sh[{i}] = v{j}; // @lens wg-write2 sh {i}");
+                let _ = writeln!(o, "    sh[{i}] = v{j};");
             }
         }
         top = lo;

@@ -57,10 +57,7 @@ impl Emit {
         let _ = writeln!(self.o, "        let pw = zw + (zw >> {le}u);");
         for j in 0..self.keys {
             let at = format!("pw + {}u", off(self.c, j as i64, self.keys));
-            let _ = writeln!(
-                self.o,
-                "        {b}[{at}] = e{j}; // @lens wg-write {b} {at}"
-            );
+            let _ = writeln!(self.o, "        {b}[{at}] = e{j};");
         }
         self.o.push_str("    }\n");
         self.barrier();
@@ -83,10 +80,7 @@ impl Emit {
         let _ = writeln!(self.o, "        let pr = zr + (zr >> {le}u);");
         for j in 0..self.keys {
             let at = format!("pr + {}u", off(c, j as i64, self.keys));
-            let _ = writeln!(
-                self.o,
-                "        e{j} = {b}[{at}]; // @lens wg-read {b} {at}"
-            );
+            let _ = writeln!(self.o, "        e{j} = {b}[{at}];");
         }
         self.o.push_str("    }\n");
         self.after_read();
@@ -211,10 +205,7 @@ pub(super) fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize,
             e.before_write();
             for j in (0..d).chain(keys - d..keys) {
                 let at = format!("pg + {}u", off(c, j as i64, keys));
-                let _ = writeln!(
-                    e.o,
-                    "        {bname}[{at}] = e{j}; // @lens wg-write {bname} {at}"
-                );
+                let _ = writeln!(e.o, "        {bname}[{at}] = e{j};");
             }
             e.barrier();
         }
@@ -247,11 +238,11 @@ pub(super) fn emit_group(e: &mut Emit, g: &Group, rp: &RegsPass, t_count: usize,
                     let (n, p) = (next_at(j), prev_at(t));
                     let _ = writeln!(
                         e.o,
-                        "        var nb = 0u;\n        if (has_next) {{ nb = {bname}[{n}]; }} // @lens wg-read {bname} {n}"
+                        "        var nb = 0u;\n        if (has_next) {{ nb = {bname}[{n}]; }}"
                     );
                     let _ = writeln!(
                         e.o,
-                        "        var pv = 0u;\n        if (has_prev) {{ pv = {bname}[{p}]; }} // @lens wg-read {bname} {p}"
+                        "        var pv = 0u;\n        if (has_prev) {{ pv = {bname}[{p}]; }}"
                     );
                 }
                 let cond = top_cond(&mut e.o, t);

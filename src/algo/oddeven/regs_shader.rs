@@ -40,7 +40,7 @@ pub fn shader(rp: &RegsPass) -> String {
         let _ = writeln!(e.o, "var<workgroup> s1: array<u32, {pb}>;");
     }
     e.o.push_str(
-        "\nfn load_key(y: i32) -> u32 {\n    let i = index_of(y);\n    if (i == MISSING_HIGH) { return 0xffffffffu; }\n    if (i == MISSING_LOW) { return 0u; }\n    return to_key(src[i]); // @lens read src i\n}\n\n",
+        "\nfn load_key(y: i32) -> u32 {\n    let i = index_of(y);\n    if (i == MISSING_HIGH) { return 0xffffffffu; }\n    if (i == MISSING_LOW) { return 0u; }\n    return to_key(src[i]);\n}\n\n",
     );
     let _ = writeln!(
         e.o,
@@ -99,7 +99,7 @@ pub fn shader(rp: &RegsPass) -> String {
             "yl",
             |i| {
                 let at = format!("ib + {}u", dy(c_load, i));
-                format!("        e{i} = to_key(src[{at}]); // @lens read src {at}\n")
+                format!("        e{i} = to_key(src[{at}]);\n")
             },
             |i| format!("        e{i} = load_key(yl + {});\n", dy(c_load, i)),
             keys,
@@ -107,9 +107,7 @@ pub fn shader(rp: &RegsPass) -> String {
         o
     };
     let s_tiles = rp.tiles_per_wg.max(1);
-    // The lens markers (comments in the normal build; src/lens/instrument.rs): every global and
-    // workgroup-memory access; load_key's marker records only keys that exist.
-    e.o.push_str("    let wg = wid.x + wid.y * nwg.x; // @lens wg wg; lid t\n");
+    e.o.push_str("    let wg = wid.x + wid.y * nwg.x;\n");
     if s_tiles == 1 {
         e.o.push_str("    if (wg >= params.tiles) { return; }\n");
     } else {
@@ -207,33 +205,23 @@ pub fn shader(rp: &RegsPass) -> String {
         Some(b) => format!("{b}[ps + {}u]", off(c_store, i as i64, keys)),
         None => format!("e{i}"),
     };
-    // The store's lens marker: the workgroup-memory read of the value (prefetching), the write.
-    let mark = |i: usize, at: &str| match &from_smem {
-        Some(b) => format!(
-            " // @lens wg-read {b} ps + {}u; write dst {at}",
-            off(c_store, i as i64, keys)
-        ),
-        None => format!(" // @lens write dst {at}"),
-    };
     plain_or_mapped(
         &mut e.o,
         "ys",
         |i| {
             let at = format!("ib + {}u", dy(c_store, i));
             format!(
-                "        if ({}) {{ dst[{at}] = from_key({}); }}{}\n",
+                "        if ({}) {{ dst[{at}] = from_key({}); }}\n",
                 owned(i),
                 val(i),
-                mark(i, &at)
             )
         },
         |i| {
             format!(
-                "        {{\n            let ix = index_of(ys + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key({}); }}{}\n        }}\n",
+                "        {{\n            let ix = index_of(ys + {});\n            if ({} && ix < MISSING_LOW) {{ dst[ix] = from_key({}); }}\n        }}\n",
                 dy(c_store, i),
                 owned(i),
                 val(i),
-                mark(i, "ix")
             )
         },
         keys,

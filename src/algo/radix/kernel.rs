@@ -86,22 +86,22 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     );
     if onesweep {
         o.push_str(
-            "    var tile = wid.x + wid.y * nwg.x; // @lens wg wid.x + wid.y * nwg.x; lid lid
+            "    var tile = wid.x + wid.y * nwg.x;
     if (!DISPATCH_ORDER) {
-        if (lid == 0u) { s_u = atomicAdd(&state[2u * D * R + params.digit], 1u); } // @lens write state 2u * D * R + params.digit
+        if (lid == 0u) { s_u = atomicAdd(&state[2u * D * R + params.digit], 1u); }
         tile = workgroupUniformLoad(&s_u);
     }
 ",
         );
     } else {
-        o.push_str("    let tile = wid.x + wid.y * nwg.x; // @lens wg tile; lid lid\n");
+        o.push_str("    let tile = wid.x + wid.y * nwg.x;\n");
     }
     o.push_str("    if (tile >= params.tiles) { return; }\n");
     if onesweep {
         o.push_str("    let dbase = digit_bases(lid);\n    warm_statuses(tile, lid);\n");
     }
     o.push_str(
-        "    for (var x = lid; x < NW * R; x += WG) { atomicStore(&s_mem[x], 0u); } // @lens wg-write s_mem x
+        "    for (var x = lid; x < NW * R; x += WG) { atomicStore(&s_mem[x], 0u); }
     let i0 = tile * TILE + me.w * KPT * me.L + me.lane;
 ",
     );
@@ -114,9 +114,7 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
         } else {
             String::new()
         };
-        format!(
-            "{i}    var k{j} = pad;\n    if (i{j} < params.n) {{ k{j} = keys_in[i{j}]; }} // @lens read keys_in i{j}"
-        )
+        format!("{i}    var k{j} = pad;\n    if (i{j} < params.n) {{ k{j} = keys_in[i{j}]; }}")
     });
     // The previous pass's statuses zeroed once the loads are out (H100, 2^28 keys, ms a digit
     // pass: here 1.605, after the stores 1.613, after the look-back 1.611, before the loads 1.607).
@@ -134,9 +132,7 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     per_key(o, kpt, |j| format!("        k{j} = to_key(k{j} ^ z);"));
     o.push_str("    }\n");
     per_key(o, kpt, |j| {
-        format!(
-            "    let d{j} = digit_of(k{j});\n    atomicAdd(&s_mem[me.w * R + d{j}], 1u); // @lens wg-write s_mem me.w * R + d{j}"
-        )
+        format!("    let d{j} = digit_of(k{j});\n    atomicAdd(&s_mem[me.w * R + d{j}], 1u);")
     });
     o.push_str("    workgroupBarrier();\n    warp_prefixes(me);\n");
     o.push_str(if onesweep {
@@ -161,17 +157,12 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
                 let _ = writeln!(s, "    let f{m} = prefetch(tile, lid + {m}u * WG);");
             }
         }
-        let _ = write!(
-            s,
-            "    let p{j} = s_base[d{j}] + rank_step(me, d{j}); // @lens wg-read s_base d{j}"
-        );
+        let _ = write!(s, "    let p{j} = s_base[d{j}] + rank_step(me, d{j});");
         s
     });
     // Every key is ranked: the counters are free for the keys.
     o.push_str("    workgroupBarrier();\n");
-    per_key(o, kpt, |j| {
-        format!("    atomicStore(&s_mem[p{j}], k{j}); // @lens wg-write s_mem p{j}")
-    });
+    per_key(o, kpt, |j| format!("    atomicStore(&s_mem[p{j}], k{j});"));
     if onesweep {
         if !early_walk {
             o.push_str("    var walk = walk_start(tile, lid);\n");
@@ -195,7 +186,7 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
             format!("lid + {j}u * WG")
         };
         format!(
-            "    let x{j} = {x};\n    let q{j} = atomicLoad(&s_mem[x{j}]); // @lens wg-read s_mem x{j}\n    let o{j} = s_goff[digit_of(q{j})] + x{j}; // @lens wg-read s_goff digit_of(q{j})\n    if (x{j} < valid) {{ keys_out[o{j}] = store_key(q{j}); }} // @lens write keys_out o{j}"
+            "    let x{j} = {x};\n    let q{j} = atomicLoad(&s_mem[x{j}]);\n    let o{j} = s_goff[digit_of(q{j})] + x{j};\n    if (x{j} < valid) {{ keys_out[o{j}] = store_key(q{j}); }}"
         )
     });
     // Values take the keys' way: loaded late (nothing needs them before), exchanged through the
@@ -203,19 +194,15 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     // keeps their bindings in the layout.
     o.push_str("    if (VALUES) {\n");
     per_key(o, kpt, |j| {
-        format!(
-            "        var v{j} = 0u;\n        if (i{j} < params.n) {{ v{j} = vals_in[i{j}]; }} // @lens read vals_in i{j}"
-        )
+        format!("        var v{j} = 0u;\n        if (i{j} < params.n) {{ v{j} = vals_in[i{j}]; }}")
     });
     o.push_str("        workgroupBarrier();\n");
     per_key(o, kpt, |j| {
-        format!("        atomicStore(&s_mem[p{j}], v{j}); // @lens wg-write s_mem p{j}")
+        format!("        atomicStore(&s_mem[p{j}], v{j});")
     });
     o.push_str("        workgroupBarrier();\n");
     per_key(o, kpt, |j| {
-        format!(
-            "        if (x{j} < valid) {{ vals_out[o{j}] = atomicLoad(&s_mem[x{j}]); }} // @lens wg-read s_mem x{j}; write vals_out o{j}"
-        )
+        format!("        if (x{j} < valid) {{ vals_out[o{j}] = atomicLoad(&s_mem[x{j}]); }}")
     });
     o.push_str("    }\n");
     if pf > 0 {
