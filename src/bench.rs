@@ -97,14 +97,14 @@ struct Warmup {
 
 /// Warm the GPU on `plan`: back to back for `min_ms` of wall time (its clocks ramp up only under
 /// sustained load), then `runs` counted runs. Returns what was done.
-fn warm_up(gpu: &Gpu, plan: &crate::gpu::Plan, min_ms: f64, runs: usize) -> Result<Warmup> {
-    let t0 = std::time::Instant::now();
+async fn warm_up(gpu: &Gpu, plan: &crate::gpu::Plan, min_ms: f64, runs: usize) -> Result<Warmup> {
+    let t0 = web_time::Instant::now();
     let timed = if min_ms > 0.0 {
-        crate::gpu::timed::warm_for(gpu, plan, min_ms)?
+        crate::gpu::timed::warm_for(gpu, plan, min_ms).await?
     } else {
         0
     };
-    crate::gpu::timed::run_times(gpu, plan, runs)?;
+    crate::gpu::timed::run_times(gpu, plan, runs).await?;
     Ok(Warmup {
         ms: t0.elapsed().as_secs_f64() * 1e3,
         runs: timed + runs,
@@ -170,7 +170,7 @@ pub enum Event {
 }
 
 /// Run the sweep. `on_event` sees rows as they are measured; `cancelled` is polled between reps.
-pub fn run(
+pub async fn run(
     gpu: &Gpu,
     spec: &BenchSpec,
     on_event: &mut dyn FnMut(Event),
@@ -219,8 +219,8 @@ pub fn run(
                             n,
                             spec.dtype,
                         )?;
-                        let w = warm_up(gpu, &case.plan, spec.min_warmup_ms, spec.warmup)?;
-                        let t = time_with(gpu, &case.plan, 0, spec.reps, cancelled)?;
+                        let w = warm_up(gpu, &case.plan, spec.min_warmup_ms, spec.warmup).await?;
+                        let t = time_with(gpu, &case.plan, 0, spec.reps, cancelled).await?;
                         let g = case.bytes as f64 / (t.total_ms * copy_scale * 1e6);
                         let c = (g, case.bytes, w.ms);
                         copy_at.insert(n, c);
@@ -262,7 +262,7 @@ pub fn run(
                 let (mut warmup, mut reps, mut warm_ms) =
                     (spec.warmup, spec.reps, spec.min_warmup_ms);
                 if spec.skip_refused {
-                    let secs = crate::gpu::timed::wall_once(gpu, &case.plan)?;
+                    let secs = crate::gpu::timed::wall_once(gpu, &case.plan).await?;
                     if secs > MAX_SWEEP_SECONDS {
                         on_event(Event::Skipped(format!(
                             "{} {} n={n}: {secs:.1} s per run; bench it alone",
@@ -276,8 +276,8 @@ pub fn run(
                         (warmup, reps, warm_ms) = (warmup.min(1), reps.min(5), 0.0);
                     }
                 }
-                let w = warm_up(gpu, &case.plan, warm_ms, warmup)?;
-                let t = time_with(gpu, &case.plan, 0, reps, cancelled)?;
+                let w = warm_up(gpu, &case.plan, warm_ms, warmup).await?;
+                let t = time_with(gpu, &case.plan, 0, reps, cancelled).await?;
                 let gbps = case.bytes as f64 / (t.total_ms * 1e6);
                 let row = BenchRow {
                     algorithm: info.name.to_string(),

@@ -286,8 +286,15 @@ pub fn read_input(path: &str, dtype: DType) -> Result<Data> {
             .map_err(|e| Error::Io(format!("cannot read stdin: {e}")))?;
         return parse_text(&s, dtype);
     }
+    let bytes = std::fs::read(Path::new(path))
+        .map_err(|e| Error::Io(format!("cannot read '{path}': {e}")))?;
+    parse_input(path, bytes, dtype)
+}
+
+/// An input file's contents (`path`: its name, whose extension says `.npy`), as [`read_input`]
+/// reads it: the browser's file picker hands over bytes, not a path.
+pub fn parse_input(path: &str, bytes: Vec<u8>, dtype: DType) -> Result<Data> {
     let p = Path::new(path);
-    let bytes = std::fs::read(p).map_err(|e| Error::Io(format!("cannot read '{path}': {e}")))?;
     if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
         return parse_npy(&bytes, dtype).map_err(|e| match e {
             Error::Input(m) => Error::Input(format!("{path}: {m}")),

@@ -11,6 +11,17 @@ fn ext(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// The trace as a file named `name` holds it (`.csv` or JSON): for downloads in the browser.
+pub fn trace_bytes(res: &RunResult, name: &str) -> Result<Vec<u8>> {
+    if ext(Path::new(name)) == "csv" {
+        return Ok(trace_csv(res).into_bytes());
+    }
+    let mut w = Vec::new();
+    res.write_json(&mut w, true, serde_json::Map::new(), true)
+        .map_err(|e| Error::Io(format!("cannot encode the trace: {e}")))?;
+    Ok(w)
+}
+
 fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes)
         .map_err(|e| Error::Io(format!("cannot write '{}': {e}", path.display())))
@@ -50,32 +61,46 @@ pub fn save_output(
     output_json: Option<&serde_json::Value>,
     path: &Path,
 ) -> Result<()> {
+    write(
+        path,
+        &output_bytes(output, output_json, &path.to_string_lossy())?,
+    )
+}
+
+/// [`save_output`]'s bytes for a file named `name`.
+pub fn output_bytes(
+    output: &Data,
+    output_json: Option<&serde_json::Value>,
+    name: &str,
+) -> Result<Vec<u8>> {
     match output_json {
-        Some(v) if ext(path) == "json" => write(path, v.to_string().as_bytes()),
-        _ => save_data(output, path),
+        Some(v) if ext(Path::new(name)) == "json" => Ok(v.to_string().into_bytes()),
+        _ => data_bytes(output, name),
     }
 }
 
 /// Save an array by extension: `.npy` (little-endian u4/i4/f4), `.json`, else text.
 pub fn save_data(d: &Data, path: &Path) -> Result<()> {
-    match ext(path).as_str() {
-        "npy" => {
-            let buf = match d.dtype {
-                DType::U32 => npy_bytes(d.bits.iter().copied()),
-                DType::I32 => npy_bytes(d.bits.iter().map(|&b| b as i32)),
-                DType::F32 => npy_bytes(d.bits.iter().map(|&b| f32::from_bits(b))),
-            }
-            .map_err(|e| Error::Io(format!("cannot encode .npy: {e}")))?;
-            write(path, &buf)
+    write(path, &data_bytes(d, &path.to_string_lossy())?)
+}
+
+/// [`save_data`]'s bytes for a file named `name`.
+pub fn data_bytes(d: &Data, name: &str) -> Result<Vec<u8>> {
+    match ext(Path::new(name)).as_str() {
+        "npy" => match d.dtype {
+            DType::U32 => npy_bytes(d.bits.iter().copied()),
+            DType::I32 => npy_bytes(d.bits.iter().map(|&b| b as i32)),
+            DType::F32 => npy_bytes(d.bits.iter().map(|&b| f32::from_bits(b))),
         }
-        "json" => write(path, d.to_json().to_string().as_bytes()),
+        .map_err(|e| Error::Io(format!("cannot encode .npy: {e}"))),
+        "json" => Ok(d.to_json().to_string().into_bytes()),
         _ => {
             let mut s = String::new();
             for i in 0..d.len() {
                 s.push_str(&d.fmt_elem(i));
                 s.push('\n');
             }
-            write(path, s.as_bytes())
+            Ok(s.into_bytes())
         }
     }
 }

@@ -12,5 +12,7 @@ pub mod lens;
 pub mod selftest;
 pub mod suite;
 pub mod ui;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 pub use error::{Error, Result};

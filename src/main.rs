@@ -1,6 +1,15 @@
+#[cfg(not(target_arch = "wasm32"))]
 use clap::Parser;
+#[cfg(not(target_arch = "wasm32"))]
 use stagewise::cli::{Cli, dispatch};
 
+/// In the browser (web/build): the app on the page's canvas.
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    stagewise::web::start();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn main() {
     // Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid" on every device when it is unset
     // (headless machines, CI); give them a harmless value so stderr keeps to our one-line errors.

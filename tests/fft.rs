@@ -694,7 +694,7 @@ fn fast_kernel_inverse_and_no_shuffle() {
 #[test]
 fn fast_kernel_tail_writes_nothing_past_the_batch() {
     use stagewise::algo::fft::{POISON, plan};
-    use stagewise::gpu::{Region, execute};
+    use stagewise::gpu::{Region, execute_blocking as execute};
     let gp = gpu();
     use NaturalStore::{Direct, Staged};
     for (n, e, g, b, order, store) in [

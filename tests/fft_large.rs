@@ -581,8 +581,13 @@ fn a_fft_trace_streams_pass_by_pass() {
             events.push(e);
             true
         };
-        let r = stagewise::algo::run_streamed(a, g, &req, &mut Stages::send_to(&mut send))
-            .expect("the streamed run");
+        let r = pollster::block_on(stagewise::algo::run_streamed(
+            a,
+            g,
+            &req,
+            &mut Stages::send_to(&mut send),
+        ))
+        .expect("the streamed run");
         assert!(r.verified, "{:?}", r.mismatch);
         assert!(r.stages.is_empty(), "the stages were sent, not kept");
         assert_eq!(r.output.bits, kept.output.bits);
@@ -800,7 +805,7 @@ fn chained_phases_in_one_dispatch() {
 fn a_chained_plan_runs_again_and_again() {
     use stagewise::algo::fft::large::configure;
     use stagewise::algo::fft::large_plan::plan_large;
-    use stagewise::gpu::{Region, execute};
+    use stagewise::gpu::{Region, execute_blocking as execute};
     let g = gpu();
     // Whole FFTs, then the columns pass of a split plan.
     for (n, split, chain, batch) in [

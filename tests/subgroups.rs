@@ -5,7 +5,7 @@
 
 mod common;
 
-use stagewise::gpu::{Plan, Region, execute};
+use stagewise::gpu::{Plan, Region, execute_blocking as execute};
 
 const WG: u32 = 128;
 /// Words each invocation writes.

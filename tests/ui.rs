@@ -633,7 +633,7 @@ fn gated_run(h: &mut Harness<'_, StagewiseApp>, gpu: stagewise::gpu::Gpu) -> Sen
     let (gate, tokens) = channel::<()>();
     h.state_mut().follow(rx);
     std::thread::spawn(move || {
-        job.run(&gpu, &mut |m| tokens.recv().is_ok() && tx.send(m).is_ok());
+        pollster::block_on(job.run(&gpu, &mut |m| tokens.recv().is_ok() && tx.send(m).is_ok()));
     });
     gate
 }

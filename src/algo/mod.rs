@@ -44,11 +44,11 @@ pub use stream::Stages;
 mod prelude {
     pub(super) use super::{
         AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
-        Variant, first_mismatch, require_pow2,
+        Task, Variant, first_mismatch, require_pow2,
     };
     pub(super) use crate::data::{DType, Data};
     pub(super) use crate::error::{Error, Result};
-    pub(super) use crate::gpu::{Gpu, Plan, Region, Running, execute, start};
+    pub(super) use crate::gpu::{Gpu, Plan, Region, Running, start};
 }
 
 /// A variant of an algorithm (a different kernel or plan).
@@ -334,14 +334,20 @@ pub trait Algorithm {
     fn default_len(&self) -> Option<usize> {
         None
     }
-    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult>;
-    /// A run that hands its stages to `out` as they are read back and checked (the app streams a
-    /// trace this way); the result holds the stages `out` kept. Rooms that assemble their trace
-    /// at the end keep this default: every stage comes with the result.
-    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
-        let _ = out;
-        self.run(gpu, req)
+    /// A run, every stage kept for the result, waited for on this thread (native: the CLI, tests).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
+        pollster::block_on(self.run_streamed(gpu, req, &mut Stages::keep()))
     }
+    /// A run that hands its stages to `out` as they are read back and checked (the app streams a
+    /// trace this way); the result holds the stages `out` kept. Async: in the browser it yields
+    /// to the page at every read-back.
+    fn run_streamed<'a>(
+        &'a self,
+        gpu: &'a Gpu,
+        req: &'a RunRequest,
+        out: &'a mut Stages<'_>,
+    ) -> Task<'a, RunResult>;
     /// A plan for timed mode at size `n` (inputs filled, no read-back).
     fn bench_case(&self, gpu: &Gpu, variant: &Variant, n: usize, dtype: DType)
     -> Result<BenchCase>;
@@ -418,22 +424,27 @@ pub fn check_request(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Resul
     gpu.check_elements(req.input.len(), algo.info().name)
 }
 
-/// Run with the request checked first.
+/// Run with the request checked first, waited for on this thread (native: the CLI, tests).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn run(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
     check_request(algo, gpu, req)?;
     algo.run(gpu, req)
 }
 
-/// [`run`], the stages handed to `out` as they are ready ([`Algorithm::run_streamed`]).
-pub fn run_streamed(
+/// A run with the request checked first, the stages handed to `out` as they are ready
+/// ([`Algorithm::run_streamed`]).
+pub async fn run_streamed(
     algo: &dyn Algorithm,
     gpu: &Gpu,
     req: &RunRequest,
-    out: &mut Stages,
+    out: &mut Stages<'_>,
 ) -> Result<RunResult> {
     check_request(algo, gpu, req)?;
-    algo.run_streamed(gpu, req, out)
+    algo.run_streamed(gpu, req, out).await
 }
+
+/// A GPU run in progress: awaited in the browser, driven by `pollster::block_on` natively.
+pub type Task<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T>> + 'a>>;
 
 /// `n` must be a power of two (the error says which powers are near).
 pub fn require_pow2(name: &str, n: usize) -> Result<u32> {

@@ -85,7 +85,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             "algo", "variant", "n", "median ms", "GB/s", "copy GB/s", "×copy"
         ));
     }
-    let rows = bench::run(
+    let rows = pollster::block_on(bench::run(
         &gpu,
         &spec,
         &mut |e| match e {
@@ -105,7 +105,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             _ => {}
         },
         &|| false,
-    )?;
+    ))?;
     if let Some(path) = &args.csv {
         let mut s = String::from(CSV_HEADER);
         s.push('\n');

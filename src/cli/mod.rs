@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
 use std::io::Write;
 
+#[cfg(not(target_arch = "wasm32"))]
 mod bench_cmds;
 use bench_cmds::{bench_cmd, report_cmd, suite_cmd};
 
@@ -206,6 +207,7 @@ pub(super) fn gpu(cli_adapter: Option<&str>) -> Result<Gpu> {
 }
 
 /// Run a parsed CLI command (not the app); returns the exit code.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
     if cli.session.is_some() {
         return Err(Error::input(
@@ -243,6 +245,7 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn selftest_cmd(cli: &Cli, args: &SelftestArgs) -> Result<i32> {
     if !(args.minutes.is_finite() && args.minutes >= 0.0) {
         return Err(Error::Input(format!(
@@ -260,7 +263,7 @@ fn selftest_cmd(cli: &Cli, args: &SelftestArgs) -> Result<i32> {
     use std::io::IsTerminal;
     let tty = std::io::stderr().is_terminal();
     let mut last = std::time::Instant::now();
-    let report = crate::selftest::run(&gpu, &cfg, &|| false, &mut |p| {
+    let report = pollster::block_on(crate::selftest::run(&gpu, &cfg, &|| false, &mut |p| {
         // A terminal gets one line rewritten in place; a log a line every few seconds.
         if tty {
             let line: String = p.line().chars().take(150).collect();
@@ -272,7 +275,7 @@ fn selftest_cmd(cli: &Cli, args: &SelftestArgs) -> Result<i32> {
             eprintln!("{}", p.line());
             last = std::time::Instant::now();
         }
-    });
+    }));
     if args.json {
         out(&report.to_json().to_string());
     } else {
@@ -299,6 +302,7 @@ fn options_of(cmd: clap::Command) -> Vec<Value> {
         .collect()
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn list(as_json: bool) -> Result<i32> {
     let root = <Cli as clap::CommandFactory>::command();
     let run_cmd = root.find_subcommand("run").cloned();
@@ -350,6 +354,7 @@ fn list(as_json: bool) -> Result<i32> {
     Ok(0)
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn adapters(as_json: bool) -> Result<i32> {
     let inst = crate::gpu::context::instance();
     let list: Vec<_> = crate::gpu::context::enumerate(&inst)
@@ -454,6 +459,7 @@ pub fn prepare(args: &RunArgs) -> Result<RunRequest> {
     })
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     let req = prepare(args)?;
     let trace = req.trace;

@@ -100,6 +100,7 @@ pub fn instance() -> wgpu::Instance {
     wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 pub fn enumerate(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
     pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
 }

@@ -77,7 +77,16 @@ pub struct Gpu {
     pub(crate) collect: Option<super::collect::KernelLog>,
     /// Kernels are logged, not compiled, and buffers are tokens ([`Gpu::shaped_like`]).
     pub(crate) stub: bool,
+    /// In the browser: error scopes popped and not awaited yet ([`Gpu::settle`]).
+    #[cfg(target_arch = "wasm32")]
+    unsettled: Arc<Mutex<Vec<UnsettledScope>>>,
 }
+
+/// A validation and an out-of-memory scope, popped, to be awaited.
+#[cfg(target_arch = "wasm32")]
+type UnsettledScope = std::pin::Pin<
+    Box<dyn std::future::Future<Output = (Option<wgpu::Error>, Option<wgpu::Error>)>>,
+>;
 
 /// `STAGEWISE_MEMORY_BUDGET=PCT`: allocations above PCT % of `max_buffer_size` fail as out of memory.
 pub fn memory_budget_pct() -> Option<f64> {
@@ -104,6 +113,7 @@ fn mib(bytes: u64) -> String {
 
 impl Gpu {
     /// A headless device on the selected adapter (`--adapter`, then `STAGEWISE_ADAPTER`).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn headless(selector: Option<&str>) -> Result<Gpu> {
         let instance = instance();
         let adapters = enumerate(&instance);
@@ -113,6 +123,15 @@ impl Gpu {
             pollster::block_on(adapter.request_device(&device_descriptor(&adapter)))
                 .map_err(|e| Error::Gpu(format!("cannot open {}: {e}", adapter.get_info().name)))?;
         Ok(Gpu::wrap(device, queue, adapter.get_info()))
+    }
+
+    /// In the browser the page's device is eframe's; another one cannot be opened here (the
+    /// browser opens devices only asynchronously): reloading the page makes a new one.
+    #[cfg(target_arch = "wasm32")]
+    pub fn headless(_selector: Option<&str>) -> Result<Gpu> {
+        Err(Error::NoAdapter(
+            "no second GPU device in the browser: reload the page".into(),
+        ))
     }
 
     /// Share eframe's device (configured through [`device_descriptor`] by the app's setup).
@@ -159,6 +178,8 @@ impl Gpu {
             lens: None,
             collect: None,
             stub: false,
+            #[cfg(target_arch = "wasm32")]
+            unsettled: Arc::default(),
         }
     }
 
@@ -368,6 +389,9 @@ impl Gpu {
 
     /// Run `f` inside validation and out-of-memory error scopes and turn captured errors into
     /// `Err`. Scopes are thread-local, so this never catches egui's own rendering errors.
+    /// Natively the popped scopes resolve at once; in the browser they resolve only once the
+    /// page's task yields, so there they are awaited at the next read-back ([`Gpu::settle`]),
+    /// which fails with the first captured error.
     pub fn scoped<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
         self.scoped_with(false, f)
     }
@@ -381,8 +405,53 @@ impl Gpu {
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let val = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let out = f();
-        let v = pollster::block_on(val.pop());
-        let mut o = pollster::block_on(oom.pop());
+        // Popped in order now (the browser's scope stack is the device's); awaited below.
+        let (v, o) = (val.pop(), oom.pop());
+        #[cfg(not(target_arch = "wasm32"))]
+        let (v, o) = (pollster::block_on(v), pollster::block_on(o));
+        #[cfg(target_arch = "wasm32")]
+        let (v, o) = {
+            if let Ok(mut q) = self.unsettled.lock() {
+                q.push(Box::pin(async move { (v.await, o.await) }));
+            }
+            (None, None)
+        };
+        self.scope_errors(alloc, v, o)?;
+        Ok(out)
+    }
+
+    /// Await the error scopes still open in the browser ([`Gpu::scoped`]); the first error
+    /// captured is returned as [`Gpu::scoped`] would have. Natively there are none.
+    pub async fn settle(&self) -> Result<()> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let pending = self
+                .unsettled
+                .lock()
+                .map(|mut q| std::mem::take(&mut *q))
+                .unwrap_or_default();
+            let mut first = Ok(());
+            for scope in pending {
+                let (v, o) = scope.await;
+                if first.is_ok() {
+                    first = self.scope_errors(false, v, o);
+                }
+            }
+            first?;
+        }
+        if let Some(why) = self.lost() {
+            return Err(Error::DeviceLost(why));
+        }
+        Ok(())
+    }
+
+    /// What a validation (`v`) and out-of-memory (`o`) scope captured, as an error.
+    fn scope_errors(
+        &self,
+        alloc: bool,
+        v: Option<wgpu::Error>,
+        mut o: Option<wgpu::Error>,
+    ) -> Result<()> {
         if alloc
             && o.is_none()
             && self
@@ -411,7 +480,7 @@ impl Gpu {
         if let Some(why) = self.lost() {
             return Err(Error::DeviceLost(why));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Allocate a buffer of `bytes` named `label` with `f`: checked against the memory budget, and

@@ -7,8 +7,10 @@
 //! - [`execute`] with `trace = false`: one run, per-pass GPU times, the output read back;
 //! - timed mode ([`super::timed`]): timestamps around every pass, nothing else read back.
 //!
-//! Results are read back with `map_async`; the calling thread waits (CLI, tests, the UI's worker
-//! thread), never the UI frame.
+//! Everything that waits for the GPU is async: read-backs are `map_async` awaited, so in the
+//! browser a trace yields to the page between chunks. Natively the same code is driven by
+//! `pollster::block_on` on the thread that waits (the CLI, tests, the UI's worker thread), never
+//! the UI frame, and the device is polled until the work is done.
 
 use super::context::Gpu;
 use crate::error::{Error, Result};
@@ -219,8 +221,24 @@ pub(super) fn record(
     }
 }
 
-/// Wait for the GPU; a failure on a lost device is reported as the loss.
-pub(super) fn wait(gpu: &Gpu) -> Result<()> {
+/// Wait for the GPU to finish the work submitted so far; a failure on a lost device is reported
+/// as the loss. Natively the device is polled until then; the browser runs the callback itself.
+pub(super) async fn wait(gpu: &Gpu) -> Result<()> {
+    let (tx, rx) = async_channel::bounded(1);
+    gpu.queue.on_submitted_work_done(move || {
+        let _ = tx.try_send(());
+    });
+    poll_until_done(gpu)?;
+    let _ = rx.recv().await;
+    gpu.settle().await
+}
+
+/// Natively: block until the submitted work is done (the callbacks of `wait` and `read_all` run
+/// in here). In the browser there is nothing to poll.
+fn poll_until_done(gpu: &Gpu) -> Result<()> {
+    if cfg!(target_arch = "wasm32") {
+        return Ok(());
+    }
     gpu.device
         .poll(wgpu::PollType::wait_indefinitely())
         .map(|_| ())
@@ -230,26 +248,25 @@ pub(super) fn wait(gpu: &Gpu) -> Result<()> {
         })
 }
 
-/// Map every buffer, wait for the GPU, and return their contents as u32 words.
-pub(super) fn read_all(gpu: &Gpu, buffers: &[(&wgpu::Buffer, u64)]) -> Result<Vec<Vec<u32>>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    for (i, (b, size)) in buffers.iter().enumerate() {
+/// Map every buffer, await the maps, and return their contents as u32 words.
+pub(crate) async fn read_all(gpu: &Gpu, buffers: &[(&wgpu::Buffer, u64)]) -> Result<Vec<Vec<u32>>> {
+    let (tx, rx) = async_channel::unbounded();
+    for (b, size) in buffers {
         let tx = tx.clone();
         b.slice(..*size).map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send((i, r));
+            let _ = tx.try_send(r);
         });
     }
     drop(tx);
-    wait(gpu)?;
-    for (_, r) in rx.iter() {
+    poll_until_done(gpu)?;
+    // Every callback sends once; the channel closes after the last.
+    while let Ok(r) = rx.recv().await {
         r.map_err(|e| match gpu.check_lost() {
             Some(why) => Error::DeviceLost(why),
             None => Error::Gpu(format!("read-back failed: {e}")),
         })?;
     }
-    if let Some(why) = gpu.lost() {
-        return Err(Error::DeviceLost(why));
-    }
+    gpu.settle().await?;
     let mut out = Vec::with_capacity(buffers.len());
     for (b, size) in buffers {
         let view = b
@@ -272,8 +289,14 @@ pub(super) fn ticks_to_ms(gpu: &Gpu, ticks: u64) -> f64 {
 }
 
 /// Run the plan once. With `trace`, every pass's capture regions are read back.
-pub fn execute(gpu: &Gpu, plan: &Plan, trace: bool) -> Result<Execution> {
-    start(gpu, plan, trace)?.finish()
+pub async fn execute(gpu: &Gpu, plan: &Plan, trace: bool) -> Result<Execution> {
+    start(gpu, plan, trace)?.finish().await
+}
+
+/// [`execute`], waited for on this thread (native only: the CLI and tests).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn execute_blocking(gpu: &Gpu, plan: &Plan, trace: bool) -> Result<Execution> {
+    pollster::block_on(execute(gpu, plan, trace))
 }
 
 /// A trace chunk is sized to take about this long: the app renders on the same queue, so its
@@ -344,18 +367,18 @@ pub fn start<'a>(gpu: &'a Gpu, plan: &'a Plan, trace: bool) -> Result<Running<'a
 impl Running<'_> {
     /// The next capturing pass's regions, read back (running the passes up to it first); `None`
     /// after the last.
-    pub fn next_capture(&mut self) -> Result<Option<(usize, Vec<Vec<u32>>)>> {
+    pub async fn next_capture(&mut self) -> Result<Option<(usize, Vec<Vec<u32>>)>> {
         while self.ready.is_empty() && self.tail.is_none() {
-            self.chunk()?;
+            self.chunk().await?;
         }
         Ok(self.ready.pop_front())
     }
 
     /// Run the rest of the plan and read back the output and the pass times; `captures` holds
     /// what the caller did not take.
-    pub fn finish(mut self) -> Result<Execution> {
+    pub async fn finish(mut self) -> Result<Execution> {
         while self.tail.is_none() {
-            self.chunk()?;
+            self.chunk().await?;
         }
         let (gpu, plan) = (self.gpu, self.plan);
         let mut captures = vec![Vec::new(); plan.passes.len()];
@@ -377,14 +400,11 @@ impl Running<'_> {
                 enc.copy_buffer_to_buffer(l.counters(), 0, &b, 0, b.size());
                 gpu.queue.submit([enc.finish()]);
             })?;
-            let counts = read_all(gpu, &[(&b, b.size())])?.pop().unwrap_or_default();
-            l.finish(
-                gpu,
-                plan,
-                &counts,
-                |b, size| Ok(read_all(gpu, &[(b, size)])?.pop().unwrap_or_default()),
-                rec,
-            )?;
+            let counts = read_all(gpu, &[(&b, b.size())])
+                .await?
+                .pop()
+                .unwrap_or_default();
+            l.finish(gpu, plan, &counts, rec).await?;
         }
         Ok(Execution {
             output,
@@ -395,7 +415,7 @@ impl Running<'_> {
 
     /// Submit the next chunk of passes, wait for it and read its captures back (the last chunk
     /// also copies the output and resolves the timestamps).
-    fn chunk(&mut self) -> Result<()> {
+    async fn chunk(&mut self) -> Result<()> {
         let (gpu, plan) = (self.gpu, self.plan);
         let n = plan.passes.len();
         let captured = |i: usize| -> u64 {
@@ -416,7 +436,7 @@ impl Running<'_> {
             end = n;
         }
         let last = end == n;
-        let t0 = std::time::Instant::now();
+        let t0 = web_time::Instant::now();
         let (reads, tail) = gpu.scoped(|| {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
             let mut reads: Vec<(usize, wgpu::Buffer, u64)> = Vec::new();
@@ -458,7 +478,7 @@ impl Running<'_> {
             .map(|(_, b, s)| (b, *s))
             .chain(tail.iter().map(|(b, s)| (b, *s)))
             .collect();
-        let mut data = read_all(gpu, &all)?.into_iter();
+        let mut data = read_all(gpu, &all).await?.into_iter();
         for (i, _, _) in &reads {
             let words = data.next().unwrap_or_default();
             match self.ready.back_mut() {

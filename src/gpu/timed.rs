@@ -19,14 +19,14 @@ pub struct Timing {
 }
 
 /// Wall-clock seconds of one run (submit and wait): a cheap probe before a sweep commits to reps.
-pub fn wall_once(gpu: &Gpu, plan: &Plan) -> Result<f64> {
-    let t0 = std::time::Instant::now();
+pub async fn wall_once(gpu: &Gpu, plan: &Plan) -> Result<f64> {
+    let t0 = web_time::Instant::now();
     gpu.scoped(|| {
         let mut enc = gpu.device.create_command_encoder(&Default::default());
         record(&mut enc, &plan.passes, 0, None, None, |_, _| {});
         gpu.queue.submit([enc.finish()]);
     })?;
-    wait(gpu)?;
+    wait(gpu).await?;
     Ok(t0.elapsed().as_secs_f64())
 }
 
@@ -34,11 +34,11 @@ pub fn wall_once(gpu: &Gpu, plan: &Plan) -> Result<f64> {
 /// per submission (each batch waited for). The GPU's clocks ramp up only under sustained load: a
 /// count of warm-ups sized from one run's wall time (mostly submission latency for a 50 µs kernel)
 /// left the same-run copy measured at half speed. Returns the runs made.
-pub fn warm_for(gpu: &Gpu, plan: &Plan, min_ms: f64) -> Result<usize> {
-    let t0 = std::time::Instant::now();
+pub async fn warm_for(gpu: &Gpu, plan: &Plan, min_ms: f64) -> Result<usize> {
+    let t0 = web_time::Instant::now();
     let (mut batch, mut runs) = (1usize, 0usize);
     while t0.elapsed().as_secs_f64() * 1e3 < min_ms {
-        let b0 = std::time::Instant::now();
+        let b0 = web_time::Instant::now();
         gpu.scoped(|| {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
             for _ in 0..batch {
@@ -46,7 +46,7 @@ pub fn warm_for(gpu: &Gpu, plan: &Plan, min_ms: f64) -> Result<usize> {
             }
             gpu.queue.submit([enc.finish()]);
         })?;
-        wait(gpu)?;
+        wait(gpu).await?;
         runs += batch;
         // Batches of about 20 ms keep the queue full without one huge command buffer.
         if b0.elapsed().as_secs_f64() < 0.02 {
@@ -57,7 +57,7 @@ pub fn warm_for(gpu: &Gpu, plan: &Plan, min_ms: f64) -> Result<usize> {
 }
 
 /// `runs` untimed runs of `plan`, one submission each, waited for (counted warm-up).
-pub fn run_times(gpu: &Gpu, plan: &Plan, runs: usize) -> Result<()> {
+pub async fn run_times(gpu: &Gpu, plan: &Plan, runs: usize) -> Result<()> {
     gpu.scoped(|| {
         for _ in 0..runs {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
@@ -65,18 +65,18 @@ pub fn run_times(gpu: &Gpu, plan: &Plan, runs: usize) -> Result<()> {
             gpu.queue.submit([enc.finish()]);
         }
     })?;
-    wait(gpu)
+    wait(gpu).await
 }
 
 /// Timed mode: `warmup` untimed runs, then `reps` runs with timestamps around every pass and no
 /// read-back of data. Returns medians. Fails with [`Error::TimestampsUnavailable`] rather than
 /// inventing a number.
-pub fn time(gpu: &Gpu, plan: &Plan, warmup: usize, reps: usize) -> Result<Timing> {
-    time_with(gpu, plan, warmup, reps, &|| false)
+pub async fn time(gpu: &Gpu, plan: &Plan, warmup: usize, reps: usize) -> Result<Timing> {
+    time_with(gpu, plan, warmup, reps, &|| false).await
 }
 
 /// [`time`] with a cancel check between repetitions.
-pub fn time_with(
+pub async fn time_with(
     gpu: &Gpu,
     plan: &Plan,
     warmup: usize,
@@ -98,7 +98,7 @@ pub fn time_with(
     // Per repetition: the run with its two span timestamps, then the run with every pass's.
     let stride = ((np + 1) * 2 * 8) as u64;
     let readback = gpu.scoped(|| readback_buffer(gpu, stride * reps as u64))?;
-    run_times(gpu, plan, warmup)?;
+    run_times(gpu, plan, warmup).await?;
     for r in 0..reps {
         if cancelled() {
             return Err(Error::Cancelled);
@@ -111,12 +111,14 @@ pub fn time_with(
             ts.resolve_into(&mut enc, &readback, stride * r as u64 + 16);
             gpu.queue.submit([enc.finish()]);
         })?;
-        // Keep at most a few repetitions in flight so a cancel is quick.
+        // Keep at most a few repetitions in flight so a cancel is quick (and, in the browser,
+        // yield to the page).
         if r % 8 == 7 {
-            let _ = gpu.device.poll(wgpu::PollType::wait_indefinitely());
+            wait(gpu).await?;
         }
     }
-    let words = read_all(gpu, &[(&readback, readback.size())])?
+    let words = read_all(gpu, &[(&readback, readback.size())])
+        .await?
         .pop()
         .unwrap_or_default();
     let t: Vec<u64> = bytemuck::pod_collect_to_vec(&words);

@@ -122,8 +122,21 @@ pub fn check(gpu: &Gpu, n: usize, warp: u32) -> Result<()> {
 }
 
 /// Record `req` in the kernels' recording builds and analyse it at warp size `warp`. `normal` is the
-/// same request's normal run, whose per-pass GPU times stand beside the prediction.
+/// same request's normal run, whose per-pass GPU times stand beside the prediction. Waited for on
+/// this thread (native: the CLI, tests); the app awaits [`record_run_async`].
+#[cfg(not(target_arch = "wasm32"))]
 pub fn record_run(
+    algo: &dyn Algorithm,
+    gpu: &Gpu,
+    req: &RunRequest,
+    normal: &RunResult,
+    warp: u32,
+) -> Result<LensReport> {
+    pollster::block_on(record_run_async(algo, gpu, req, normal, warp))
+}
+
+/// [`record_run`], async.
+pub async fn record_run_async(
     algo: &dyn Algorithm,
     gpu: &Gpu,
     req: &RunRequest,
@@ -132,14 +145,14 @@ pub fn record_run(
 ) -> Result<LensReport> {
     check(gpu, req.input.len(), warp)?;
     let (lgpu, rec) = gpu.with_lens();
-    let recorded = algo::run(algo, &lgpu, req)?;
+    let recorded = algo::run_streamed(algo, &lgpu, req, &mut algo::Stages::keep()).await?;
     if let Some(m) = &recorded.mismatch {
         return Err(Error::Gpu(format!(
             "lens: the recording build's result differs from the CPU model: {m}"
         )));
     }
     let records = rec.take();
-    let copy_gbps = copy_bandwidth(gpu, req.input.len())?;
+    let copy_gbps = copy_bandwidth(gpu, req.input.len()).await?;
     let times: Vec<Option<f64>> = if normal.passes.len() == records.len() {
         normal.passes.iter().map(|p| p.gpu_ms).collect()
     } else {
@@ -160,12 +173,12 @@ pub fn record_run(
 
 /// GB/s of the tuned copy kernel moving `n` words on this adapter (median of a few timed runs);
 /// None when the adapter has no timestamps.
-pub fn copy_bandwidth(gpu: &Gpu, n: usize) -> Result<Option<f64>> {
+pub async fn copy_bandwidth(gpu: &Gpu, n: usize) -> Result<Option<f64>> {
     if !gpu.has_timestamps() {
         return Ok(None);
     }
     let copy = algo::copy::Options::default();
     let case = copy.bench_case(gpu, copy.info().variant(None)?, n, crate::data::DType::U32)?;
-    let t = crate::gpu::time(gpu, &case.plan, 3, 15)?;
+    let t = crate::gpu::time(gpu, &case.plan, 3, 15).await?;
     Ok((t.total_ms > 0.0).then(|| case.bytes as f64 / (t.total_ms * 1e6)))
 }

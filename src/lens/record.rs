@@ -157,12 +157,11 @@ impl LensRun {
 
     /// With the counters read back: check the log held every access, read the records and hand
     /// the passes to the recorder.
-    pub(crate) fn finish(
+    pub(crate) async fn finish(
         &self,
         gpu: &Gpu,
         plan: &Plan,
         counters: &[u32],
-        read: impl FnOnce(&wgpu::Buffer, u64) -> Result<Vec<u32>>,
         rec: &Recorder,
     ) -> Result<()> {
         let total = counters.last().copied().unwrap_or(0) as u64;
@@ -191,7 +190,10 @@ impl LensRun {
                 enc.copy_buffer_to_buffer(&self.log, HEADER, &dst, 0, bytes);
                 gpu.queue.submit([enc.finish()]);
             })?;
-            read(&dst, bytes)?
+            crate::gpu::runner::read_all(gpu, &[(&dst, bytes)])
+                .await?
+                .pop()
+                .unwrap_or_default()
         };
         let mask = (1u32 << INSTANCE_BITS) - 1;
         let mut start = 0usize;

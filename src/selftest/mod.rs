@@ -15,7 +15,7 @@ pub use cases::Case;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
-use std::time::Instant;
+use web_time::Instant;
 
 /// The text report lists this many refused cases (the JSON all of them).
 const MAX_REFUSALS_SHOWN: usize = 20;
@@ -217,17 +217,24 @@ impl Report {
 }
 
 /// Run one case as `stagewise run` would: parse, prepare, run and check against the model.
-pub fn run_case(gpu: &Gpu, case: &Case) -> Outcome {
+pub async fn run_case(gpu: &Gpu, case: &Case) -> Outcome {
     let args = match case.parse() {
         Ok(a) => a,
         Err(e) => return Outcome::Failed(format!("the CLI does not accept the case: {e}")),
     };
-    let run = || -> Result<Option<String>, Error> {
+    let run = async {
         let req = crate::cli::prepare(&args)?;
-        let res = crate::algo::run(args.algo.algo(), gpu, &req)?;
-        Ok(res.mismatch)
+        let mut keep = crate::algo::Stages::keep();
+        let res = crate::algo::run_streamed(args.algo.algo(), gpu, &req, &mut keep).await?;
+        Ok::<_, Error>(res.mismatch)
     };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+    // Natively a panic is caught and reported as the case's failure; in the browser a panic
+    // aborts (wasm has no unwinding), so there is nothing to catch.
+    #[cfg(not(target_arch = "wasm32"))]
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pollster::block_on(run)));
+    #[cfg(target_arch = "wasm32")]
+    let caught: std::thread::Result<Result<Option<String>, Error>> = Ok(run.await);
+    match caught {
         Ok(Ok(None)) => Outcome::Passed,
         Ok(Ok(Some(m))) => Outcome::Failed(format!("GPU result differs from the CPU model: {m}")),
         Ok(Err(e @ (Error::Input(_) | Error::Limit(_) | Error::OutOfMemory(_)))) => {
@@ -247,7 +254,7 @@ pub fn run_case(gpu: &Gpu, case: &Case) -> Outcome {
 
 /// Run the selftest on `gpu` until the time (or count) is spent or `stop` says so; `progress`
 /// hears about every case before it runs and once at the end.
-pub fn run(
+pub async fn run(
     gpu: &Gpu,
     cfg: &Config,
     stop: &dyn Fn() -> bool,
@@ -306,7 +313,7 @@ pub fn run(
         p.current = command.clone();
         p.elapsed_s = t0.elapsed().as_secs_f64();
         progress(&p);
-        let outcome = run_case(gpu, &case);
+        let outcome = run_case(gpu, &case).await;
         let row = &mut report.rows[k];
         row.cases += 1;
         p.done += 1;

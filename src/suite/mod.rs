@@ -296,6 +296,7 @@ fn say(s: &str) {
 
 /// Verify every case, time it with the same-run copy, run the peers, and return the result.
 /// `peers`: the command that runs bench/peers.py (None: no peers).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn run(
     gpu: &Gpu,
     path: &Path,
@@ -362,7 +363,7 @@ pub fn run(
                 skip_refused: false,
                 min_warmup_ms: suite.defaults.min_warmup_ms,
             };
-            let timed = match bench::run(gpu, &spec, &mut |_| {}, &|| false) {
+            let timed = match pollster::block_on(bench::run(gpu, &spec, &mut |_| {}, &|| false)) {
                 Ok(rows) => rows,
                 Err(e) => {
                     say(&format!("{:<28} not timed: {e}", c.id));

@@ -48,6 +48,9 @@ pub struct StagewiseApp {
     pub lens: super::lens::LensPanel,
     /// Help ▸ Self-test…
     pub selftest: super::selftest::SelftestWindow,
+    /// The browser test's script (`?test` in the page's address).
+    #[cfg(target_arch = "wasm32")]
+    webtest: Option<super::webtest::WebTest>,
 }
 
 const HELP: &[(&str, &str)] = &[
@@ -99,6 +102,8 @@ impl StagewiseApp {
             diagram_rect: None,
             lens: Default::default(),
             selftest: Default::default(),
+            #[cfg(target_arch = "wasm32")]
+            webtest: super::webtest::WebTest::from_page(),
         };
         app.start_run(&cc.egui_ctx);
         app
@@ -148,6 +153,13 @@ impl eframe::App for StagewiseApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.poll();
         let ctx = ui.ctx().clone();
+        #[cfg(target_arch = "wasm32")]
+        if let Some(mut t) = self.webtest.take() {
+            t.step(self, &ctx);
+            super::webtest::publish(&t.report(self));
+            self.webtest = Some(t);
+            ctx.request_repaint();
+        }
         self.poll_io(&ctx);
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
         egui::Panel::top("menu").show(ui, |ui| self.menu(ui));

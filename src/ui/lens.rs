@@ -56,17 +56,20 @@ impl LensPanel {
         let (gpu, algo, normal) = (gpu.clone(), algo.clone(), r.clone());
         let (tx, rx) = channel();
         let ctx = ctx.clone();
-        std::thread::spawn(move || {
+        super::task::spawn(move || async move {
             let a = algo.algo();
-            let res = a.info().variant(Some(&normal.variant)).and_then(|variant| {
-                let req = RunRequest {
-                    variant,
-                    dtype: normal.dtype,
-                    input: normal.input.clone(),
-                    trace: true,
-                };
-                lens::record_run(a, &gpu, &req, &normal, warp)
-            });
+            let res = match a.info().variant(Some(&normal.variant)) {
+                Ok(variant) => {
+                    let req = RunRequest {
+                        variant,
+                        dtype: normal.dtype,
+                        input: normal.input.clone(),
+                        trace: true,
+                    };
+                    lens::record_run_async(a, &gpu, &req, &normal, warp).await
+                }
+                Err(e) => Err(e),
+            };
             let _ = tx.send(res);
             ctx.request_repaint();
         });

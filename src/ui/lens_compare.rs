@@ -86,19 +86,21 @@ impl Compare {
             );
             let v = variant.clone();
             let ctx = ui.ctx().clone();
-            std::thread::spawn(move || {
+            super::task::spawn(move || async move {
                 let a = algo.algo();
-                let r = a.info().variant(Some(&v)).and_then(|variant| {
+                let r = async {
                     let req = RunRequest {
-                        variant,
+                        variant: a.info().variant(Some(&v))?,
                         dtype,
                         input,
                         trace: true,
                     };
-                    let normal = algo::run(a, &gpu, &req)?;
-                    let rep = lens::record_run(a, &gpu, &req, &normal, warp)?;
+                    let normal =
+                        algo::run_streamed(a, &gpu, &req, &mut algo::Stages::keep()).await?;
+                    let rep = lens::record_run_async(a, &gpu, &req, &normal, warp).await?;
                     Ok((normal, rep))
-                });
+                }
+                .await;
                 let _ = tx.send(r);
                 ctx.request_repaint();
             });

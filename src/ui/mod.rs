@@ -4,6 +4,8 @@
 pub mod app;
 pub mod code;
 pub mod colors;
+#[cfg(target_arch = "wasm32")]
+pub mod files;
 pub mod lens;
 pub mod lens_compare;
 pub mod narrate;
@@ -11,8 +13,11 @@ pub mod params;
 pub mod perf;
 pub mod selftest;
 pub mod strip;
+pub mod task;
 pub mod timeline;
 pub mod views;
+#[cfg(target_arch = "wasm32")]
+pub mod webtest;
 
 pub use app::StagewiseApp;
 
@@ -25,6 +30,11 @@ use std::sync::Arc;
 pub fn wgpu_options(adapter: Option<&str>) -> WgpuConfiguration {
     let mut setup = WgpuSetupCreateNew::without_display_handle();
     setup.device_descriptor = Arc::new(crate::gpu::context::device_descriptor);
+    // In the browser only WebGPU runs compute: without it the page says so rather than falling
+    // back to WebGL.
+    if cfg!(target_arch = "wasm32") {
+        setup.instance_descriptor.backends = wgpu::Backends::BROWSER_WEBGPU;
+    }
     if let Some(sel) = crate::gpu::context::selector_from_env(adapter) {
         setup.native_adapter_selector = Some(Arc::new(move |adapters, _surface| {
             crate::gpu::context::select_adapter(adapters, Some(&sel)).map_err(|e| e.to_string())
@@ -37,6 +47,7 @@ pub fn wgpu_options(adapter: Option<&str>) -> WgpuConfiguration {
 }
 
 /// Open the app window (`stagewise` with no subcommand, `cargo run --release`).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn run_app(adapter: Option<&str>, session: Option<&std::path::Path>) -> Result<i32> {
     let session = match session {
         Some(p) => Some(app::Session::load(p)?),

@@ -177,7 +177,7 @@ impl PerfLab {
         let c2 = cancel.clone();
         let gpu = gpu.clone();
         let ctx = ctx.clone();
-        std::thread::spawn(move || {
+        super::task::spawn(move || async move {
             let r = bench::run(
                 &gpu,
                 &spec,
@@ -186,7 +186,8 @@ impl PerfLab {
                     ctx.request_repaint();
                 },
                 &|| c2.load(Ordering::Relaxed),
-            );
+            )
+            .await;
             let _ = tx.send(Msg::Done(r.map(|_| ()).map_err(|e| e.to_string())));
             ctx.request_repaint();
         });

@@ -59,12 +59,13 @@ impl SelftestWindow {
             seed: self.seed,
             adapter: None,
         };
-        std::thread::spawn(move || {
+        super::task::spawn(move || async move {
             let report =
                 crate::selftest::run(&gpu, &cfg, &|| s2.load(Ordering::Relaxed), &mut |p| {
                     let _ = tx.send(Msg::Progress(p.clone()));
                     ctx.request_repaint();
-                });
+                })
+                .await;
             let _ = tx.send(Msg::Done(report));
             ctx.request_repaint();
         });

@@ -3,7 +3,7 @@
 //! hand.
 
 use super::*;
-use stagewise::gpu::{Plan, execute};
+use stagewise::gpu::{Plan, execute_blocking as execute};
 use stagewise::lens::analysis::{GlobalSite, SharedSite};
 
 const K: &str = "struct Soa { head: array<u32, 8>, vals: array<u32> }

@@ -153,59 +153,62 @@ impl Algorithm for Options {
         require_pow2("bitrev", n).map(|_| ())
     }
 
-    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-        self.run_streamed(gpu, req, &mut Stages::keep())
-    }
-
-    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
-        let (input, variant) = (&req.input, req.variant.name);
-        let n = input.len();
-        let log_n = require_pow2("bitrev", n)?;
-        let a = gpu.storage_init("bitrev a", &input.bits)?;
-        let b = gpu.storage_poisoned("bitrev b", n, POISON)?;
-        let (mut plan, output) = plan(gpu, variant, &a, &b, n, req.trace)?;
-        plan.output = Some(output);
-        let result = RunResult::head("bitrev", variant, gpu, input, req.dtype, &plan);
-        let mut run = start(gpu, &plan, req.trace)?;
-        let mut stage_mismatch = None;
-        if req.trace {
-            let count = if variant == "staged" {
-                log_n as usize
-            } else {
-                1
-            };
-            out.head(&result, count + 1)?;
-            out.push(Stage::with(
-                "stage 0 (input)",
-                input.clone(),
-                trace::Notes::room(0, n, 1),
-            ))?;
-            // The CPU model steps along the GPU's stages (one stage for naive and tiled).
-            let mut cpu = input.bits.clone();
-            for s in 1..=count {
-                let Some((_, captures)) = run.next_capture()? else {
-                    break;
+    fn run_streamed<'a>(
+        &'a self,
+        gpu: &'a Gpu,
+        req: &'a RunRequest,
+        out: &'a mut Stages<'_>,
+    ) -> Task<'a, RunResult> {
+        Box::pin(async move {
+            let (input, variant) = (&req.input, req.variant.name);
+            let n = input.len();
+            let log_n = require_pow2("bitrev", n)?;
+            let a = gpu.storage_init("bitrev a", &input.bits)?;
+            let b = gpu.storage_poisoned("bitrev b", n, POISON)?;
+            let (mut plan, output) = plan(gpu, variant, &a, &b, n, req.trace)?;
+            plan.output = Some(output);
+            let result = RunResult::head("bitrev", variant, gpu, input, req.dtype, &plan);
+            let mut run = start(gpu, &plan, req.trace)?;
+            let mut stage_mismatch = None;
+            if req.trace {
+                let count = if variant == "staged" {
+                    log_n as usize
+                } else {
+                    1
                 };
-                let g = captures.into_iter().next().unwrap_or_default();
-                cpu = match variant {
-                    "staged" => model::stage(&cpu, n >> s),
-                    _ => model::naive(&input.bits),
-                };
-                if stage_mismatch.is_none()
-                    && let Some(m) = first_mismatch(req.dtype, &g, &cpu)
-                {
-                    stage_mismatch = Some(format!("stage {s}: {m}"));
+                out.head(&result, count + 1)?;
+                out.push(Stage::with(
+                    "stage 0 (input)",
+                    input.clone(),
+                    trace::Notes::room(0, n, 1),
+                ))?;
+                // The CPU model steps along the GPU's stages (one stage for naive and tiled).
+                let mut cpu = input.bits.clone();
+                for s in 1..=count {
+                    let Some((_, captures)) = run.next_capture().await? else {
+                        break;
+                    };
+                    let g = captures.into_iter().next().unwrap_or_default();
+                    cpu = match variant {
+                        "staged" => model::stage(&cpu, n >> s),
+                        _ => model::naive(&input.bits),
+                    };
+                    if stage_mismatch.is_none()
+                        && let Some(m) = first_mismatch(req.dtype, &g, &cpu)
+                    {
+                        stage_mismatch = Some(format!("stage {s}: {m}"));
+                    }
+                    out.push(traced_stage(variant, n, log_n, s, Data::new(req.dtype, g)))?;
                 }
-                out.push(traced_stage(variant, n, log_n, s, Data::new(req.dtype, g)))?;
             }
-        }
-        let ex = run.finish()?;
-        let want = model::naive(&input.bits);
-        let mismatch = first_mismatch(req.dtype, &ex.output, &want).or(stage_mismatch);
-        let extra = json!({"log_n": log_n}).as_object().cloned();
-        Ok(result
-            .ran(&plan, ex)
-            .checked(mismatch, out.take(), extra.unwrap_or_default()))
+            let ex = run.finish().await?;
+            let want = model::naive(&input.bits);
+            let mismatch = first_mismatch(req.dtype, &ex.output, &want).or(stage_mismatch);
+            let extra = json!({"log_n": log_n}).as_object().cloned();
+            Ok(result
+                .ran(&plan, ex)
+                .checked(mismatch, out.take(), extra.unwrap_or_default()))
+        })
     }
 
     fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, _: DType) -> Result<BenchCase> {

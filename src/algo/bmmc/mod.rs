@@ -283,66 +283,70 @@ impl Algorithm for Options {
         self.target(bits).map(|_| ())
     }
 
-    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-        self.run_streamed(gpu, req, &mut Stages::keep())
-    }
-
-    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
-        let input = &req.input;
-        let len = input.len();
-        self.check_tile_bits()?;
-        let n = require_pow2("bmmc", len)? as usize;
-        let target = self.target(n)?;
-        let params = self.params(gpu);
-        let spec = plan::build(req.variant.name, &target, &params)?;
-        let a = gpu.storage_init("bmmc input", &input.bits)?;
-        let b = gpu.storage_poisoned("bmmc ping", len, POISON)?;
-        let c = if spec.passes.len() > 1 {
-            gpu.storage_poisoned("bmmc pong", len, POISON)?
-        } else {
-            gpu.storage_poisoned("bmmc pong", 1, POISON)?
-        };
-        let (mut plan, output) = gpu_plan(gpu, &spec, n, &a, &b, &c, req.trace)?;
-        plan.output = Some(output);
-        let mut result = RunResult::head("bmmc", req.variant.name, gpu, input, req.dtype, &plan);
-        result.extra = plan_facts(n, &target, &spec);
-        let mut run = start(gpu, &plan, req.trace)?;
-        let mut pass_mismatch = None;
-        if req.trace {
-            out.head(&result, spec.passes.len() + 1)?;
-            out.push(Stage::with(
-                "input",
-                input.clone(),
-                RoomNotes::Bmmc(trace::Notes::new(0, target.a.row_strings(), target.c, n)),
-            ))?;
-            // The CPU model pass by pass, beside the whole map at once (below).
-            let mut cur = input.bits.clone();
-            for (i, p) in spec.passes.iter().enumerate() {
-                let Some((_, captures)) = run.next_capture()? else {
-                    break;
-                };
-                cur = p.map.permute(&cur);
-                let g = captures.into_iter().next().unwrap_or_default();
-                if pass_mismatch.is_none()
-                    && let Some(m) = first_mismatch(req.dtype, &g, &cur)
-                {
-                    pass_mismatch = Some(format!("pass {}: {m}", i + 1));
-                }
-                let notes = trace::Notes::new(i + 1, p.map.a.row_strings(), p.map.c, n)
-                    .with_kernel(&p.kernel);
+    fn run_streamed<'a>(
+        &'a self,
+        gpu: &'a Gpu,
+        req: &'a RunRequest,
+        out: &'a mut Stages<'_>,
+    ) -> Task<'a, RunResult> {
+        Box::pin(async move {
+            let input = &req.input;
+            let len = input.len();
+            self.check_tile_bits()?;
+            let n = require_pow2("bmmc", len)? as usize;
+            let target = self.target(n)?;
+            let params = self.params(gpu);
+            let spec = plan::build(req.variant.name, &target, &params)?;
+            let a = gpu.storage_init("bmmc input", &input.bits)?;
+            let b = gpu.storage_poisoned("bmmc ping", len, POISON)?;
+            let c = if spec.passes.len() > 1 {
+                gpu.storage_poisoned("bmmc pong", len, POISON)?
+            } else {
+                gpu.storage_poisoned("bmmc pong", 1, POISON)?
+            };
+            let (mut plan, output) = gpu_plan(gpu, &spec, n, &a, &b, &c, req.trace)?;
+            plan.output = Some(output);
+            let mut result =
+                RunResult::head("bmmc", req.variant.name, gpu, input, req.dtype, &plan);
+            result.extra = plan_facts(n, &target, &spec);
+            let mut run = start(gpu, &plan, req.trace)?;
+            let mut pass_mismatch = None;
+            if req.trace {
+                out.head(&result, spec.passes.len() + 1)?;
                 out.push(Stage::with(
-                    format!("pass {}: {}", i + 1, p.label),
-                    Data::new(req.dtype, g),
-                    RoomNotes::Bmmc(notes),
+                    "input",
+                    input.clone(),
+                    RoomNotes::Bmmc(trace::Notes::new(0, target.a.row_strings(), target.c, n)),
                 ))?;
+                // The CPU model pass by pass, beside the whole map at once (below).
+                let mut cur = input.bits.clone();
+                for (i, p) in spec.passes.iter().enumerate() {
+                    let Some((_, captures)) = run.next_capture().await? else {
+                        break;
+                    };
+                    cur = p.map.permute(&cur);
+                    let g = captures.into_iter().next().unwrap_or_default();
+                    if pass_mismatch.is_none()
+                        && let Some(m) = first_mismatch(req.dtype, &g, &cur)
+                    {
+                        pass_mismatch = Some(format!("pass {}: {m}", i + 1));
+                    }
+                    let notes = trace::Notes::new(i + 1, p.map.a.row_strings(), p.map.c, n)
+                        .with_kernel(&p.kernel);
+                    out.push(Stage::with(
+                        format!("pass {}: {}", i + 1, p.label),
+                        Data::new(req.dtype, g),
+                        RoomNotes::Bmmc(notes),
+                    ))?;
+                }
             }
-        }
-        let ex = run.finish()?;
-        let want = target.permute(&input.bits);
-        let mismatch = first_mismatch(req.dtype, &ex.output, &want).or(pass_mismatch);
-        Ok(result
-            .ran(&plan, ex)
-            .checked(mismatch, out.take(), Default::default()))
+            let ex = run.finish().await?;
+            let want = target.permute(&input.bits);
+            let mismatch = first_mismatch(req.dtype, &ex.output, &want).or(pass_mismatch);
+            Ok(result
+                .ran(&plan, ex)
+                .checked(mismatch, out.take(), Default::default()))
+        })
     }
 
     fn bench_case(&self, gpu: &Gpu, v: &Variant, len: usize, _: DType) -> Result<BenchCase> {

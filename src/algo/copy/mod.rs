@@ -108,36 +108,40 @@ impl Algorithm for Options {
         &INFO
     }
 
-    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-        self.run_streamed(gpu, req, &mut Stages::keep())
-    }
-
-    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
-        let n = req.input.len();
-        let mut words = req.input.bits.clone();
-        words.resize(padded(n), 0);
-        let src = gpu.storage_init("copy src", &words)?;
-        let dst = gpu.storage_poisoned("copy dst", padded(n), 0xDEAD_BEEF)?;
-        let mut plan = self.plan(gpu, req.variant.name, &src, &dst, n)?;
-        plan.output = Some(Region::words(&dst, n));
-        if req.trace {
-            plan.passes[0].capture.push(Region::words(&dst, n));
-        }
-        let result = RunResult::head("copy", req.variant.name, gpu, &req.input, req.dtype, &plan);
-        let mut run = start(gpu, &plan, req.trace)?;
-        if req.trace {
-            out.head(&result, 2)?;
-            out.push(Stage::new("input", req.input.clone()))?;
-            if let Some((_, captures)) = run.next_capture()? {
-                let g = captures.into_iter().next().unwrap_or_default();
-                out.push(Stage::new("after copy", Data::new(req.dtype, g)))?;
+    fn run_streamed<'a>(
+        &'a self,
+        gpu: &'a Gpu,
+        req: &'a RunRequest,
+        out: &'a mut Stages<'_>,
+    ) -> Task<'a, RunResult> {
+        Box::pin(async move {
+            let n = req.input.len();
+            let mut words = req.input.bits.clone();
+            words.resize(padded(n), 0);
+            let src = gpu.storage_init("copy src", &words)?;
+            let dst = gpu.storage_poisoned("copy dst", padded(n), 0xDEAD_BEEF)?;
+            let mut plan = self.plan(gpu, req.variant.name, &src, &dst, n)?;
+            plan.output = Some(Region::words(&dst, n));
+            if req.trace {
+                plan.passes[0].capture.push(Region::words(&dst, n));
             }
-        }
-        let ex = run.finish()?;
-        let mismatch = first_mismatch(req.dtype, &ex.output, &req.input.bits);
-        Ok(result
-            .ran(&plan, ex)
-            .checked(mismatch, out.take(), Default::default()))
+            let result =
+                RunResult::head("copy", req.variant.name, gpu, &req.input, req.dtype, &plan);
+            let mut run = start(gpu, &plan, req.trace)?;
+            if req.trace {
+                out.head(&result, 2)?;
+                out.push(Stage::new("input", req.input.clone()))?;
+                if let Some((_, captures)) = run.next_capture().await? {
+                    let g = captures.into_iter().next().unwrap_or_default();
+                    out.push(Stage::new("after copy", Data::new(req.dtype, g)))?;
+                }
+            }
+            let ex = run.finish().await?;
+            let mismatch = first_mismatch(req.dtype, &ex.output, &req.input.bits);
+            Ok(result
+                .ran(&plan, ex)
+                .checked(mismatch, out.take(), Default::default()))
+        })
     }
 
     fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, _: DType) -> Result<BenchCase> {

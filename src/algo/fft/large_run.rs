@@ -46,12 +46,12 @@ fn reference_large(cfg: &Config, lc: &LargeConfig, floats: &[f32]) -> Vec<C64> {
     }
 }
 
-pub(super) fn run(
+pub(super) async fn run(
     o: &Options,
     gpu: &Gpu,
     req: &RunRequest,
     (cfg, floats, input): (&Config, &[f32], Data),
-    out: &mut Stages,
+    out: &mut Stages<'_>,
 ) -> Result<RunResult> {
     let lc = o.large_config(cfg, gpu)?;
     let b = cfg.batch;
@@ -116,7 +116,7 @@ pub(super) fn run(
         ))?;
         // The complex FFT's input (batch element 0), for the columns pass's model.
         let x0 = complexes(&input.bits[..2 * lc.fft_n]);
-        while let Some((i, caps)) = run.next_capture()? {
+        while let Some((i, caps)) = run.next_capture().await? {
             let Some(words) = caps.into_iter().next() else {
                 continue;
             };
@@ -152,7 +152,7 @@ pub(super) fn run(
             ))?;
         }
     }
-    let ex = run.finish()?;
+    let ex = run.finish().await?;
     let out_bits = ex.output;
     let per_in = cfg.in_floats();
     let gpu_c = complexes(&out_bits);

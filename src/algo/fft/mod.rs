@@ -29,7 +29,7 @@ pub use run::reference;
 
 use super::{
     AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
-    Variant, pass_infos,
+    Task, Variant, pass_infos,
 };
 use crate::data::{DType, Data, f32_to_json};
 use crate::error::{Error, Result};

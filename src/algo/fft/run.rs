@@ -140,218 +140,225 @@ impl Algorithm for Options {
         self.config(None, None, false).map(|_| ())
     }
 
-    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-        self.run_streamed(gpu, req, &mut Stages::keep())
-    }
-
     /// A workgroup kernel is one dispatch: its trace steps are handed on together once it is
     /// back; a large plan hands on each pass as it is read back.
-    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
-        // Input numbers as f32 whatever their dtype (u32/i32 values converted numerically).
-        let floats: Vec<f32> = (0..req.input.len())
-            .map(|i| req.input.as_f64(i) as f32)
-            .collect();
-        let input = Data::from_f32(&floats);
-        let cfg = self.config(Some(floats.len()), Some(&gpu.limits), req.trace)?;
-        if cfg.large {
-            return large_run::run(self, gpu, req, (&cfg, &floats, input), out);
-        }
-        let (n, b) = (cfg.n, cfg.batch);
-        let src = gpu.storage_init("fft input", &input.bits)?;
-        let out_words = 2 * cfg.out_complex() * b;
-        let dst = gpu.storage_poisoned("fft output", out_words, POISON)?;
-        let fast_cfg = self.fast_config(&cfg, gpu, req.trace)?;
-        let (mut plan, tbuf) = plan(gpu, &cfg, fast_cfg.as_ref(), &src, &dst, req.trace)?;
-        plan.output = Some(Region::words(&dst, out_words));
-        plan.keep.push(src);
-        drop(tbuf);
-        let kernel = match fast_cfg {
-            Some(f) if f.radix => Kernel::Radix,
-            Some(_) => Kernel::Fast,
-            None => Kernel::Teaching,
-        };
-        let mut facts = large_run::facts(&cfg, kernel);
-        facts.elements_per_invocation = Some(cfg.e);
-        let mut extra = facts.to_map();
-        extra.insert("workgroup_size".into(), json!(cfg.w));
-        extra.insert(
-            "workgroup_bytes".into(),
-            json!(match &fast_cfg {
-                Some(f) => f.shared_bytes(),
-                None => cfg.shared_bytes(req.trace),
-            }),
-        );
-        extra.insert(
-            "ffts_per_workgroup".into(),
-            json!(fast_cfg.map_or(1, |f| f.g)),
-        );
-        extra.insert("sequential_ffts".into(), json!(fast_cfg.map_or(1, |f| f.s)));
-        extra.insert(
-            "natural_store".into(),
-            json!(match fast_cfg {
-                Some(f) if f.radix => None,
-                Some(f) if f.natural && f.staged => Some("staged"),
-                Some(f) if f.natural => Some("direct"),
+    fn run_streamed<'a>(
+        &'a self,
+        gpu: &'a Gpu,
+        req: &'a RunRequest,
+        out: &'a mut Stages<'_>,
+    ) -> Task<'a, RunResult> {
+        Box::pin(async move {
+            // Input numbers as f32 whatever their dtype (u32/i32 values converted numerically).
+            let floats: Vec<f32> = (0..req.input.len())
+                .map(|i| req.input.as_f64(i) as f32)
+                .collect();
+            let input = Data::from_f32(&floats);
+            let cfg = self.config(Some(floats.len()), Some(&gpu.limits), req.trace)?;
+            if cfg.large {
+                return large_run::run(self, gpu, req, (&cfg, &floats, input), out).await;
+            }
+            let (n, b) = (cfg.n, cfg.batch);
+            let src = gpu.storage_init("fft input", &input.bits)?;
+            let out_words = 2 * cfg.out_complex() * b;
+            let dst = gpu.storage_poisoned("fft output", out_words, POISON)?;
+            let fast_cfg = self.fast_config(&cfg, gpu, req.trace)?;
+            let (mut plan, tbuf) = plan(gpu, &cfg, fast_cfg.as_ref(), &src, &dst, req.trace)?;
+            plan.output = Some(Region::words(&dst, out_words));
+            plan.keep.push(src);
+            drop(tbuf);
+            let kernel = match fast_cfg {
+                Some(f) if f.radix => Kernel::Radix,
+                Some(_) => Kernel::Fast,
+                None => Kernel::Teaching,
+            };
+            let mut facts = large_run::facts(&cfg, kernel);
+            facts.elements_per_invocation = Some(cfg.e);
+            let mut extra = facts.to_map();
+            extra.insert("workgroup_size".into(), json!(cfg.w));
+            extra.insert(
+                "workgroup_bytes".into(),
+                json!(match &fast_cfg {
+                    Some(f) => f.shared_bytes(),
+                    None => cfg.shared_bytes(req.trace),
+                }),
+            );
+            extra.insert(
+                "ffts_per_workgroup".into(),
+                json!(fast_cfg.map_or(1, |f| f.g)),
+            );
+            extra.insert("sequential_ffts".into(), json!(fast_cfg.map_or(1, |f| f.s)));
+            extra.insert(
+                "natural_store".into(),
+                json!(match fast_cfg {
+                    Some(f) if f.radix => None,
+                    Some(f) if f.natural && f.staged => Some("staged"),
+                    Some(f) if f.natural => Some("direct"),
+                    _ => None,
+                }),
+            );
+            extra.insert(
+                "shuffle_below".into(),
+                json!(fast_cfg.map_or(0, |f| f.shuffle_below)),
+            );
+            let steps = model::schedule(n, cfg.e);
+            if req.trace {
+                let mut head = fft_result(
+                    req,
+                    gpu,
+                    n,
+                    input.clone(),
+                    (Vec::new(), Value::Null),
+                    &plan,
+                    &None,
+                );
+                head.extra = extra.clone();
+                out.head(&head, steps.len())?;
+            }
+            let ex = execute(gpu, &plan, req.trace).await?;
+            let out_bits = ex.output;
+
+            // Check every FFT of the batch against rustfft (f64), in the kernel's output layout.
+            let tol = model::tolerance(n);
+            let per_in = cfg.in_floats();
+            let gpu_c = complexes(&out_bits);
+            let (max_err, mut mismatch) = check_batch(&gpu_c, cfg.out_complex(), b, tol, |k| {
+                reference(&cfg, &floats[k * per_in..(k + 1) * per_in])
+            });
+
+            // Trace: one stage per step, values by logical position, owner + lo written by the GPU.
+            if req.trace {
+                let words = ex
+                    .captures
+                    .iter()
+                    .flat_map(|c| c.first())
+                    .next()
+                    .cloned()
+                    .unwrap_or_default();
+                let x0: Vec<C64> = if cfg.mode == Mode::Real {
+                    floats[..n]
+                        .iter()
+                        .map(|&r| C64::new(r as f64, 0.0))
+                        .collect()
+                } else {
+                    complexes(&input.bits[..2 * n])
+                };
+                let values = model::stage_values(&x0, cfg.e, cfg.inverse);
+                for (s, step) in steps.iter().enumerate() {
+                    let rec = words.get(s * n * 4..(s + 1) * n * 4).unwrap_or(&[]);
+                    let mut data = Vec::with_capacity(2 * n);
+                    let mut owner = Vec::with_capacity(n);
+                    let mut lo = Vec::with_capacity(n);
+                    for p in 0..n {
+                        let r = rec.get(p * 4..p * 4 + 4).unwrap_or(&[
+                            POISON,
+                            POISON,
+                            u32::MAX,
+                            u32::MAX,
+                        ]);
+                        data.extend([r[0], r[1]]);
+                        owner.push(r[2]);
+                        lo.push(r[3] == 1);
+                    }
+                    if mismatch.is_none() {
+                        if owner != step.owner || rec.chunks_exact(4).any(|r| r[3] > 1) {
+                            let p = (0..n).find(|&p| owner[p] != step.owner[p]).unwrap_or(0);
+                            mismatch = Some(format!(
+                                "trace step {s} ({}): position {p} held by thread {} on the GPU, {} in the model",
+                                step.kind.name(),
+                                owner[p] as i64,
+                                step.owner[p]
+                            ));
+                        } else if lo != step.lo {
+                            let p = (0..n).find(|&p| lo[p] != step.lo[p]).unwrap_or(0);
+                            mismatch = Some(format!(
+                                "trace step {s} ({}): position {p} is {} on the GPU, {} in the model",
+                                step.kind.name(),
+                                if lo[p] { "lo" } else { "hi" },
+                                if step.lo[p] { "lo" } else { "hi" }
+                            ));
+                        } else {
+                            let err = model::rel_error(&complexes(&data), &values[s]);
+                            if err.is_nan() || err > tol {
+                                mismatch = Some(format!(
+                                    "trace step {s} ({}): values differ from the model by {err:.3e} (tolerance {tol:.1e})",
+                                    step.kind.name()
+                                ));
+                            }
+                        }
+                    }
+                    let label = match step.kind {
+                        StepKind::Input => "input".to_string(),
+                        StepKind::Butterfly => format!("butterfly, stride {}", step.stride),
+                        StepKind::Regroup => format!("regroup (local), stride {}", step.stride),
+                        StepKind::Exchange => format!("exchange t^{}", step.stride),
+                    };
+                    let last = s + 1 == steps.len();
+                    // Row p (logical position) holds DFT[bitrev(p)] and is written to e(p).
+                    let notes = trace::Notes {
+                        step: s,
+                        kind: step.kind,
+                        stride: step.stride,
+                        owner: owner.clone(),
+                        lo: lo.clone(),
+                        complex: true,
+                        xor: (step.kind == StepKind::Exchange).then_some(step.stride),
+                        dft_index: last
+                            .then(|| (0..n).map(|p| model::bitrev(p, cfg.log_n)).collect()),
+                        written_to: last.then(|| {
+                            (0..n)
+                                .map(|p| model::e_map(p, cfg.log_n, cfg.log_e))
+                                .collect()
+                        }),
+                    };
+                    let st = Stage::with(
+                        label,
+                        Data::new(DType::F32, data.clone()),
+                        RoomNotes::Fft(notes),
+                    );
+                    out.push(st)?;
+                }
+            }
+
+            let output_json = trace::output_json(&cfg, &out_bits);
+            let holds: Vec<usize> = (0..n)
+                .map(|x| model::f_map(x, cfg.log_n, cfg.log_e))
+                .collect();
+            let nyq_value = match (cfg.mode, cfg.natural) {
+                (Mode::Complex, false) => Some(cfg.w),
+                (Mode::Complex, true) => Some(n / 2),
                 _ => None,
-            }),
-        );
-        extra.insert(
-            "shuffle_below".into(),
-            json!(fast_cfg.map_or(0, |f| f.shuffle_below)),
-        );
-        let steps = model::schedule(n, cfg.e);
-        if req.trace {
-            let mut head = fft_result(
+            }
+            .map(|i| trace::complex_json(&out_bits[2 * i..2 * i + 2])[0].clone());
+            let real = cfg.mode == Mode::Real;
+            facts.nyquist = Some(Nyquist {
+                frequency: n / 2,
+                thread: 0,
+                element: 1,
+                raw_position: cfg.w,
+                rule: "F(W) = bitreverse(e⁻¹(W)) = bitreverse(1) = N/2: thread 0's second element"
+                    .into(),
+                value: if real {
+                    Some(json!([f32_to_json(f32::from_bits(out_bits[1])), 0.0]))
+                } else {
+                    nyq_value
+                },
+                packed_into: real.then(|| "output[0] = DC + i*Nyquist (both real)".into()),
+            });
+            extra.extend(facts.to_map());
+            extra.extend(large_run::errors(max_err, tol));
+            extra.insert("holds".into(), json!(holds));
+            Ok(fft_result(
                 req,
                 gpu,
                 n,
-                input.clone(),
-                (Vec::new(), Value::Null),
+                input,
+                (out_bits, output_json),
                 &plan,
-                &None,
-            );
-            head.extra = extra.clone();
-            out.head(&head, steps.len())?;
-        }
-        let ex = execute(gpu, &plan, req.trace)?;
-        let out_bits = ex.output;
-
-        // Check every FFT of the batch against rustfft (f64), in the kernel's output layout.
-        let tol = model::tolerance(n);
-        let per_in = cfg.in_floats();
-        let gpu_c = complexes(&out_bits);
-        let (max_err, mut mismatch) = check_batch(&gpu_c, cfg.out_complex(), b, tol, |k| {
-            reference(&cfg, &floats[k * per_in..(k + 1) * per_in])
-        });
-
-        // Trace: one stage per step, values by logical position, owner + lo written by the GPU.
-        if req.trace {
-            let words = ex
-                .captures
-                .iter()
-                .flat_map(|c| c.first())
-                .next()
-                .cloned()
-                .unwrap_or_default();
-            let x0: Vec<C64> = if cfg.mode == Mode::Real {
-                floats[..n]
-                    .iter()
-                    .map(|&r| C64::new(r as f64, 0.0))
-                    .collect()
-            } else {
-                complexes(&input.bits[..2 * n])
-            };
-            let values = model::stage_values(&x0, cfg.e, cfg.inverse);
-            for (s, step) in steps.iter().enumerate() {
-                let rec = words.get(s * n * 4..(s + 1) * n * 4).unwrap_or(&[]);
-                let mut data = Vec::with_capacity(2 * n);
-                let mut owner = Vec::with_capacity(n);
-                let mut lo = Vec::with_capacity(n);
-                for p in 0..n {
-                    let r =
-                        rec.get(p * 4..p * 4 + 4)
-                            .unwrap_or(&[POISON, POISON, u32::MAX, u32::MAX]);
-                    data.extend([r[0], r[1]]);
-                    owner.push(r[2]);
-                    lo.push(r[3] == 1);
-                }
-                if mismatch.is_none() {
-                    if owner != step.owner || rec.chunks_exact(4).any(|r| r[3] > 1) {
-                        let p = (0..n).find(|&p| owner[p] != step.owner[p]).unwrap_or(0);
-                        mismatch = Some(format!(
-                            "trace step {s} ({}): position {p} held by thread {} on the GPU, {} in the model",
-                            step.kind.name(),
-                            owner[p] as i64,
-                            step.owner[p]
-                        ));
-                    } else if lo != step.lo {
-                        let p = (0..n).find(|&p| lo[p] != step.lo[p]).unwrap_or(0);
-                        mismatch = Some(format!(
-                            "trace step {s} ({}): position {p} is {} on the GPU, {} in the model",
-                            step.kind.name(),
-                            if lo[p] { "lo" } else { "hi" },
-                            if step.lo[p] { "lo" } else { "hi" }
-                        ));
-                    } else {
-                        let err = model::rel_error(&complexes(&data), &values[s]);
-                        if err.is_nan() || err > tol {
-                            mismatch = Some(format!(
-                                "trace step {s} ({}): values differ from the model by {err:.3e} (tolerance {tol:.1e})",
-                                step.kind.name()
-                            ));
-                        }
-                    }
-                }
-                let label = match step.kind {
-                    StepKind::Input => "input".to_string(),
-                    StepKind::Butterfly => format!("butterfly, stride {}", step.stride),
-                    StepKind::Regroup => format!("regroup (local), stride {}", step.stride),
-                    StepKind::Exchange => format!("exchange t^{}", step.stride),
-                };
-                let last = s + 1 == steps.len();
-                // Row p (logical position) holds DFT[bitrev(p)] and is written to e(p).
-                let notes = trace::Notes {
-                    step: s,
-                    kind: step.kind,
-                    stride: step.stride,
-                    owner: owner.clone(),
-                    lo: lo.clone(),
-                    complex: true,
-                    xor: (step.kind == StepKind::Exchange).then_some(step.stride),
-                    dft_index: last.then(|| (0..n).map(|p| model::bitrev(p, cfg.log_n)).collect()),
-                    written_to: last.then(|| {
-                        (0..n)
-                            .map(|p| model::e_map(p, cfg.log_n, cfg.log_e))
-                            .collect()
-                    }),
-                };
-                let st = Stage::with(
-                    label,
-                    Data::new(DType::F32, data.clone()),
-                    RoomNotes::Fft(notes),
-                );
-                out.push(st)?;
-            }
-        }
-
-        let output_json = trace::output_json(&cfg, &out_bits);
-        let holds: Vec<usize> = (0..n)
-            .map(|x| model::f_map(x, cfg.log_n, cfg.log_e))
-            .collect();
-        let nyq_value = match (cfg.mode, cfg.natural) {
-            (Mode::Complex, false) => Some(cfg.w),
-            (Mode::Complex, true) => Some(n / 2),
-            _ => None,
-        }
-        .map(|i| trace::complex_json(&out_bits[2 * i..2 * i + 2])[0].clone());
-        let real = cfg.mode == Mode::Real;
-        facts.nyquist = Some(Nyquist {
-            frequency: n / 2,
-            thread: 0,
-            element: 1,
-            raw_position: cfg.w,
-            rule: "F(W) = bitreverse(e⁻¹(W)) = bitreverse(1) = N/2: thread 0's second element"
-                .into(),
-            value: if real {
-                Some(json!([f32_to_json(f32::from_bits(out_bits[1])), 0.0]))
-            } else {
-                nyq_value
-            },
-            packed_into: real.then(|| "output[0] = DC + i*Nyquist (both real)".into()),
-        });
-        extra.extend(facts.to_map());
-        extra.extend(large_run::errors(max_err, tol));
-        extra.insert("holds".into(), json!(holds));
-        Ok(fft_result(
-            req,
-            gpu,
-            n,
-            input,
-            (out_bits, output_json),
-            &plan,
-            &ex.pass_ms,
-        )
-        .checked(mismatch, out.take(), extra))
+                &ex.pass_ms,
+            )
+            .checked(mismatch, out.take(), extra))
+        })
     }
 
     /// `n` is the total number of complex values (real values with --real); --size (default 1024)

@@ -163,13 +163,13 @@ impl Options {
     }
 
     /// The traced stages, each handed to `out` as it is read back and checked.
-    fn trace(
+    async fn trace(
         &self,
         s: &Shape,
         input: &Data,
         follows: &Follows,
-        (head, run): (&RunResult, &mut Running),
-        out: &mut Stages,
+        (head, run): (&RunResult, &mut Running<'_>),
+        out: &mut Stages<'_>,
     ) -> Result<traced::Traced> {
         out.head(head, follows.stages(s.n) + 1)?;
         let notes = trace::Notes {
@@ -205,7 +205,7 @@ impl Options {
                         notes,
                     )
                 };
-                traced::network(s, input, (rules, 0), &describe, run, out)
+                traced::network(s, input, (rules, 0), &describe, run, out).await
             }
             Follows::Batcher(stages) => {
                 let rules: Vec<Rule> = stages.iter().map(|&(r, _)| r).collect();
@@ -222,11 +222,11 @@ impl Options {
                     let what = format!("stage {} (p = {p}, k = {k})", i + 1);
                     (format!("p = {p}, k = {k}"), what, notes)
                 };
-                traced::network(s, input, (&rules, 1), &describe, run, out)
+                traced::network(s, input, (&rules, 1), &describe, run, out).await
             }
             &Follows::MergeSplit { block } => {
                 let cpu = model::merge_split(s.dtype, s.desc, &input.bits, block);
-                traced::merge_split(s, input, (block, &cpu), run, out)
+                traced::merge_split(s, input, (block, &cpu), run, out).await
             }
         }
     }
@@ -251,57 +251,63 @@ impl Algorithm for Options {
         Ok(())
     }
 
-    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-        self.run_streamed(gpu, req, &mut Stages::keep())
-    }
-
-    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
-        let (input, variant) = (&req.input, req.variant.name);
-        let s = self.shape(variant, req.dtype, input.len())?;
-        let caps = self.caps(gpu, variant)?;
-        let p = self.plan_run(gpu, input, &s, caps, variant, req.trace)?;
-        let mut result = RunResult::head("oddeven", variant, gpu, input, s.dtype, &p.plan);
-        result.extra = p.facts.to_map();
-        let mut run = start(gpu, &p.plan, req.trace)?;
-        let traced = match req.trace {
-            true => Some(self.trace(&s, input, &p.follows, (&result, &mut run), out)?),
-            false => None,
-        };
-        let ex = run.finish()?;
-        let (dtype, desc) = (s.dtype, s.desc);
-        // The first sorted stage: from the trace, else from the CPU model where affordable.
-        let (sorted_at, stage_mismatch) = match traced {
-            Some(t) => (Some(t.sorted_at), t.mismatch),
-            None if p.model_cost <= 1 << 27 => {
-                let at = match &p.follows {
-                    Follows::Phases { rules, .. } => {
-                        model::first_sorted_network(dtype, desc, &input.bits, rules, s.seg)
-                    }
-                    Follows::Batcher(stages) => {
-                        let rules: Vec<Rule> = stages.iter().map(|&(r, _)| r).collect();
-                        model::first_sorted_network(dtype, desc, &input.bits, &rules, s.seg)
-                    }
-                    &Follows::MergeSplit { block } => {
-                        let rows: Vec<Vec<u32>> =
-                            model::merge_split(dtype, desc, &input.bits, block)
-                                .into_iter()
-                                .map(|p| p.data)
-                                .collect();
-                        model::first_sorted(dtype, desc, &input.bits, &rows, s.n)
-                    }
-                };
-                (Some(at), None)
+    fn run_streamed<'a>(
+        &'a self,
+        gpu: &'a Gpu,
+        req: &'a RunRequest,
+        out: &'a mut Stages<'_>,
+    ) -> Task<'a, RunResult> {
+        Box::pin(async move {
+            let (input, variant) = (&req.input, req.variant.name);
+            let s = self.shape(variant, req.dtype, input.len())?;
+            let caps = self.caps(gpu, variant)?;
+            let p = self.plan_run(gpu, input, &s, caps, variant, req.trace)?;
+            let mut result = RunResult::head("oddeven", variant, gpu, input, s.dtype, &p.plan);
+            result.extra = p.facts.to_map();
+            let mut run = start(gpu, &p.plan, req.trace)?;
+            let traced = match req.trace {
+                true => Some(
+                    self.trace(&s, input, &p.follows, (&result, &mut run), out)
+                        .await?,
+                ),
+                false => None,
+            };
+            let ex = run.finish().await?;
+            let (dtype, desc) = (s.dtype, s.desc);
+            // The first sorted stage: from the trace, else from the CPU model where affordable.
+            let (sorted_at, stage_mismatch) = match traced {
+                Some(t) => (Some(t.sorted_at), t.mismatch),
+                None if p.model_cost <= 1 << 27 => {
+                    let at = match &p.follows {
+                        Follows::Phases { rules, .. } => {
+                            model::first_sorted_network(dtype, desc, &input.bits, rules, s.seg)
+                        }
+                        Follows::Batcher(stages) => {
+                            let rules: Vec<Rule> = stages.iter().map(|&(r, _)| r).collect();
+                            model::first_sorted_network(dtype, desc, &input.bits, &rules, s.seg)
+                        }
+                        &Follows::MergeSplit { block } => {
+                            let rows: Vec<Vec<u32>> =
+                                model::merge_split(dtype, desc, &input.bits, block)
+                                    .into_iter()
+                                    .map(|p| p.data)
+                                    .collect();
+                            model::first_sorted(dtype, desc, &input.bits, &rows, s.n)
+                        }
+                    };
+                    (Some(at), None)
+                }
+                None => (None, None),
+            };
+            let extra = Facts {
+                first_sorted_phase: sorted_at,
+                ..p.facts
             }
-            None => (None, None),
-        };
-        let extra = Facts {
-            first_sorted_phase: sorted_at,
-            ..p.facts
-        }
-        .to_map();
-        let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
-        let mismatch = stage_mismatch.or_else(|| first_mismatch(dtype, &ex.output, &want));
-        Ok(result.ran(&p.plan, ex).checked(mismatch, out.take(), extra))
+            .to_map();
+            let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
+            let mismatch = stage_mismatch.or_else(|| first_mismatch(dtype, &ex.output, &want));
+            Ok(result.ran(&p.plan, ex).checked(mismatch, out.take(), extra))
+        })
     }
 
     fn bench_case(

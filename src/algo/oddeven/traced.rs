@@ -66,13 +66,13 @@ pub(super) type Describe<'a> = &'a dyn Fn(usize) -> (String, String, trace::Note
 /// The stages of a network variant (transposition, global, batcher), rule by rule. A capture holds
 /// the rows of one or more stages (the transposition kernel writes every phase into one trace
 /// buffer) and their swap flags, tagged with the stage id `i + id0`.
-pub(super) fn network(
+pub(super) async fn network(
     s: &Shape,
     input: &Data,
     (rules, id0): (&[Rule], usize),
-    describe: Describe,
-    run: &mut Running,
-    out: &mut Stages,
+    describe: Describe<'_>,
+    run: &mut Running<'_>,
+    out: &mut Stages<'_>,
 ) -> Result<Traced> {
     let (dtype, desc, n) = (s.dtype, s.desc, s.n);
     let mut v = input.bits.clone();
@@ -82,7 +82,7 @@ pub(super) fn network(
     };
     let mut i = 0;
     while i < rules.len() {
-        let Some((_, mut c)) = run.next_capture()? else {
+        let Some((_, mut c)) = run.next_capture().await? else {
             break;
         };
         let rows = std::mem::take(&mut c[0]);
@@ -125,12 +125,12 @@ pub(super) fn network(
 
 /// The stages of merge-split: the block sort, then the phases of block merges, against the
 /// model's `cpu` stages; a block pair "moved" where the GPU's blocks changed.
-pub(super) fn merge_split(
+pub(super) async fn merge_split(
     s: &Shape,
     input: &Data,
     (block, cpu): (usize, &[model::Phase]),
-    run: &mut Running,
-    out: &mut Stages,
+    run: &mut Running<'_>,
+    out: &mut Stages<'_>,
 ) -> Result<Traced> {
     let (dtype, desc, n) = (s.dtype, s.desc, s.n);
     let m = n.div_ceil(block);
@@ -143,7 +143,7 @@ pub(super) fn merge_split(
     };
     let mut prev = input.bits.clone();
     for (i, c) in cpu.iter().enumerate() {
-        let Some((_, mut captures)) = run.next_capture()? else {
+        let Some((_, mut captures)) = run.next_capture().await? else {
             break;
         };
         let row = std::mem::take(&mut captures[0]);

@@ -118,81 +118,87 @@ impl Algorithm for Options {
         Ok(())
     }
 
-    fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-        self.run_streamed(gpu, req, &mut Stages::keep())
-    }
-
-    fn run_streamed(&self, gpu: &Gpu, req: &RunRequest, out: &mut Stages) -> Result<RunResult> {
-        let variant = req.variant.name;
-        self.check_variant(variant)?;
-        let dtype = req.dtype;
-        let x = &req.input.bits;
-        let n = x.len();
-        let vals = self.values_for(x);
-        let built = self.build_sort(gpu, variant, dtype, x, &vals, req.trace)?;
-        let shape = built.shape;
-        let mut result = RunResult::head("radix", variant, gpu, &req.input, dtype, &built.plan);
-        result.extra = self.facts(gpu, variant, &built);
-        let mut run = start(gpu, &built.plan, req.trace || self.has_values())?;
-        // Traced: every pass's stage handed on as soon as it is read back and checked.
-        let mut trace_mismatch = None;
-        let mut fallbacks = 0u64;
-        let mut traced_values = None;
-        if req.trace {
-            let steps = model::steps(dtype, self.descending, shape.bits, shape.tile(), x, &vals);
-            let tracer = trace::Tracer {
-                frame: trace::Frame {
-                    bits: shape.bits,
-                    tile: shape.tile(),
-                    tiles: built.tiles,
-                    n,
-                },
-                dtype,
-                input: x,
-                steps: &steps,
-                counts: model::digit_counts(dtype, self.descending, shape.bits, x),
-                with_values: self.has_values(),
+    fn run_streamed<'a>(
+        &'a self,
+        gpu: &'a Gpu,
+        req: &'a RunRequest,
+        out: &'a mut Stages<'_>,
+    ) -> Task<'a, RunResult> {
+        Box::pin(async move {
+            let variant = req.variant.name;
+            self.check_variant(variant)?;
+            let dtype = req.dtype;
+            let x = &req.input.bits;
+            let n = x.len();
+            let vals = self.values_for(x);
+            let built = self.build_sort(gpu, variant, dtype, x, &vals, req.trace)?;
+            let shape = built.shape;
+            let mut result = RunResult::head("radix", variant, gpu, &req.input, dtype, &built.plan);
+            result.extra = self.facts(gpu, variant, &built);
+            let mut run = start(gpu, &built.plan, req.trace || self.has_values())?;
+            // Traced: every pass's stage handed on as soon as it is read back and checked.
+            let mut trace_mismatch = None;
+            let mut fallbacks = 0u64;
+            let mut traced_values = None;
+            if req.trace {
+                let steps =
+                    model::steps(dtype, self.descending, shape.bits, shape.tile(), x, &vals);
+                let tracer = trace::Tracer {
+                    frame: trace::Frame {
+                        bits: shape.bits,
+                        tile: shape.tile(),
+                        tiles: built.tiles,
+                        n,
+                    },
+                    dtype,
+                    input: x,
+                    steps: &steps,
+                    counts: model::digit_counts(dtype, self.descending, shape.bits, x),
+                    with_values: self.has_values(),
+                };
+                let stages: usize = built
+                    .kinds
+                    .iter()
+                    .map(|&k| trace::Tracer::stage_count(k))
+                    .sum();
+                out.head(&result, stages + 1)?;
+                out.push(tracer.input())?;
+                while let Some((i, caps)) = run.next_capture().await? {
+                    let kind = built.kinds[i];
+                    if self.has_values() && i + 1 == built.kinds.len() {
+                        traced_values = caps.get(2).cloned();
+                    }
+                    for st in tracer.stages(i, kind, &caps, &mut trace_mismatch) {
+                        fallbacks += trace::RadixNote::of(&st).map_or(0, |nt| nt.fallbacks);
+                        out.push(st)?;
+                    }
+                }
+            }
+            let ex = run.finish().await?;
+            let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
+            let mut mismatch =
+                first_mismatch(dtype, &ex.output, &want_k).map(|m| format!("keys: {m}"));
+            let got_v = if self.has_values() {
+                let v = traced_values.unwrap_or_else(|| sorted_values(&ex));
+                if mismatch.is_none() {
+                    mismatch =
+                        first_mismatch(DType::U32, &v, &want_v).map(|m| format!("values: {m}"));
+                }
+                v
+            } else {
+                Vec::new()
             };
-            let stages: usize = built
-                .kinds
-                .iter()
-                .map(|&k| trace::Tracer::stage_count(k))
-                .sum();
-            out.head(&result, stages + 1)?;
-            out.push(tracer.input())?;
-            while let Some((i, caps)) = run.next_capture()? {
-                let kind = built.kinds[i];
-                if self.has_values() && i + 1 == built.kinds.len() {
-                    traced_values = caps.get(2).cloned();
-                }
-                for st in tracer.stages(i, kind, &caps, &mut trace_mismatch) {
-                    fallbacks += trace::RadixNote::of(&st).map_or(0, |nt| nt.fallbacks);
-                    out.push(st)?;
-                }
+            let mut extra = Map::new();
+            if self.has_values() {
+                extra.insert("values".into(), json!(got_v));
             }
-        }
-        let ex = run.finish()?;
-        let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
-        let mut mismatch = first_mismatch(dtype, &ex.output, &want_k).map(|m| format!("keys: {m}"));
-        let got_v = if self.has_values() {
-            let v = traced_values.unwrap_or_else(|| sorted_values(&ex));
-            if mismatch.is_none() {
-                mismatch = first_mismatch(DType::U32, &v, &want_v).map(|m| format!("values: {m}"));
+            if req.trace && variant == "onesweep" {
+                extra.insert("fallbacks".into(), json!(fallbacks));
             }
-            v
-        } else {
-            Vec::new()
-        };
-        let mut extra = Map::new();
-        if self.has_values() {
-            extra.insert("values".into(), json!(got_v));
-        }
-        if req.trace && variant == "onesweep" {
-            extra.insert("fallbacks".into(), json!(fallbacks));
-        }
-        Ok(result
-            .ran(&built.plan, ex)
-            .checked(mismatch.or(trace_mismatch), out.take(), extra))
+            Ok(result
+                .ran(&built.plan, ex)
+                .checked(mismatch.or(trace_mismatch), out.take(), extra))
+        })
     }
 
     fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
@@ -232,6 +238,7 @@ impl Options {
     /// plan's key (and value) buffers first: the sorted keys and values of every run. Runs on new
     /// keys check that a run leaves no state behind (stale look-back statuses of equal keys would
     /// go unnoticed). Every input has the same length.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn repeated_runs(
         &self,
         gpu: &Gpu,
@@ -259,7 +266,7 @@ impl Options {
                         gpu.queue.write_buffer(v, 0, bytemuck::cast_slice(&vals));
                     }
                 }
-                let ex = execute(gpu, &built.plan, self.has_values())?;
+                let ex = crate::gpu::execute_blocking(gpu, &built.plan, self.has_values())?;
                 let v = sorted_values(&ex);
                 Ok((ex.output, if self.has_values() { v } else { Vec::new() }))
             })

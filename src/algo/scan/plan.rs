@@ -314,6 +314,7 @@ impl Options {
     /// Build the `decoupled` plan for `x` once and run it `runs` times, as timed mode does: the
     /// subgroup kernel has no clear pass (alternate runs use alternate halves of the statuses),
     /// so every run must be right and leave the other half clean.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn decoupled_runs(
         &self,
         gpu: &Gpu,
@@ -331,7 +332,7 @@ impl Options {
         let workgroups = look_back.workgroups.iter().product::<u32>() as usize;
         let mut out = Vec::with_capacity(runs);
         for _ in 0..runs {
-            let ex = execute(gpu, &built.plan, true)?;
+            let ex = crate::gpu::execute_blocking(gpu, &built.plan, true)?;
             let c = ex.captures.last().cloned().unwrap_or_default();
             out.push(DecoupledRun {
                 output: c.get(2).cloned().unwrap_or_default(),

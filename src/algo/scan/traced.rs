@@ -77,13 +77,13 @@ pub(super) struct Traced {
 impl Options {
     /// The model's stages with the GPU's arrays, each handed to `out` as its pass is read back
     /// (`head`: the run before its first pass).
-    pub(super) fn trace(
+    pub(super) async fn trace(
         &self,
         req: &RunRequest,
         built: &Built,
         head: &RunResult,
-        run: &mut Running,
-        out: &mut Stages,
+        run: &mut Running<'_>,
+        out: &mut Stages<'_>,
     ) -> Result<Traced> {
         let (variant, dtype, x) = (req.variant.name, req.dtype, &req.input.bits);
         let n = x.len();
@@ -115,10 +115,6 @@ impl Options {
                 RoomNotes::Scan(notes),
             ))
         };
-        // The next capturing pass's regions.
-        let mut next = || -> Result<Vec<Vec<u32>>> {
-            Ok(run.next_capture()?.map(|(_, c)| c).unwrap_or_default())
-        };
         match variant {
             "ladder" | "folded" | "hillis-steele" => {
                 // The model's phases one at a time, beside the GPU's.
@@ -130,7 +126,7 @@ impl Options {
                 begin(out, phases.len() + usize::from(self.exclusive))?;
                 let mut last = x.to_vec();
                 for ph in phases {
-                    let g = next()?.into_iter().next().unwrap_or_default();
+                    let g = next(run).await?.into_iter().next().unwrap_or_default();
                     steps += 1;
                     work += ph.reads.len();
                     let label = format!("phase p={}", ph.p);
@@ -156,7 +152,7 @@ impl Options {
                 }
                 if self.exclusive {
                     let want = model::shift(&last, suffix);
-                    let g = next()?.into_iter().next().unwrap_or_default();
+                    let g = next(run).await?.into_iter().next().unwrap_or_default();
                     check("exclusive shift", &g, &want, &mut mismatch);
                     steps += 1;
                     let mut notes = trace::Notes {
@@ -186,7 +182,7 @@ impl Options {
                 let tree = model::blelloch(dtype, x, !self.exclusive);
                 begin(out, tree.len())?;
                 for ts in tree {
-                    let g = next()?.into_iter().next().unwrap_or_default();
+                    let g = next(run).await?.into_iter().next().unwrap_or_default();
                     let label = match ts.direction {
                         "up" => format!("up-sweep level {}", ts.level),
                         "down" => format!("down-sweep level {}", ts.level),
@@ -223,7 +219,7 @@ impl Options {
             "sequential" => {
                 begin(out, 1)?;
                 let want = model::sequential(dtype, x, self.exclusive);
-                let g = next()?.into_iter().next().unwrap_or_default();
+                let g = next(run).await?.into_iter().next().unwrap_or_default();
                 check("sequential", &g, &want, &mut mismatch);
                 steps = n;
                 work = n.saturating_sub(1);
@@ -244,11 +240,11 @@ impl Options {
                 let te = built.tile.map_or(1, |s| s.elements());
                 let (sums, pre) = model::tile_sums(dtype, x, te);
                 let want = model::sequential(dtype, x, self.exclusive);
-                let g1 = next()?.into_iter().next().unwrap_or_default();
+                let g1 = next(run).await?.into_iter().next().unwrap_or_default();
                 check("reduce", &g1, &sums, &mut mismatch);
-                let g2 = next()?.into_iter().next().unwrap_or_default();
+                let g2 = next(run).await?.into_iter().next().unwrap_or_default();
                 check("spine", &g2, &pre, &mut mismatch);
-                let g3 = next()?.into_iter().next().unwrap_or_default();
+                let g3 = next(run).await?.into_iter().next().unwrap_or_default();
                 check("scan", &g3, &want, &mut mismatch);
                 work = 2 * n + built.tiles;
                 out.push(scan_stage(
@@ -274,7 +270,7 @@ impl Options {
             "decoupled" => {
                 begin(out, 2)?;
                 let te = built.tile.map_or(1, |s| s.elements());
-                let c = next()?;
+                let c = next(run).await?;
                 let (status, info, output) = (
                     c.first().cloned().unwrap_or_default(),
                     c.get(1).cloned().unwrap_or_default(),
@@ -378,4 +374,13 @@ impl Options {
             extra,
         })
     }
+}
+
+/// The next capturing pass's regions.
+async fn next(run: &mut Running<'_>) -> Result<Vec<Vec<u32>>> {
+    Ok(run
+        .next_capture()
+        .await?
+        .map(|(_, c)| c)
+        .unwrap_or_default())
 }

@@ -14,6 +14,7 @@ pub(super) enum IoMsg {
 
 impl StagewiseApp {
     /// Run a file dialog on its own thread; `then` turns the chosen path into a message.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(super) fn dialog(
         &self,
         ctx: &egui::Context,
@@ -40,6 +41,14 @@ impl StagewiseApp {
 
     pub(super) fn open_input(&self, ctx: &egui::Context) {
         let dtype = self.session.dtype;
+        #[cfg(target_arch = "wasm32")]
+        return crate::ui::files::open(
+            ctx,
+            &[("data", &["txt", "csv", "json", "npy"])],
+            self.io.0.clone(),
+            move |name, bytes| IoMsg::Input(data::parse_input(&name, bytes, dtype)),
+        );
+        #[cfg(not(target_arch = "wasm32"))]
         self.dialog(
             ctx,
             false,
@@ -51,6 +60,14 @@ impl StagewiseApp {
 
     pub(super) fn save_session(&self, ctx: &egui::Context) {
         let s = self.session.clone();
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = ctx;
+            let bytes = serde_json::to_vec_pretty(&s).map_err(|e| Error::Io(e.to_string()));
+            let note = crate::ui::files::download("session.json", bytes);
+            let _ = self.io.0.send(IoMsg::Note(note));
+        }
+        #[cfg(not(target_arch = "wasm32"))]
         self.dialog(
             ctx,
             true,
@@ -67,6 +84,40 @@ impl StagewiseApp {
                     },
                 )
             },
+        );
+    }
+
+    /// Open a session file (a dialog natively, the browser's file picker on the web).
+    pub(super) fn open_session(&self, ctx: &egui::Context) {
+        #[cfg(target_arch = "wasm32")]
+        return crate::ui::files::open(
+            ctx,
+            &[("session", &["json"])],
+            self.io.0.clone(),
+            |name, bytes| IoMsg::Session(Session::from_json(&name, &bytes)),
+        );
+        #[cfg(not(target_arch = "wasm32"))]
+        self.dialog(ctx, false, "", &[("session", &["json"])], |p| {
+            IoMsg::Session(Session::load(&p))
+        });
+    }
+
+    /// Save the central view as a PNG: natively to a chosen path, on the web as a download.
+    pub(super) fn save_diagram(&self, ctx: &egui::Context) {
+        #[cfg(target_arch = "wasm32")]
+        if let Some(rect) = self.diagram_rect {
+            let tx = self.io.0.clone();
+            crate::ui::files::download_region_png(ctx, rect, "diagram.png", move |msg| {
+                let _ = tx.send(IoMsg::Note(msg));
+            });
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        self.dialog(
+            ctx,
+            true,
+            "diagram.png",
+            &[("PNG", &["png"])],
+            IoMsg::DiagramPng,
         );
     }
 

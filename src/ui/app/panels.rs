@@ -267,6 +267,12 @@ impl StagewiseApp {
                         && let Some(r) = &self.result
                     {
                         let (d, j) = (r.output.clone(), r.output_json.clone());
+                        #[cfg(target_arch = "wasm32")]
+                        {
+                            let bytes = crate::export::output_bytes(&d, j.as_ref(), "output.npy");
+                            self.message = Some(crate::ui::files::download("output.npy", bytes));
+                        }
+                        #[cfg(not(target_arch = "wasm32"))]
                         self.dialog(
                             &ctx,
                             true,
@@ -287,13 +293,7 @@ impl StagewiseApp {
                         .on_hover_text("The current stage's diagram, as shown")
                         .clicked()
                     {
-                        self.dialog(
-                            &ctx,
-                            true,
-                            "diagram.png",
-                            &[("PNG", &["png"])],
-                            IoMsg::DiagramPng,
-                        );
+                        self.save_diagram(&ctx);
                     }
                     if ui
                         .add_enabled(whole, egui::Button::new("Export trace…"))
@@ -302,6 +302,12 @@ impl StagewiseApp {
                         && let Some(r) = &self.result
                     {
                         let r = r.clone();
+                        #[cfg(target_arch = "wasm32")]
+                        {
+                            let bytes = crate::export::trace_bytes(&r, "trace.json");
+                            self.message = Some(crate::ui::files::download("trace.json", bytes));
+                        }
+                        #[cfg(not(target_arch = "wasm32"))]
                         self.dialog(
                             &ctx,
                             true,
@@ -329,9 +335,7 @@ impl StagewiseApp {
                     .on_hover_text("Restore a saved session")
                     .clicked()
                 {
-                    self.dialog(&ctx, false, "", &[("session", &["json"])], |p| {
-                        IoMsg::Session(Session::load(&p))
-                    });
+                    self.open_session(&ctx);
                 }
             });
             file.response.on_hover_text(

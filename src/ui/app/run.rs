@@ -27,12 +27,10 @@ pub struct RunJob {
 impl RunJob {
     /// Run it on `gpu` (traced, as the app always runs) and send everything to `send`, which
     /// returns false once nobody listens (the run then stops at its next stage).
-    pub fn run(self, gpu: &Gpu, send: &mut dyn FnMut(RunMsg) -> bool) {
+    pub async fn run(self, gpu: &Gpu, send: &mut dyn FnMut(RunMsg) -> bool) {
         let algo = self.algo.algo();
-        let r = algo
-            .info()
-            .variant(Some(&self.variant))
-            .and_then(|variant| {
+        let r = match algo.info().variant(Some(&self.variant)) {
+            Ok(variant) => {
                 let req = RunRequest {
                     variant,
                     dtype: self.dtype,
@@ -40,8 +38,11 @@ impl RunJob {
                     trace: true,
                 };
                 let mut trace = |e| send(RunMsg::Trace(e));
-                algo::run_streamed(algo, gpu, &req, &mut algo::Stages::send_to(&mut trace))
-            });
+                let mut out = algo::Stages::send_to(&mut trace);
+                algo::run_streamed(algo, gpu, &req, &mut out).await
+            }
+            Err(e) => Err(e),
+        };
         send(RunMsg::Done(Box::new(r)));
     }
 }
@@ -58,7 +59,8 @@ pub enum TraceState {
 }
 
 impl StagewiseApp {
-    /// Start a GPU run of the session on a worker thread; its trace streams in through a channel.
+    /// Start a GPU run of the session off the UI frame ([`crate::ui::task`]); its trace streams in
+    /// through a channel.
     pub fn start_run(&mut self, ctx: &egui::Context) {
         let mut note = None;
         if let Some(why) = self.gpu.as_ref().and_then(Gpu::check_lost) {
@@ -77,12 +79,13 @@ impl StagewiseApp {
         };
         let (tx, rx) = channel();
         let ctx = ctx.clone();
-        std::thread::spawn(move || {
+        crate::ui::task::spawn(move || async move {
             job.run(&gpu, &mut |m| {
                 let listening = tx.send(m).is_ok();
                 ctx.request_repaint();
                 listening
             })
+            .await
         });
         self.follow(rx);
         self.message = note;

@@ -45,6 +45,12 @@ impl Session {
         })
     }
 
+    /// A session from a file's contents (`name`: the file, for errors).
+    pub fn from_json(name: &str, bytes: &[u8]) -> Result<Session> {
+        serde_json::from_slice(bytes)
+            .map_err(|e| Error::Input(format!("session '{name}': line {}: {e}", e.line())))
+    }
+
     /// The element type runs use: the algorithm's own when it has one (the FFT's f32).
     pub fn dtype(&self) -> DType {
         self.algo.algo().fixed_dtype().unwrap_or(self.dtype)

@@ -10,7 +10,7 @@ use eframe::egui;
 use std::collections::BTreeMap;
 
 impl PerfLab {
-    pub(super) fn reset_variants(&mut self) {
+    pub(crate) fn reset_variants(&mut self) {
         self.variants = self
             .algo
             .algo()

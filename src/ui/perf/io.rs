@@ -51,7 +51,15 @@ impl PerfLab {
             Mode::Sorts => "stagewise-sorts",
         };
         let ctx = ctx.clone();
+        #[cfg(target_arch = "wasm32")]
+        {
+            let name = format!("{stem}.{kind}");
+            let note = crate::ui::files::download(&name, Ok(text.into_bytes()));
+            let _ = tx.send(Msg::Saved(note));
+            ctx.request_repaint();
+        }
         // The dialog runs off the UI thread; the frame keeps drawing.
+        #[cfg(not(target_arch = "wasm32"))]
         std::thread::spawn(move || {
             let Some(path) = rfd::FileDialog::new()
                 .set_file_name(format!("{stem}.{kind}"))
@@ -79,6 +87,13 @@ impl PerfLab {
             Mode::Algorithm => "stagewise-plot.png",
             Mode::Sorts => "stagewise-sorts.png",
         };
+        #[cfg(target_arch = "wasm32")]
+        if let Some(rect) = self.plot_rect {
+            crate::ui::files::download_region_png(&ctx, rect, name, move |msg| {
+                let _ = tx.send(Msg::Saved(msg));
+            });
+        }
+        #[cfg(not(target_arch = "wasm32"))]
         std::thread::spawn(move || {
             if let Some(p) = rfd::FileDialog::new().set_file_name(name).save_file() {
                 let _ = tx.send(Msg::PngPath(p));
@@ -130,11 +145,21 @@ impl PerfLab {
                 .on_hover_text("Pick the suite result in a file dialog")
                 .clicked()
             {
+                #[cfg(not(target_arch = "wasm32"))]
                 self.read_suite(ctx, || {
                     rfd::FileDialog::new()
                         .add_filter("suite result", &["json"])
                         .pick_file()
                 });
+                #[cfg(target_arch = "wasm32")]
+                if let Some((tx, _)) = &self.tx_saved {
+                    crate::ui::files::open(
+                        ctx,
+                        &[("suite result", &["json"])],
+                        tx.clone(),
+                        |name, bytes| Msg::Suite(super::peers::parse(&name, &bytes)),
+                    );
+                }
             }
             if self.sorts.overlay.is_some()
                 && ui
@@ -158,6 +183,16 @@ impl PerfLab {
         };
         let tx = tx.clone();
         let ctx = ctx.clone();
+        // In the browser there is no file system to read a typed path from.
+        #[cfg(target_arch = "wasm32")]
+        let _ = (
+            tx.send(Msg::Suite(Err(
+                "the browser reads no typed paths: use Browse…".into(),
+            ))),
+            ctx,
+            pick,
+        );
+        #[cfg(not(target_arch = "wasm32"))]
         std::thread::spawn(move || {
             if let Some(p) = pick() {
                 let _ = tx.send(Msg::Suite(super::peers::load(&p)));

@@ -51,6 +51,13 @@ pub fn load(path: &Path) -> Result<Overlay, String> {
     from_result(&r, &file)
 }
 
+/// A suite result from a file's contents (the browser's file picker hands over bytes).
+pub fn parse(name: &str, bytes: &[u8]) -> Result<Overlay, String> {
+    let r: SuiteResult =
+        serde_json::from_slice(bytes).map_err(|e| format!("{name}: not a suite result ({e})"))?;
+    from_result(&r, name)
+}
+
 /// The GPU's name without a trailing "(Vulkan)"-style backend.
 pub fn gpu_name(s: &str) -> &str {
     match s.rfind(" (") {

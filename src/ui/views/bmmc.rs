@@ -56,6 +56,13 @@ pub struct BmmcState {
 fn open_picture(ctx: &egui::Context, st: &mut BmmcState) {
     let (tx, rx) = std::sync::mpsc::channel();
     let ctx = ctx.clone();
+    #[cfg(target_arch = "wasm32")]
+    crate::ui::files::open(&ctx, &[("PNG image", &["png"])], tx, |name, bytes| {
+        image::load_from_memory(&bytes)
+            .map(|i| i.to_rgba8())
+            .map_err(|e| format!("cannot open '{name}': {e}"))
+    });
+    #[cfg(not(target_arch = "wasm32"))]
     std::thread::spawn(move || {
         let Some(path) = rfd::FileDialog::new()
             .add_filter("PNG image", &["png"])

@@ -1,0 +1,178 @@
+//! The browser test's script (web/test): with `?test` in the page's address the app runs, frame
+//! by frame, a short sweep in the performance lab, then one traced run of every seed algorithm,
+//! radix and a large FFT, each checked against its CPU model by the run itself. What it sees is
+//! written as JSON into the page's `#test-report` every frame (the current stage too, so the
+//! driver can press a key and see the stage change).
+
+use super::app::{StagewiseApp, Tab, TraceState};
+use crate::algo::AlgoOptions;
+use crate::data::Fill;
+use eframe::egui;
+use serde_json::{Value, json};
+
+/// Where the script is.
+enum Phase {
+    Sweep,
+    Sweeping,
+    Run(usize),
+    Running(usize),
+    Done,
+}
+
+pub struct WebTest {
+    phase: Phase,
+    sweep: Value,
+    runs: Vec<Value>,
+}
+
+/// The runs: one per seed (bitrev 000, bmmc 001, oddeven 002, fft 003, scan 004), radix, and
+/// the FFT's large plan; bitrev last, so the page ends on its stages.
+fn cases() -> Vec<(AlgoOptions, &'static str)> {
+    use crate::algo::fft::{Kernel, Options as Fft};
+    let large = AlgoOptions::Fft(Fft {
+        size: Some(4096),
+        kernel: Kernel::Large,
+        split: Some(64),
+        ..Default::default()
+    });
+    let mut v: Vec<(AlgoOptions, &'static str)> = ["bmmc", "oddeven", "fft", "scan", "radix"]
+        .into_iter()
+        .filter_map(AlgoOptions::by_name)
+        .map(|a| {
+            let variant = a.algo().info().variants[0].name;
+            (a, variant)
+        })
+        .collect();
+    v.push((large, "large"));
+    if let Some(b) = AlgoOptions::by_name("bitrev") {
+        v.push((b, "staged"));
+    }
+    v
+}
+
+impl WebTest {
+    /// The script, when the page's address asks for it.
+    pub fn from_page() -> Option<WebTest> {
+        let search = web_sys::window()?.location().search().ok()?;
+        search.contains("test").then(|| WebTest {
+            phase: Phase::Sweep,
+            sweep: Value::Null,
+            runs: Vec::new(),
+        })
+    }
+
+    /// One step of the script, at the top of a frame.
+    pub fn step(&mut self, app: &mut StagewiseApp, ctx: &egui::Context) {
+        let cases = cases();
+        match self.phase {
+            // After the run the app starts with.
+            Phase::Sweep if app.is_running() => {}
+            Phase::Sweep => {
+                let Some(gpu) = app.gpu().cloned() else {
+                    self.sweep = json!({"error": "no GPU"});
+                    self.phase = Phase::Run(0);
+                    return;
+                };
+                app.tab = Tab::Performance;
+                if !gpu.has_timestamps() {
+                    self.sweep = json!({"timestamps": false});
+                    self.phase = Phase::Run(0);
+                    return;
+                }
+                let lab = &mut app.perf;
+                lab.algo = AlgoOptions::Copy(Default::default());
+                lab.reset_variants();
+                (lab.log_lo, lab.log_hi, lab.reps, lab.warmup_ms) = (10, 14, 5, 20.0);
+                lab.start(&gpu, ctx, (10..=14).map(|k| 1usize << k).collect());
+                self.phase = Phase::Sweeping;
+            }
+            Phase::Sweeping => {
+                if !app.perf.is_running() {
+                    self.sweep = json!({
+                        "timestamps": true,
+                        "points": app.perf.rows.len(),
+                        "status": app.perf.status,
+                    });
+                    app.tab = Tab::Stages;
+                    self.phase = Phase::Run(0);
+                }
+            }
+            Phase::Run(i) if i >= cases.len() => self.phase = Phase::Done,
+            Phase::Run(i) => {
+                let (algo, variant) = cases[i].clone();
+                let s = &mut app.session;
+                s.fill = if algo.algo().example(s.dtype).is_some() {
+                    Fill::Example
+                } else {
+                    Fill::Small
+                };
+                s.variant = variant.into();
+                s.typed = false;
+                s.algo = algo;
+                app.start_run(ctx);
+                self.phase = Phase::Running(i);
+            }
+            Phase::Running(i) => {
+                if app.is_running() || app.trace != TraceState::Complete {
+                    return;
+                }
+                let (algo, variant) = &cases[i];
+                self.runs.push(match &app.result {
+                    Some(r) => json!({
+                        "algorithm": algo.name(),
+                        "variant": variant,
+                        "n": r.input.len(),
+                        "stages": r.stages.len(),
+                        "verified": r.mismatch.is_none(),
+                        "mismatch": r.mismatch,
+                        "message": app.message,
+                    }),
+                    None => json!({
+                        "algorithm": algo.name(),
+                        "variant": variant,
+                        "verified": false,
+                        "message": app.message,
+                    }),
+                });
+                self.phase = Phase::Run(i + 1);
+            }
+            Phase::Done => {}
+        }
+    }
+
+    /// The report so far, with the stage shown now.
+    pub fn report(&self, app: &StagewiseApp) -> Value {
+        json!({
+            "done": matches!(self.phase, Phase::Done),
+            "adapter": app.gpu().map(|g| g.adapter_name()),
+            "timestamps": app.gpu().map(|g| g.has_timestamps()),
+            "sweep": self.sweep,
+            "runs": self.runs,
+            "stage": app.timeline.stage,
+            "stages": app.result.as_ref().map(|r| r.stages.len()),
+            "stage_label": app.result.as_ref().and_then(|r| r.stages.get(app.timeline.stage)).map(|s| s.label.clone()),
+        })
+    }
+}
+
+/// Write `report` into the page's `#test-report` (made on first use).
+pub fn publish(report: &Value) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let el = match doc.get_element_by_id("test-report") {
+        Some(e) => e,
+        None => {
+            let Ok(e) = doc.create_element("pre") else {
+                return;
+            };
+            e.set_id("test-report");
+            let _ = e.set_attribute("style", "display:none");
+            if let Some(b) = doc.body() {
+                let _ = b.append_child(&e);
+            }
+            e
+        }
+    };
+    el.set_text_content(Some(&report.to_string()));
+}
