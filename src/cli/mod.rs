@@ -11,6 +11,7 @@ use std::io::Write;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod bench_cmds;
+#[cfg(not(target_arch = "wasm32"))]
 use bench_cmds::{bench_cmd, report_cmd, suite_cmd};
 
 #[derive(Parser, Debug)]

@@ -259,6 +259,8 @@ fn draw_peer(
     Ok(())
 }
 
+/// (Native only: plotters' font registry is not built for the browser.)
+#[cfg(not(target_arch = "wasm32"))]
 pub fn plot(r: &SuiteResult, path: &std::path::Path) -> Result<()> {
     use plotters::prelude::*;
     static FONT: std::sync::Once = std::sync::Once::new();
