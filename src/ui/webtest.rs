@@ -153,6 +153,8 @@ impl WebTest {
             "timestamps": app.gpu().map(|g| g.has_timestamps()),
             "sweep": self.sweep,
             "runs": self.runs,
+            "message": app.message,
+            "lost": app.gpu().and_then(|g| g.lost()),
             "stage": app.timeline.stage,
             "stages": app.result.as_ref().map(|r| r.stages.len()),
             "stage_label": app.result.as_ref().and_then(|r| r.stages.get(app.timeline.stage)).map(|s| s.label.clone()),
