@@ -43,7 +43,8 @@ fn cases() -> Vec<(AlgoOptions, &'static str)> {
             (a, variant)
         })
         .collect();
-    v.push((large, "large"));
+    // The large plan is an option of the FFT's one variant.
+    v.push((large, "workgroup"));
     if let Some(b) = AlgoOptions::by_name("bitrev") {
         v.push((b, "staged"));
     }
@@ -125,6 +126,7 @@ impl WebTest {
                 self.runs.push(match this {
                     Some(r) => json!({
                         "algorithm": algo.name(),
+                        "large": matches!(algo, AlgoOptions::Fft(f) if f.kernel == crate::algo::fft::Kernel::Large),
                         "variant": variant,
                         "n": r.input.len(),
                         "stages": r.stages.len(),
