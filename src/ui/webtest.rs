@@ -114,7 +114,8 @@ impl WebTest {
                 self.phase = Phase::Running(i);
             }
             Phase::Running(i) => {
-                if app.is_running() || app.trace != TraceState::Complete {
+                // Done: whole, or stopped by an error (then the message says why).
+                if app.is_running() || matches!(app.trace, TraceState::Arriving { .. }) {
                     return;
                 }
                 let (algo, variant) = &cases[i];
