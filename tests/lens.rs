@@ -221,12 +221,34 @@ fn unmarked_kernels_and_oversized_runs_are_refused() {
         },
     )
     .unwrap();
-    let e = lens::record_run(algo, g, &req, &normal, 32).unwrap_err();
+    // Every workgroup of a run past the log: refused, naming the limit.
+    let all = lens::LensOptions {
+        warp: 32,
+        sample: lens::sample::SampleSpec::All,
+        seed: 1,
+    };
+    let e = lens::record_run_with(algo, g, &req, &normal, &all).unwrap_err();
     assert!(e.to_string().contains("too large to record"), "{e}");
     assert!(
         e.to_string().contains(&lens::max_elements(g).to_string()),
         "{e}"
     );
+    // By default, a sample: its counts weighed up to the grid are the whole run's.
+    let rep = lens::record_run(algo, g, &req, &normal, 32).unwrap();
+    assert!(!rep.records[0].sample.is_all());
+    let p = &rep.passes[0];
+    for (kind, sectors) in [(Kind::Read, 4.0), (Kind::Write, 32.0)] {
+        let s = p.global.iter().find(|s| s.kind == kind).unwrap();
+        let want = (big / 32) as f64;
+        assert!(
+            (s.requests as f64 / want - 1.0).abs() < 0.01,
+            "{kind:?} {s:?}"
+        );
+        assert!(
+            (s.sectors as f64 / s.requests as f64 - sectors).abs() < 0.01,
+            "{s:?}"
+        );
+    }
     let e = lens::record_run(algo, g, &req, &normal, 0).unwrap_err();
     assert!(e.to_string().contains("--lens-warp"), "{e}");
     let oe = AlgoOptions::Oddeven(Default::default());
@@ -555,3 +577,7 @@ mod handmade;
 // ---- every access in the IR is a site ----
 #[path = "lens/coverage.rs"]
 mod coverage;
+
+// ---- sampled recording agrees with every workgroup's ----
+#[path = "lens/sample.rs"]
+mod sample;

@@ -121,6 +121,11 @@ pub struct RunArgs {
     /// Warp size the lens groups accesses by (default: the adapter's largest subgroup).
     #[arg(long, global = true, requires = "lens")]
     pub lens_warp: Option<u32>,
+    /// Which workgroups the lens records: auto (every one where the record log holds the run,
+    /// else a sample that fits it), all, or a fraction of every pass's grid (0.01, 1/256); the
+    /// sample's offsets follow --seed.
+    #[arg(long, global = true, requires = "lens", default_value = "auto", value_parser = parse_sample)]
+    pub lens_sample: crate::lens::sample::SampleSpec,
     #[command(subcommand)]
     pub algo: AlgoOptions,
 }
@@ -454,20 +459,28 @@ pub fn prepare(args: &RunArgs) -> Result<RunRequest> {
     })
 }
 
+fn parse_sample(s: &str) -> std::result::Result<crate::lens::sample::SampleSpec, String> {
+    crate::lens::sample::SampleSpec::parse(s).map_err(|e| e.to_string())
+}
+
 fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     let req = prepare(args)?;
     let trace = req.trace;
     let algo = args.algo.algo();
     let gpu = gpu(cli.adapter.as_deref())?;
-    let warp = args
-        .lens_warp
-        .unwrap_or_else(|| crate::lens::default_warp(&gpu));
+    let lo = crate::lens::LensOptions {
+        warp: args
+            .lens_warp
+            .unwrap_or_else(|| crate::lens::default_warp(&gpu)),
+        sample: args.lens_sample,
+        seed: args.seed,
+    };
     if args.lens {
-        crate::lens::check(&gpu, req.input.len(), warp)?;
+        crate::lens::check(&gpu, req.input.len(), &lo)?;
     }
     let res = algo::run(algo, &gpu, &req)?;
     let lens = if args.lens {
-        Some(crate::lens::record_run(algo, &gpu, &req, &res, warp)?)
+        Some(crate::lens::record_run_with(algo, &gpu, &req, &res, &lo)?)
     } else {
         None
     };
@@ -476,6 +489,7 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
         if let Some(l) = &lens {
             more.insert("lens".into(), l.to_json());
             more.insert("lens_model".into(), l.model_json());
+            more.insert("lens_sample".into(), l.sample_json());
         }
         // Streamed: a large trace is written as it is serialized, never held as a value tree.
         let mut o = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());

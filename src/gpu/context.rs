@@ -167,9 +167,15 @@ impl Gpu {
     /// itself), every pass's accesses read back into the returned recorder.
     pub fn with_lens(&self) -> (Gpu, Arc<crate::lens::record::Recorder>) {
         let rec = Arc::new(crate::lens::record::Recorder::default());
+        (self.with_recorder(rec.clone()), rec)
+    }
+
+    /// This device in recording mode, its passes landing in `rec` (which also says which
+    /// workgroups record).
+    pub fn with_recorder(&self, rec: Arc<crate::lens::record::Recorder>) -> Gpu {
         let mut g = self.clone();
-        g.lens = Some(rec.clone());
-        (g, rec)
+        g.lens = Some(rec);
+        g
     }
 
     /// Test hook: the next buffer allocation on this device fails the way wgpu reports running out

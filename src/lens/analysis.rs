@@ -11,7 +11,7 @@
 use super::record::PassRecord;
 use super::sites::{Kind, Space};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 pub const SECTOR: u64 = 32;
 pub const SEGMENT: u64 = 128;
@@ -46,11 +46,25 @@ pub struct SharedSite {
     /// Wavefronts workgroup memory serves for these requests (ways summed over phases).
     #[serde(skip)]
     pub wavefronts: u64,
+    /// Of those, the ones past the first of each phase (conflicts' replays).
     #[serde(skip)]
-    ways_sum: u64,
+    pub replays: u64,
+    #[serde(skip)]
+    ways_sum: f64,
 }
 
-/// The lens's view of one pass.
+/// One buffer's share of a pass's global traffic.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BufferTraffic {
+    pub buffer: String,
+    pub requests: u64,
+    pub sectors: u64,
+    /// Distinct sectors touched (the buffer's footprint in this pass).
+    pub footprint_sectors: u64,
+}
+
+/// The lens's view of one pass. Where the pass was sampled ([`PassRecord::sample`]), every count
+/// is the sample's weighed up to the whole grid.
 #[derive(Clone, Debug, Serialize)]
 pub struct PassLens {
     pub pass: usize,
@@ -59,7 +73,12 @@ pub struct PassLens {
     pub shared: Vec<SharedSite>,
     /// Each distinct global word read once and each distinct word written once.
     pub floor_bytes: u64,
+    /// Distinct 32-byte sectors the pass touches, times 32.
+    pub footprint_bytes: u64,
+    pub buffers: Vec<BufferTraffic>,
+    /// The memory model's time (see [`super::memory`]).
     pub predicted_ms: Option<f64>,
+    pub prediction: Option<super::memory::Prediction>,
     pub gpu_ms: Option<f64>,
 }
 
@@ -71,11 +90,18 @@ impl PassLens {
     pub fn wavefronts(&self) -> u64 {
         self.shared.iter().map(|s| s.wavefronts).sum()
     }
+
+    /// Wavefronts beyond one per phase: the replays bank conflicts cost.
+    pub fn replays(&self) -> u64 {
+        self.shared.iter().map(|s| s.replays).sum()
+    }
 }
 
 /// The words of one warp request.
 pub struct Request<'a> {
     pub site: u32,
+    /// The workgroup that made it.
+    pub wg: u32,
     /// (local index, first word) of every lane's access.
     pub lanes: &'a [(u32, u32)],
 }
@@ -143,6 +169,7 @@ pub fn for_each_request(rec: &PassRecord, warp: u32, mut f: impl FnMut(Request<'
         }
         f(Request {
             site: k.0,
+            wg: k.1,
             lanes: &lanes,
         });
         i = j;
@@ -153,73 +180,136 @@ fn same(a: &(u32, u32, u32, u32, u32, u32), b: &(u32, u32, u32, u32, u32, u32)) 
     a.0 == b.0 && a.1 == b.1 && a.2 == b.2 && a.3 == b.3
 }
 
-/// Analyse one recorded pass at warp size `warp`. `copy_gbps`: the copy kernel's bandwidth on this
-/// adapter (None: no prediction); `gpu_ms`: the normal build's measured time of the pass.
+/// Weighted sums of one global site.
+#[derive(Default)]
+struct GlobalAcc {
+    requests: f64,
+    sectors: f64,
+    min: f64,
+    segments: f64,
+    bytes: f64,
+}
+
+/// Weighted sums of one workgroup-memory site.
+#[derive(Default)]
+struct SharedAcc {
+    requests: f64,
+    max_ways: u32,
+    wavefronts: f64,
+    replays: f64,
+    ways: f64,
+}
+
+/// Analyse one recorded pass at warp size `warp`. `memory`: the adapter's memory system (None: no
+/// prediction); `gpu_ms`: the normal build's measured time of the pass.
 pub fn analyse(
     pass: usize,
     rec: &PassRecord,
     warp: u32,
-    copy_gbps: Option<f64>,
+    memory: Option<&super::memory::MemoryModel>,
     gpu_ms: Option<f64>,
 ) -> PassLens {
     let sites = &rec.kernel.sites;
-    let mut global: Vec<Option<GlobalSite>> = vec![None; sites.len()];
-    let mut shared: Vec<Option<SharedSite>> = vec![None; sites.len()];
+    let sample = &rec.sample;
+    let mut global: Vec<Option<GlobalAcc>> = (0..sites.len()).map(|_| None).collect();
+    let mut shared: Vec<Option<SharedAcc>> = (0..sites.len()).map(|_| None).collect();
     for_each_request(rec, warp, |r| {
         let Some(s) = sites.get(r.site as usize) else {
             return;
         };
+        let w = sample.weight_of(r.wg);
         match s.space {
             Space::Global => {
                 let (sectors, segments, min) = global_counts(r.lanes, s.width);
-                let g = global[r.site as usize].get_or_insert_with(|| GlobalSite {
-                    site: r.site,
-                    line: s.line,
-                    kind: s.kind,
-                    buffer: s.buffer.clone(),
-                    requests: 0,
-                    sectors: 0,
-                    min_sectors: 0,
-                    segments: 0,
-                    bytes: 0,
-                });
-                g.requests += 1;
-                g.sectors += sectors;
-                g.segments += segments;
-                g.min_sectors += min;
-                g.bytes += r.lanes.len() as u64 * s.width as u64 * 4;
+                let g = global[r.site as usize].get_or_insert_with(GlobalAcc::default);
+                g.requests += w;
+                g.sectors += w * sectors as f64;
+                g.segments += w * segments as f64;
+                g.min += w * min as f64;
+                g.bytes += w * (r.lanes.len() as u64 * s.width as u64 * 4) as f64;
             }
             Space::Workgroup => {
                 let (ways, wavefronts) = bank_ways(r.lanes, s.width);
-                let w = shared[r.site as usize].get_or_insert(SharedSite {
-                    site: r.site,
-                    line: s.line,
-                    kind: s.kind,
-                    requests: 0,
-                    max_ways: 0,
-                    mean_ways: 0.0,
-                    wavefronts: 0,
-                    ways_sum: 0,
-                });
-                w.requests += 1;
-                w.max_ways = w.max_ways.max(ways);
-                w.wavefronts += wavefronts;
-                w.ways_sum += ways as u64;
+                let phases = r
+                    .lanes
+                    .len()
+                    .div_ceil((BANKS / s.width.max(1)).max(1) as usize);
+                let a = shared[r.site as usize].get_or_insert_with(SharedAcc::default);
+                a.requests += w;
+                a.max_ways = a.max_ways.max(ways);
+                a.wavefronts += w * wavefronts as f64;
+                a.replays += w * wavefronts.saturating_sub(phases as u64) as f64;
+                a.ways += w * ways as f64;
             }
         }
     });
-    let shared: Vec<SharedSite> = shared
+    let n = |x: f64| x.round() as u64;
+    let global: Vec<GlobalSite> = global
         .into_iter()
-        .flatten()
-        .map(|mut s| {
-            s.mean_ways = s.ways_sum as f64 / s.requests.max(1) as f64;
-            s
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let a = a?;
+            let s = &sites[i];
+            Some(GlobalSite {
+                site: i as u32,
+                line: s.line,
+                kind: s.kind,
+                buffer: s.buffer.clone(),
+                requests: n(a.requests),
+                sectors: n(a.sectors),
+                min_sectors: n(a.min),
+                segments: n(a.segments),
+                bytes: n(a.bytes),
+            })
         })
         .collect();
-    let global: Vec<GlobalSite> = global.into_iter().flatten().collect();
-    // The floor: every distinct word of every global buffer, read once and written once.
-    let mut read: HashSet<(&str, u32)> = HashSet::new();
-    let mut written: HashSet<(&str, u32)> = HashSet::new();
+    let shared: Vec<SharedSite> = shared
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let a = a?;
+            let s = &sites[i];
+            Some(SharedSite {
+                site: i as u32,
+                line: s.line,
+                kind: s.kind,
+                requests: n(a.requests),
+                max_ways: a.max_ways,
+                mean_ways: a.ways / a.requests.max(1e-9),
+                wavefronts: n(a.wavefronts),
+                replays: n(a.replays),
+                ways_sum: a.ways,
+            })
+        })
+        .collect();
+    let (floor_bytes, footprint, buffers) = footprints(rec, &global);
+    let mut lens = PassLens {
+        pass,
+        label: rec.label.clone(),
+        global,
+        shared,
+        floor_bytes,
+        footprint_bytes: footprint,
+        buffers,
+        predicted_ms: None,
+        prediction: None,
+        gpu_ms,
+    };
+    lens.prediction = memory.map(|m| m.predict(&lens));
+    lens.predicted_ms = lens.prediction.as_ref().map(|p| p.total_ms);
+    lens
+}
+
+/// Distinct words and sectors, weighed up from a sample: a word (sector) that one workgroup alone
+/// touches stands for as many as that workgroup does; one that several touch is one (a table
+/// every workgroup reads is counted once, not once per workgroup). Returns the floor (distinct
+/// words read + distinct words written, in bytes), the footprint (distinct sectors, in bytes)
+/// and each buffer's traffic.
+fn footprints(rec: &PassRecord, global: &[GlobalSite]) -> (u64, u64, Vec<BufferTraffic>) {
+    let sites = &rec.kernel.sites;
+    let mut names: Vec<&str> = Vec::new();
+    // (buffer << 33 | written << 32 | word, workgroup)
+    let mut words: Vec<(u64, u32)> = Vec::new();
     for a in &rec.accesses {
         let Some(s) = sites.get(a.site as usize) else {
             continue;
@@ -227,40 +317,96 @@ pub fn analyse(
         if s.space != Space::Global {
             continue;
         }
-        let set = if s.kind == Kind::Read {
-            &mut read
-        } else {
-            &mut written
-        };
+        let b = match names.iter().position(|&x| x == s.buffer) {
+            Some(b) => b,
+            None => {
+                names.push(&s.buffer);
+                names.len() - 1
+            }
+        } as u64;
+        let wr = (s.kind == Kind::Write) as u64;
         for k in 0..s.width {
-            set.insert((s.buffer.as_str(), a.addr.wrapping_add(k)));
+            let word = a.addr.wrapping_add(k) as u64;
+            words.push((b << 33 | wr << 32 | word, a.wg));
         }
     }
-    let floor_bytes = 4 * (read.len() + written.len()) as u64;
-    let mut lens = PassLens {
-        pass,
-        label: rec.label.clone(),
-        global,
-        shared,
-        floor_bytes,
-        predicted_ms: None,
-        gpu_ms,
+    words.sort_unstable();
+    words.dedup();
+    let weigh = |items: &[(u64, u32)], mut each: Box<dyn FnMut(u64, f64) + '_>| {
+        let mut i = 0;
+        while i < items.len() {
+            let mut j = i + 1;
+            while j < items.len() && items[j].0 == items[i].0 {
+                j += 1;
+            }
+            // One workgroup alone: its weight; several: once.
+            let w = if j - i == 1 {
+                rec.sample.weight_of(items[i].1)
+            } else {
+                1.0
+            };
+            each(items[i].0, w);
+            i = j;
+        }
     };
-    lens.predicted_ms = copy_gbps.map(|bw| predict_ms(lens.sectors(), lens.wavefronts(), bw));
-    lens
-}
-
-/// Milliseconds for `sectors` global sectors at `copy_gbps` plus `wavefronts` workgroup-memory
-/// wavefronts (128 bytes each) at [`SHARED_SPEEDUP`]× that bandwidth.
-pub fn predict_ms(sectors: u64, wavefronts: u64, copy_gbps: f64) -> f64 {
-    let global = (sectors * SECTOR) as f64 / (copy_gbps * 1e6);
-    let shared = (wavefronts * SEGMENT) as f64 / (SHARED_SPEEDUP * copy_gbps * 1e6);
-    global + shared
+    // A sample sees a word or sector that several workgroups share (a scatter's target sector)
+    // from one of them: no estimate exceeds the span the sample saw, per buffer and kind.
+    let span = |items: &[(u64, u32)], key: &dyn Fn(u64) -> u64| {
+        let mut out: HashMap<u64, (u64, u64)> = HashMap::new();
+        for &(k, _) in items {
+            let e = out.entry(key(k)).or_insert((u64::MAX, 0));
+            e.0 = e.0.min(k & 0xffff_ffff);
+            e.1 = e.1.max(k & 0xffff_ffff);
+        }
+        out
+    };
+    let word_span = span(&words, &|k| k >> 32);
+    let mut per_kind: HashMap<u64, f64> = HashMap::new();
+    weigh(
+        &words,
+        Box::new(|k, w| *per_kind.entry(k >> 32).or_default() += w),
+    );
+    let floor: f64 = per_kind
+        .iter()
+        .map(|(k, &w)| w.min((word_span[k].1 - word_span[k].0 + 1) as f64))
+        .sum();
+    // Sectors: the same, with both kinds together.
+    let mut sectors: Vec<(u64, u32)> = words
+        .iter()
+        .map(|&(k, wg)| ((k >> 33) << 32 | ((k & 0xffff_ffff) * 4 / SECTOR), wg))
+        .collect();
+    sectors.sort_unstable();
+    sectors.dedup();
+    let mut per_buffer = vec![0.0f64; names.len()];
+    weigh(
+        &sectors,
+        Box::new(|k, w| per_buffer[(k >> 32) as usize] += w),
+    );
+    for (b, (lo, hi)) in span(&sectors, &|k| k >> 32) {
+        per_buffer[b as usize] = per_buffer[b as usize].min((hi - lo + 1) as f64);
+    }
+    let buffers = names
+        .iter()
+        .enumerate()
+        .map(|(b, name)| {
+            let of = global.iter().filter(|g| g.buffer == *name);
+            BufferTraffic {
+                buffer: name.to_string(),
+                requests: of.clone().map(|g| g.requests).sum(),
+                sectors: of.map(|g| g.sectors).sum(),
+                footprint_sectors: per_buffer[b].round() as u64,
+            }
+        })
+        .collect::<Vec<_>>();
+    let footprint = buffers.iter().map(|b| b.footprint_sectors).sum::<u64>() * SECTOR;
+    ((4.0 * floor).round() as u64, footprint, buffers)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::memory::MemoryModel;
     use super::super::record::Access;
+    use super::super::sample::PassSample;
     use super::super::sites::{LensKernel, Site};
     use super::*;
     use std::sync::Arc;
@@ -286,6 +432,7 @@ mod tests {
                 ..Default::default()
             }),
             workgroups: [1, 1, 1],
+            sample: Arc::new(PassSample::all(2)),
             accesses: acc
                 .into_iter()
                 .map(|(wg, lid, site, addr)| Access {
@@ -346,7 +493,16 @@ mod tests {
             ],
             acc,
         );
-        let l = analyse(0, &p, 32, Some(100.0), Some(1.0));
+        let mem = |l2_bytes| MemoryModel {
+            adapter: "a".into(),
+            driver: "d".into(),
+            dram_gbps: 100.0,
+            l2_gbps: 200.0,
+            l2_bytes,
+            l2_source: "table".into(),
+            sweep: Vec::new(),
+        };
+        let l = analyse(0, &p, 32, Some(&mem(1 << 20)), Some(1.0));
         assert_eq!(l.global.len(), 2);
         let (r, w) = (&l.global[0], &l.global[1]);
         assert_eq!(
@@ -360,11 +516,69 @@ mod tests {
         assert_eq!(r.bytes, 512);
         assert_eq!(l.shared.len(), 1);
         assert_eq!((l.shared[0].requests, l.shared[0].max_ways), (2, 2));
+        // Two 2-way requests: one replay each.
+        assert_eq!((l.wavefronts(), l.replays()), (4, 2));
         assert_eq!(l.floor_bytes, 4 * (128 + 64));
-        // 16 + 64 sectors of 32 B and 2 × 2 wavefronts of 128 B: 2560 B at 100 GB/s, 512 B at 1 TB/s.
-        let want = 2560.0 / 100e6 + 512.0 / 1000e6;
+        // Sectors: reads 0..16, writes every 4th of 0..256, 4 of them shared: 76.
+        assert_eq!(l.footprint_bytes, 76 * 32);
+        // The footprint fits the L2: it comes from DRAM, the other 4 sectors from L2, and the 2
+        // replays' 256 B at 10× the DRAM rate.
+        let x = l.prediction.as_ref().unwrap();
+        assert_eq!(
+            (x.case.as_str(), x.dram_bytes, x.l2_bytes, x.replay_bytes),
+            ("fits L2", 2432, 128, 256)
+        );
+        let want = 2432.0 / 100e6 + 128.0 / 200e6 + 256.0 / 1000e6;
         assert!((l.predicted_ms.unwrap() - want).abs() < 1e-12);
+        // Measured far above the model: the verdict says so.
+        assert!(x.verdict.as_ref().unwrap().contains("leaves out"));
+        // No L2: every requested sector from DRAM.
+        let l = analyse(0, &p, 32, Some(&mem(0)), None);
+        let x = l.prediction.as_ref().unwrap();
+        assert_eq!(
+            (x.case.as_str(), x.dram_bytes, x.l2_bytes),
+            ("past L2", 2560, 0)
+        );
+        assert!(x.verdict.is_none());
         assert!(analyse(0, &p, 32, None, None).predicted_ms.is_none());
+    }
+
+    #[test]
+    fn a_sample_is_weighed_up_to_the_grid_and_shared_words_count_once() {
+        // 10 workgroups; 0 and 9 fixed, 3 and 6 stand for the other 8 (weight 4). Each reads its
+        // own 32 words and the same 32-word table.
+        let sample = PassSample {
+            workgroups: 10,
+            sampled: 4,
+            fixed: vec![0, 9],
+            stride: 4,
+            shift: 1,
+            weight: 4.0,
+            tail_from: 10,
+            tail_weight: 4.0,
+            bits: vec![0b10_0100_1001],
+        };
+        let acc: Vec<_> = [0u32, 3, 6, 9]
+            .iter()
+            .flat_map(|&wg| {
+                (0..32u32).flat_map(move |l| [(wg, l, 0, wg * 32 + l), (wg, l, 1, 1000 + l)])
+            })
+            .collect();
+        let mut p = pass(
+            vec![
+                site(Kind::Read, Space::Global, 1),
+                site(Kind::Read, Space::Global, 1),
+            ],
+            acc,
+        );
+        p.sample = Arc::new(sample);
+        let l = analyse(0, &p, 32, None, None);
+        assert_eq!((l.global[0].requests, l.global[0].sectors), (10, 40));
+        assert_eq!((l.global[1].requests, l.global[1].sectors), (10, 40));
+        // Private words weighed (10 × 32), the table once (32).
+        assert_eq!(l.floor_bytes, 4 * (320 + 32));
+        // Sectors: 4 per workgroup, the table's 4 (words 1000..1032: sectors 125..=128) once.
+        assert_eq!(l.footprint_bytes, 44 * 32);
     }
 
     #[test]
