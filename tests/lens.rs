@@ -521,6 +521,9 @@ fn app_lens_toggle_records_on_a_worker_and_narrates_the_pass() {
     assert_eq!(rep.warp, 32);
     h.get_by_label_contains("Pass 0 (warp 32)");
     h.get_by_label_contains("are coalesced");
+    // What was recorded and the memory system the prediction uses.
+    h.get_by_label_contains("Recorded: every workgroup recorded");
+    h.get_by_label_contains("memory model: DRAM");
     h.get_by_label("access site");
     // Compare: naive beside staged on the same input, its own narration and both times.
     h.state_mut().lens.compare.variant = Some("naive".into());
@@ -581,3 +584,39 @@ mod coverage;
 // ---- sampled recording agrees with every workgroup's ----
 #[path = "lens/sample.rs"]
 mod sample;
+
+/// The decoupled scan's look-back is traffic like any other: its status words and tile scratch are
+/// sites, and the narration gives the statuses' share of the pass's sectors (small: a few words a
+/// tile against the tile's data).
+#[test]
+fn the_look_back_is_in_the_lens_and_its_share_is_narrated() {
+    let rep = record(&AlgoOptions::Scan(Default::default()), "decoupled", 1 << 16);
+    let p = rep
+        .passes
+        .iter()
+        .find(|p| p.buffers.iter().any(|b| b.buffer == "status"))
+        .expect("a pass with status traffic");
+    let r = &rep.records[p.pass];
+    let reads = |buffer: &str, kind: Kind| {
+        r.kernel
+            .sites
+            .iter()
+            .any(|s| s.buffer == buffer && s.kind == kind)
+    };
+    assert!(reads("status", Kind::Read) && reads("status", Kind::Write));
+    let status = p.buffers.iter().find(|b| b.buffer == "status").unwrap();
+    let share = status.sectors as f64 / p.sectors() as f64;
+    assert!(share > 0.0 && share < 0.1, "status share {share}");
+    assert!(
+        r.kernel
+            .sites
+            .iter()
+            .any(|s| s.space == Space::Workgroup && s.buffer.starts_with("s_")),
+        "tile scratch"
+    );
+    let text = stagewise::ui::lens::narrate(p, rep.warp);
+    assert!(
+        text.contains("sectors by buffer: ") && text.contains("status "),
+        "{text}"
+    );
+}

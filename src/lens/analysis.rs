@@ -382,8 +382,23 @@ fn footprints(rec: &PassRecord, global: &[GlobalSite]) -> (u64, u64, Vec<BufferT
         &sectors,
         Box::new(|k, w| per_buffer[(k >> 32) as usize] += w),
     );
+    // From a sample, a buffer's distinct sectors are taken as at least its requested sectors, up
+    // to its span: a scatter's target sector takes words from workgroups a structured sample picks
+    // together or not at all, which the weighing above would count once for all of them. (Where a
+    // buffer is read again and again this over-estimates, up to the span: the prediction uses the
+    // footprint only to say whether a buffer stays in L2.)
     for (b, (lo, hi)) in span(&sectors, &|k| k >> 32) {
-        per_buffer[b as usize] = per_buffer[b as usize].min((hi - lo + 1) as f64);
+        let b = b as usize;
+        if !rec.sample.is_all() {
+            let name = names[b];
+            let asked: u64 = global
+                .iter()
+                .filter(|g| g.buffer == name)
+                .map(|g| g.sectors)
+                .sum();
+            per_buffer[b] = per_buffer[b].max(asked as f64);
+        }
+        per_buffer[b] = per_buffer[b].min((hi - lo + 1) as f64);
     }
     let buffers = names
         .iter()

@@ -10,12 +10,17 @@
 //! rate. DRAM bytes: where the pass's footprint (distinct sectors) fits the L2, its compulsory
 //! misses (each sector once); where it does not, every requested sector of the buffers whose own
 //! footprint does not fit half the L2, and the footprint of those that do (tables every
-//! workgroup reads stay in L2).
+//! workgroup reads stay in L2); a buffer of at most [`L1_BYTES`] costs only its footprint (each
+//! SM's L1 serves its other requests).
 
 use super::analysis::{PassLens, SECTOR, SEGMENT, SHARED_SPEEDUP};
 use crate::error::Result;
 use crate::gpu::Gpu;
 use serde::{Deserialize, Serialize};
+
+/// Buffers this small are L1-resident after their first touch (NVIDIA's L1 is 128-256 KiB an SM;
+/// a table's sectors are a few of them).
+pub const L1_BYTES: u64 = 32 << 10;
 
 /// The adapter's memory system as the lens models it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -70,8 +75,16 @@ impl MemoryModel {
                 .sum();
             ("past L2", d)
         };
+        // A buffer of at most L1 bytes (a parameter table every thread reads) is served by each
+        // SM's L1 past its first touch: its other requests cost neither DRAM nor L2.
+        let l1: u64 = p
+            .buffers
+            .iter()
+            .filter(|b| b.footprint_sectors * SECTOR <= L1_BYTES)
+            .map(|b| b.sectors.saturating_sub(b.footprint_sectors) * SECTOR)
+            .sum();
         let dram = dram.min(requested.max(dram));
-        let l2 = requested.saturating_sub(dram);
+        let l2 = requested.saturating_sub(dram).saturating_sub(l1);
         let replay = p.replays() * SEGMENT;
         let ms = |bytes: u64, gbps: f64| bytes as f64 / (gbps.max(1e-9) * 1e6);
         let (dram_ms, l2_ms) = (ms(dram, self.dram_gbps), ms(l2, self.l2_gbps));
@@ -152,11 +165,11 @@ pub fn known_l2(adapter: &str) -> Option<u64> {
     .map(|&(_, b)| b)
 }
 
-/// Words copied at each step of the sweep: 2^14 (128 KiB moved) to 2^24 (128 MiB moved), within the
-/// adapter's binding limit.
+/// Words copied at each step of the sweep: 2^14 (128 KiB moved) to 2^26 (512 MiB moved, ten times
+/// the largest L2s), within the adapter's binding limit.
 fn sweep_sizes(gpu: &Gpu) -> Vec<u64> {
     let max = gpu.max_binding_bytes() / 4;
-    (14..=24).map(|k| 1u64 << k).filter(|&n| n <= max).collect()
+    (14..=26).map(|k| 1u64 << k).filter(|&n| n <= max).collect()
 }
 
 /// Where the model of this adapter and driver is kept.

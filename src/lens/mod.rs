@@ -234,6 +234,7 @@ pub fn record_run_with(
     let n = req.input.len();
     check(gpu, n, o)?;
     let cap = record::capacity(gpu);
+    let mut last_resort = false;
     let mut fraction = match o.sample {
         SampleSpec::All => 1.0,
         SampleSpec::Fraction(f) => f,
@@ -248,7 +249,7 @@ pub fn record_run_with(
         };
         // Auto: a run past the budget is recorded again with a smaller sample.
         let budget = (o.sample == SampleSpec::Auto).then(|| {
-            if fraction >= 1.0 {
+            if fraction >= 1.0 || last_resort {
                 cap
             } else {
                 SAMPLE_BUDGET.min(cap)
@@ -258,9 +259,12 @@ pub fn record_run_with(
         let lgpu = gpu.with_recorder(rec.clone());
         let recorded = algo::run(algo, &lgpu, req)?;
         match rec.overflow() {
+            // Three smaller samples aim at the budget; where every pass is already at its
+            // fewest workgroups, the whole log may take the fourth.
             Some(total) if attempts < 4 => {
                 let target = SAMPLE_BUDGET.min(cap) as f64 * 0.7;
                 fraction = (fraction * target / total as f64).min(fraction / 2.0);
+                last_resort = attempts == 3;
             }
             Some(total) => {
                 return Err(Error::Limit(format!(
@@ -332,6 +336,10 @@ pub fn copy_bandwidth(gpu: &Gpu, n: usize) -> Result<Option<f64>> {
     }
     let copy = algo::copy::Options::default();
     let case = copy.bench_case(gpu, copy.info().variant(None)?, n, crate::data::DType::U32)?;
+    // Past 2^16 elements, warm by time first: a count of warm-ups timed idle clocks on an H100.
+    if n > BASE_ELEMENTS {
+        crate::gpu::timed::warm_for(gpu, &case.plan, 100.0)?;
+    }
     let t = crate::gpu::time(gpu, &case.plan, 3, 15)?;
     Ok((t.total_ms > 0.0).then(|| case.bytes as f64 / (t.total_ms * 1e6)))
 }

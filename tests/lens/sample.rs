@@ -47,32 +47,29 @@ fn agree(s: &LensReport, f: &LensReport, g: &LensReport, at: &str) -> usize {
             near(a.requests, b.requests, &format!("{w} requests"));
             near(a.wavefronts, b.wavefronts, &format!("{w} wavefronts"));
         }
-        // Distinct words and sectors are estimated from the sample (a word that one sampled
-        // workgroup alone touches stands for as many as that workgroup does): within 5 % where
-        // each is touched by one workgroup, by every one or by a few (a ladder's rung); where a
-        // scatter's target sector gets words from many workgroups the sample sees part of them
-        // (an estimate between half and all of the true count).
-        let scatter = pf.global.iter().any(|g| g.sectors > g.min_sectors);
-        for (a, b, w) in [
-            (ps.floor_bytes, pf.floor_bytes, "floor"),
-            (ps.footprint_bytes, pf.footprint_bytes, "footprint"),
-        ] {
-            if dynamic {
-                continue;
-            }
-            if scatter {
-                let r = a as f64 / b.max(1) as f64;
-                assert!(
-                    (0.5..=1.01).contains(&r),
-                    "{at} {w}: sampled {a}, every workgroup {b}"
-                );
-            } else {
-                let r = a as f64 / b.max(1) as f64;
-                assert!(
-                    (0.95..=1.05).contains(&r),
-                    "{at} {w}: sampled {a}, every workgroup {b}"
-                );
-            }
+        // Distinct words are estimated from the sample (a word one sampled workgroup alone
+        // touches stands for as many as that workgroup does): within 5 % where each is touched
+        // by one workgroup, by every one or by a few (a ladder's rung); where a scatter's target
+        // sector gets words from many workgroups the sample sees part of them (between half and
+        // all of the true count). Distinct sectors from a sample are at least the sectors
+        // requested, up to the span: within a factor of 2.
+        if !dynamic {
+            let scatter = pf.global.iter().any(|g| g.sectors > g.min_sectors);
+            let r = ps.floor_bytes as f64 / pf.floor_bytes.max(1) as f64;
+            let ok = if scatter { 0.5..=1.01 } else { 0.95..=1.05 };
+            assert!(
+                ok.contains(&r),
+                "{at} floor: sampled {}, every workgroup {}",
+                ps.floor_bytes,
+                pf.floor_bytes
+            );
+            let r = ps.footprint_bytes as f64 / pf.footprint_bytes.max(1) as f64;
+            assert!(
+                (0.5..=2.0).contains(&r),
+                "{at} footprint: sampled {}, every workgroup {}",
+                ps.footprint_bytes,
+                pf.footprint_bytes
+            );
         }
     }
     compared
