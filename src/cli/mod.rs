@@ -524,7 +524,10 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
                     .map_or("unavailable".to_string(), |t| format!("{t:.4} ms"))
             ));
         }
-        out(&format!("verified against the CPU model: {}", res.verified));
+        match res.extra.get("unverified").and_then(|v| v.as_str()) {
+            Some(why) => out(&format!("unverified: {why}")),
+            None => out(&format!("verified against the CPU model: {}", res.verified)),
+        }
         if let Some(l) = &lens {
             out(l.text().trim_end());
         }
