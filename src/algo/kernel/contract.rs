@@ -95,6 +95,11 @@ fn at(file: &str, loc: Option<naga::SourceLocation>, msg: &str) -> Error {
     })
 }
 
+/// Where a span starts in `source` (None: a span naga did not record).
+fn span_at(s: naga::Span, source: &str) -> Option<naga::SourceLocation> {
+    (s.is_defined() && (s.to_range()?.end <= source.len())).then(|| s.location(source))
+}
+
 /// A validation error and its causes, in one line.
 fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
@@ -264,6 +269,20 @@ impl Contract {
                 )));
             }
             let fi = info.get_entry_point(i);
+            if let Some((b, kind, e)) = super::uniform::divergent_barrier(&ep.function, fi) {
+                let (bl, el) = (span_at(b, source), span_at(e, source));
+                let exit_at = el.map_or(String::new(), |l| {
+                    format!(" at {}:{}", l.line_number, l.line_position)
+                });
+                return Err(at(
+                    file,
+                    bl,
+                    &format!(
+                        "barrier in non-uniform control flow (entry point '{}'): the `{kind}`{exit_at} is taken by some invocations only, so they skip this barrier while the others wait at it; WGSL requires every invocation of a workgroup to reach each barrier (on a GPU: a hang or a race)",
+                        ep.name
+                    ),
+                ));
+            }
             let uses = handles
                 .iter()
                 .filter(|(h, _)| !fi[*h].is_empty())

@@ -9,6 +9,7 @@
 pub mod contract;
 pub mod expect;
 pub mod options;
+mod uniform;
 
 use super::prelude::*;
 use crate::gpu::grid;
