@@ -59,7 +59,8 @@ impl Options {
         capture: bool,
     ) -> Result<Built> {
         self.validate(c)?;
-        let log_n = n.max(1).ilog2();
+        // ⌈log2 N⌉: `--passes log_n` doubles a span up to N also when N is no power of two.
+        let log_n = n.max(1).next_power_of_two().trailing_zeros();
         let k = self.pass_count(log_n)?;
         let words = n * c.elem.words();
         let scratch = match self.scratch {

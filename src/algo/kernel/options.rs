@@ -166,17 +166,17 @@ impl Options {
                 (_, Some((_, v))) => scalar(f, v)?,
                 ("n", None) => n as u32,
                 ("log_n", None) => log_n,
-                ("pass", None) => pass,
+                ("pass_index", None) => pass,
                 ("passes", None) => passes,
                 (other, None) => {
                     return Err(Error::Input(format!(
-                        "params.{other}: Stagewise fills n, log_n, pass and passes; give the others with --param {other}=VALUE"
+                        "params.{other}: Stagewise fills n, log_n, pass_index and passes; give the others with --param {other}=VALUE"
                     )));
                 }
             };
             let bits = match (f.kind, f.name.as_str()) {
                 // The built-in values are counts: an f32 field gets them as numbers.
-                (ScalarKind::Float, "n" | "log_n" | "pass" | "passes")
+                (ScalarKind::Float, "n" | "log_n" | "pass_index" | "passes")
                     if !given.iter().any(|g| g.0 == f.name) =>
                 {
                     (bits as f32).to_bits()
