@@ -14,8 +14,12 @@ pub enum Expect {
     Bitrev,
     /// A bmmc preset (`bit-reverse`, `transpose:R,C`, …) or a matrix (`--matrix` syntax).
     Bmmc(String),
-    Scan { exclusive: bool },
-    Sort { descending: bool },
+    Scan {
+        exclusive: bool,
+    },
+    Sort {
+        descending: bool,
+    },
     /// Forward FFTs of `size` points over the complex input, natural order.
     Fft(usize),
     /// The expected output, read like `--input`.
@@ -32,7 +36,11 @@ impl Expect {
             Some((a, b)) => (a.trim(), Some(b.trim())),
             None => (op, None),
         };
-        let bad = || Error::Input(format!("--expect '{op}': unknown operation; operations: {OPS}"));
+        let bad = || {
+            Error::Input(format!(
+                "--expect '{op}': unknown operation; operations: {OPS}"
+            ))
+        };
         Ok(match (name, arg) {
             ("copy", None) => Expect::Copy,
             ("bitrev", None) => Expect::Bitrev,
@@ -44,7 +52,9 @@ impl Expect {
             ("sort-desc", None) => Expect::Sort { descending: true },
             ("fft", Some(a)) => {
                 let size: usize = a.parse().map_err(|_| {
-                    Error::Input(format!("--expect {op}: '{a}' is not a size (a power of two)"))
+                    Error::Input(format!(
+                        "--expect {op}: '{a}' is not a size (a power of two)"
+                    ))
                 })?;
                 if size < 2 || !size.is_power_of_two() {
                     return Err(Error::Input(format!(
@@ -79,7 +89,9 @@ impl Expect {
             }
             Expect::Bmmc(spec) => {
                 let bits = crate::algo::require_pow2("--expect bmmc", n)?;
-                Self::bmmc_options(spec).target(bits as usize)?.permute(&iota)
+                Self::bmmc_options(spec)
+                    .target(bits as usize)?
+                    .permute(&iota)
             }
             _ => return Ok(None),
         }))
@@ -94,7 +106,11 @@ impl Expect {
         if let Some(perm) = self.gather(n)? {
             let want: Vec<u32> = perm
                 .iter()
-                .flat_map(|&j| input.bits[j as usize * w..(j as usize + 1) * w].iter().copied())
+                .flat_map(|&j| {
+                    input.bits[j as usize * w..(j as usize + 1) * w]
+                        .iter()
+                        .copied()
+                })
                 .collect();
             return Ok(first_mismatch(dtype, out, &want).map(|m| per_elem(m, w)));
         }
@@ -205,7 +221,10 @@ fn fft_check(elem: Elem, size: usize, input: &Data, out: &[u32]) -> Result<Optio
     let tol = tolerance(size);
     let scale = want.iter().map(|v| v.norm()).fold(0.0, f64::max).max(1e-30);
     let bad: Vec<usize> = (0..want.len())
-        .filter(|&i| got.get(i).is_none_or(|g| !((g - want[i]).norm() <= tol * scale)))
+        .filter(|&i| {
+            got.get(i)
+                .is_none_or(|g| !((g - want[i]).norm() <= tol * scale))
+        })
         .collect();
     Ok(bad.first().map(|&i| {
         format!(

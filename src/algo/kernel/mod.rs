@@ -7,6 +7,7 @@
 //! failure is a one-line error. The contract is in [`contract`] and docs/CLI.md ("kernel").
 
 pub mod contract;
+pub mod exercise;
 pub mod expect;
 pub mod options;
 mod uniform;
@@ -24,7 +25,9 @@ const VARIANTS: &[Variant] = &[Variant {
 
 static INFO: AlgoInfo = AlgoInfo::new("kernel", "-", VARIANTS)
     .title("Your kernel (workbench)")
-    .summary("Your WGSL kernel run pass by pass: read back, checked with --expect, lensed and timed.");
+    .summary(
+        "Your WGSL kernel run pass by pass: read back, checked with --expect, lensed and timed.",
+    );
 
 /// dst starts as this, so elements a kernel never writes show.
 const POISON: u32 = 0xDEAD_BEEF;
@@ -87,10 +90,9 @@ impl Options {
             let groups = groups as u32;
             for pass in 0..k {
                 let u = match (e.uses.contains(&Role::Params), c.binding(Role::Params)) {
-                    (true, Some(_)) => Some(gpu.uniform(
-                        "kernel params",
-                        &self.param_values(c, n, log_n, pass, k)?,
-                    )?),
+                    (true, Some(_)) => Some(
+                        gpu.uniform("kernel params", &self.param_values(c, n, log_n, pass, k)?)?,
+                    ),
                     _ => None,
                 };
                 let mut entries: Vec<(u32, &wgpu::Buffer)> = Vec::new();

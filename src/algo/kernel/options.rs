@@ -90,9 +90,8 @@ impl Options {
         let k = if p == "log_n" {
             log_n.max(1)
         } else {
-            p.parse::<u32>().map_err(|_| {
-                Error::Input(format!("--passes '{p}': expected a number or log_n"))
-            })?
+            p.parse::<u32>()
+                .map_err(|_| Error::Input(format!("--passes '{p}': expected a number or log_n")))?
         };
         if !(1..=MAX_PASSES).contains(&k) {
             return Err(Error::Input(format!(
@@ -146,16 +145,18 @@ impl Options {
         let mut given: Vec<(&str, &str)> = Vec::new();
         for p in &self.params {
             let Some((k, v)) = p.split_once('=') else {
-                return Err(Error::Input(format!(
-                    "--param '{p}': expected NAME=VALUE"
-                )));
+                return Err(Error::Input(format!("--param '{p}': expected NAME=VALUE")));
             };
             let k = k.trim();
             if !c.params.iter().any(|f| f.name == k) {
                 let names: Vec<&str> = c.params.iter().map(|f| f.name.as_str()).collect();
                 return Err(Error::Input(format!(
                     "--param {k}: the kernel's params struct has no field '{k}' (fields: {})",
-                    if names.is_empty() { "none".into() } else { names.join(", ") }
+                    if names.is_empty() {
+                        "none".into()
+                    } else {
+                        names.join(", ")
+                    }
                 )));
             }
             given.push((k, v.trim()));
