@@ -133,7 +133,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             .map_err(|e| Error::Io(format!("cannot write '{}': {e}", path.display())))?;
     }
     if args.json {
-        out(&json!({
+        let mut v = json!({
             "adapter": gpu.adapter_name(),
             "driver": format!("{} {}", gpu.info.driver, gpu.info.driver_info),
             "reps": args.reps,
@@ -141,9 +141,11 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             "min_warmup_ms": warmup_ms,
             "dtype": args.dtype.name(),
             "rows": rows,
-            "compare": compare,
-        })
-        .to_string());
+        });
+        if let Some(c) = compare {
+            v["compare"] = json!(c);
+        }
+        out(&v.to_string());
     }
     Ok(0)
 }
