@@ -157,13 +157,17 @@ impl Expect {
             Expect::Bitrev => (AlgoOptions::Bitrev(Default::default()), "tiled"),
             Expect::Bmmc(spec) => (AlgoOptions::Bmmc(Self::bmmc_options(spec)), "auto"),
             Expect::Scan { exclusive } => {
-                let mut o = crate::algo::scan::Options::default();
-                o.exclusive = *exclusive;
+                let o = crate::algo::scan::Options {
+                    exclusive: *exclusive,
+                    ..Default::default()
+                };
                 (AlgoOptions::Scan(o), "decoupled")
             }
             Expect::Sort { descending } => {
-                let mut o = crate::algo::radix::Options::default();
-                o.descending = *descending;
+                let o = crate::algo::radix::Options {
+                    descending: *descending,
+                    ..Default::default()
+                };
                 (AlgoOptions::Radix(o), "onesweep")
             }
             Expect::Fft(size) => {
@@ -223,7 +227,7 @@ fn fft_check(elem: Elem, size: usize, input: &Data, out: &[u32]) -> Result<Optio
     let bad: Vec<usize> = (0..want.len())
         .filter(|&i| {
             got.get(i)
-                .is_none_or(|g| !((g - want[i]).norm() <= tol * scale))
+                .is_none_or(|g| (g - want[i]).norm().is_nan() || (g - want[i]).norm() > tol * scale)
         })
         .collect();
     Ok(bad.first().map(|&i| {
@@ -231,7 +235,7 @@ fn fft_check(elem: Elem, size: usize, input: &Data, out: &[u32]) -> Result<Optio
             "{} element(s) outside the FFT tolerance ({tol:.1e} of max |X|); first at index {i}: GPU {} vs expected {}",
             bad.len(),
             got.get(i).map_or("missing".into(), |g| format!("({}, {})", g.re as f32, g.im as f32)),
-            format!("({}, {})", want[i].re as f32, want[i].im as f32)
+            format_args!("({}, {})", want[i].re as f32, want[i].im as f32)
         )
     }))
 }

@@ -185,7 +185,7 @@ impl Algorithm for Options {
             )));
         }
         let words = req.input.len();
-        if words % elem.words() != 0 {
+        if !words.is_multiple_of(elem.words()) {
             return Err(Error::Input(format!(
                 "the kernel's elements are vec2<f32> (re, im): the input needs an even count of numbers; got {words}"
             )));
