@@ -239,3 +239,60 @@ fn fft_check(elem: Elem, size: usize, input: &Data, out: &[u32]) -> Result<Optio
         )
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(v: &[u32]) -> Data {
+        Data::new(DType::U32, v.to_vec())
+    }
+
+    #[test]
+    fn ops_parse_and_bad_ones_are_refused() {
+        assert_eq!(Expect::parse("copy").unwrap(), Expect::Copy);
+        assert_eq!(
+            Expect::parse("transpose:2,3").unwrap(),
+            Expect::Bmmc("transpose:2,3".into())
+        );
+        assert_eq!(
+            Expect::parse("bmmc:gray").unwrap(),
+            Expect::Bmmc("gray".into())
+        );
+        assert_eq!(Expect::parse("fft:64").unwrap(), Expect::Fft(64));
+        for bad in ["reverse", "fft:3", "fft:x", "bmmc:", "scan:2"] {
+            let e = Expect::parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--expect"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn references_are_the_rooms_models() {
+        let x = words(&[5, 1, 4, 2]);
+        let check = |op: &str, out: &[u32]| {
+            Expect::parse(op)
+                .unwrap()
+                .check(Elem::U32, &x, out)
+                .unwrap()
+        };
+        assert_eq!(check("scan", &[5, 6, 10, 12]), None);
+        assert_eq!(check("scan-exclusive", &[0, 5, 6, 10]), None);
+        assert_eq!(check("sort", &[1, 2, 4, 5]), None);
+        assert_eq!(check("sort-desc", &[5, 4, 2, 1]), None);
+        assert_eq!(check("bitrev", &[5, 4, 1, 2]), None);
+        // transpose:1,1 of [[5, 1], [4, 2]] is [[5, 4], [1, 2]].
+        assert_eq!(check("transpose:1,1", &[5, 4, 1, 2]), None);
+        let m = check("sort", &[1, 2, 5, 4]).unwrap();
+        assert!(
+            m.starts_with("2 element(s) differ; first at index 2"),
+            "{m}"
+        );
+        // Complex permutations move (re, im) pairs: bit-reversal of 4 swaps elements 1 and 2.
+        let f = |v: [f32; 8]| v.map(f32::to_bits).to_vec();
+        let c = Data::new(DType::F32, f([0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]));
+        let e = Expect::parse("bitrev").unwrap();
+        let want = f([0.0, 0.5, 2.0, 2.5, 1.0, 1.5, 3.0, 3.5]);
+        assert_eq!(e.check(Elem::Complex, &c, &want).unwrap(), None);
+        assert!(e.check(Elem::Complex, &c, &c.bits).unwrap().is_some());
+    }
+}
