@@ -289,8 +289,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             ("write".into(), "dst".into(), 4.0)
         ]
     );
-    // The sites are the user's lines.
+    // The sites are the user's lines, named with what stands there.
     assert_eq!(v["lens"][0]["global"][0]["line"], 9);
+    let sites = v["lens_sites"].as_array().unwrap();
+    let read = sites.iter().find(|s| s["kind"] == "read").unwrap();
+    assert_eq!(read["expr"], "src[(2u * i) % params.n]");
+    assert_eq!(
+        (read["line"].as_u64(), read["memory"].as_str()),
+        (Some(9), Some("global"))
+    );
     // The text names the line too.
     let (code, out, _) = run(&[
         "run",
