@@ -490,6 +490,9 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             more.insert("lens".into(), l.to_json());
             more.insert("lens_model".into(), l.model_json());
             more.insert("lens_sample".into(), l.sample_json());
+            if res.algorithm == "kernel" {
+                more.insert("lens_sites".into(), algo::kernel::lens_sites(l).into());
+            }
         }
         // Streamed: a large trace is written as it is serialized, never held as a value tree.
         let mut o = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
@@ -538,9 +541,26 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
                     .map_or("unavailable".to_string(), |t| format!("{t:.4} ms"))
             ));
         }
-        out(&format!("verified against the CPU model: {}", res.verified));
+        match res.extra.get("unverified").and_then(|v| v.as_str()) {
+            Some(why) => out(&format!("unverified: {why}")),
+            None => out(&format!("verified against the CPU model: {}", res.verified)),
+        }
         if let Some(l) = &lens {
             out(l.text().trim_end());
+            if res.algorithm == "kernel" {
+                out("  your kernel's access sites:");
+                for s in algo::kernel::lens_sites(l) {
+                    out(&format!(
+                        "    line {}:{} {} {} {}   | {}",
+                        s["line"],
+                        s["col"],
+                        s["kind"].as_str().unwrap_or(""),
+                        s["memory"].as_str().unwrap_or(""),
+                        s["expr"].as_str().unwrap_or(""),
+                        s["text"].as_str().unwrap_or("")
+                    ));
+                }
+            }
         }
     }
     // Files are written after the result is printed, so a write that fails loses nothing computed;

@@ -268,6 +268,27 @@ impl Gpu {
         source: &str,
         entry: &str,
     ) -> Result<wgpu::ComputePipeline> {
+        self.pipeline_with(label, source, entry, false)
+    }
+
+    /// [`Gpu::pipeline`] for a kernel Stagewise did not write (the workbench's): always compiled
+    /// with wgpu's bounds checks, whatever `STAGEWISE_KERNELS` says.
+    pub fn pipeline_checked(
+        &self,
+        label: &str,
+        source: &str,
+        entry: &str,
+    ) -> Result<wgpu::ComputePipeline> {
+        self.pipeline_with(label, source, entry, true)
+    }
+
+    fn pipeline_with(
+        &self,
+        label: &str,
+        source: &str,
+        entry: &str,
+        checked: bool,
+    ) -> Result<wgpu::ComputePipeline> {
         let shown = source;
         let lens = match &self.lens {
             Some(_) => Some(Arc::new(crate::lens::ir::instrument(label, source)?)),
@@ -282,6 +303,10 @@ impl Gpu {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         source.hash(&mut h);
         built_entry.hash(&mut h);
+        if checked {
+            // Kept apart from the same text compiled unchecked; shipped kernels' names unchanged.
+            "checked".hash(&mut h);
+        }
         let key = h.finish();
         if let Some(p) = self
             .pipelines
@@ -327,7 +352,7 @@ impl Gpu {
                 label: Some(label),
                 source: wgpu::ShaderSource::Wgsl(source.into()),
             };
-            let module = if tuning.unchecked {
+            let module = if tuning.unchecked && !checked {
                 // SAFETY: only kernels shipped in shaders/ are compiled here; each guards its indices
                 // (`if i >= n`) and is tested against its CPU model. STAGEWISE_KERNELS=checked
                 // restores wgpu's checks (a kernel swapped in with STAGEWISE_SWAP_WGSL is the

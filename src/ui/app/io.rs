@@ -6,7 +6,8 @@ use super::*;
 /// Results of file dialogs, which run off the UI thread.
 pub(super) enum IoMsg {
     Input(Result<Data>),
-    Session(Result<Session>),
+    /// Boxed: a session holds every room's options.
+    Session(Box<Result<Session>>),
     Note(String),
     /// Where to save a PNG of the current diagram.
     DiagramPng(std::path::PathBuf),
@@ -94,11 +95,14 @@ impl StagewiseApp {
                         .join(" ");
                     self.start_run(ctx);
                 }
-                IoMsg::Session(Ok(s)) => {
-                    self.session = s;
-                    self.start_run(ctx);
-                }
-                IoMsg::Input(Err(e)) | IoMsg::Session(Err(e)) => self.message = Some(e.to_string()),
+                IoMsg::Session(s) => match *s {
+                    Ok(s) => {
+                        self.session = s;
+                        self.start_run(ctx);
+                    }
+                    Err(e) => self.message = Some(e.to_string()),
+                },
+                IoMsg::Input(Err(e)) => self.message = Some(e.to_string()),
                 IoMsg::Note(n) => self.message = Some(n),
                 IoMsg::DiagramPng(p) => self.shoot_diagram(ctx, p),
             }

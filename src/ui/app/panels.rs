@@ -330,7 +330,7 @@ impl StagewiseApp {
                     .clicked()
                 {
                     self.dialog(&ctx, false, "", &[("session", &["json"])], |p| {
-                        IoMsg::Session(Session::load(&p))
+                        IoMsg::Session(Box::new(Session::load(&p)))
                     });
                 }
             });
