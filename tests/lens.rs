@@ -336,9 +336,12 @@ fn cli_lens_json_has_one_entry_per_pass() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    // Too large to record, or a bad warp: exit 1, one line, before any GPU work.
+    // Too large to record every workgroup, or a bad warp: exit 1, one line, before any GPU work.
     for (args, want) in [
-        (&["--n", "4194304", "--lens"][..], "too large to record"),
+        (
+            &["--n", "4194304", "--lens", "--lens-sample", "all"][..],
+            "too large to record",
+        ),
         (
             &["--n", "16", "--lens", "--lens-warp", "0"][..],
             "--lens-warp must be 1..=1024",
