@@ -32,6 +32,11 @@ pub struct GlobalSite {
     pub min_sectors: u64,
     pub segments: u64,
     pub bytes: u64,
+    /// Where the pass was sampled: the relative standard error of these counts (the largest of
+    /// them) from the spread between the sampled workgroups; 0 where every workgroup made the
+    /// same accesses, absent where every workgroup was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_error: Option<f64>,
 }
 
 /// One workgroup-memory access site of a pass.
@@ -43,6 +48,9 @@ pub struct SharedSite {
     pub requests: u64,
     pub max_ways: u32,
     pub mean_ways: f64,
+    /// As [`GlobalSite::sample_error`], of the requests and wavefronts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_error: Option<f64>,
     /// Wavefronts workgroup memory serves for these requests (ways summed over phases).
     #[serde(skip)]
     pub wavefronts: u64,
@@ -213,20 +221,28 @@ pub fn analyse(
     let sample = &rec.sample;
     let mut global: Vec<Option<GlobalAcc>> = (0..sites.len()).map(|_| None).collect();
     let mut shared: Vec<Option<SharedAcc>> = (0..sites.len()).map(|_| None).collect();
+    let mut spread = Spread::default();
+    let alone = reached_by_one(rec);
     for_each_request(rec, warp, |r| {
         let Some(s) = sites.get(r.site as usize) else {
             return;
         };
-        let w = sample.weight_of(r.wg);
+        let w = if alone.get(r.site as usize) == Some(&true) {
+            1.0
+        } else {
+            sample.weight_of(r.wg)
+        };
         match s.space {
             Space::Global => {
                 let (sectors, segments, min) = global_counts(r.lanes, s.width);
+                let bytes = r.lanes.len() as u64 * s.width as u64 * 4;
+                spread.add(r.site, r.wg, w, [1, sectors, segments, min, bytes]);
                 let g = global[r.site as usize].get_or_insert_with(GlobalAcc::default);
                 g.requests += w;
                 g.sectors += w * sectors as f64;
                 g.segments += w * segments as f64;
                 g.min += w * min as f64;
-                g.bytes += w * (r.lanes.len() as u64 * s.width as u64 * 4) as f64;
+                g.bytes += w * bytes as f64;
             }
             Space::Workgroup => {
                 let (ways, wavefronts) = bank_ways(r.lanes, s.width);
@@ -234,6 +250,7 @@ pub fn analyse(
                     .lanes
                     .len()
                     .div_ceil((BANKS / s.width.max(1)).max(1) as usize);
+                spread.add(r.site, r.wg, w, [1, wavefronts, 0, 0, 0]);
                 let a = shared[r.site as usize].get_or_insert_with(SharedAcc::default);
                 a.requests += w;
                 a.max_ways = a.max_ways.max(ways);
@@ -260,6 +277,12 @@ pub fn analyse(
                 min_sectors: n(a.min),
                 segments: n(a.segments),
                 bytes: n(a.bytes),
+                sample_error: (!sample.is_all()).then(|| {
+                    spread.error(
+                        i as u32,
+                        [a.requests, a.sectors, a.segments, a.min, a.bytes],
+                    )
+                }),
             })
         })
         .collect();
@@ -276,6 +299,8 @@ pub fn analyse(
                 requests: n(a.requests),
                 max_ways: a.max_ways,
                 mean_ways: a.ways / a.requests.max(1e-9),
+                sample_error: (!sample.is_all())
+                    .then(|| spread.error(i as u32, [a.requests, a.wavefronts, 0.0, 0.0, 0.0])),
                 wavefronts: n(a.wavefronts),
                 replays: n(a.replays),
                 ways_sum: a.ways,
@@ -298,6 +323,78 @@ pub fn analyse(
     lens.prediction = memory.map(|m| m.predict(&lens));
     lens.predicted_ms = lens.prediction.as_ref().map(|p| p.total_ms);
     lens
+}
+
+/// Sites of a sampled pass that one recorded workgroup alone reached. Such a site is one
+/// workgroup's work in the whole grid (the last workgroup to arrive scans the counts, the first
+/// tile publishes without looking back): counted once, not weighed up. A finishing workgroup the
+/// sample missed leaves its sites out of the report (its work is one workgroup's in the grid).
+fn reached_by_one(rec: &PassRecord) -> Vec<bool> {
+    let n = rec.kernel.sites.len();
+    if rec.sample.is_all() {
+        return vec![false; n];
+    }
+    let mut by: Vec<Option<Option<u32>>> = vec![None; n];
+    for a in &rec.accesses {
+        if let Some(b) = by.get_mut(a.site as usize) {
+            *b = match *b {
+                None => Some(Some(a.wg)),
+                Some(Some(w)) if w == a.wg => Some(Some(w)),
+                _ => Some(None),
+            };
+        }
+    }
+    by.into_iter()
+        .map(|b| matches!(b, Some(Some(w)) if rec.sample.weight_of(w) > 1.0))
+        .collect()
+}
+
+/// Per site, the unweighed counts of each sampled workgroup that stands for others, to estimate
+/// how far a sample's total may be from the grid's: the rest of the grid is sampled one workgroup
+/// per block, so the estimate is treated as a random sample whose units `i` of weight `w_i` stand
+/// for `w_i` workgroups each: Var(total) ≈ s² Σ w_i (w_i − 1), s² the counts' sample variance.
+#[derive(Default)]
+struct Spread {
+    /// (site, workgroup) -> counts.
+    counts: HashMap<(u32, u32), [u64; 5]>,
+    /// Every weighed workgroup seen in the pass (one that skips a site counts 0 there).
+    weights: HashMap<u32, f64>,
+}
+
+impl Spread {
+    fn add(&mut self, site: u32, wg: u32, w: f64, c: [u64; 5]) {
+        if w <= 1.0 {
+            return;
+        }
+        self.weights.insert(wg, w);
+        let e = self.counts.entry((site, wg)).or_default();
+        for (e, c) in e.iter_mut().zip(c) {
+            *e += c;
+        }
+    }
+
+    /// The largest relative standard error among the counts whose totals are `totals`.
+    fn error(&self, site: u32, totals: [f64; 5]) -> f64 {
+        let m = self.weights.len() as f64;
+        if m < 2.0 {
+            return 0.0;
+        }
+        let ww: f64 = self.weights.values().map(|w| w * (w - 1.0)).sum();
+        (0..5)
+            .filter(|&k| totals[k] > 0.0)
+            .map(|k| {
+                let y = |wg: &u32| self.counts.get(&(site, *wg)).map_or(0.0, |c| c[k] as f64);
+                let mean = self.weights.keys().map(y).sum::<f64>() / m;
+                let s2 = self
+                    .weights
+                    .keys()
+                    .map(|wg| (y(wg) - mean).powi(2))
+                    .sum::<f64>()
+                    / (m - 1.0);
+                (s2 * ww).sqrt() / totals[k]
+            })
+            .fold(0.0, f64::max)
+    }
 }
 
 /// Distinct words and sectors, weighed up from a sample: a word (sector) that one workgroup alone
@@ -592,6 +689,40 @@ mod tests {
         assert_eq!(l.floor_bytes, 4 * (320 + 32));
         // Sectors: 4 per workgroup, the table's 4 (words 1000..1032: sectors 125..=128) once.
         assert_eq!(l.footprint_bytes, 44 * 32);
+        // Every sampled workgroup did the same: no sampling error.
+        assert_eq!(l.global[0].sample_error, Some(0.0));
+    }
+
+    #[test]
+    fn a_sample_whose_workgroups_differ_states_its_error() {
+        // 10 workgroups, 0 and 9 fixed; 3 reads 32 contiguous words (4 sectors), 6 reads 32
+        // words 8 apart (32 sectors), each standing for 4.
+        let sample = PassSample {
+            workgroups: 10,
+            sampled: 4,
+            fixed: vec![0, 9],
+            stride: 4,
+            shift: 1,
+            weight: 4.0,
+            tail_from: 10,
+            tail_weight: 4.0,
+            bits: vec![0b10_0100_1001],
+        };
+        let acc: Vec<_> = [(0u32, 1u32), (3, 1), (6, 8), (9, 1)]
+            .iter()
+            .flat_map(|&(wg, k)| (0..32u32).map(move |l| (wg, l, 0, 4096 * wg + k * l)))
+            .collect();
+        let mut p = pass(vec![site(Kind::Read, Space::Global, 1)], acc);
+        p.sample = Arc::new(sample);
+        let g = &analyse(0, &p, 32, None, None).global[0];
+        // Sectors: 4 + 4 + 4 × 4 + 4 × 32 = 152. s² of (4, 32) = 392; Σ w(w − 1) = 24; the
+        // standard error sqrt(392 × 24) ≈ 97 of 152; requests and bytes agree (error 0).
+        assert_eq!(g.sectors, 152);
+        let want = (392.0f64 * 24.0).sqrt() / 152.0;
+        assert!((g.sample_error.unwrap() - want).abs() < 1e-9, "{g:?}");
+        // Every workgroup recorded: no error to state.
+        p.sample = Arc::new(PassSample::all(10));
+        assert_eq!(analyse(0, &p, 32, None, None).global[0].sample_error, None);
     }
 
     #[test]

@@ -166,23 +166,35 @@ impl LensReport {
                 let per_request = |count: u64| count as f64 / g.requests.max(1) as f64;
                 s.push_str(&site(g.line, format!("{:?}", g.kind)));
                 s.push_str(&format!(
-                    "{:<8} {:>8} requests  {:>6.2} sectors/request (ideal {:.2})  {:>6.2} segments/request\n",
+                    "{:<8} {:>8} requests  {:>6.2} sectors/request (ideal {:.2})  {:>6.2} segments/request{}\n",
                     g.buffer,
                     g.requests,
                     per_request(g.sectors),
                     per_request(g.min_sectors),
                     per_request(g.segments),
+                    spread(g.sample_error),
                 ));
             }
             for w in &p.shared {
                 s.push_str(&site(w.line, format!("{:?}", w.kind)));
                 s.push_str(&format!(
-                    "workgroup {:>8} requests  conflict ways max {} mean {:.2}\n",
-                    w.requests, w.max_ways, w.mean_ways
+                    "workgroup {:>8} requests  conflict ways max {} mean {:.2}{}\n",
+                    w.requests,
+                    w.max_ways,
+                    w.mean_ways,
+                    spread(w.sample_error)
                 ));
             }
         }
         s
+    }
+}
+
+/// A sampled site's standard error, where it is worth stating.
+fn spread(e: Option<f64>) -> String {
+    match e {
+        Some(e) if e >= 0.001 => format!("  (sampled: ±{:.1}%)", 100.0 * e),
+        _ => String::new(),
     }
 }
 

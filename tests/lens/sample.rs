@@ -1,7 +1,10 @@
 //! Sampled recording (src/lens/sample.rs): where full recording fits, a sample's counts weighed up
 //! to the grid agree with every workgroup's within 1 % for every algorithm's default passes
-//! (requests, sectors, segments, bytes, workgroup-memory wavefronts); the estimates of distinct
-//! words and sectors within the bounds stated below.
+//! (requests, sectors, segments, bytes, workgroup-memory wavefronts) — or, where the sampled
+//! workgroups' own counts differ (a scatter whose tiles hold different digits), within five of
+//! the standard errors the lens states for that site (at most 3 %; 8 runs on lavapipe gave at most
+//! 3.5 of them over ~150 sites a run); the estimates of distinct words and sectors
+//! within the bounds stated below.
 
 use crate::common::{gpu, random_data};
 use stagewise::algo::{self, AlgoOptions, RunRequest, radix, scan};
@@ -9,11 +12,16 @@ use stagewise::data::DType;
 use stagewise::lens::sample::SampleSpec;
 use stagewise::lens::{self, LensOptions, LensReport};
 
-fn near(a: u64, b: u64, what: &str) {
+fn near(a: u64, b: u64, error: Option<f64>, what: &str) {
     let (a, b) = (a as f64, b as f64);
+    // A stated error past 3 % would make the check say little: none is that large here.
+    let error = error.unwrap_or(0.0);
+    assert!(error <= 0.03, "{what}: stated error {error}");
+    // About 150 sites are compared a run: five errors keep a true estimate from failing by chance.
+    let tol = 0.01f64.max(5.0 * error);
     assert!(
-        (a - b).abs() <= 0.01 * b.max(1.0),
-        "{what}: sampled {a}, every workgroup {b}"
+        (a - b).abs() <= tol * b.max(1.0),
+        "{what}: sampled {a}, every workgroup {b} (stated error {error:?})"
     );
 }
 
@@ -32,11 +40,31 @@ fn agree(s: &LensReport, f: &LensReport, g: &LensReport, at: &str) -> usize {
                 continue;
             };
             let w = format!("{at} line {} {}", b.line, b.buffer);
-            near(a.requests, b.requests, &format!("{w} requests"));
-            near(a.sectors, b.sectors, &format!("{w} sectors"));
-            near(a.min_sectors, b.min_sectors, &format!("{w} min sectors"));
-            near(a.segments, b.segments, &format!("{w} segments"));
-            near(a.bytes, b.bytes, &format!("{w} bytes"));
+            near(
+                a.requests,
+                b.requests,
+                a.sample_error,
+                &format!("{w} requests"),
+            );
+            near(
+                a.sectors,
+                b.sectors,
+                a.sample_error,
+                &format!("{w} sectors"),
+            );
+            near(
+                a.min_sectors,
+                b.min_sectors,
+                a.sample_error,
+                &format!("{w} min sectors"),
+            );
+            near(
+                a.segments,
+                b.segments,
+                a.sample_error,
+                &format!("{w} segments"),
+            );
+            near(a.bytes, b.bytes, a.sample_error, &format!("{w} bytes"));
             compared += 1;
         }
         for (a, b) in ps.shared.iter().zip(&pf.shared) {
@@ -44,8 +72,18 @@ fn agree(s: &LensReport, f: &LensReport, g: &LensReport, at: &str) -> usize {
                 continue;
             }
             let w = format!("{at} line {} workgroup", b.line);
-            near(a.requests, b.requests, &format!("{w} requests"));
-            near(a.wavefronts, b.wavefronts, &format!("{w} wavefronts"));
+            near(
+                a.requests,
+                b.requests,
+                a.sample_error,
+                &format!("{w} requests"),
+            );
+            near(
+                a.wavefronts,
+                b.wavefronts,
+                a.sample_error,
+                &format!("{w} wavefronts"),
+            );
         }
         // Distinct words are estimated from the sample (a word one sampled workgroup alone
         // touches stands for as many as that workgroup does): within 5 % where each is touched
