@@ -66,6 +66,11 @@ pub struct LensReport {
     pub sampling: Sampling,
     pub passes: Vec<PassLens>,
     pub records: Vec<PassRecord>,
+    /// Wall time of the recording runs (every attempt: the recording build's run, its log read
+    /// back) and how many there were; wall time of the analysis of every pass.
+    pub recording_s: f64,
+    pub attempts: u32,
+    pub analysis_s: f64,
 }
 
 impl LensReport {
@@ -103,14 +108,24 @@ impl LensReport {
             "fraction": self.sampling.fraction,
             "seed": self.sampling.seed,
             "all": self.records.iter().all(|r| r.sample.is_all()),
+            "recording_s": self.recording_s,
+            "attempts": self.attempts,
+            "analysis_s": self.analysis_s,
             "passes": self.records.iter().map(|r| serde_json::to_value(&*r.sample).unwrap_or(Value::Null)).collect::<Vec<_>>(),
         })
     }
 
     /// One line on what was recorded.
     pub fn sample_text(&self) -> String {
+        let took = format!(
+            "; recorded in {:.1} s ({} run{}), analysed in {:.1} s",
+            self.recording_s,
+            self.attempts,
+            if self.attempts == 1 { "" } else { "s" },
+            self.analysis_s
+        );
         if self.records.iter().all(|r| r.sample.is_all()) {
-            return "every workgroup recorded".into();
+            return format!("every workgroup recorded{took}");
         }
         let (g, s): (u64, u64) = self.records.iter().fold((0, 0), |a, r| {
             (a.0 + r.sample.workgroups, a.1 + r.sample.sampled)
@@ -118,7 +133,7 @@ impl LensReport {
         format!(
             "a sample of {s} of {g} workgroups ({:.3} %): in every pass the first {} and the last, \
              the rest one from each block of an even stride, at offsets shifted by seed {}; counts weighed up to the \
-             whole grid",
+             whole grid{took}",
             100.0 * s as f64 / g.max(1) as f64,
             sample::FIRST,
             self.sampling.seed
@@ -253,6 +268,7 @@ pub fn record_run_with(
         SampleSpec::Auto => (max_elements(gpu) as f64 / n.max(1) as f64).min(1.0),
     };
     let mut attempts = 0;
+    let started = std::time::Instant::now();
     let (recorded, records) = loop {
         attempts += 1;
         let sampling = Sampling {
@@ -293,10 +309,12 @@ pub fn record_run_with(
             "lens: the recording build's result differs from the CPU model: {m}"
         )));
     }
+    let recording_s = started.elapsed().as_secs_f64();
     let (records, sampling) = records;
     let copy_gbps = copy_bandwidth(gpu, n)?;
     let memory = memory::model(gpu)?;
     let times = measured(algo, gpu, req, normal, records.len())?;
+    let started = std::time::Instant::now();
     let passes = records
         .iter()
         .enumerate()
@@ -310,6 +328,9 @@ pub fn record_run_with(
         sampling,
         passes,
         records,
+        recording_s,
+        attempts,
+        analysis_s: started.elapsed().as_secs_f64(),
     })
 }
 
