@@ -166,10 +166,19 @@ pub fn known_l2(adapter: &str) -> Option<u64> {
 }
 
 /// Words copied at each step of the sweep: 2^14 (128 KiB moved) to 2^26 (512 MiB moved, ten times
-/// the largest L2s), within the adapter's binding limit.
+/// the largest L2s), within the adapter's binding limit. A software adapter (lavapipe) stops at
+/// 2^22: past its CPU's caches its rate is flat, and each larger step costs seconds there.
 fn sweep_sizes(gpu: &Gpu) -> Vec<u64> {
     let max = gpu.max_binding_bytes() / 4;
-    (14..=26).map(|k| 1u64 << k).filter(|&n| n <= max).collect()
+    let top = if gpu.info.device_type == wgpu::DeviceType::Cpu {
+        22
+    } else {
+        26
+    };
+    (14..=top)
+        .map(|k| 1u64 << k)
+        .filter(|&n| n <= max)
+        .collect()
 }
 
 /// Where the model of this adapter and driver is kept.
@@ -192,6 +201,25 @@ pub fn model(gpu: &Gpu) -> Result<Option<MemoryModel>> {
     if !gpu.has_timestamps() {
         return Ok(None);
     }
+    // One sweep per process and adapter, even where the cache cannot be written: a second lens
+    // waits for the first one's sweep and takes its model.
+    static MODELS: std::sync::Mutex<Vec<(String, MemoryModel)>> = std::sync::Mutex::new(Vec::new());
+    let key = format!(
+        "{} {} {}",
+        gpu.info.name, gpu.info.driver, gpu.info.driver_info
+    );
+    let mut models = MODELS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, m)) = models.iter().find(|(k, _)| *k == key) {
+        return Ok(Some(m.clone()));
+    }
+    let m = model_uncached(gpu)?;
+    if let Some(m) = &m {
+        models.push((key, m.clone()));
+    }
+    Ok(m)
+}
+
+fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
     let path = cache_path(gpu);
     if let Some(m) = path
         .as_ref()
