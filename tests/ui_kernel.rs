@@ -1,0 +1,177 @@
+//! UI tests of the room "Your kernel" (the workbench in the app): an exercise opened from the
+//! menu and run, its file edited on disk and re-run by the app's watch, a compile error shown at
+//! its line while the last good result stays, a kernel opened by a typed path.
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use stagewise::ui::StagewiseApp;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+fn harness<'a>() -> Harness<'a, StagewiseApp> {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        // SAFETY: set before any device exists in this test binary.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
+    }
+    Harness::builder()
+        .with_size([1400.0, 1000.0])
+        .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
+        .build_eframe(|cc| StagewiseApp::new(cc, None))
+}
+
+/// Step frames until the GPU run started by the app has delivered its result.
+fn wait_for_run(h: &mut Harness<'_, StagewiseApp>) {
+    let start = Instant::now();
+    while h.state().is_running() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the GPU run never finished"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+}
+
+/// Step frames (the app reads the file's time every 300 ms) until `done`, then let the run end.
+fn step_until(h: &mut Harness<'_, StagewiseApp>, what: &str, done: impl Fn(&StagewiseApp) -> bool) {
+    let start = Instant::now();
+    while !done(h.state()) {
+        assert!(start.elapsed() < Duration::from_secs(60), "never: {what}");
+        h.step();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wait_for_run(h);
+}
+
+/// A fresh folder for this test's files.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("stagewise-ui-kernel-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn solution(name: &str) -> String {
+    let p = format!("{}/tests/exercises/{name}.wgsl", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(p).unwrap()
+}
+
+#[test]
+fn an_exercise_opens_runs_and_reruns_when_its_file_is_saved() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    let home = scratch("exercise");
+    h.state_mut().workbench.home = Some(home.clone());
+    h.get_by_label("Exercises").click();
+    h.run();
+    h.get_by_label("Bit-reversal, one thread per element")
+        .click();
+    h.step();
+    wait_for_run(&mut h);
+    // The starter, copied to the home folder, ran: it compiles and its output is wrong.
+    let file = home.join("bitrev-naive").join("kernel.wgsl");
+    assert!(
+        file.is_file(),
+        "the starter was copied to {}",
+        file.display()
+    );
+    {
+        let s = h.state();
+        assert!(s.in_kernel_room());
+        let r = s.result.as_ref().expect("the starter ran");
+        assert_eq!((r.algorithm.as_str(), r.n), ("kernel", 4096));
+        assert!(!r.verified);
+        assert!(
+            r.mismatch
+                .as_deref()
+                .unwrap_or("")
+                .contains("first at index")
+        );
+    }
+    h.get_by_label_contains("Exercise: Bit-reversal, one thread per element");
+    h.get_by_label_contains("wrong: ");
+    h.get_by_label_contains(&format!("Your copy: {}", file.display()));
+
+    // The solution saved over the copy, as an editor would: the app's watch re-runs it.
+    let good = solution("bitrev-naive");
+    std::fs::write(&file, &good).unwrap();
+    step_until(&mut h, "a re-run after the save", |s| {
+        s.workbench.reruns >= 1
+    });
+    {
+        let r = h.state().result.as_ref().unwrap();
+        assert!(r.verified, "{:?}", r.mismatch);
+        assert_eq!(r.stages.len(), 2, "the input and the one pass, read back");
+    }
+    h.get_by_label_contains("verified: the output");
+    h.get_by_label_contains("goal met");
+    h.get_by_label_contains("re-ran on save 1 time(s)");
+
+    // A compile error: naga's message with its line in the room and the code panel; the last
+    // good result stays.
+    let bad = format!("{good}\nfn broken(x: u32 {{}}\n");
+    let line = good.lines().count() + 2;
+    std::fs::write(&file, &bad).unwrap();
+    step_until(&mut h, "the compile error", |s| s.workbench.error.is_some());
+    let e = h.state().workbench.error.clone().unwrap();
+    assert_eq!(e.line, line, "{}", e.message);
+    assert!(
+        e.message
+            .starts_with(&format!("{}:{line}:", file.display())),
+        "{}",
+        e.message
+    );
+    h.get_by_label_contains(&format!("compile error at line {line}"));
+    h.get_by_label("Your kernel does not compile");
+    h.get_by_label_contains("fn broken(x: u32 {}");
+    let r = h.state().result.as_ref().unwrap();
+    assert!(
+        r.verified && r.algorithm == "kernel",
+        "the last good result stays"
+    );
+
+    // Fixed again: the error goes, the check comes back.
+    std::fs::write(&file, &good).unwrap();
+    step_until(&mut h, "the error cleared", |s| s.workbench.error.is_none());
+    h.get_by_label_contains("verified: the output");
+    assert!(h.query_by_label("Your kernel does not compile").is_none());
+    std::fs::remove_dir_all(&home).ok();
+}
+
+#[test]
+fn a_typed_path_opens_a_kernel_in_the_room() {
+    use eframe::egui::accesskit::Role;
+    let mut h = harness();
+    wait_for_run(&mut h);
+    let dir = scratch("typed");
+    let file = dir.join("double.wgsl");
+    std::fs::write(
+        &file,
+        "@group(0) @binding(0) var<storage, read> src: array<u32>;\n\
+         @group(0) @binding(1) var<storage, read_write> dst: array<u32>;\n\
+         @compute @workgroup_size(64)\n\
+         fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n\
+         \x20   if (g.x < arrayLength(&src)) { dst[g.x] = 2u * src[g.x]; }\n\
+         }\n",
+    )
+    .unwrap();
+    h.get_by_role_and_label(Role::ComboBox, "Algorithm").click();
+    h.run();
+    h.get_by_label("Your kernel (workbench)").click();
+    h.run();
+    assert!(h.state().in_kernel_room());
+    let path = h.get_by_role_and_label(Role::TextInput, "Kernel file (.wgsl)");
+    path.click();
+    path.type_text(&file.display().to_string());
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    let r = h.state().result.as_ref().expect("the typed kernel ran");
+    assert_eq!(r.algorithm, "kernel", "{:?}", h.state().message);
+    let want: Vec<u32> = r.input.bits.iter().map(|x| 2 * x).collect();
+    assert_eq!(r.output.bits, want, "dst = 2 · src");
+    // No --expect: run, read back, and said to be unchecked.
+    h.get_by_label_contains("not checked");
+    std::fs::remove_dir_all(&dir).ok();
+}
