@@ -302,10 +302,37 @@ pub fn goal_line(ex: &Exercise, r: &RunResult, lens: Option<&LensReport>) -> (St
     }
 }
 
+/// `s` with every character the UI's fonts cannot draw as `?`: the text comes from the user's and
+/// the exercises' files (a missing glyph is a box in the app, and a panic under kittest).
+pub fn drawable(ctx: &egui::Context, s: &str, mono: bool) -> String {
+    if s.is_ascii() {
+        return s.to_string();
+    }
+    let id = if mono {
+        egui::FontId::monospace(11.0)
+    } else {
+        egui::FontId::proportional(14.0)
+    };
+    ctx.fonts_mut(|f| {
+        s.chars()
+            .map(|c| {
+                if c.is_control() || f.has_glyph(&id, c) {
+                    c
+                } else {
+                    '?'
+                }
+            })
+            .collect()
+    })
+}
+
 /// The user's file with the failing line highlighted, scrolled to it.
 pub fn error_code(ui: &mut egui::Ui, e: &KernelError) {
     ui.heading("Your kernel does not compile");
-    ui.colored_label(Color32::from_rgb(230, 90, 90), &e.message);
+    ui.colored_label(
+        Color32::from_rgb(230, 90, 90),
+        drawable(ui.ctx(), &e.message, false),
+    );
     ui.small("The last good result stays on screen; save the file to run it again.");
     ui.separator();
     let bg = Color32::from_rgb(120, 40, 40);
@@ -319,6 +346,7 @@ pub fn error_code(ui: &mut egui::Ui, e: &KernelError) {
         .show(ui, |ui| {
             ui.spacing_mut().item_spacing.y = 0.0;
             for (n, line) in e.source.lines().enumerate() {
+                let line = drawable(ui.ctx(), line, true);
                 let text = RichText::new(format!("{:>3}  {line}", n + 1))
                     .monospace()
                     .size(11.0);

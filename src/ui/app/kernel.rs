@@ -269,12 +269,13 @@ impl StagewiseApp {
             return;
         };
         ui.separator();
-        ui.strong(format!("Exercise: {}", ex.exercise.title));
+        let text = |s: &str| workbench::drawable(ctx, s, false);
+        ui.strong(format!("Exercise: {}", text(&ex.exercise.title)));
         egui::ScrollArea::vertical()
             .id_salt("statement")
             .max_height(180.0)
-            .show(ui, |ui| ui.label(&ex.statement));
-        ui.small(format!("Goal: {}", ex.exercise.goal));
+            .show(ui, |ui| ui.label(text(&ex.statement)));
+        ui.small(format!("Goal: {}", text(&ex.exercise.goal)));
         ui.small(format!("Your copy: {}", ex.file.display()));
         if ui
             .button("Reset to the starter")
@@ -300,7 +301,7 @@ impl StagewiseApp {
                 ),
             );
         } else if let Some(f) = &wb.failure {
-            ui.colored_label(RED, f);
+            ui.colored_label(RED, workbench::drawable(ui.ctx(), f, false));
         }
         let Some(r) = self.result.as_ref().filter(|r| r.algorithm == "kernel") else {
             return;
@@ -312,6 +313,7 @@ impl StagewiseApp {
         ui.colored_label(if ok { GREEN } else { RED }, txt);
         if let Some(ex) = &wb.exercise {
             let (txt, ok) = workbench::goal_line(&ex.exercise, r, self.lens.report());
+            let txt = workbench::drawable(ui.ctx(), &txt, false);
             ui.colored_label(if ok { GREEN } else { RED }, txt);
         }
         if wb.reruns > 0 {
@@ -356,9 +358,10 @@ impl StagewiseApp {
             }
         };
         for ex in list {
+            let text = |s: &str| workbench::drawable(ctx, s, false);
             if ui
-                .button(&ex.title)
-                .on_hover_text(format!("{} — goal: {}", ex.name(), ex.goal))
+                .button(text(&ex.title))
+                .on_hover_text(format!("{}: goal: {}", ex.name(), text(&ex.goal)))
                 .clicked()
             {
                 self.open_exercise(&ex, false, ctx);
