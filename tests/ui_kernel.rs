@@ -175,3 +175,49 @@ fn a_typed_path_opens_a_kernel_in_the_room() {
     h.get_by_label_contains("not checked");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A permutation's view: on iota, every row coloured by where its elements came from, and the
+/// line that counts the elements already where the expected op puts them.
+#[test]
+fn a_permutation_kernel_is_drawn_with_its_expected_op() {
+    use stagewise::algo::{AlgoOptions, kernel};
+    let mut h = harness();
+    wait_for_run(&mut h);
+    let dir = scratch("view");
+    let file = dir.join("bitrev.wgsl");
+    std::fs::write(&file, solution("bitrev-naive")).unwrap();
+    {
+        let s = &mut h.state_mut().session;
+        s.algo = AlgoOptions::Kernel(kernel::Options {
+            wgsl: Some(file.clone()),
+            expect: Some("bitrev".into()),
+            passes: "1".into(),
+            items_per_thread: 1,
+            ..Default::default()
+        });
+        s.variant = "wgsl".into();
+        s.n = Some(16);
+        s.fill = stagewise::data::Fill::Iota;
+        s.typed = false;
+    }
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(&mut h);
+    assert!(
+        h.state().result.as_ref().unwrap().verified,
+        "{:?}",
+        h.state().message
+    );
+    h.get_by_label_contains("after this pass 16 of 16 elements are where bitrev puts them");
+    // The starter writes every element where it was: 4 of 16 (0, 6, 9, 15) are palindromes.
+    std::fs::write(
+        &file,
+        solution("bitrev-naive").replace("dst[r] = src[i];", "dst[i] = src[i];"),
+    )
+    .unwrap();
+    step_until(&mut h, "the re-run", |s| s.workbench.reruns >= 1);
+    h.get_by_label_contains("after this pass 4 of 16 elements are where bitrev puts them");
+    h.get_by_label_contains("wrong: ");
+    std::fs::remove_dir_all(&dir).ok();
+}
