@@ -221,3 +221,40 @@ fn a_permutation_kernel_is_drawn_with_its_expected_op() {
     h.get_by_label_contains("wrong: ");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// An exercise with a coalescing goal: the lens turns on at warp 32, names the user's lines, and
+/// the room says the goal is met (the solution placed where the app keeps the user's copy).
+#[test]
+fn an_exercise_goal_is_measured_by_the_lens() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    let home = scratch("goal");
+    std::fs::create_dir_all(home.join("bitrev-coalesced")).unwrap();
+    std::fs::write(
+        home.join("bitrev-coalesced").join("kernel.wgsl"),
+        solution("bitrev-coalesced"),
+    )
+    .unwrap();
+    h.state_mut().workbench.home = Some(home.clone());
+    h.get_by_label("Exercises").click();
+    h.run();
+    h.get_by_label("Bit-reversal with coalesced reads and writes")
+        .click();
+    // The lens records after the run (a spinner): step frames until both are done.
+    let start = Instant::now();
+    while h.state().is_running() || h.state().lens.report().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the lens never reported"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    h.run();
+    let r = h.state().result.as_ref().unwrap();
+    assert!(r.verified, "the copy there is kept");
+    assert!(h.state().lens.on && h.state().lens.warp == 32);
+    h.get_by_label_contains("goal met: at most 4.00 sectors a request");
+    h.get_by_label_contains("line 28: each warp's writes of dst are coalesced");
+    std::fs::remove_dir_all(&home).ok();
+}
