@@ -173,6 +173,27 @@ fn a_typed_path_opens_a_kernel_in_the_room() {
     assert_eq!(r.output.bits, want, "dst = 2 · src");
     // No --expect: run, read back, and said to be unchecked.
     h.get_by_label_contains("not checked");
+    // Two passes typed and confirmed with Enter: dst and src swap, the kernel doubles twice.
+    let passes = h.get_by_role_and_label(Role::TextInput, "passes");
+    passes.click();
+    h.run();
+    h.key_press(eframe::egui::Key::Backspace);
+    h.get_by_role_and_label(Role::TextInput, "passes")
+        .type_text("2");
+    h.run();
+    h.key_press(eframe::egui::Key::Enter);
+    h.step();
+    h.step();
+    wait_for_run(&mut h);
+    let r = h.state().result.as_ref().unwrap();
+    assert_eq!(
+        r.stages.len(),
+        3,
+        "the input and two passes: {:?}",
+        h.state().message
+    );
+    let want: Vec<u32> = r.input.bits.iter().map(|x| 4 * x).collect();
+    assert_eq!(r.output.bits, want, "dst = 4 · src after two passes");
     std::fs::remove_dir_all(&dir).ok();
 }
 

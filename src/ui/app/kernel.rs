@@ -45,6 +45,11 @@ fn kernel_defaults() -> kernel::Options {
     })
 }
 
+/// A text or number typed and confirmed (Enter), or a number dragged and let go: run it.
+fn committed(ui: &egui::Ui, r: &egui::Response) -> bool {
+    (r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter))) || r.drag_stopped()
+}
+
 /// A labelled row of the parameters grid; the label names the control for accessibility.
 fn row(
     ui: &mut egui::Ui,
@@ -163,6 +168,7 @@ impl StagewiseApp {
                     if r.changed() {
                         o.expect = (!s.trim().is_empty()).then_some(s);
                     }
+                    rerun |= committed(ui, &r);
                     egui::ComboBox::from_id_salt("kernel-expect-ops")
                         .selected_text("ops")
                         .width(50.0)
@@ -202,18 +208,21 @@ impl StagewiseApp {
                 if r.changed() {
                     o.entry = entry_list(&wb.entry);
                 }
-                row(
+                rerun |= committed(ui, &r);
+                let r = row(
                     ui,
                     "passes",
                     &crate::ui::params::option_help("kernel", "passes"),
                     |ui| ui.add(egui::TextEdit::singleline(&mut o.passes).desired_width(60.0)),
                 );
-                row(
+                rerun |= committed(ui, &r);
+                let r = row(
                     ui,
                     "items per thread",
                     &crate::ui::params::option_help("kernel", "items_per_thread"),
                     |ui| ui.add(egui::DragValue::new(&mut o.items_per_thread).range(1..=65536)),
                 );
+                rerun |= committed(ui, &r);
                 let mut words = o.scratch.unwrap_or(0);
                 let r = row(
                     ui,
@@ -229,6 +238,7 @@ impl StagewiseApp {
                 if r.changed() {
                     o.scratch = (words > 0).then_some(words);
                 }
+                rerun |= committed(ui, &r);
                 let r = row(
                     ui,
                     "params",
@@ -244,6 +254,7 @@ impl StagewiseApp {
                 if r.changed() {
                     o.params = param_list(&wb.params);
                 }
+                rerun |= committed(ui, &r);
                 let mut elems = n.unwrap_or(1024);
                 let r = row(
                     ui,
@@ -254,6 +265,7 @@ impl StagewiseApp {
                 if r.changed() || n.is_none() {
                     *n = Some(elems);
                 }
+                rerun |= committed(ui, &r);
             });
         ui.small("The element type is the kernel's: the type of its src and dst arrays.");
         if open {
