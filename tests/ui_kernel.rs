@@ -194,6 +194,16 @@ fn a_typed_path_opens_a_kernel_in_the_room() {
     );
     let want: Vec<u32> = r.input.bits.iter().map(|x| 4 * x).collect();
     assert_eq!(r.output.bits, want, "dst = 4 · src after two passes");
+    // A run that takes long (a worker that never answers stands in for a kernel that never
+    // ends): the room says how long and what a kernel that never ends does to the GPU.
+    let (tx, rx) = std::sync::mpsc::channel();
+    h.state_mut().follow(rx);
+    h.state_mut().workbench.started = Some(Instant::now() - Duration::from_secs(6));
+    h.step();
+    h.get_by_label_contains("running for 6 s: a kernel that never ends holds the GPU");
+    drop(tx);
+    h.step();
+    assert!(!h.state().is_running());
     std::fs::remove_dir_all(&dir).ok();
 }
 

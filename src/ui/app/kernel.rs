@@ -7,6 +7,8 @@ use crate::ui::workbench::{self, EXPECT_OPS, Workbench};
 use std::path::PathBuf;
 
 const RED: egui::Color32 = egui::Color32::from_rgb(230, 90, 90);
+/// A run longer than this is said to be long (seconds).
+const LONG_RUN_S: u64 = 5;
 const GREEN: egui::Color32 = egui::Color32::from_rgb(80, 180, 80);
 
 fn entry_list(s: &str) -> Vec<String> {
@@ -304,6 +306,23 @@ impl StagewiseApp {
             return;
         }
         let wb = &self.workbench;
+        if let Some(t) = wb.started.filter(|_| self.is_running()) {
+            let s = t.elapsed().as_secs();
+            if s >= LONG_RUN_S {
+                // Passes are bounded (at most options::MAX_PASSES an entry point); a loop inside
+                // one is not: wgpu has no way to stop a dispatch. Say what the GPU does.
+                ui.colored_label(
+                    egui::Color32::from_rgb(230, 150, 60),
+                    format!(
+                        "running for {s} s: a kernel that never ends holds the GPU until the \
+                         driver resets it (where the driver has a watchdog); the lost device is \
+                         then reported and a new one made"
+                    ),
+                );
+                ui.ctx()
+                    .request_repaint_after(std::time::Duration::from_secs(1));
+            }
+        }
         if let Some(e) = &wb.error {
             ui.colored_label(
                 RED,

@@ -85,6 +85,7 @@ impl StagewiseApp {
             })
         });
         self.follow(rx);
+        self.workbench.started = Some(std::time::Instant::now());
         self.message = note;
     }
 
