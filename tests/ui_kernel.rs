@@ -204,6 +204,24 @@ fn a_typed_path_opens_a_kernel_in_the_room() {
     drop(tx);
     h.step();
     assert!(!h.state().is_running());
+    // Another room and back: the room's options are as they were left, and it runs them.
+    h.get_by_role_and_label(Role::ComboBox, "Algorithm").click();
+    h.run();
+    h.get_by_label("Bit-reversal permutation").click();
+    h.step();
+    wait_for_run(&mut h);
+    assert_eq!(h.state().result.as_ref().unwrap().algorithm, "bitrev");
+    h.get_by_role_and_label(Role::ComboBox, "Algorithm").click();
+    h.run();
+    h.get_by_label("Your kernel (workbench)").click();
+    h.step();
+    wait_for_run(&mut h);
+    let stagewise::algo::AlgoOptions::Kernel(o) = &h.state().session.algo else {
+        panic!("back in the room")
+    };
+    assert_eq!((o.wgsl.as_ref(), o.passes.as_str()), (Some(&file), "2"));
+    let r = h.state().result.as_ref().unwrap();
+    assert_eq!((r.algorithm.as_str(), r.stages.len()), ("kernel", 3));
     std::fs::remove_dir_all(&dir).ok();
 }
 

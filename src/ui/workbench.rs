@@ -157,6 +157,8 @@ pub struct Workbench {
     pub due: bool,
     /// Runs started because the file changed on disk.
     pub reruns: u64,
+    /// The room's options when the picker left it.
+    pub kept: Option<crate::algo::kernel::Options>,
     /// When the run in flight started (to say how long a kernel has been running).
     pub started: Option<std::time::Instant>,
     /// Text of the options that the CLI takes as lists (kept as typed).

@@ -73,6 +73,9 @@ impl StagewiseApp {
 
     /// The room's options (the last ones used when the session is in another room).
     pub(super) fn kernel_options(&self) -> AlgoOptions {
+        if let Some(o) = &self.workbench.kept {
+            return AlgoOptions::Kernel(o.clone());
+        }
         let mut o = kernel_defaults();
         if let Some(e) = &self.workbench.exercise {
             o.wgsl = Some(e.file.clone());

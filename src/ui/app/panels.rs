@@ -28,6 +28,10 @@ impl StagewiseApp {
                         {
                             self.session.fill = Fill::Small;
                         }
+                        if let AlgoOptions::Kernel(o) = &self.session.algo {
+                            // Back in the room, its options are as they were left.
+                            self.workbench.kept = Some(o.clone());
+                        }
                         self.session.algo = a;
                         rerun = true;
                     }
