@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::mpsc::{Receiver, channel};
 
 mod io;
+mod kernel;
 mod panels;
 mod run;
 mod session;
@@ -48,6 +49,8 @@ pub struct StagewiseApp {
     pub lens: super::lens::LensPanel,
     /// Help ▸ Self-test…
     pub selftest: super::selftest::SelftestWindow,
+    /// The room "Your kernel": the watched file, its compile error, the open exercise.
+    pub workbench: super::workbench::Workbench,
 }
 
 const HELP: &[(&str, &str)] = &[
@@ -99,6 +102,7 @@ impl StagewiseApp {
             diagram_rect: None,
             lens: Default::default(),
             selftest: Default::default(),
+            workbench: Default::default(),
         };
         app.start_run(&cc.egui_ctx);
         app
@@ -149,6 +153,7 @@ impl eframe::App for StagewiseApp {
         self.poll();
         let ctx = ui.ctx().clone();
         self.poll_io(&ctx);
+        self.watch_kernel(&ctx);
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
         egui::Panel::top("menu").show(ui, |ui| self.menu(ui));
         self.selftest.show(&ctx, self.gpu.as_ref());
@@ -167,7 +172,18 @@ impl eframe::App for StagewiseApp {
         }
         // The shown run's stages: none yet while its head waits for the input stage.
         let staged = |r: &&RunResult| !r.stages.is_empty();
-        if let Some(r) = self
+        // The user's kernel that does not compile: its file, the failing line highlighted.
+        let kernel_error = self
+            .workbench
+            .error
+            .as_ref()
+            .filter(|_| self.in_kernel_room());
+        if let Some(e) = kernel_error.filter(|_| self.show_code) {
+            egui::Panel::right("code")
+                .resizable(true)
+                .default_size(300.0)
+                .show(ui, |ui| super::workbench::error_code(ui, e));
+        } else if let Some(r) = self
             .result
             .as_ref()
             .filter(staged)

@@ -44,6 +44,15 @@ impl LensPanel {
         self.report.as_ref().and_then(|(_, _, r)| r.as_ref().ok())
     }
 
+    /// The report of the run with result key `key` (None: the lens is off, recording, or has
+    /// another run's).
+    pub fn report_of(&self, key: u64) -> Option<&LensReport> {
+        self.report
+            .as_ref()
+            .filter(|(k, _, _)| *k == key && self.on && self.pending.is_none())
+            .and_then(|(_, _, r)| r.as_ref().ok())
+    }
+
     fn start(
         &mut self,
         ctx: &egui::Context,

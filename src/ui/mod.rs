@@ -13,6 +13,7 @@ pub mod selftest;
 pub mod strip;
 pub mod timeline;
 pub mod views;
+pub mod workbench;
 
 pub use app::StagewiseApp;
 

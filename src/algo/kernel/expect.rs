@@ -78,8 +78,9 @@ impl Expect {
         o
     }
 
-    /// The permutation of element indices the op is (out[j] = in[perm[j]]), for permutations.
-    fn gather(&self, n: usize) -> Result<Option<Vec<u32>>> {
+    /// The permutation of element indices the op is (out[j] = in[perm[j]]), for permutations
+    /// (None: the op is no permutation); the app's view of the user's kernel draws it.
+    pub fn gather(&self, n: usize) -> Result<Option<Vec<u32>>> {
         let iota: Vec<u32> = (0..n as u32).collect();
         Ok(Some(match self {
             Expect::Copy => iota,

@@ -11,6 +11,8 @@ pub(super) enum IoMsg {
     Note(String),
     /// Where to save a PNG of the current diagram.
     DiagramPng(std::path::PathBuf),
+    /// A kernel file for the room "Your kernel".
+    Kernel(std::path::PathBuf),
 }
 
 impl StagewiseApp {
@@ -105,6 +107,7 @@ impl StagewiseApp {
                 IoMsg::Input(Err(e)) => self.message = Some(e.to_string()),
                 IoMsg::Note(n) => self.message = Some(n),
                 IoMsg::DiagramPng(p) => self.shoot_diagram(ctx, p),
+                IoMsg::Kernel(p) => self.open_kernel(p, ctx),
             }
         }
     }
