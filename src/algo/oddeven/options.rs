@@ -44,10 +44,13 @@ impl Options {
         }
         if let Some(w) = self.threads {
             if w == 0 || w > adapter.wg_max {
-                return Err(Error::Input(format!(
-                    "--threads {w}: from 1 to {} (max_compute_invocations_per_workgroup)",
-                    adapter.wg_max
-                )));
+                return Err(Error::input_or_limit(
+                    w > adapter.wg_max,
+                    format!(
+                        "--threads {w}: from 1 to {} (max_compute_invocations_per_workgroup)",
+                        adapter.wg_max
+                    ),
+                ));
             }
             c.wg_max = w;
         }
