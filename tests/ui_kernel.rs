@@ -307,3 +307,81 @@ fn an_exercise_goal_is_measured_by_the_lens() {
     h.get_by_label_contains("line 28: each warp's writes of dst are coalesced");
     std::fs::remove_dir_all(&home).ok();
 }
+
+/// The performance lab times the room's kernel beside the built-in kernel for its `--expect` op
+/// and the same-run copy: an exercise's solution (coalesced bit-reversal) against the tiled
+/// bit-reversal.
+#[test]
+fn the_lab_times_your_kernel_beside_the_built_in_one() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    let home = scratch("lab");
+    std::fs::create_dir_all(home.join("bitrev-coalesced")).unwrap();
+    std::fs::write(
+        home.join("bitrev-coalesced").join("kernel.wgsl"),
+        solution("bitrev-coalesced"),
+    )
+    .unwrap();
+    h.state_mut().workbench.home = Some(home.clone());
+    h.get_by_label("Exercises").click();
+    h.run();
+    h.get_by_label("Bit-reversal with coalesced reads and writes")
+        .click();
+    // The exercise's goal turns the lens on: step until the run and the lens are done.
+    let start = Instant::now();
+    while h.state().is_running() || h.state().lens.report().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(120), "never ran");
+        h.step();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    h.run();
+    h.get_by_label("Performance").click();
+    h.run();
+    h.get_by_role_and_label(eframe::egui::accesskit::Role::ComboBox, "algorithm")
+        .click();
+    h.run();
+    h.get_by_label("Your kernel (workbench)").click();
+    h.run();
+    {
+        let lab = &mut h.state_mut().perf;
+        assert_eq!(lab.algo.name(), "kernel");
+        lab.log_lo = 12;
+        lab.log_hi = 13;
+        lab.reps = 3;
+    }
+    h.run();
+    h.get_by_label("Run sweep").click();
+    h.step();
+    let start = Instant::now();
+    while h.state().perf.is_running() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "sweep never ended"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+    let lab = &h.state().perf;
+    let names: Vec<String> = lab
+        .rows
+        .iter()
+        .map(|r| format!("{} {} {}", r.algorithm, r.variant, r.n))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "kernel wgsl 4096",
+            "bitrev tiled 4096",
+            "kernel wgsl 8192",
+            "bitrev tiled 8192"
+        ],
+        "{}",
+        lab.status
+    );
+    for r in &lab.rows {
+        assert!(r.gbps > 0.0 && r.copy_gbps > 0.0, "{r:?}");
+    }
+    h.get_by_label("copy roofline (same run)");
+    std::fs::remove_dir_all(&home).ok();
+}

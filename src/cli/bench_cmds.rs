@@ -235,12 +235,9 @@ fn workbench_case(
     k: &algo::kernel::Options,
     cases: &mut Vec<(AlgoOptions, Vec<&'static algo::Variant>)>,
 ) -> Result<Option<String>> {
-    let (_, _, c) = k.contract()?;
-    k.validate(&c)?;
-    let Some((builtin, variant)) = k.expected()?.and_then(|e| e.builtin()) else {
+    let Some((builtin, v)) = k.builtin_case()? else {
         return Ok(None);
     };
-    let v = builtin.algo().info().variant(Some(variant))?;
     let name = format!("{} {}", builtin.name(), v.name);
     cases.push((builtin, vec![v]));
     Ok(Some(name))

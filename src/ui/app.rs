@@ -158,6 +158,13 @@ impl eframe::App for StagewiseApp {
         egui::Panel::top("menu").show(ui, |ui| self.menu(ui));
         self.selftest.show(&ctx, self.gpu.as_ref());
         if self.tab == Tab::Performance {
+            let k = if self.in_kernel_room() {
+                self.session.algo.clone()
+            } else {
+                self.kernel_options()
+            };
+            self.perf.workbench =
+                matches!(&k, AlgoOptions::Kernel(o) if o.wgsl.is_some()).then_some(k);
             egui::CentralPanel::default().show(ui, |ui| self.perf.ui(ui, self.gpu.as_ref()));
             return;
         }

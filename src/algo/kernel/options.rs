@@ -101,6 +101,20 @@ impl Options {
         Ok(k)
     }
 
+    /// The built-in kernel for this kernel's `--expect` op, timed beside it (`bench kernel`, the
+    /// performance lab), after the contract and options are checked; None where the op has none.
+    pub fn builtin_case(
+        &self,
+    ) -> Result<Option<(crate::algo::AlgoOptions, &'static crate::algo::Variant)>> {
+        let (_, _, c) = self.contract()?;
+        self.validate(&c)?;
+        let Some((builtin, variant)) = self.expected()?.and_then(|e| e.builtin()) else {
+            return Ok(None);
+        };
+        let v = builtin.algo().info().variant(Some(variant))?;
+        Ok(Some((builtin, v)))
+    }
+
     /// Check what can be checked before any GPU work.
     pub fn validate(&self, c: &Contract) -> Result<()> {
         self.pass_count(1)?;
