@@ -43,6 +43,38 @@ fn step_until(h: &mut Harness<'_, StagewiseApp>, what: &str, done: impl Fn(&Stag
     wait_for_run(h);
 }
 
+/// Step frames until the run and the lens it turned on are both done (the lens records after
+/// the run, showing a spinner).
+fn wait_for_lens(h: &mut Harness<'_, StagewiseApp>) {
+    let start = Instant::now();
+    while h.state().is_running() || h.state().lens.report().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the lens never reported"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    h.run();
+}
+
+/// Open the exercise "bit-reversal with coalesced reads and writes" with its copy in `home`
+/// already holding the reference solution (an exercise's existing copy is kept), and let it run.
+fn open_solved_coalescing_exercise(h: &mut Harness<'_, StagewiseApp>, home: &std::path::Path) {
+    std::fs::create_dir_all(home.join("bitrev-coalesced")).unwrap();
+    std::fs::write(
+        home.join("bitrev-coalesced").join("kernel.wgsl"),
+        solution("bitrev-coalesced"),
+    )
+    .unwrap();
+    h.state_mut().workbench.home = Some(home.to_path_buf());
+    h.get_by_label("Exercises").click();
+    h.run();
+    h.get_by_label("Bit-reversal with coalesced reads and writes")
+        .click();
+    wait_for_lens(h);
+}
+
 /// A fresh folder for this test's files.
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("stagewise-ui-kernel-{name}-{}", std::process::id()));
@@ -278,28 +310,7 @@ fn an_exercise_goal_is_measured_by_the_lens() {
     let mut h = harness();
     wait_for_run(&mut h);
     let home = scratch("goal");
-    std::fs::create_dir_all(home.join("bitrev-coalesced")).unwrap();
-    std::fs::write(
-        home.join("bitrev-coalesced").join("kernel.wgsl"),
-        solution("bitrev-coalesced"),
-    )
-    .unwrap();
-    h.state_mut().workbench.home = Some(home.clone());
-    h.get_by_label("Exercises").click();
-    h.run();
-    h.get_by_label("Bit-reversal with coalesced reads and writes")
-        .click();
-    // The lens records after the run (a spinner): step frames until both are done.
-    let start = Instant::now();
-    while h.state().is_running() || h.state().lens.report().is_none() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the lens never reported"
-        );
-        h.step();
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    h.run();
+    open_solved_coalescing_exercise(&mut h, &home);
     let r = h.state().result.as_ref().unwrap();
     assert!(r.verified, "the copy there is kept");
     assert!(h.state().lens.on && h.state().lens.warp == 32);
@@ -316,25 +327,7 @@ fn the_lab_times_your_kernel_beside_the_built_in_one() {
     let mut h = harness();
     wait_for_run(&mut h);
     let home = scratch("lab");
-    std::fs::create_dir_all(home.join("bitrev-coalesced")).unwrap();
-    std::fs::write(
-        home.join("bitrev-coalesced").join("kernel.wgsl"),
-        solution("bitrev-coalesced"),
-    )
-    .unwrap();
-    h.state_mut().workbench.home = Some(home.clone());
-    h.get_by_label("Exercises").click();
-    h.run();
-    h.get_by_label("Bit-reversal with coalesced reads and writes")
-        .click();
-    // The exercise's goal turns the lens on: step until the run and the lens are done.
-    let start = Instant::now();
-    while h.state().is_running() || h.state().lens.report().is_none() {
-        assert!(start.elapsed() < Duration::from_secs(120), "never ran");
-        h.step();
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    h.run();
+    open_solved_coalescing_exercise(&mut h, &home);
     h.get_by_label("Performance").click();
     h.run();
     h.get_by_role_and_label(eframe::egui::accesskit::Role::ComboBox, "algorithm")

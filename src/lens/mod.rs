@@ -6,6 +6,7 @@
 
 pub mod analysis;
 mod entry;
+mod estimate;
 pub mod ir;
 pub mod memory;
 pub mod record;
