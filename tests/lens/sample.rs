@@ -40,31 +40,12 @@ fn agree(s: &LensReport, f: &LensReport, g: &LensReport, at: &str) -> usize {
                 continue;
             };
             let w = format!("{at} line {} {}", b.line, b.buffer);
-            near(
-                a.requests,
-                b.requests,
-                a.sample_error,
-                &format!("{w} requests"),
-            );
-            near(
-                a.sectors,
-                b.sectors,
-                a.sample_error,
-                &format!("{w} sectors"),
-            );
-            near(
-                a.min_sectors,
-                b.min_sectors,
-                a.sample_error,
-                &format!("{w} min sectors"),
-            );
-            near(
-                a.segments,
-                b.segments,
-                a.sample_error,
-                &format!("{w} segments"),
-            );
-            near(a.bytes, b.bytes, a.sample_error, &format!("{w} bytes"));
+            let check = |x, y, what: &str| near(x, y, a.sample_error, &format!("{w} {what}"));
+            check(a.requests, b.requests, "requests");
+            check(a.sectors, b.sectors, "sectors");
+            check(a.min_sectors, b.min_sectors, "min sectors");
+            check(a.segments, b.segments, "segments");
+            check(a.bytes, b.bytes, "bytes");
             compared += 1;
         }
         for (a, b) in ps.shared.iter().zip(&pf.shared) {
@@ -72,18 +53,9 @@ fn agree(s: &LensReport, f: &LensReport, g: &LensReport, at: &str) -> usize {
                 continue;
             }
             let w = format!("{at} line {} workgroup", b.line);
-            near(
-                a.requests,
-                b.requests,
-                a.sample_error,
-                &format!("{w} requests"),
-            );
-            near(
-                a.wavefronts,
-                b.wavefronts,
-                a.sample_error,
-                &format!("{w} wavefronts"),
-            );
+            let check = |x, y, what: &str| near(x, y, a.sample_error, &format!("{w} {what}"));
+            check(a.requests, b.requests, "requests");
+            check(a.wavefronts, b.wavefronts, "wavefronts");
         }
         // Distinct words are estimated from the sample (a word one sampled workgroup alone
         // touches stands for as many as that workgroup does): within 5 % where each is touched
