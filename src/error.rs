@@ -33,6 +33,16 @@ impl Error {
     pub fn input(msg: impl Into<String>) -> Self {
         Error::Input(msg.into())
     }
+
+    /// A parameter of a valid form that this adapter cannot take is a `Limit` (another adapter
+    /// may run it); one of no valid form is `Input`.
+    pub fn input_or_limit(past_limit: bool, msg: String) -> Self {
+        if past_limit {
+            Error::Limit(msg)
+        } else {
+            Error::Input(msg)
+        }
+    }
 }
 
 impl From<std::io::Error> for Error {

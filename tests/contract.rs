@@ -633,6 +633,8 @@ fn audit_run_and_bench_options() {
     let bench = [
         "bench", "copy", "--n", "4096", "--reps", "2", "--warmup", "1", "--json",
     ];
+    // 256 workgroups: enough for a sample smaller than the grid.
+    let lensed = ["run", "bitrev", "--n", "65536", "--lens", "--json"];
     // (flag, base, with)
     let probes: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
         (
@@ -695,6 +697,11 @@ fn audit_run_and_bench_options() {
             "--lens-warp",
             [&run[..], &["--lens"]].concat(),
             [&run[..], &["--lens", "--lens-warp", "16"]].concat(),
+        ),
+        (
+            "--lens-sample",
+            lensed.to_vec(),
+            [&lensed[..], &["--lens-sample", "0.5"]].concat(),
         ),
         ("--json", run[..6].to_vec(), run.to_vec()),
         (

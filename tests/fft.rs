@@ -1,7 +1,7 @@
 //! The Nabla workgroup FFT on the GPU against rustfft and the CPU model (seed 003).
 mod common;
 
-use common::{cplx, gpu, random_f32 as random, try_run};
+use common::{cplx, gpu, random_f32 as random, try_run, unless_past_limits, webgpu_limits};
 use stagewise::algo::AlgoOptions;
 use stagewise::algo::fft::model::{self, C64};
 use stagewise::algo::fft::{Kernel, NaturalStore, Options, Order};
@@ -26,6 +26,18 @@ fn run(o: &Options, input: Vec<f32>, trace: bool) -> stagewise::algo::RunResult 
     .unwrap_or_else(|e| panic!("{o:?}: {e}"))
 }
 
+/// [`run`], except that under `STAGEWISE_LIMITS=webgpu` a shape past its limits must be refused
+/// with a limit error: then `None`.
+fn try_fft(o: &Options, input: Vec<f32>) -> Option<stagewise::algo::RunResult> {
+    let r = try_run(
+        &AlgoOptions::Fft(o.clone()),
+        "workgroup",
+        Data::from_f32(&input),
+        false,
+    );
+    unless_past_limits(r, &format!("{o:?}"))
+}
+
 fn out(r: &stagewise::algo::RunResult) -> Vec<C64> {
     cplx(&r.output.f32s())
 }
@@ -42,7 +54,9 @@ fn every_e_w_both_orders_match_rustfft() {
             for order in [Order::Raw, Order::Natural] {
                 let mut o = opts(n, e, order);
                 o.kernel = Kernel::Teaching;
-                let r = run(&o, x.clone(), false);
+                let Some(r) = try_fft(&o, x.clone()) else {
+                    continue;
+                };
                 assert_eq!(r.extra["kernel"], "teaching");
                 assert!(r.verified, "N={n} E={e} {order:?}: {:?}", r.mismatch);
                 let expect = if order == Order::Natural {
@@ -479,9 +493,9 @@ fn errors_name_the_constraint() {
         ..opts(n, e, Order::Raw)
     };
     let big = 1usize << 16;
-    let e = err(teaching(big, 64), 2 * big);
-    assert!(e.contains("max_compute_workgroup_storage_size"), "{e}");
     let max_w = gpu().limits.max_compute_invocations_per_workgroup as usize;
+    let e = err(teaching(big, (big / max_w).max(64)), 2 * big);
+    assert!(e.contains("max_compute_workgroup_storage_size"), "{e}");
     let n = 4 * max_w;
     let e = err(teaching(n, 2), 2 * n);
     assert!(e.contains("max_compute_invocations_per_workgroup"), "{e}");
@@ -558,6 +572,10 @@ fn run_or_misfit(o: &Options, x: &[f32], what: &str) -> Option<stagewise::algo::
         false,
     ) {
         Ok(r) => Some(r),
+        Err(stagewise::Error::Limit(m)) if webgpu_limits() => {
+            eprintln!("{what}: refused under WebGPU's limits: {m}");
+            None
+        }
         Err(err) => {
             let m = err.to_string();
             assert!(
@@ -635,7 +653,9 @@ fn fast_kernel_raw_layout_is_the_teaching_kernels() {
         t.batch = 3;
         let mut f = fast(n, e, None, Order::Raw);
         f.batch = 3;
-        let (rt, rf) = (run(&t, x.clone(), false), run(&f, x, false));
+        let (Some(rt), Some(rf)) = (try_fft(&t, x.clone()), try_fft(&f, x)) else {
+            continue;
+        };
         assert_eq!(rt.extra["kernel"], "teaching");
         assert_eq!(rf.extra["kernel"], "fast");
         let err = model::rel_error(&out(&rf), &out(&rt));
@@ -667,7 +687,9 @@ fn fast_kernel_inverse_and_no_shuffle() {
                 let x = random(2 * n * 3, n as u64 + 77);
                 let what =
                     format!("N={n} E={e} inverse no_shuffle={no_shuffle} {order:?} {store:?}");
-                let r = run(&o, x.clone(), false);
+                let Some(r) = try_fft(&o, x.clone()) else {
+                    continue;
+                };
                 let below = r.extra["shuffle_below"].as_u64().unwrap();
                 if no_shuffle || !g.has_subgroups() {
                     assert_eq!(below, 0, "{what}");
@@ -714,8 +736,12 @@ fn fast_kernel_tail_writes_nothing_past_the_batch() {
         o.batch = b;
         o.natural_store = store;
         let x = random(2 * n * b, 9);
+        let what = format!("N={n} E={e} G={g} B={b} {order:?} {store:?}");
         let cfg = o.config(Some(x.len()), Some(&gp.limits), false).unwrap();
-        let fc = o.fast_config(&cfg, gp, false).unwrap().expect("fast");
+        let Some(fc) = unless_past_limits(o.fast_config(&cfg, gp, false), &what) else {
+            continue;
+        };
+        let fc = fc.expect("fast");
         assert_eq!(fc.g, g);
         let src = gp.storage_init("x", &Data::from_f32(&x).bits).unwrap();
         let extra = 2 * n * g; // room for a whole extra workgroup's worth
@@ -724,7 +750,6 @@ fn fast_kernel_tail_writes_nothing_past_the_batch() {
         let (mut p, _) = plan(gp, &cfg, Some(&fc), &src, &dst, false).unwrap();
         p.output = Some(Region::words(&dst, words));
         let ex = execute(gp, &p, false).unwrap();
-        let what = format!("N={n} E={e} G={g} B={b} {order:?} {store:?}");
         assert!(
             ex.output[2 * n * b..].iter().all(|&w| w == POISON),
             "{what}: wrote past the batch"
@@ -822,6 +847,14 @@ fn default_shapes_are_the_fastest_measured() {
         };
         let x = random(2 * n * 5, n as u64);
         let r = run(&o, x.clone(), false);
+        let smem = gpu().limits.max_compute_workgroup_storage_size as usize;
+        if webgpu_limits() && 8 * n * g > smem {
+            // The radix kernel would need 8 bytes per point in one workgroup; past WebGPU's
+            // 16 KiB the default is the large plan.
+            assert_eq!(r.extra["kernel"], "large", "N={n}");
+            check_batch(&r, &x, n, e, &format!("default N={n}"));
+            continue;
+        }
         assert_eq!(r.extra["kernel"], "radix", "N={n}");
         assert_eq!(r.extra["elements_per_invocation"], e, "N={n}");
         assert_eq!(r.extra["ffts_per_workgroup"], g, "N={n}");
@@ -925,7 +958,9 @@ fn radix_sequential_default_follows_size_and_batch() {
         };
         let x = random(2 * n * b, n as u64 + b as u64);
         let what = format!("radix N={n} B={b}");
-        let r = run_or_misfit(&o, &x, &what).expect("fits");
+        let Some(r) = run_or_misfit(&o, &x, &what) else {
+            continue;
+        };
         assert_eq!(r.extra["sequential_ffts"], want, "{what}");
         check_batch(&r, &x, n, 16, &what);
     }

@@ -221,12 +221,34 @@ fn unmarked_kernels_and_oversized_runs_are_refused() {
         },
     )
     .unwrap();
-    let e = lens::record_run(algo, g, &req, &normal, 32).unwrap_err();
+    // Every workgroup of a run past the log: refused, naming the limit.
+    let all = lens::LensOptions {
+        warp: 32,
+        sample: lens::sample::SampleSpec::All,
+        seed: 1,
+    };
+    let e = lens::record_run_with(algo, g, &req, &normal, &all).unwrap_err();
     assert!(e.to_string().contains("too large to record"), "{e}");
     assert!(
         e.to_string().contains(&lens::max_elements(g).to_string()),
         "{e}"
     );
+    // By default, a sample: its counts weighed up to the grid are the whole run's.
+    let rep = lens::record_run(algo, g, &req, &normal, 32).unwrap();
+    assert!(!rep.records[0].sample.is_all());
+    let p = &rep.passes[0];
+    for (kind, sectors) in [(Kind::Read, 4.0), (Kind::Write, 32.0)] {
+        let s = p.global.iter().find(|s| s.kind == kind).unwrap();
+        let want = (big / 32) as f64;
+        assert!(
+            (s.requests as f64 / want - 1.0).abs() < 0.01,
+            "{kind:?} {s:?}"
+        );
+        assert!(
+            (s.sectors as f64 / s.requests as f64 - sectors).abs() < 0.01,
+            "{s:?}"
+        );
+    }
     let e = lens::record_run(algo, g, &req, &normal, 0).unwrap_err();
     assert!(e.to_string().contains("--lens-warp"), "{e}");
     let oe = AlgoOptions::Oddeven(Default::default());
@@ -314,9 +336,12 @@ fn cli_lens_json_has_one_entry_per_pass() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    // Too large to record, or a bad warp: exit 1, one line, before any GPU work.
+    // Too large to record every workgroup, or a bad warp: exit 1, one line, before any GPU work.
     for (args, want) in [
-        (&["--n", "4194304", "--lens"][..], "too large to record"),
+        (
+            &["--n", "4194304", "--lens", "--lens-sample", "all"][..],
+            "too large to record",
+        ),
         (
             &["--n", "16", "--lens", "--lens-warp", "0"][..],
             "--lens-warp must be 1..=1024",
@@ -499,6 +524,9 @@ fn app_lens_toggle_records_on_a_worker_and_narrates_the_pass() {
     assert_eq!(rep.warp, 32);
     h.get_by_label_contains("Pass 0 (warp 32)");
     h.get_by_label_contains("are coalesced");
+    // What was recorded and the memory system the prediction uses.
+    h.get_by_label_contains("Recorded: every workgroup recorded");
+    h.get_by_label_contains("memory model: DRAM");
     h.get_by_label("access site");
     // Compare: naive beside staged on the same input, its own narration and both times.
     h.state_mut().lens.compare.variant = Some("naive".into());
@@ -555,3 +583,43 @@ mod handmade;
 // ---- every access in the IR is a site ----
 #[path = "lens/coverage.rs"]
 mod coverage;
+
+// ---- sampled recording agrees with every workgroup's ----
+#[path = "lens/sample.rs"]
+mod sample;
+
+/// The decoupled scan's look-back is traffic like any other: its status words and tile scratch are
+/// sites, and the narration gives the statuses' share of the pass's sectors (small: a few words a
+/// tile against the tile's data).
+#[test]
+fn the_look_back_is_in_the_lens_and_its_share_is_narrated() {
+    let rep = record(&AlgoOptions::Scan(Default::default()), "decoupled", 1 << 16);
+    let p = rep
+        .passes
+        .iter()
+        .find(|p| p.buffers.iter().any(|b| b.buffer == "status"))
+        .expect("a pass with status traffic");
+    let r = &rep.records[p.pass];
+    let reads = |buffer: &str, kind: Kind| {
+        r.kernel
+            .sites
+            .iter()
+            .any(|s| s.buffer == buffer && s.kind == kind)
+    };
+    assert!(reads("status", Kind::Read) && reads("status", Kind::Write));
+    let status = p.buffers.iter().find(|b| b.buffer == "status").unwrap();
+    let share = status.sectors as f64 / p.sectors() as f64;
+    assert!(share > 0.0 && share < 0.1, "status share {share}");
+    assert!(
+        r.kernel
+            .sites
+            .iter()
+            .any(|s| s.space == Space::Workgroup && s.buffer.starts_with("s_")),
+        "tile scratch"
+    );
+    let text = stagewise::ui::lens::narrate(p, rep.warp);
+    assert!(
+        text.contains("sectors by buffer: ") && text.contains("status "),
+        "{text}"
+    );
+}

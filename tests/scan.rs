@@ -3,7 +3,7 @@
 //! pairs and folded suffix sums, Blelloch's tree, the decoupled look-back's fallback path.
 mod common;
 
-use common::{gpu, random_data, run, run_ok, try_run};
+use common::{gpu, random_data, run, run_ok, try_run, unless_past_limits};
 use serde_json::Value;
 use stagewise::algo::scan::{Options, TileOrder, model};
 use stagewise::algo::{AlgoOptions, RunResult};
@@ -52,11 +52,19 @@ fn for_variant(variant: &str, o: &Options) -> Options {
 }
 
 fn check(variant: &str, o: &Options, x: Data, trace: bool) -> RunResult {
+    try_check(variant, o, x, trace).expect("refused under WebGPU's limits")
+}
+
+/// [`check`], where a shape past WebGPU's limits may be refused (`None`) under them.
+fn try_check(variant: &str, o: &Options, x: Data, trace: bool) -> Option<RunResult> {
     let o = &for_variant(variant, o);
     let n = x.len();
     let dtype = x.dtype;
     let w = want(variant, o, &x);
-    let r = run(&scan(o.clone()), variant, x, trace);
+    let r = unless_past_limits(
+        try_run(&scan(o.clone()), variant, x, trace),
+        &format!("scan {variant} {o:?}"),
+    )?;
     assert!(
         r.verified,
         "{variant} n={n} {dtype} {o:?}: {:?}",
@@ -65,7 +73,7 @@ fn check(variant: &str, o: &Options, x: Data, trace: bool) -> RunResult {
     if dtype != DType::F32 {
         assert_eq!(r.output.bits, w, "{variant} n={n} {dtype}");
     }
-    r
+    Some(r)
 }
 
 const SIZES: [usize; 22] = [
@@ -595,7 +603,7 @@ fn decoupled_subgroup_and_shared_tile_scans_match_the_model() {
                         shared_scan: shared,
                         ..Default::default()
                     };
-                    check("decoupled", &o, x.clone(), false);
+                    try_check("decoupled", &o, x.clone(), false);
                 }
             }
         }
@@ -656,7 +664,9 @@ fn decoupled_in_dispatch_order_matches_the_model() {
                 tile_order: TileOrder::Dispatch,
                 ..Default::default()
             };
-            let r = check("decoupled", &o, x.clone(), spin == 0);
+            let Some(r) = try_check("decoupled", &o, x.clone(), spin == 0) else {
+                continue;
+            };
             if spin == 0 {
                 let tiles = r.extra["tiles"].as_u64().unwrap();
                 assert_eq!(r.extra["fallbacks"].as_u64(), Some(tiles * (tiles - 1) / 2));
@@ -696,9 +706,12 @@ fn decoupled_runs_again_and_again_without_a_clear_pass() {
             tile_order: order,
             ..Default::default()
         };
-        let runs = o
-            .decoupled_runs(g, DType::U32, &x.bits, 5)
-            .unwrap_or_else(|e| panic!("{wg}x{per} n={n}: {e}"));
+        let Some(runs) = unless_past_limits(
+            o.decoupled_runs(g, DType::U32, &x.bits, 5),
+            &format!("{wg}x{per} n={n}"),
+        ) else {
+            continue;
+        };
         for (i, r) in runs.iter().enumerate() {
             let what = format!("{wg}x{per} n={n} {order:?} run {i}");
             assert_eq!(r.output.len(), n, "{what}");

@@ -302,11 +302,23 @@ fn every_control_has_a_tooltip() {
             }
         }
     }
+    // The room "Your kernel", on an exercise copied to a folder of this test's own.
+    let home = std::env::temp_dir().join(format!("stagewise-ui-tooltips-{}", std::process::id()));
+    h.state_mut().workbench.home = Some(home.clone());
+    h.get_by_label("Exercises").click();
+    h.run();
+    h.get_by_label("Prefix sums by the ladder").click();
+    h.step();
+    wait_for_run(&mut h);
+    assert!(h.state().in_kernel_room());
+    check(&h, "Your kernel");
+    std::fs::remove_dir_all(&home).ok();
     // The menus, opened.
     for (menu, item) in [
         ("File", "Open input…"),
         ("View", "Dark / light theme"),
         ("Help", "Self-test…"),
+        ("Exercises", "Bit-reversal, one thread per element"),
     ] {
         h.get_by_label(menu).click();
         h.run();

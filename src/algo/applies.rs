@@ -138,6 +138,6 @@ pub fn check(opts: &AlgoOptions, run: RunShape) -> Result<()> {
             )
         }
         // The radix room refuses its onesweep-only options itself.
-        AlgoOptions::Bitrev(_) | AlgoOptions::Radix(_) => Ok(()),
+        AlgoOptions::Bitrev(_) | AlgoOptions::Radix(_) | AlgoOptions::Kernel(_) => Ok(()),
     }
 }

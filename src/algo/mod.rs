@@ -25,6 +25,7 @@ pub mod copy;
 pub mod facts;
 pub mod fft;
 mod json;
+pub mod kernel;
 pub mod oddeven;
 pub mod radix;
 pub mod scan;
@@ -375,6 +376,8 @@ pub enum AlgoOptions {
     Scan(scan::Options),
     /// Nabla-style workgroup FFT (seed 003): xor exchanges, raw/natural order, real FFTs.
     Fft(fft::Options),
+    /// Your own WGSL kernel (the workbench): --wgsl FILE, checked with --expect, traced, lensed, timed.
+    Kernel(kernel::Options),
 }
 
 impl AlgoOptions {
@@ -387,10 +390,12 @@ impl AlgoOptions {
             AlgoOptions::Radix(o) => o,
             AlgoOptions::Scan(o) => o,
             AlgoOptions::Fft(o) => o,
+            AlgoOptions::Kernel(o) => o,
         }
     }
 
-    /// One default instance of every algorithm, in display order.
+    /// One default instance of every algorithm, in display order. The workbench (`kernel`) is
+    /// not one: it runs the user's kernel and has no default.
     pub fn all_defaults() -> Vec<AlgoOptions> {
         vec![
             AlgoOptions::Bitrev(Default::default()),

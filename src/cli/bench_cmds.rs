@@ -31,6 +31,13 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             vec![(a.clone(), vs)]
         }
     };
+    let mut cases = cases;
+    // The workbench: the kernel's contract is checked before any GPU work, and the built-in
+    // kernel for its --expect op runs beside it.
+    let workbench = match &args.algo {
+        Some(AlgoOptions::Kernel(k)) => Some(workbench_case(k, &mut cases)?),
+        _ => None,
+    };
     if args.reps == 0 {
         return Err(Error::input("--reps must be at least 1"));
     }
@@ -69,8 +76,9 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         reps: args.reps,
         warmup: args.warmup,
         dtype: args.dtype,
-        // Without --variant, sizes one variant refuses are skipped rather than ending the sweep.
-        skip_refused: args.all || args.variant.is_none(),
+        // Without --variant, sizes one variant refuses are skipped rather than ending the sweep
+        // (not the user's kernel: its errors are the point).
+        skip_refused: (args.all || args.variant.is_none()) && workbench.is_none(),
         min_warmup_ms: warmup_ms,
     };
     let quiet = args.json;
@@ -106,6 +114,14 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         },
         &|| false,
     ))?;
+    let compare = workbench.map(|builtin| compare(&rows, builtin.as_deref()));
+    if let Some(c) = &compare
+        && !quiet
+    {
+        for line in c.iter().filter_map(|r| r["text"].as_str()) {
+            out(line);
+        }
+    }
     if let Some(path) = &args.csv {
         let mut s = String::from(CSV_HEADER);
         s.push('\n');
@@ -117,7 +133,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             .map_err(|e| Error::Io(format!("cannot write '{}': {e}", path.display())))?;
     }
     if args.json {
-        out(&json!({
+        let mut v = json!({
             "adapter": gpu.adapter_name(),
             "driver": format!("{} {}", gpu.info.driver, gpu.info.driver_info),
             "reps": args.reps,
@@ -125,8 +141,11 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             "min_warmup_ms": warmup_ms,
             "dtype": args.dtype.name(),
             "rows": rows,
-        })
-        .to_string());
+        });
+        if let Some(c) = compare {
+            v["compare"] = json!(c);
+        }
+        out(&v.to_string());
     }
     Ok(0)
 }
@@ -208,4 +227,47 @@ pub(super) fn report_cmd(
         report::plot(&r, p)?;
     }
     Ok(0)
+}
+
+/// Check the workbench kernel's contract and options, and add the built-in kernel for its
+/// `--expect` op as a second case; returns that kernel's name (None: no room computes the op).
+fn workbench_case(
+    k: &algo::kernel::Options,
+    cases: &mut Vec<(AlgoOptions, Vec<&'static algo::Variant>)>,
+) -> Result<Option<String>> {
+    let Some((builtin, v)) = k.builtin_case()? else {
+        return Ok(None);
+    };
+    let name = format!("{} {}", builtin.name(), v.name);
+    cases.push((builtin, vec![v]));
+    Ok(Some(name))
+}
+
+/// Per size: the user's kernel and the built-in one as fractions of the same-run copy
+/// ("yours 0.31× copy; the built-in bitrev tiled 0.95×").
+fn compare(rows: &[crate::bench::BenchRow], builtin: Option<&str>) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for r in rows.iter().filter(|r| r.algorithm == "kernel") {
+        let b = rows
+            .iter()
+            .find(|b| b.n == r.n && b.algorithm != "kernel" && b.case == 1);
+        let text = match (builtin, b) {
+            (Some(name), Some(b)) => format!(
+                "n = {}: yours {:.2}× copy; the built-in {name} {:.2}× copy",
+                r.n, r.fraction_of_copy, b.fraction_of_copy
+            ),
+            _ => format!(
+                "n = {}: yours {:.2}× copy (no built-in kernel for this --expect)",
+                r.n, r.fraction_of_copy
+            ),
+        };
+        out.push(json!({
+            "n": r.n,
+            "yours": r.fraction_of_copy,
+            "builtin": builtin,
+            "builtin_fraction_of_copy": b.map(|b| b.fraction_of_copy),
+            "text": text,
+        }));
+    }
+    out
 }

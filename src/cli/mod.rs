@@ -123,6 +123,11 @@ pub struct RunArgs {
     /// Warp size the lens groups accesses by (default: the adapter's largest subgroup).
     #[arg(long, global = true, requires = "lens")]
     pub lens_warp: Option<u32>,
+    /// Which workgroups the lens records: auto (every one where the record log holds the run,
+    /// else a sample that fits it), all, or a fraction of every pass's grid (0.01, 1/256); the
+    /// sample's offsets follow --seed.
+    #[arg(long, global = true, requires = "lens", default_value = "auto", value_parser = parse_sample)]
+    pub lens_sample: crate::lens::sample::SampleSpec,
     #[command(subcommand)]
     pub algo: AlgoOptions,
 }
@@ -460,21 +465,29 @@ pub fn prepare(args: &RunArgs) -> Result<RunRequest> {
     })
 }
 
+fn parse_sample(s: &str) -> std::result::Result<crate::lens::sample::SampleSpec, String> {
+    crate::lens::sample::SampleSpec::parse(s).map_err(|e| e.to_string())
+}
+
 #[cfg(not(target_arch = "wasm32"))]
 fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     let req = prepare(args)?;
     let trace = req.trace;
     let algo = args.algo.algo();
     let gpu = gpu(cli.adapter.as_deref())?;
-    let warp = args
-        .lens_warp
-        .unwrap_or_else(|| crate::lens::default_warp(&gpu));
+    let lo = crate::lens::LensOptions {
+        warp: args
+            .lens_warp
+            .unwrap_or_else(|| crate::lens::default_warp(&gpu)),
+        sample: args.lens_sample,
+        seed: args.seed,
+    };
     if args.lens {
-        crate::lens::check(&gpu, req.input.len(), warp)?;
+        crate::lens::check(&gpu, req.input.len(), &lo)?;
     }
     let res = algo::run(algo, &gpu, &req)?;
     let lens = if args.lens {
-        Some(crate::lens::record_run(algo, &gpu, &req, &res, warp)?)
+        Some(crate::lens::record_run_with(algo, &gpu, &req, &res, &lo)?)
     } else {
         None
     };
@@ -483,6 +496,10 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
         if let Some(l) = &lens {
             more.insert("lens".into(), l.to_json());
             more.insert("lens_model".into(), l.model_json());
+            more.insert("lens_sample".into(), l.sample_json());
+            if res.algorithm == "kernel" {
+                more.insert("lens_sites".into(), algo::kernel::lens_sites(l).into());
+            }
         }
         // Streamed: a large trace is written as it is serialized, never held as a value tree.
         let mut o = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
@@ -531,9 +548,26 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
                     .map_or("unavailable".to_string(), |t| format!("{t:.4} ms"))
             ));
         }
-        out(&format!("verified against the CPU model: {}", res.verified));
+        match res.extra.get("unverified").and_then(|v| v.as_str()) {
+            Some(why) => out(&format!("unverified: {why}")),
+            None => out(&format!("verified against the CPU model: {}", res.verified)),
+        }
         if let Some(l) = &lens {
             out(l.text().trim_end());
+            if res.algorithm == "kernel" {
+                out("  your kernel's access sites:");
+                for s in algo::kernel::lens_sites(l) {
+                    out(&format!(
+                        "    line {}:{} {} {} {}   | {}",
+                        s["line"],
+                        s["col"],
+                        s["kind"].as_str().unwrap_or(""),
+                        s["memory"].as_str().unwrap_or(""),
+                        s["expr"].as_str().unwrap_or(""),
+                        s["text"].as_str().unwrap_or("")
+                    ));
+                }
+            }
         }
     }
     // Files are written after the result is printed, so a write that fails loses nothing computed;

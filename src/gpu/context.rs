@@ -188,9 +188,15 @@ impl Gpu {
     /// itself), every pass's accesses read back into the returned recorder.
     pub fn with_lens(&self) -> (Gpu, Arc<crate::lens::record::Recorder>) {
         let rec = Arc::new(crate::lens::record::Recorder::default());
+        (self.with_recorder(rec.clone()), rec)
+    }
+
+    /// This device in recording mode, its passes landing in `rec` (which also says which
+    /// workgroups record).
+    pub fn with_recorder(&self, rec: Arc<crate::lens::record::Recorder>) -> Gpu {
         let mut g = self.clone();
-        g.lens = Some(rec.clone());
-        (g, rec)
+        g.lens = Some(rec);
+        g
     }
 
     /// Test hook: the next buffer allocation on this device fails the way wgpu reports running out
@@ -283,6 +289,27 @@ impl Gpu {
         source: &str,
         entry: &str,
     ) -> Result<wgpu::ComputePipeline> {
+        self.pipeline_with(label, source, entry, false)
+    }
+
+    /// [`Gpu::pipeline`] for a kernel Stagewise did not write (the workbench's): always compiled
+    /// with wgpu's bounds checks, whatever `STAGEWISE_KERNELS` says.
+    pub fn pipeline_checked(
+        &self,
+        label: &str,
+        source: &str,
+        entry: &str,
+    ) -> Result<wgpu::ComputePipeline> {
+        self.pipeline_with(label, source, entry, true)
+    }
+
+    fn pipeline_with(
+        &self,
+        label: &str,
+        source: &str,
+        entry: &str,
+        checked: bool,
+    ) -> Result<wgpu::ComputePipeline> {
         let shown = source;
         let lens = match &self.lens {
             Some(_) => Some(Arc::new(crate::lens::ir::instrument(label, source)?)),
@@ -297,6 +324,10 @@ impl Gpu {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         source.hash(&mut h);
         built_entry.hash(&mut h);
+        if checked {
+            // Kept apart from the same text compiled unchecked; shipped kernels' names unchanged.
+            "checked".hash(&mut h);
+        }
         let key = h.finish();
         if let Some(p) = self
             .pipelines
@@ -342,7 +373,7 @@ impl Gpu {
                 label: Some(label),
                 source: wgpu::ShaderSource::Wgsl(source.into()),
             };
-            let module = if tuning.unchecked {
+            let module = if tuning.unchecked && !checked {
                 // SAFETY: only kernels shipped in shaders/ are compiled here; each guards its indices
                 // (`if i >= n`) and is tested against its CPU model. STAGEWISE_KERNELS=checked
                 // restores wgpu's checks (a kernel swapped in with STAGEWISE_SWAP_WGSL is the

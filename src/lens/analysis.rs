@@ -8,10 +8,10 @@
 //! - a predicted time: the sectors' bytes at the copy bandwidth measured on the same adapter,
 //!   plus every workgroup-memory wavefront (one per way) at [`SHARED_SPEEDUP`]× that bandwidth.
 
+use super::estimate::{Spread, footprints, reached_by_one};
 use super::record::PassRecord;
 use super::sites::{Kind, Space};
 use serde::Serialize;
-use std::collections::HashSet;
 
 pub const SECTOR: u64 = 32;
 pub const SEGMENT: u64 = 128;
@@ -32,6 +32,11 @@ pub struct GlobalSite {
     pub min_sectors: u64,
     pub segments: u64,
     pub bytes: u64,
+    /// Where the pass was sampled: the relative standard error of these counts (the largest of
+    /// them) from the spread between the sampled workgroups; 0 where every workgroup made the
+    /// same accesses, absent where every workgroup was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_error: Option<f64>,
 }
 
 /// One workgroup-memory access site of a pass.
@@ -43,14 +48,31 @@ pub struct SharedSite {
     pub requests: u64,
     pub max_ways: u32,
     pub mean_ways: f64,
+    /// As [`GlobalSite::sample_error`], of the requests and wavefronts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_error: Option<f64>,
     /// Wavefronts workgroup memory serves for these requests (ways summed over phases).
     #[serde(skip)]
     pub wavefronts: u64,
+    /// Of those, the ones past the first of each phase (conflicts' replays).
     #[serde(skip)]
-    ways_sum: u64,
+    pub replays: u64,
+    #[serde(skip)]
+    ways_sum: f64,
 }
 
-/// The lens's view of one pass.
+/// One buffer's share of a pass's global traffic.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BufferTraffic {
+    pub buffer: String,
+    pub requests: u64,
+    pub sectors: u64,
+    /// Distinct sectors touched (the buffer's footprint in this pass).
+    pub footprint_sectors: u64,
+}
+
+/// The lens's view of one pass. Where the pass was sampled ([`PassRecord::sample`]), every count
+/// is the sample's weighed up to the whole grid.
 #[derive(Clone, Debug, Serialize)]
 pub struct PassLens {
     pub pass: usize,
@@ -59,7 +81,12 @@ pub struct PassLens {
     pub shared: Vec<SharedSite>,
     /// Each distinct global word read once and each distinct word written once.
     pub floor_bytes: u64,
+    /// Distinct 32-byte sectors the pass touches, times 32.
+    pub footprint_bytes: u64,
+    pub buffers: Vec<BufferTraffic>,
+    /// The memory model's time (see [`super::memory`]).
     pub predicted_ms: Option<f64>,
+    pub prediction: Option<super::memory::Prediction>,
     pub gpu_ms: Option<f64>,
 }
 
@@ -71,11 +98,18 @@ impl PassLens {
     pub fn wavefronts(&self) -> u64 {
         self.shared.iter().map(|s| s.wavefronts).sum()
     }
+
+    /// Wavefronts beyond one per phase: the replays bank conflicts cost.
+    pub fn replays(&self) -> u64 {
+        self.shared.iter().map(|s| s.replays).sum()
+    }
 }
 
 /// The words of one warp request.
 pub struct Request<'a> {
     pub site: u32,
+    /// The workgroup that made it.
+    pub wg: u32,
     /// (local index, first word) of every lane's access.
     pub lanes: &'a [(u32, u32)],
 }
@@ -143,6 +177,7 @@ pub fn for_each_request(rec: &PassRecord, warp: u32, mut f: impl FnMut(Request<'
         }
         f(Request {
             site: k.0,
+            wg: k.1,
             lanes: &lanes,
         });
         i = j;
@@ -153,114 +188,148 @@ fn same(a: &(u32, u32, u32, u32, u32, u32), b: &(u32, u32, u32, u32, u32, u32)) 
     a.0 == b.0 && a.1 == b.1 && a.2 == b.2 && a.3 == b.3
 }
 
-/// Analyse one recorded pass at warp size `warp`. `copy_gbps`: the copy kernel's bandwidth on this
-/// adapter (None: no prediction); `gpu_ms`: the normal build's measured time of the pass.
+/// Weighted sums of one global site.
+#[derive(Default)]
+struct GlobalAcc {
+    requests: f64,
+    sectors: f64,
+    min: f64,
+    segments: f64,
+    bytes: f64,
+}
+
+/// Weighted sums of one workgroup-memory site.
+#[derive(Default)]
+struct SharedAcc {
+    requests: f64,
+    max_ways: u32,
+    wavefronts: f64,
+    replays: f64,
+    ways: f64,
+}
+
+/// Analyse one recorded pass at warp size `warp`. `memory`: the adapter's memory system (None: no
+/// prediction); `gpu_ms`: the normal build's measured time of the pass.
 pub fn analyse(
     pass: usize,
     rec: &PassRecord,
     warp: u32,
-    copy_gbps: Option<f64>,
+    memory: Option<&super::memory::MemoryModel>,
     gpu_ms: Option<f64>,
 ) -> PassLens {
     let sites = &rec.kernel.sites;
-    let mut global: Vec<Option<GlobalSite>> = vec![None; sites.len()];
-    let mut shared: Vec<Option<SharedSite>> = vec![None; sites.len()];
+    let sample = &rec.sample;
+    let mut global: Vec<Option<GlobalAcc>> = (0..sites.len()).map(|_| None).collect();
+    let mut shared: Vec<Option<SharedAcc>> = (0..sites.len()).map(|_| None).collect();
+    let mut spread = Spread::default();
+    let alone = reached_by_one(rec);
     for_each_request(rec, warp, |r| {
         let Some(s) = sites.get(r.site as usize) else {
             return;
         };
+        let w = if alone.get(r.site as usize) == Some(&true) {
+            1.0
+        } else {
+            sample.weight_of(r.wg)
+        };
         match s.space {
             Space::Global => {
                 let (sectors, segments, min) = global_counts(r.lanes, s.width);
-                let g = global[r.site as usize].get_or_insert_with(|| GlobalSite {
-                    site: r.site,
-                    line: s.line,
-                    kind: s.kind,
-                    buffer: s.buffer.clone(),
-                    requests: 0,
-                    sectors: 0,
-                    min_sectors: 0,
-                    segments: 0,
-                    bytes: 0,
-                });
-                g.requests += 1;
-                g.sectors += sectors;
-                g.segments += segments;
-                g.min_sectors += min;
-                g.bytes += r.lanes.len() as u64 * s.width as u64 * 4;
+                let bytes = r.lanes.len() as u64 * s.width as u64 * 4;
+                spread.add(r.site, r.wg, w, [1, sectors, segments, min, bytes]);
+                let g = global[r.site as usize].get_or_insert_with(GlobalAcc::default);
+                g.requests += w;
+                g.sectors += w * sectors as f64;
+                g.segments += w * segments as f64;
+                g.min += w * min as f64;
+                g.bytes += w * bytes as f64;
             }
             Space::Workgroup => {
                 let (ways, wavefronts) = bank_ways(r.lanes, s.width);
-                let w = shared[r.site as usize].get_or_insert(SharedSite {
-                    site: r.site,
-                    line: s.line,
-                    kind: s.kind,
-                    requests: 0,
-                    max_ways: 0,
-                    mean_ways: 0.0,
-                    wavefronts: 0,
-                    ways_sum: 0,
-                });
-                w.requests += 1;
-                w.max_ways = w.max_ways.max(ways);
-                w.wavefronts += wavefronts;
-                w.ways_sum += ways as u64;
+                let phases = r
+                    .lanes
+                    .len()
+                    .div_ceil((BANKS / s.width.max(1)).max(1) as usize);
+                spread.add(r.site, r.wg, w, [1, wavefronts, 0, 0, 0]);
+                let a = shared[r.site as usize].get_or_insert_with(SharedAcc::default);
+                a.requests += w;
+                a.max_ways = a.max_ways.max(ways);
+                a.wavefronts += w * wavefronts as f64;
+                a.replays += w * wavefronts.saturating_sub(phases as u64) as f64;
+                a.ways += w * ways as f64;
             }
         }
     });
-    let shared: Vec<SharedSite> = shared
+    let n = |x: f64| x.round() as u64;
+    let global: Vec<GlobalSite> = global
         .into_iter()
-        .flatten()
-        .map(|mut s| {
-            s.mean_ways = s.ways_sum as f64 / s.requests.max(1) as f64;
-            s
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let a = a?;
+            let s = &sites[i];
+            Some(GlobalSite {
+                site: i as u32,
+                line: s.line,
+                kind: s.kind,
+                buffer: s.buffer.clone(),
+                requests: n(a.requests),
+                sectors: n(a.sectors),
+                min_sectors: n(a.min),
+                segments: n(a.segments),
+                bytes: n(a.bytes),
+                sample_error: (!sample.is_all()).then(|| {
+                    spread.error(
+                        i as u32,
+                        [a.requests, a.sectors, a.segments, a.min, a.bytes],
+                    )
+                }),
+            })
         })
         .collect();
-    let global: Vec<GlobalSite> = global.into_iter().flatten().collect();
-    // The floor: every distinct word of every global buffer, read once and written once.
-    let mut read: HashSet<(&str, u32)> = HashSet::new();
-    let mut written: HashSet<(&str, u32)> = HashSet::new();
-    for a in &rec.accesses {
-        let Some(s) = sites.get(a.site as usize) else {
-            continue;
-        };
-        if s.space != Space::Global {
-            continue;
-        }
-        let set = if s.kind == Kind::Read {
-            &mut read
-        } else {
-            &mut written
-        };
-        for k in 0..s.width {
-            set.insert((s.buffer.as_str(), a.addr.wrapping_add(k)));
-        }
-    }
-    let floor_bytes = 4 * (read.len() + written.len()) as u64;
+    let shared: Vec<SharedSite> = shared
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let a = a?;
+            let s = &sites[i];
+            Some(SharedSite {
+                site: i as u32,
+                line: s.line,
+                kind: s.kind,
+                requests: n(a.requests),
+                max_ways: a.max_ways,
+                mean_ways: a.ways / a.requests.max(1e-9),
+                sample_error: (!sample.is_all())
+                    .then(|| spread.error(i as u32, [a.requests, a.wavefronts, 0.0, 0.0, 0.0])),
+                wavefronts: n(a.wavefronts),
+                replays: n(a.replays),
+                ways_sum: a.ways,
+            })
+        })
+        .collect();
+    let (floor_bytes, footprint, buffers) = footprints(rec, &global);
     let mut lens = PassLens {
         pass,
         label: rec.label.clone(),
         global,
         shared,
         floor_bytes,
+        footprint_bytes: footprint,
+        buffers,
         predicted_ms: None,
+        prediction: None,
         gpu_ms,
     };
-    lens.predicted_ms = copy_gbps.map(|bw| predict_ms(lens.sectors(), lens.wavefronts(), bw));
+    lens.prediction = memory.map(|m| m.predict(&lens));
+    lens.predicted_ms = lens.prediction.as_ref().map(|p| p.total_ms);
     lens
-}
-
-/// Milliseconds for `sectors` global sectors at `copy_gbps` plus `wavefronts` workgroup-memory
-/// wavefronts (128 bytes each) at [`SHARED_SPEEDUP`]× that bandwidth.
-pub fn predict_ms(sectors: u64, wavefronts: u64, copy_gbps: f64) -> f64 {
-    let global = (sectors * SECTOR) as f64 / (copy_gbps * 1e6);
-    let shared = (wavefronts * SEGMENT) as f64 / (SHARED_SPEEDUP * copy_gbps * 1e6);
-    global + shared
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::memory::MemoryModel;
     use super::super::record::Access;
+    use super::super::sample::PassSample;
     use super::super::sites::{LensKernel, Site};
     use super::*;
     use std::sync::Arc;
@@ -286,6 +355,7 @@ mod tests {
                 ..Default::default()
             }),
             workgroups: [1, 1, 1],
+            sample: Arc::new(PassSample::all(2)),
             accesses: acc
                 .into_iter()
                 .map(|(wg, lid, site, addr)| Access {
@@ -346,7 +416,16 @@ mod tests {
             ],
             acc,
         );
-        let l = analyse(0, &p, 32, Some(100.0), Some(1.0));
+        let mem = |l2_bytes| MemoryModel {
+            adapter: "a".into(),
+            driver: "d".into(),
+            dram_gbps: 100.0,
+            l2_gbps: 200.0,
+            l2_bytes,
+            l2_source: "table".into(),
+            sweep: Vec::new(),
+        };
+        let l = analyse(0, &p, 32, Some(&mem(1 << 20)), Some(1.0));
         assert_eq!(l.global.len(), 2);
         let (r, w) = (&l.global[0], &l.global[1]);
         assert_eq!(
@@ -360,11 +439,96 @@ mod tests {
         assert_eq!(r.bytes, 512);
         assert_eq!(l.shared.len(), 1);
         assert_eq!((l.shared[0].requests, l.shared[0].max_ways), (2, 2));
+        // Two 2-way requests: one replay each.
+        assert_eq!((l.wavefronts(), l.replays()), (4, 2));
         assert_eq!(l.floor_bytes, 4 * (128 + 64));
-        // 16 + 64 sectors of 32 B and 2 × 2 wavefronts of 128 B: 2560 B at 100 GB/s, 512 B at 1 TB/s.
-        let want = 2560.0 / 100e6 + 512.0 / 1000e6;
+        // Sectors: reads 0..16, writes every 4th of 0..256, 4 of them shared: 76.
+        assert_eq!(l.footprint_bytes, 76 * 32);
+        // The footprint fits the L2: it comes from DRAM; the other 4 sectors are L1 hits (the
+        // buffer is under L1_BYTES); the 2 replays' 256 B at 10× the DRAM rate.
+        let x = l.prediction.as_ref().unwrap();
+        assert_eq!(
+            (x.case.as_str(), x.dram_bytes, x.l2_bytes, x.replay_bytes),
+            ("fits L2", 2432, 0, 256)
+        );
+        let want = 2432.0 / 100e6 + 256.0 / 1000e6;
         assert!((l.predicted_ms.unwrap() - want).abs() < 1e-12);
+        // Measured far above the model: the verdict says so.
+        assert!(x.verdict.as_ref().unwrap().contains("leaves out"));
+        // No L2: every requested sector from DRAM.
+        let l = analyse(0, &p, 32, Some(&mem(0)), None);
+        let x = l.prediction.as_ref().unwrap();
+        assert_eq!(
+            (x.case.as_str(), x.dram_bytes, x.l2_bytes),
+            ("past L2", 2560, 0)
+        );
+        assert!(x.verdict.is_none());
         assert!(analyse(0, &p, 32, None, None).predicted_ms.is_none());
+    }
+
+    /// 10 workgroups; 0 and 9 fixed, 3 and 6 stand for the other 8 (weight 4).
+    fn ten_workgroups() -> PassSample {
+        PassSample {
+            workgroups: 10,
+            sampled: 4,
+            fixed: vec![0, 9],
+            stride: 4,
+            shift: 1,
+            weight: 4.0,
+            tail_from: 10,
+            tail_weight: 4.0,
+            bits: vec![0b10_0100_1001],
+        }
+    }
+
+    #[test]
+    fn a_sample_is_weighed_up_to_the_grid_and_shared_words_count_once() {
+        // 10 workgroups; 0 and 9 fixed, 3 and 6 stand for the other 8 (weight 4). Each reads its
+        // own 32 words and the same 32-word table.
+        let sample = ten_workgroups();
+        let acc: Vec<_> = [0u32, 3, 6, 9]
+            .iter()
+            .flat_map(|&wg| {
+                (0..32u32).flat_map(move |l| [(wg, l, 0, wg * 32 + l), (wg, l, 1, 1000 + l)])
+            })
+            .collect();
+        let table = Site {
+            buffer: "tab".into(),
+            ..site(Kind::Read, Space::Global, 1)
+        };
+        let mut p = pass(vec![site(Kind::Read, Space::Global, 1), table], acc);
+        p.sample = Arc::new(sample);
+        let l = analyse(0, &p, 32, None, None);
+        assert_eq!((l.global[0].requests, l.global[0].sectors), (10, 40));
+        assert_eq!((l.global[1].requests, l.global[1].sectors), (10, 40));
+        // Private words weighed (10 × 32), the table once (32).
+        assert_eq!(l.floor_bytes, 4 * (320 + 32));
+        // Sectors: 4 per workgroup, the table's 4 (words 1000..1032: sectors 125..=128) once.
+        assert_eq!(l.footprint_bytes, 44 * 32);
+        // Every sampled workgroup did the same: no sampling error.
+        assert_eq!(l.global[0].sample_error, Some(0.0));
+    }
+
+    #[test]
+    fn a_sample_whose_workgroups_differ_states_its_error() {
+        // 10 workgroups, 0 and 9 fixed; 3 reads 32 contiguous words (4 sectors), 6 reads 32
+        // words 8 apart (32 sectors), each standing for 4.
+        let sample = ten_workgroups();
+        let acc: Vec<_> = [(0u32, 1u32), (3, 1), (6, 8), (9, 1)]
+            .iter()
+            .flat_map(|&(wg, k)| (0..32u32).map(move |l| (wg, l, 0, 4096 * wg + k * l)))
+            .collect();
+        let mut p = pass(vec![site(Kind::Read, Space::Global, 1)], acc);
+        p.sample = Arc::new(sample);
+        let g = &analyse(0, &p, 32, None, None).global[0];
+        // Sectors: 4 + 4 + 4 × 4 + 4 × 32 = 152. s² of (4, 32) = 392; Σ w(w − 1) = 24; the
+        // standard error sqrt(392 × 24) ≈ 97 of 152; requests and bytes agree (error 0).
+        assert_eq!(g.sectors, 152);
+        let want = (392.0f64 * 24.0).sqrt() / 152.0;
+        assert!((g.sample_error.unwrap() - want).abs() < 1e-9, "{g:?}");
+        // Every workgroup recorded: no error to state.
+        p.sample = Arc::new(PassSample::all(10));
+        assert_eq!(analyse(0, &p, 32, None, None).global[0].sample_error, None);
     }
 
     #[test]

@@ -1,19 +1,50 @@
 //! The memory lens: every pass's global- and workgroup-memory accesses, recorded on the GPU by the
-//! kernels' recording builds ([`ir`], [`record`]), analysed for coalescing and bank
-//! conflicts ([`analysis`]), with a predicted time beside the measured one.
+//! kernels' recording builds ([`ir`], [`record`]) — all of them where the record log holds the
+//! run, else those of a sample of workgroups ([`sample`]) — analysed for coalescing and bank
+//! conflicts ([`analysis`]), with a time predicted from the adapter's memory system ([`memory`])
+//! beside the measured one.
 
 pub mod analysis;
 mod entry;
+mod estimate;
 pub mod ir;
+pub mod memory;
 pub mod record;
+pub mod sample;
 pub mod sites;
 
 use crate::algo::{self, Algorithm, RunRequest, RunResult};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use analysis::PassLens;
-use record::PassRecord;
+use memory::MemoryModel;
+use record::{PassRecord, Recorder};
+use sample::{SampleSpec, Sampling};
 use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Records a sampled run aims at: enough for every pass's sample, few enough to analyse in
+/// seconds.
+pub const SAMPLE_BUDGET: u64 = 1 << 23;
+
+/// How to record: the warp the accesses are grouped by, which workgroups, the random sample's seed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LensOptions {
+    pub warp: u32,
+    pub sample: SampleSpec,
+    pub seed: u64,
+}
+
+impl LensOptions {
+    /// Warp `warp`, the sample chosen by the record log's size, seed 1.
+    pub fn auto(warp: u32) -> Self {
+        LensOptions {
+            warp,
+            sample: SampleSpec::Auto,
+            seed: 1,
+        }
+    }
+}
 
 /// Elements every adapter may record; more where the record log is larger than 128 MiB.
 pub const BASE_ELEMENTS: usize = 1 << 16;
@@ -23,9 +54,12 @@ pub fn max_elements(gpu: &Gpu) -> usize {
     BASE_ELEMENTS * (record::log_bytes(gpu) >> 27).max(1) as usize
 }
 
-/// The default warp: the adapter's largest subgroup (32 on NVIDIA), 32 where it reports none.
+/// The default warp: the adapter's largest subgroup (32 on NVIDIA); 32 where it reports none
+/// and on a CPU adapter, whose subgroups are its vector width, not a GPU's warps (the lens models
+/// a GPU's memory system).
 pub fn default_warp(gpu: &Gpu) -> u32 {
     match gpu.info.subgroup_max_size {
+        _ if gpu.info.device_type == wgpu::DeviceType::Cpu => 32,
         0 => 32,
         w => w,
     }
@@ -37,8 +71,18 @@ pub struct LensReport {
     pub warp: u32,
     /// The copy kernel's bandwidth at this N on this adapter (None without timestamps).
     pub copy_gbps: Option<f64>,
+    /// The adapter's memory system (None without timestamps).
+    pub memory: Option<MemoryModel>,
+    /// What was asked and the fraction of every grid recorded.
+    pub spec: SampleSpec,
+    pub sampling: Sampling,
     pub passes: Vec<PassLens>,
     pub records: Vec<PassRecord>,
+    /// Wall time of the recording runs (every attempt: the recording build's run, its log read
+    /// back) and how many there were; wall time of the analysis of every pass.
+    pub recording_s: f64,
+    pub attempts: u32,
+    pub analysis_s: f64,
 }
 
 impl LensReport {
@@ -49,9 +93,14 @@ impl LensReport {
 
     /// How the prediction was made: the CLI's `"lens_model"`.
     pub fn model_json(&self) -> Value {
+        let m = self.memory.as_ref();
         json!({
             "warp": self.warp,
             "copy_gbps": self.copy_gbps,
+            "dram_gbps": m.map(|m| m.dram_gbps),
+            "l2_gbps": m.map(|m| m.l2_gbps),
+            "l2_bytes": m.map(|m| m.l2_bytes),
+            "l2_source": m.map(|m| m.l2_source.clone()),
             "sector_bytes": analysis::SECTOR,
             "segment_bytes": analysis::SEGMENT,
             "banks": analysis::BANKS,
@@ -59,24 +108,84 @@ impl LensReport {
         })
     }
 
+    /// Which workgroups were recorded: the CLI's `"lens_sample"`.
+    pub fn sample_json(&self) -> Value {
+        let spec = match self.spec {
+            SampleSpec::Auto => "auto".to_string(),
+            SampleSpec::All => "all".to_string(),
+            SampleSpec::Fraction(f) => format!("{f}"),
+        };
+        json!({
+            "spec": spec,
+            "fraction": self.sampling.fraction,
+            "seed": self.sampling.seed,
+            "all": self.records.iter().all(|r| r.sample.is_all()),
+            "recording_s": self.recording_s,
+            "attempts": self.attempts,
+            "analysis_s": self.analysis_s,
+            "passes": self.records.iter().map(|r| serde_json::to_value(&*r.sample).unwrap_or(Value::Null)).collect::<Vec<_>>(),
+        })
+    }
+
+    /// One line on what was recorded.
+    pub fn sample_text(&self) -> String {
+        let took = format!(
+            "; recorded in {:.1} s ({} run{}), analysed in {:.1} s",
+            self.recording_s,
+            self.attempts,
+            if self.attempts == 1 { "" } else { "s" },
+            self.analysis_s
+        );
+        if self.records.iter().all(|r| r.sample.is_all()) {
+            return format!("every workgroup recorded{took}");
+        }
+        let (g, s): (u64, u64) = self.records.iter().fold((0, 0), |a, r| {
+            (a.0 + r.sample.workgroups, a.1 + r.sample.sampled)
+        });
+        format!(
+            "a sample of {s} of {g} workgroups ({:.3} %): in every pass the first {} and the last, \
+             the rest one from each block of an even stride, at offsets shifted by seed {}; counts weighed up to the \
+             whole grid{took}",
+            100.0 * s as f64 / g.max(1) as f64,
+            sample::FIRST,
+            self.sampling.seed
+        )
+    }
+
     /// The compact per-pass table of `stagewise run … --lens`.
     pub fn text(&self) -> String {
         let ms = |v: Option<f64>| v.map_or("-".to_string(), |t| format!("{t:.4}"));
         let mut s = format!(
-            "lens (warp {}, copy {} GB/s at this N):\n",
+            "lens (warp {}, copy {} GB/s at this N{}; {}):\n",
             self.warp,
             self.copy_gbps
-                .map_or("unmeasured".to_string(), |b| format!("{b:.1}"))
+                .map_or("unmeasured".to_string(), |b| format!("{b:.1}")),
+            self.memory.as_ref().map_or(String::new(), |m| format!(
+                "; DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} GB/s",
+                m.dram_gbps,
+                m.l2_bytes >> 20,
+                m.l2_source,
+                m.l2_gbps
+            )),
+            self.sample_text()
         );
         for p in &self.passes {
             s.push_str(&format!(
-                "  pass {} {}: floor {} B, predicted {} ms, measured {} ms\n",
+                "  pass {} {}: floor {} B, footprint {} B, predicted {} ms{}, measured {} ms\n",
                 p.pass,
                 p.label,
                 p.floor_bytes,
+                p.footprint_bytes,
                 ms(p.predicted_ms),
+                p.prediction.as_ref().map_or(String::new(), |x| format!(
+                    " ({}: DRAM {:.4} + L2 {:.4} + conflicts {:.4})",
+                    x.case, x.dram_ms, x.l2_ms, x.replay_ms
+                )),
                 ms(p.gpu_ms)
             ));
+            if let Some(v) = p.prediction.as_ref().and_then(|x| x.verdict.as_ref()) {
+                s.push_str(&format!("    {v}\n"));
+            }
             // "line L kind ": where a site stands and what it does.
             let site =
                 |line: u32, kind: String| format!("    line {line:<4} {:<5} ", kind.to_lowercase());
@@ -84,19 +193,23 @@ impl LensReport {
                 let per_request = |count: u64| count as f64 / g.requests.max(1) as f64;
                 s.push_str(&site(g.line, format!("{:?}", g.kind)));
                 s.push_str(&format!(
-                    "{:<8} {:>8} requests  {:>6.2} sectors/request (ideal {:.2})  {:>6.2} segments/request\n",
+                    "{:<8} {:>8} requests  {:>6.2} sectors/request (ideal {:.2})  {:>6.2} segments/request{}\n",
                     g.buffer,
                     g.requests,
                     per_request(g.sectors),
                     per_request(g.min_sectors),
                     per_request(g.segments),
+                    spread(g.sample_error),
                 ));
             }
             for w in &p.shared {
                 s.push_str(&site(w.line, format!("{:?}", w.kind)));
                 s.push_str(&format!(
-                    "workgroup {:>8} requests  conflict ways max {} mean {:.2}\n",
-                    w.requests, w.max_ways, w.mean_ways
+                    "workgroup {:>8} requests  conflict ways max {} mean {:.2}{}\n",
+                    w.requests,
+                    w.max_ways,
+                    w.mean_ways,
+                    spread(w.sample_error)
                 ));
             }
         }
@@ -104,26 +217,37 @@ impl LensReport {
     }
 }
 
-/// Refuse a warp size or an input the lens cannot record, before any GPU work.
-pub fn check(gpu: &Gpu, n: usize, warp: u32) -> Result<()> {
-    if warp == 0 || warp > 1024 {
+/// A sampled site's standard error, where it is worth stating.
+fn spread(e: Option<f64>) -> String {
+    match e {
+        Some(e) if e >= 0.001 => format!("  (sampled: ±{:.1}%)", 100.0 * e),
+        _ => String::new(),
+    }
+}
+
+/// Refuse a warp size, or an input `--lens-sample all` cannot record, before any GPU work.
+pub fn check(gpu: &Gpu, n: usize, o: &LensOptions) -> Result<()> {
+    if o.warp == 0 || o.warp > 1024 {
         return Err(Error::input(format!(
-            "--lens-warp must be 1..=1024; got {warp}"
+            "--lens-warp must be 1..=1024; got {}",
+            o.warp
         )));
     }
     let max = max_elements(gpu);
-    if n > max {
+    if o.sample == SampleSpec::All && n > max {
         return Err(Error::Limit(format!(
-            "lens: N = {n} is too large to record; the limit on this adapter is {max} elements \
-             (2^16 per 128 MiB of the record log, which is the storage-binding limit, at most 1 GiB)"
+            "lens: N = {n} is too large to record every workgroup; the limit on this adapter is {max} \
+             elements (2^16 per 128 MiB of the record log, which is the storage-binding limit, at most \
+             1 GiB): drop --lens-sample all to record a sample"
         )));
     }
     Ok(())
 }
 
-/// Record `req` in the kernels' recording builds and analyse it at warp size `warp`. `normal` is the
-/// same request's normal run, whose per-pass GPU times stand beside the prediction. Waited for on
-/// this thread (native: the CLI, tests); the app awaits [`record_run_async`].
+/// Record `req` in the kernels' recording builds and analyse it at warp size `warp`, every
+/// workgroup where the log holds the run, else a sample. `normal` is the same request's normal
+/// run, whose per-pass GPU times stand beside the prediction. Waited for on this thread (native:
+/// the CLI, tests); the app awaits [`record_run_async`].
 #[cfg(not(target_arch = "wasm32"))]
 pub fn record_run(
     algo: &dyn Algorithm,
@@ -132,42 +256,129 @@ pub fn record_run(
     normal: &RunResult,
     warp: u32,
 ) -> Result<LensReport> {
-    pollster::block_on(record_run_async(algo, gpu, req, normal, warp))
+    record_run_with(algo, gpu, req, normal, &LensOptions::auto(warp))
 }
 
-/// [`record_run`], async.
+/// [`record_run`] with the sample chosen by `o`.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn record_run_with(
+    algo: &dyn Algorithm,
+    gpu: &Gpu,
+    req: &RunRequest,
+    normal: &RunResult,
+    o: &LensOptions,
+) -> Result<LensReport> {
+    pollster::block_on(record_run_async(algo, gpu, req, normal, o))
+}
+
+/// [`record_run_with`], async.
 pub async fn record_run_async(
     algo: &dyn Algorithm,
     gpu: &Gpu,
     req: &RunRequest,
     normal: &RunResult,
-    warp: u32,
+    o: &LensOptions,
 ) -> Result<LensReport> {
-    check(gpu, req.input.len(), warp)?;
-    let (lgpu, rec) = gpu.with_lens();
-    let recorded = algo::run_streamed(algo, &lgpu, req, &mut algo::Stages::keep()).await?;
+    let n = req.input.len();
+    check(gpu, n, o)?;
+    let cap = record::capacity(gpu);
+    let mut last_resort = false;
+    let mut fraction = match o.sample {
+        SampleSpec::All => 1.0,
+        SampleSpec::Fraction(f) => f,
+        SampleSpec::Auto => (max_elements(gpu) as f64 / n.max(1) as f64).min(1.0),
+    };
+    let mut attempts = 0;
+    let started = web_time::Instant::now();
+    let (recorded, records) = loop {
+        attempts += 1;
+        let sampling = Sampling {
+            fraction,
+            seed: o.seed,
+        };
+        // Auto: a run past the budget is recorded again with a smaller sample.
+        let budget = (o.sample == SampleSpec::Auto).then(|| {
+            if fraction >= 1.0 || last_resort {
+                cap
+            } else {
+                SAMPLE_BUDGET.min(cap)
+            }
+        });
+        let rec = Arc::new(Recorder::new(sampling, budget));
+        let lgpu = gpu.with_recorder(rec.clone());
+        let recorded = algo::run_streamed(algo, &lgpu, req, &mut algo::Stages::keep()).await?;
+        match rec.overflow() {
+            // Three smaller samples aim at the budget; where every pass is already at its
+            // fewest workgroups, the whole log may take the fourth.
+            Some(total) if attempts < 4 => {
+                let target = SAMPLE_BUDGET.min(cap) as f64 * 0.7;
+                fraction = (fraction * target / total as f64).min(fraction / 2.0);
+                last_resort = attempts == 3;
+            }
+            Some(total) => {
+                return Err(Error::Limit(format!(
+                    "lens: a sample of {:.4} % of the workgroups still makes {total} accesses; the \
+                     record log holds {cap}: use --lens-sample with a smaller fraction",
+                    100.0 * fraction
+                )));
+            }
+            None => break (recorded, (rec.take(), sampling)),
+        }
+    };
     if let Some(m) = &recorded.mismatch {
         return Err(Error::Gpu(format!(
             "lens: the recording build's result differs from the CPU model: {m}"
         )));
     }
-    let records = rec.take();
-    let copy_gbps = copy_bandwidth(gpu, req.input.len()).await?;
-    let times: Vec<Option<f64>> = if normal.passes.len() == records.len() {
-        normal.passes.iter().map(|p| p.gpu_ms).collect()
-    } else {
-        vec![None; records.len()]
-    };
+    let recording_s = started.elapsed().as_secs_f64();
+    let (records, sampling) = records;
+    let copy_gbps = copy_bandwidth(gpu, n).await?;
+    let memory = memory::model(gpu).await?;
+    let times = measured(algo, gpu, req, normal, records.len()).await?;
+    let started = web_time::Instant::now();
     let passes = records
         .iter()
         .enumerate()
-        .map(|(i, r)| analysis::analyse(i, r, warp, copy_gbps, times[i]))
+        .map(|(i, r)| analysis::analyse(i, r, o.warp, memory.as_ref(), times[i]))
         .collect();
     Ok(LensReport {
-        warp,
+        warp: o.warp,
         copy_gbps,
+        memory,
+        spec: o.sample,
+        sampling,
         passes,
         records,
+        recording_s,
+        attempts,
+        analysis_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Each pass's measured time: past [`BASE_ELEMENTS`] (where engineers bench) the median of 20
+/// timed runs of the room's bench plan after 300 ms of warm-up, where its passes are the run's;
+/// else the normal run's own timestamps.
+async fn measured(
+    algo: &dyn Algorithm,
+    gpu: &Gpu,
+    req: &RunRequest,
+    normal: &RunResult,
+    passes: usize,
+) -> Result<Vec<Option<f64>>> {
+    if gpu.has_timestamps() && req.input.len() > BASE_ELEMENTS {
+        let case = algo.bench_case(gpu, req.variant, req.input.len(), req.dtype)?;
+        if case.plan.passes.len() == passes {
+            crate::gpu::timed::warm_for(gpu, &case.plan, 300.0).await?;
+            let t = crate::gpu::time(gpu, &case.plan, 0, 20).await?;
+            if t.pass_ms.len() == passes {
+                return Ok(t.pass_ms.into_iter().map(Some).collect());
+            }
+        }
+    }
+    Ok(if normal.passes.len() == passes {
+        normal.passes.iter().map(|p| p.gpu_ms).collect()
+    } else {
+        vec![None; passes]
     })
 }
 
@@ -179,6 +390,10 @@ pub async fn copy_bandwidth(gpu: &Gpu, n: usize) -> Result<Option<f64>> {
     }
     let copy = algo::copy::Options::default();
     let case = copy.bench_case(gpu, copy.info().variant(None)?, n, crate::data::DType::U32)?;
+    // Past 2^16 elements, warm by time first: a count of warm-ups timed idle clocks on an H100.
+    if n > BASE_ELEMENTS {
+        crate::gpu::timed::warm_for(gpu, &case.plan, 100.0).await?;
+    }
     let t = crate::gpu::time(gpu, &case.plan, 3, 15).await?;
     Ok((t.total_ms > 0.0).then(|| case.bytes as f64 / (t.total_ms * 1e6)))
 }

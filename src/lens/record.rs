@@ -4,7 +4,8 @@
 //! records are the slice between two counters), and reads the records back after the run: the
 //! passes land in the [`Recorder`].
 
-use super::sites::{INSTANCE_BITS, LensKernel};
+use super::sample::{MAX_WORKGROUPS, PassSample, Sampling};
+use super::sites::{INSTANCE_BITS, LID_BITS, LensKernel};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan};
 use std::collections::HashMap;
@@ -31,16 +32,54 @@ pub struct PassRecord {
     pub label: String,
     pub kernel: Arc<LensKernel>,
     pub workgroups: [u32; 3],
+    /// The workgroups recorded and what each stands for.
+    pub sample: Arc<PassSample>,
     pub accesses: Vec<Access>,
 }
 
 /// Where a recording run's passes land (shared by the clones of a recording `Gpu`).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Recorder {
     passes: Mutex<Vec<PassRecord>>,
+    /// Which workgroups of every pass record.
+    pub sampling: Sampling,
+    /// Set instead of an error where the log could not hold a run and a smaller sample would
+    /// record less (some pass's grid is larger than the fewest workgroups a sample takes): the
+    /// accesses it made.
+    overflow: Mutex<Option<u64>>,
+    /// Records a run may make before it counts as an overflow (at most the log's capacity).
+    pub budget: Option<u64>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::new(
+            Sampling {
+                fraction: 1.0,
+                seed: 1,
+            },
+            None,
+        )
+    }
 }
 
 impl Recorder {
+    /// A recorder sampling by `sampling`; with a `budget`, a run that makes more accesses than
+    /// that leaves its count in [`Recorder::overflow`] instead of failing.
+    pub fn new(sampling: Sampling, budget: Option<u64>) -> Recorder {
+        Recorder {
+            passes: Mutex::default(),
+            sampling,
+            overflow: Mutex::default(),
+            budget,
+        }
+    }
+
+    /// The accesses of the last run that overflowed its budget (taken).
+    pub fn overflow(&self) -> Option<u64> {
+        self.overflow.lock().ok().and_then(|mut o| o.take())
+    }
+
     /// The passes recorded so far, in order; the recorder is left empty.
     pub fn take(&self) -> Vec<PassRecord> {
         self.passes
@@ -72,10 +111,8 @@ pub fn log_bytes(gpu: &Gpu) -> u64 {
     gpu.max_binding_bytes().min(1 << 30)
 }
 
-/// Bytes of one record: (workgroup << 12 | local index, site << 20 | instance, word address).
+/// Bytes of one record: (workgroup << 10 | local index, site << 20 | instance, word address).
 pub const RECORD: u64 = 12;
-/// Local indices fit 12 bits (at most 1024 invocations per workgroup); the rest is the workgroup.
-pub const LID_BITS: u32 = 12;
 
 /// Records one log can hold on this adapter (12 bytes each, after a 16-byte header).
 pub fn capacity(gpu: &Gpu) -> u64 {
@@ -90,6 +127,7 @@ pub(crate) struct LensRun {
     groups: Vec<wgpu::BindGroup>,
     counters: wgpu::Buffer,
     kernels: Vec<Arc<LensKernel>>,
+    samples: Vec<Arc<PassSample>>,
     cap: u64,
 }
 
@@ -108,22 +146,51 @@ impl LensRun {
         let log = gpu.storage_zeroed("lens record log", ((HEADER + cap * RECORD) / 4) as usize)?;
         gpu.queue
             .write_buffer(&log, 0, bytemuck::cast_slice(&[0u32, cap as u32, 0, 0]));
-        let groups = plan
-            .passes
-            .iter()
-            .map(|p| {
-                gpu.scoped(|| {
-                    gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("lens log"),
-                        layout: &p.pipeline.get_bind_group_layout(1),
-                        entries: &[wgpu::BindGroupEntry {
+        // One sample (and bitmap) per grid size: passes of one size record the same workgroups.
+        let sampling = gpu.lens.as_ref().map_or(
+            Sampling {
+                fraction: 1.0,
+                seed: 1,
+            },
+            |r| r.sampling,
+        );
+        let mut by_grid: HashMap<u64, (Arc<PassSample>, wgpu::Buffer)> = HashMap::new();
+        let mut samples = Vec::with_capacity(plan.passes.len());
+        let mut groups = Vec::with_capacity(plan.passes.len());
+        for p in &plan.passes {
+            let g = p.workgroups.iter().map(|&w| w as u64).product::<u64>();
+            if g > MAX_WORKGROUPS {
+                return Err(Error::Limit(format!(
+                    "lens: pass '{}' runs {g} workgroups; the lens records at most {MAX_WORKGROUPS}",
+                    p.label
+                )));
+            }
+            let (sample, bits) = match by_grid.entry(g) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    let s = sampling.pass(g);
+                    let bits = gpu.storage_init("lens sample", &s.bits)?;
+                    e.insert((Arc::new(s), bits))
+                }
+            };
+            samples.push(sample.clone());
+            groups.push(gpu.scoped(|| {
+                gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("lens log"),
+                    layout: &p.pipeline.get_bind_group_layout(1),
+                    entries: &[
+                        wgpu::BindGroupEntry {
                             binding: 0,
                             resource: log.as_entire_binding(),
-                        }],
-                    })
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: bits.as_entire_binding(),
+                        },
+                    ],
                 })
-            })
-            .collect::<Result<Vec<_>>>()?;
+            })?);
+        }
         let counters = gpu.scoped(|| {
             gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("lens counters"),
@@ -137,6 +204,7 @@ impl LensRun {
             groups,
             counters,
             kernels,
+            samples,
             cap,
         })
     }
@@ -165,10 +233,23 @@ impl LensRun {
         rec: &Recorder,
     ) -> Result<()> {
         let total = counters.last().copied().unwrap_or(0) as u64;
+        if let Some(budget) = rec.budget
+            && total > budget.min(self.cap)
+        {
+            let shrinks = self
+                .samples
+                .iter()
+                .any(|s| s.workgroups > super::sample::MIN_SAMPLED);
+            if shrinks && let Ok(mut o) = rec.overflow.lock() {
+                *o = Some(total);
+                return Ok(());
+            }
+        }
         if total > self.cap {
             return Err(Error::Limit(format!(
                 "lens: this run makes {total} memory accesses; the record log holds {} \
-                 ({} MiB, the adapter's storage-binding limit, at most 1 GiB): use a smaller N",
+                 ({} MiB, the adapter's storage-binding limit, at most 1 GiB): record a sample \
+                 (--lens-sample with a fraction) or use a smaller N",
                 self.cap,
                 log_bytes(gpu) >> 20
             )));
@@ -215,6 +296,7 @@ impl LensRun {
                 label: p.label.clone(),
                 kernel: self.kernels[i].clone(),
                 workgroups: p.workgroups,
+                sample: self.samples[i].clone(),
                 accesses,
             });
         }

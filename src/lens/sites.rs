@@ -65,9 +65,10 @@ pub const MAX_SITES: usize = 4096;
 pub const INSTANCE_BITS: u32 = 20;
 
 /// Names the recorder declares; a kernel that declares one of them is refused.
-pub const RESERVED: [&str; 6] = [
+pub const RESERVED: [&str; 7] = [
     "LensLog",
     "lens_log",
+    "lens_pick",
     "lens_wg",
     "lens_lid",
     "lens_seen",
@@ -75,21 +76,24 @@ pub const RESERVED: [&str; 6] = [
 ];
 
 /// The recorder, put before a kernel for the IR pass: an atomic counter and 3 words per
-/// access — workgroup << 12 | local index, site << 20 | the site's dynamic instance in this
-/// invocation, word address. (Recordable runs have under 2^20 workgroups.) `lens_seen` gets its
-/// length (the kernel's site count) from the pass; `lens_wg` and `lens_lid` are set at entry.
+/// access — workgroup << 10 | local index, site << 20 | the site's dynamic instance in this
+/// invocation, word address — made only by the workgroups whose bit is set in `lens_pick` (the
+/// sample, [`super::sample`]). `lens_seen` gets its length (the kernel's site count) from the
+/// pass; `lens_wg` and `lens_lid` are set at entry.
 pub fn recorder() -> String {
     format!(
         "struct LensLog {{ count: atomic<u32>, cap: u32, _a: u32, _b: u32, rec: array<u32> }}
 @group(1) @binding(0) var<storage, read_write> lens_log: LensLog;
+@group(1) @binding(1) var<storage, read> lens_pick: array<u32>;
 var<private> lens_wg: u32;
 var<private> lens_lid: u32;
 var<private> lens_seen: array<u32, 1>;
 fn lens_rec(site: u32, addr: u32) {{
+    if (((lens_pick[lens_wg >> 5u] >> (lens_wg & 31u)) & 1u) == 0u) {{ return; }}
     let slot = atomicAdd(&lens_log.count, 1u);
     if (slot < lens_log.cap) {{
         let b = slot * 3u;
-        lens_log.rec[b] = (lens_wg << 12u) | lens_lid;
+        lens_log.rec[b] = (lens_wg << {LID_BITS}u) | lens_lid;
         lens_log.rec[b + 1u] = (site << {INSTANCE_BITS}u) | min(lens_seen[site], {max}u);
         lens_log.rec[b + 2u] = addr;
     }}
@@ -99,3 +103,7 @@ fn lens_rec(site: u32, addr: u32) {{
         max = (1u32 << INSTANCE_BITS) - 1
     )
 }
+
+/// Local indices take 10 bits of a record's first word (at most 1024 invocations a workgroup);
+/// the workgroup the other 22 ([`super::sample::MAX_WORKGROUPS`]).
+pub const LID_BITS: u32 = 10;

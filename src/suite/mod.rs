@@ -8,9 +8,13 @@
 
 pub mod report;
 
+// Used by the native-only runners below.
+#[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 use crate::bench::{self, BenchRow, BenchSpec};
 use crate::cli::{Cli, Cmd};
 use crate::error::{Error, Result};
+// Used by the native-only runners below.
+#[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 use crate::gpu::Gpu;
 use serde::{Deserialize, Serialize};
 use std::path::Path;

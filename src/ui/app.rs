@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::mpsc::{Receiver, channel};
 
 mod io;
+mod kernel;
 mod panels;
 mod run;
 mod session;
@@ -51,6 +52,8 @@ pub struct StagewiseApp {
     /// The browser test's script (`?test` in the page's address).
     #[cfg(target_arch = "wasm32")]
     webtest: Option<super::webtest::WebTest>,
+    /// The room "Your kernel": the watched file, its compile error, the open exercise.
+    pub workbench: super::workbench::Workbench,
 }
 
 const HELP: &[(&str, &str)] = &[
@@ -104,6 +107,7 @@ impl StagewiseApp {
             selftest: Default::default(),
             #[cfg(target_arch = "wasm32")]
             webtest: super::webtest::WebTest::from_page(),
+            workbench: Default::default(),
         };
         app.start_run(&cc.egui_ctx);
         app
@@ -161,10 +165,18 @@ impl eframe::App for StagewiseApp {
             ctx.request_repaint();
         }
         self.poll_io(&ctx);
+        self.watch_kernel(&ctx);
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
         egui::Panel::top("menu").show(ui, |ui| self.menu(ui));
         self.selftest.show(&ctx, self.gpu.as_ref());
         if self.tab == Tab::Performance {
+            let k = if self.in_kernel_room() {
+                self.session.algo.clone()
+            } else {
+                self.kernel_options()
+            };
+            self.perf.workbench =
+                matches!(&k, AlgoOptions::Kernel(o) if o.wgsl.is_some()).then_some(k);
             egui::CentralPanel::default().show(ui, |ui| self.perf.ui(ui, self.gpu.as_ref()));
             return;
         }
@@ -179,7 +191,18 @@ impl eframe::App for StagewiseApp {
         }
         // The shown run's stages: none yet while its head waits for the input stage.
         let staged = |r: &&RunResult| !r.stages.is_empty();
-        if let Some(r) = self
+        // The user's kernel that does not compile: its file, the failing line highlighted.
+        let kernel_error = self
+            .workbench
+            .error
+            .as_ref()
+            .filter(|_| self.in_kernel_room());
+        if let Some(e) = kernel_error.filter(|_| self.show_code) {
+            egui::Panel::right("code")
+                .resizable(true)
+                .default_size(300.0)
+                .show(ui, |ui| super::workbench::error_code(ui, e));
+        } else if let Some(r) = self
             .result
             .as_ref()
             .filter(staged)

@@ -336,6 +336,8 @@ fn code(ui: &mut egui::Ui, src: &str, ranges: &[(usize, usize)], scroll: bool, w
     egui::Frame::group(ui.style()).show(ui, |ui| {
         ui.spacing_mut().item_spacing.y = 0.0;
         for (n, line) in src.lines().enumerate() {
+            // The user's kernel (the workbench) may hold characters the fonts cannot draw.
+            let line = &super::workbench::drawable(ui.ctx(), line, true);
             if lens.as_ref().is_some_and(|(l, t)| *l == n && t == line) {
                 let text = RichText::new(format!("{:>3}  {line}", n + 1))
                     .monospace()

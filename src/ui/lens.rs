@@ -44,6 +44,15 @@ impl LensPanel {
         self.report.as_ref().and_then(|(_, _, r)| r.as_ref().ok())
     }
 
+    /// The report of the run with result key `key` (None: the lens is off, recording, or has
+    /// another run's).
+    pub fn report_of(&self, key: u64) -> Option<&LensReport> {
+        self.report
+            .as_ref()
+            .filter(|(k, _, _)| *k == key && self.on && self.pending.is_none())
+            .and_then(|(_, _, r)| r.as_ref().ok())
+    }
+
     fn start(
         &mut self,
         ctx: &egui::Context,
@@ -66,7 +75,8 @@ impl LensPanel {
                         input: normal.input.clone(),
                         trace: true,
                     };
-                    lens::record_run_async(a, &gpu, &req, &normal, warp).await
+                    lens::record_run_async(a, &gpu, &req, &normal, &lens::LensOptions::auto(warp))
+                        .await
                 }
                 Err(e) => Err(e),
             };
@@ -196,6 +206,7 @@ impl LensPanel {
             ui.label(RichText::new(narrate(pl, rep.warp)).strong());
             table(ui, rep, Some(p), "lens table");
         }
+        ui.label(RichText::new(recorded(rep)).small());
         let sites: Vec<u32> = pl
             .global
             .iter()
@@ -292,14 +303,58 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
             )
         });
     }
-    let time = match (p.predicted_ms, p.gpu_ms) {
-        (Some(a), Some(b)) => format!(
-            "; predicted {a:.4} ms from {} sectors (ideal {ideal}), measured {b:.4} ms",
-            p.sectors()
+    // Which buffers the traffic goes to, where it is more than one (a look-back's statuses, a
+    // twiddle table, a histogram beside the data).
+    let total = p.sectors().max(1) as f64;
+    if p.buffers.len() > 1 {
+        let shares: Vec<String> = p
+            .buffers
+            .iter()
+            .map(|b| {
+                format!(
+                    "{} {:.1} % ({} requests)",
+                    b.buffer,
+                    100.0 * b.sectors as f64 / total,
+                    b.requests
+                )
+            })
+            .collect();
+        parts.push(format!("sectors by buffer: {}", shares.join(", ")));
+    }
+    let time = match (&p.prediction, p.gpu_ms) {
+        (Some(x), Some(b)) => format!(
+            "; predicted {:.4} ms from {} sectors (ideal {ideal}; {}: DRAM {:.0} %, L2 {:.0} %, \
+             bank-conflict replays {:.0} %), measured {b:.4} ms{}",
+            x.total_ms,
+            p.sectors(),
+            x.case,
+            100.0 * x.dram_ms / x.total_ms.max(1e-12),
+            100.0 * x.l2_ms / x.total_ms.max(1e-12),
+            100.0 * x.replay_ms / x.total_ms.max(1e-12),
+            x.verdict
+                .as_ref()
+                .map_or(String::new(), |v| format!(": {v}"))
         ),
         _ => String::new(),
     };
     format!("Pass {} (warp {warp}): {}{time}.", p.pass, parts.join("; "))
+}
+
+/// What was recorded and the memory system the prediction uses, in words.
+pub fn recorded(rep: &LensReport) -> String {
+    let mem = rep
+        .memory
+        .as_ref()
+        .map_or("no timestamps here: no prediction".to_string(), |m| {
+            format!(
+                "memory model: DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} GB/s",
+                m.dram_gbps,
+                m.l2_bytes >> 20,
+                m.l2_source,
+                m.l2_gbps
+            )
+        });
+    format!("Recorded: {}. {mem}.", rep.sample_text())
 }
 
 /// The per-pass table; `current` is highlighted.
@@ -315,6 +370,7 @@ pub(super) fn table(ui: &mut egui::Ui, rep: &LensReport, current: Option<usize>,
                 "ideal",
                 "conflict ways",
                 "bytes / floor",
+                "footprint",
                 "predicted ms",
                 "measured ms",
             ] {
@@ -333,6 +389,7 @@ pub(super) fn table(ui: &mut egui::Ui, rep: &LensReport, current: Option<usize>,
                     format!("{:.2}", ideal as f64 / req.max(1) as f64),
                     ways.map_or("–".into(), |w| w.to_string()),
                     format!("{bytes} / {}", p.floor_bytes),
+                    p.footprint_bytes.to_string(),
                     ms(p.predicted_ms),
                     ms(p.gpu_ms),
                 ];

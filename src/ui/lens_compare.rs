@@ -97,7 +97,14 @@ impl Compare {
                     };
                     let normal =
                         algo::run_streamed(a, &gpu, &req, &mut algo::Stages::keep()).await?;
-                    let rep = lens::record_run_async(a, &gpu, &req, &normal, warp).await?;
+                    let rep = lens::record_run_async(
+                        a,
+                        &gpu,
+                        &req,
+                        &normal,
+                        &lens::LensOptions::auto(warp),
+                    )
+                    .await?;
                     Ok((normal, rep))
                 }
                 .await;

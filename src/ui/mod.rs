@@ -18,9 +18,12 @@ pub mod timeline;
 pub mod views;
 #[cfg(target_arch = "wasm32")]
 pub mod webtest;
+pub mod workbench;
 
 pub use app::StagewiseApp;
 
+// Used by the native-only runners below.
+#[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 use crate::error::{Error, Result};
 use eframe::egui_wgpu::{WgpuConfiguration, WgpuSetup, WgpuSetupCreateNew};
 use std::sync::Arc;

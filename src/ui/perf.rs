@@ -73,6 +73,9 @@ pub struct PerfLab {
     pub log_y: bool,
     pub live_log_n: u32,
     pub rows: Vec<BenchRow>,
+    /// The room "Your kernel"'s options where it has a kernel file (the app sets it every frame):
+    /// the lab times that kernel beside the built-in one for its `--expect` op.
+    pub workbench: Option<AlgoOptions>,
     /// The sort family's members, rows and loaded suite result.
     pub sorts: sorts::SortFamily,
     pub status: String,
@@ -99,6 +102,7 @@ impl Default for PerfLab {
             log_y: false,
             live_log_n: 20,
             rows: Vec::new(),
+            workbench: None,
             sorts: Default::default(),
             status: String::new(),
             running: None,
@@ -149,13 +153,25 @@ impl PerfLab {
                     self.status = "pick at least one variant".into();
                     return;
                 }
+                let mut cases = vec![(self.algo.clone(), variants)];
+                // The user's kernel: its contract checked first, the built-in kernel for its
+                // op beside it, and its refusals shown (they are the point).
+                if let AlgoOptions::Kernel(k) = &self.algo {
+                    match k.builtin_case() {
+                        Ok(b) => cases.extend(b.map(|(a, v)| (a, vec![v]))),
+                        Err(e) => {
+                            self.status = e.to_string();
+                            return;
+                        }
+                    }
+                }
                 BenchSpec {
-                    cases: vec![(self.algo.clone(), variants)],
+                    skip_refused: !matches!(self.algo, AlgoOptions::Kernel(_)),
+                    cases,
                     sizes,
                     reps: self.reps,
                     warmup: 3,
                     dtype: DType::U32,
-                    skip_refused: true,
                     min_warmup_ms: self.warmup_ms,
                 }
             }

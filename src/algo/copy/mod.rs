@@ -43,10 +43,13 @@ impl Default for Options {
 impl Options {
     fn validate(&self, gpu: &Gpu) -> Result<()> {
         let max = gpu.limits.max_compute_invocations_per_workgroup;
-        if !self.workgroup_size.is_power_of_two() || self.workgroup_size > max {
-            return Err(crate::input_err!(
-                "--workgroup-size must be a power of two up to {max} (this adapter's limit); got {}",
-                self.workgroup_size
+        let wg = self.workgroup_size;
+        if !wg.is_power_of_two() || wg > max {
+            return Err(crate::error::Error::input_or_limit(
+                wg.is_power_of_two() && wg > max,
+                format!(
+                    "--workgroup-size must be a power of two up to {max} (this adapter's limit); got {wg}"
+                ),
             ));
         }
         if !(1..=16).contains(&self.per_thread) {

@@ -32,19 +32,25 @@ impl Options {
         }
         if let Some(t) = self.tile {
             if !t.is_power_of_two() || t < 256 || t > adapter.tile {
-                return Err(Error::Input(format!(
-                    "--tile {t}: a power of two from 256 to {} (this adapter's workgroup memory holds {} keys)",
-                    adapter.tile, c.words
-                )));
+                return Err(Error::input_or_limit(
+                    t.is_power_of_two() && t > adapter.tile,
+                    format!(
+                        "--tile {t}: a power of two from 256 to {} (this adapter's workgroup memory holds {} keys)",
+                        adapter.tile, c.words
+                    ),
+                ));
             }
             c.tile = t;
         }
         if let Some(w) = self.threads {
             if w == 0 || w > adapter.wg_max {
-                return Err(Error::Input(format!(
-                    "--threads {w}: from 1 to {} (max_compute_invocations_per_workgroup)",
-                    adapter.wg_max
-                )));
+                return Err(Error::input_or_limit(
+                    w > adapter.wg_max,
+                    format!(
+                        "--threads {w}: from 1 to {} (max_compute_invocations_per_workgroup)",
+                        adapter.wg_max
+                    ),
+                ));
             }
             c.wg_max = w;
         }
@@ -141,9 +147,12 @@ impl Options {
         match self.block {
             Some(b) => {
                 if b == 0 || !b.is_power_of_two() || b > max {
-                    Err(Error::Input(format!(
-                        "--block {b}: the merge-split block must be a power of two from 1 to {max} (half the workgroup tile on this adapter)"
-                    )))
+                    Err(Error::input_or_limit(
+                        b.is_power_of_two() && b > max,
+                        format!(
+                            "--block {b}: the merge-split block must be a power of two from 1 to {max} (half the workgroup tile on this adapter)"
+                        ),
+                    ))
                 } else {
                     Ok(b)
                 }

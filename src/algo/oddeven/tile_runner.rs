@@ -43,42 +43,43 @@ impl<'a> TileRunner<'a> {
 }
 
 impl TileRunner<'_> {
-    /// The register kernel's form of `tp`, or why it cannot run it.
+    /// The register kernel's form of `tp`, or why it cannot run it (a `Limit` where the tile is past
+    /// this adapter's invocations or workgroup memory, else `Input`).
     pub(super) fn regs_pass(
         &self,
         tp: &TilePass,
         tiles: usize,
         segmented: bool,
-    ) -> std::result::Result<regs::RegsPass, String> {
+    ) -> Result<regs::RegsPass> {
         if self.trace {
-            return Err("traces are written by the generic kernel".into());
+            return Err(Error::input("traces are written by the generic kernel"));
         }
         let size = tp.res * tp.rows;
         let adapter = caps_of(self.gpu);
         let keys = self.keys;
         if !size.is_power_of_two() || size < 256 || size / keys < tp.res {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "a tile of {size} keys (the register kernel needs a power of two ≥ 256)"
-            ));
+            )));
         }
         if size / keys > adapter.wg_max as usize {
-            return Err(format!(
+            return Err(Error::Limit(format!(
                 "a tile of {size} keys needs {} invocations per workgroup ({keys} keys each); this adapter allows {}",
                 size / keys,
                 adapter.wg_max
-            ));
+            )));
         }
         let limit = self.gpu.limits.max_compute_workgroup_storage_size as usize;
         let double = regs::RegsPass::smem_bytes(size, keys, true) <= limit;
         if !double && regs::RegsPass::smem_bytes(size, keys, false) > limit {
-            return Err(format!(
+            return Err(Error::Limit(format!(
                 "a tile of {size} keys needs {} bytes of workgroup memory; this adapter has {limit}",
                 regs::RegsPass::smem_bytes(size, keys, false)
-            ));
+            )));
         }
         let list = tp.stage_list();
         if list.is_empty() {
-            return Err("no stages".into());
+            return Err(Error::input("no stages"));
         }
         let written = tp.rows - 2 * tp.halo;
         let mut stages = Vec::with_capacity(list.len());
@@ -99,7 +100,7 @@ impl TileRunner<'_> {
                     || !(aligned || tp.halo.is_multiple_of(2 * d))
                     || !written.is_multiple_of(2 * d)
                 {
-                    return Err(format!("stage (p {p}, k {k}) of a halo tile"));
+                    return Err(Error::Input(format!("stage (p {p}, k {k}) of a halo tile")));
                 }
                 if aligned {
                     flip = Some(k_z);
@@ -149,7 +150,10 @@ impl TileRunner<'_> {
             TileKernel::Generic => None,
             TileKernel::Auto => self.regs_pass(tp, tiles, segmented).ok(),
             TileKernel::Registers => Some(self.regs_pass(tp, tiles, segmented).map_err(|why| {
-                Error::Input(format!("--kernel registers cannot run {}: {why}", tp.label))
+                Error::input_or_limit(
+                    matches!(why, Error::Limit(_)),
+                    format!("--kernel registers cannot run {}: {why}", tp.label),
+                )
             })?),
         };
         let wg = match &rp {

@@ -126,13 +126,34 @@ impl Net {
     }
 }
 
-/// The adapter's minimum subgroup size, or 0 without subgroup operations.
+/// The subgroup size the register kernel may shuffle within: the adapter's minimum, or 0 (every
+/// exchange through workgroup memory) without subgroup operations — and on llvmpipe when its
+/// subgroups are wider than the host's vectors (16 lanes, `LP_NATIVE_VECTOR_WIDTH=512`, on a CPU
+/// without AVX-512): LLVM 15 crashes (SIGSEGV in `SelectionDAG::LegalizeTypes`) compiling the
+/// kernel's shuffles there, while 4 and 8 lanes and the other rooms' shuffles compile.
 pub(super) fn sg_min(gpu: &Gpu) -> usize {
-    if gpu.has_subgroups() {
-        gpu.info.subgroup_min_size as usize
-    } else {
+    let lanes = gpu.info.subgroup_min_size as usize;
+    if !gpu.has_subgroups()
+        || (gpu.info.device_type == wgpu::DeviceType::Cpu && lanes * 32 > host_vector_bits())
+    {
         0
+    } else {
+        lanes
     }
+}
+
+/// The widest vector registers of the host CPU, in bits (what llvmpipe legalises its lanes to).
+fn host_vector_bits() -> usize {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return 512;
+        }
+        if std::arch::is_x86_feature_detected!("avx") {
+            return 256;
+        }
+    }
+    128
 }
 
 /// An upper bound on the loop iterations one invocation of batcher.wgsl's `tile` kernel runs for a

@@ -164,8 +164,11 @@ impl Options {
             w => w,
         };
         if wg % 32 != 0 || wg < 32 || wg > max_wg {
-            return Err(crate::input_err!(
-                "--workgroup-size must be a multiple of 32 from 32 to {max_wg} (this adapter's limit); got {wg}"
+            return Err(crate::error::Error::input_or_limit(
+                wg % 32 == 0 && wg > max_wg,
+                format!(
+                    "--workgroup-size must be a multiple of 32 from 32 to {max_wg} (this adapter's limit); got {wg}"
+                ),
             ));
         }
         // Ballot masks are one u32 word: subgroups of at most 32 lanes (and at least 4, so the

@@ -41,8 +41,11 @@ impl Options {
             w => w,
         };
         if wg == 0 || !wg.is_power_of_two() || wg > max_wg {
-            return Err(crate::input_err!(
-                "--workgroup-size must be a power of two up to {max_wg} (this adapter's limit); got {wg}"
+            return Err(crate::error::Error::input_or_limit(
+                wg.is_power_of_two() && wg > max_wg,
+                format!(
+                    "--workgroup-size must be a power of two up to {max_wg} (this adapter's limit); got {wg}"
+                ),
             ));
         }
         let mem = l.max_compute_workgroup_storage_size;

@@ -6,10 +6,13 @@ use super::*;
 /// Results of file dialogs, which run off the UI thread.
 pub(super) enum IoMsg {
     Input(Result<Data>),
-    Session(Result<Session>),
+    /// Boxed: a session holds every room's options.
+    Session(Box<Result<Session>>),
     Note(String),
     /// Where to save a PNG of the current diagram.
     DiagramPng(std::path::PathBuf),
+    /// A kernel file for the room "Your kernel".
+    Kernel(std::path::PathBuf),
 }
 
 impl StagewiseApp {
@@ -94,11 +97,11 @@ impl StagewiseApp {
             ctx,
             &[("session", &["json"])],
             self.io.0.clone(),
-            |name, bytes| IoMsg::Session(Session::from_json(&name, &bytes)),
+            |name, bytes| IoMsg::Session(Box::new(Session::from_json(&name, &bytes))),
         );
         #[cfg(not(target_arch = "wasm32"))]
         self.dialog(ctx, false, "", &[("session", &["json"])], |p| {
-            IoMsg::Session(Session::load(&p))
+            IoMsg::Session(Box::new(Session::load(&p)))
         });
     }
 
@@ -145,13 +148,17 @@ impl StagewiseApp {
                         .join(" ");
                     self.start_run(ctx);
                 }
-                IoMsg::Session(Ok(s)) => {
-                    self.session = s;
-                    self.start_run(ctx);
-                }
-                IoMsg::Input(Err(e)) | IoMsg::Session(Err(e)) => self.message = Some(e.to_string()),
+                IoMsg::Session(s) => match *s {
+                    Ok(s) => {
+                        self.session = s;
+                        self.start_run(ctx);
+                    }
+                    Err(e) => self.message = Some(e.to_string()),
+                },
+                IoMsg::Input(Err(e)) => self.message = Some(e.to_string()),
                 IoMsg::Note(n) => self.message = Some(n),
                 IoMsg::DiagramPng(p) => self.shoot_diagram(ctx, p),
+                IoMsg::Kernel(p) => self.open_kernel(p, ctx),
             }
         }
     }

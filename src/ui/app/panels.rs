@@ -7,8 +7,9 @@ impl StagewiseApp {
         let ctx = ui.ctx().clone();
         let mut rerun = false;
         ui.heading("Stagewise");
-        ui.label("Algorithm");
+        let algo_label = ui.label("Algorithm");
         let current = self.session.algo.name();
+        let kernel_info = AlgoOptions::Kernel(Default::default()).algo().info();
         egui::ComboBox::from_id_salt("algorithm")
             .selected_text(self.session.algo.algo().info().title)
             .show_ui(ui, |ui| {
@@ -27,17 +28,125 @@ impl StagewiseApp {
                         {
                             self.session.fill = Fill::Small;
                         }
+                        if let AlgoOptions::Kernel(o) = &self.session.algo {
+                            // Back in the room, its options are as they were left.
+                            self.workbench.kept = Some(o.clone());
+                        }
                         self.session.algo = a;
                         rerun = true;
                     }
                 }
+                // The workbench: the user's own kernel (no default one: it runs when it has a file).
+                let title = kernel_info.title;
+                if ui
+                    .selectable_label(current == "kernel", title)
+                    .on_hover_text(kernel_info.summary)
+                    .clicked()
+                    && current != "kernel"
+                {
+                    let o = self.kernel_options();
+                    rerun = matches!(&o, AlgoOptions::Kernel(k) if k.wgsl.is_some());
+                    self.session.variant = kernel_info.variants[0].name.to_string();
+                    if self.session.fill == Fill::Example {
+                        self.session.fill = Fill::Small;
+                    }
+                    self.session.algo = o;
+                }
             })
             .response
+            .labelled_by(algo_label.id)
             .on_hover_text("Which algorithm to run on the GPU");
         let info = self.session.algo.algo().info();
         ui.label(info.summary);
+        let kernel_room = self.in_kernel_room();
+        if kernel_room {
+            rerun |= self.kernel_controls(ui);
+        } else {
+            rerun |= self.room_controls(ui);
+        }
+        self.input_controls(ui, &mut rerun);
+        ui.add_space(8.0);
+        ui.horizontal(|ui| {
+            let run = ui
+                .add_enabled(!self.is_running(), egui::Button::new("Run on GPU"))
+                .on_hover_text(
+                    "Run every pass on the GPU and read the buffers back after each (Ctrl+R)",
+                );
+            if run.clicked() || ctx.input(|i| i.modifiers.command && i.key_pressed(egui::Key::R)) {
+                rerun = true;
+            }
+            if self.is_running() {
+                ui.spinner();
+            }
+        });
+        if rerun && !self.is_running() {
+            self.start_run(&ctx);
+        }
+        if self.result.is_none() {
+            self.kernel_check(ui);
+        }
+        if let Some(r) = &self.result {
+            ui.separator();
+            ui.strong("Last run");
+            ui.label(format!(
+                "{} / {} · N = {} · {}",
+                r.algorithm, r.variant, r.n, r.dtype
+            ));
+            let (txt, col) = match self.trace {
+                TraceState::Arriving { .. } => (
+                    "Streaming: checked stage by stage, verdict at the end".into(),
+                    ui.visuals().text_color(),
+                ),
+                TraceState::Stopped { .. } => (
+                    "INCOMPLETE: the run stopped before its output".into(),
+                    egui::Color32::from_rgb(230, 150, 60),
+                ),
+                TraceState::Complete if r.verified => (
+                    "OK: GPU output equals the CPU model".to_string(),
+                    egui::Color32::from_rgb(80, 180, 80),
+                ),
+                TraceState::Complete => (
+                    "MISMATCH: GPU output differs from the CPU model".into(),
+                    egui::Color32::from_rgb(220, 80, 80),
+                ),
+            };
+            if kernel_room {
+                // The user's kernel: verified, wrong where, or unchecked; an exercise's goal.
+                self.kernel_check(ui);
+            } else {
+                ui.colored_label(col, txt);
+            }
+            if let Some(arrived) = self.arrived() {
+                ui.label(arrived);
+            }
+            ui.label("GPU time per pass:");
+            egui::ScrollArea::vertical()
+                .id_salt("passes")
+                .max_height(220.0)
+                .show(ui, |ui| {
+                    egui::Grid::new("pass-times").striped(true).show(ui, |ui| {
+                        for p in &r.passes {
+                            ui.small(&p.label);
+                            ui.small(match (p.gpu_ms, self.trace) {
+                                (Some(t), _) => format!("{:.3} µs", t * 1000.0),
+                                (None, TraceState::Complete) => "unavailable".into(),
+                                // The times come with the result.
+                                (None, _) => "…".into(),
+                            });
+                            ui.end_row();
+                        }
+                    });
+                });
+        }
+    }
+
+    /// A built-in room's variant, options and element type; true when a run is asked for.
+    fn room_controls(&mut self, ui: &mut egui::Ui) -> bool {
+        let mut rerun = false;
+        let info = self.session.algo.algo().info();
         ui.add_space(6.0);
         ui.label("Variant");
+
         egui::ComboBox::from_id_salt("variant")
             .selected_text(self.session.variant.clone())
             .show_ui(ui, |ui| {
@@ -72,6 +181,13 @@ impl StagewiseApp {
                 }
             }
         });
+        rerun
+    }
+
+    /// The input: generated (with its size) or typed.
+    fn input_controls(&mut self, ui: &mut egui::Ui, rerun: &mut bool) {
+        let rerun_flag = rerun;
+        let mut rerun = false;
         ui.add_space(6.0);
         ui.label("Input");
         let has_example = self
@@ -136,12 +252,15 @@ impl StagewiseApp {
                 .gpu
                 .as_ref()
                 .map_or(20, |g| (g.max_binding_bytes() / 4).ilog2().min(20));
-            ui.add(
-                egui::Slider::new(&mut self.session.log_n, 0..=max_log)
-                    .text("log2 N")
-                    .custom_formatter(|v, _| format!("{v} (N = {})", 1u64 << v as u32)),
-            )
-            .on_hover_text("Number of elements, as a power of two");
+            // The user's kernel takes any N (its row in the kernel's options).
+            if !self.in_kernel_room() {
+                ui.add(
+                    egui::Slider::new(&mut self.session.log_n, 0..=max_log)
+                        .text("log2 N")
+                        .custom_formatter(|v, _| format!("{v} (N = {})", 1u64 << v as u32)),
+                )
+                .on_hover_text("Number of elements, as a power of two");
+            }
             if matches!(self.session.fill, Fill::Small | Fill::Random) {
                 ui.add(egui::DragValue::new(&mut self.session.seed).prefix("seed "))
                     .on_hover_text("Random seed: the same seed gives the same input");
@@ -155,71 +274,7 @@ impl StagewiseApp {
             )
             .on_hover_text("Numbers separated by spaces, commas or newlines, or a JSON array");
         }
-        ui.add_space(8.0);
-        ui.horizontal(|ui| {
-            let run = ui
-                .add_enabled(!self.is_running(), egui::Button::new("Run on GPU"))
-                .on_hover_text(
-                    "Run every pass on the GPU and read the buffers back after each (Ctrl+R)",
-                );
-            if run.clicked() || ctx.input(|i| i.modifiers.command && i.key_pressed(egui::Key::R)) {
-                rerun = true;
-            }
-            if self.is_running() {
-                ui.spinner();
-            }
-        });
-        if rerun && !self.is_running() {
-            self.start_run(&ctx);
-        }
-        if let Some(r) = &self.result {
-            ui.separator();
-            ui.strong("Last run");
-            ui.label(format!(
-                "{} / {} · N = {} · {}",
-                r.algorithm, r.variant, r.n, r.dtype
-            ));
-            let (txt, col) = match self.trace {
-                TraceState::Arriving { .. } => (
-                    "Streaming: checked stage by stage, verdict at the end".into(),
-                    ui.visuals().text_color(),
-                ),
-                TraceState::Stopped { .. } => (
-                    "INCOMPLETE: the run stopped before its output".into(),
-                    egui::Color32::from_rgb(230, 150, 60),
-                ),
-                TraceState::Complete if r.verified => (
-                    "OK: GPU output equals the CPU model".to_string(),
-                    egui::Color32::from_rgb(80, 180, 80),
-                ),
-                TraceState::Complete => (
-                    "MISMATCH: GPU output differs from the CPU model".into(),
-                    egui::Color32::from_rgb(220, 80, 80),
-                ),
-            };
-            ui.colored_label(col, txt);
-            if let Some(arrived) = self.arrived() {
-                ui.label(arrived);
-            }
-            ui.label("GPU time per pass:");
-            egui::ScrollArea::vertical()
-                .id_salt("passes")
-                .max_height(220.0)
-                .show(ui, |ui| {
-                    egui::Grid::new("pass-times").striped(true).show(ui, |ui| {
-                        for p in &r.passes {
-                            ui.small(&p.label);
-                            ui.small(match (p.gpu_ms, self.trace) {
-                                (Some(t), _) => format!("{:.3} µs", t * 1000.0),
-                                (None, TraceState::Complete) => "unavailable".into(),
-                                // The times come with the result.
-                                (None, _) => "…".into(),
-                            });
-                            ui.end_row();
-                        }
-                    });
-                });
-        }
+        *rerun_flag |= rerun;
     }
 
     pub(super) fn status_bar(&self, ui: &mut egui::Ui) {
@@ -379,6 +434,10 @@ impl StagewiseApp {
             });
             help.response
                 .on_hover_text("Self-test every algorithm on this GPU");
+            let exercises = ui.menu_button("Exercises", |ui| self.exercises_menu(ui, &ctx));
+            exercises.response.on_hover_text(
+                "Write a kernel to a statement, in your own editor; the room \"Your kernel\" checks it",
+            );
             ui.separator();
             ui.selectable_value(&mut self.tab, Tab::Stages, "Stages")
                 .on_hover_text("Run stage by stage and see every pass");

@@ -88,6 +88,7 @@ impl StagewiseApp {
             .await
         });
         self.follow(rx);
+        self.workbench.started = Some(std::time::Instant::now());
         self.message = note;
     }
 
@@ -195,6 +196,9 @@ impl StagewiseApp {
             self.timeline.stage = 1.min(r.stages.len().saturating_sub(1));
             self.timeline.playing = false;
         }
+        if r.algorithm == "kernel" {
+            self.workbench.ran();
+        }
         if let Some(m) = &r.mismatch {
             self.message = Some(format!("GPU differs from the CPU model: {m}"));
         }
@@ -216,6 +220,10 @@ impl StagewiseApp {
             (Error::Cancelled, None) => "stopped".to_string(),
             (_, None) => e.to_string(),
         };
+        if let (AlgoOptions::Kernel(o), false) = (&self.session.algo, matches!(e, Error::Cancelled))
+        {
+            self.workbench.failed(o.wgsl.as_deref(), &e);
+        }
         if let TraceState::Arriving { of } = self.trace {
             self.trace = TraceState::Stopped { of };
         }

@@ -15,6 +15,8 @@ pub struct Session {
     /// Used when `typed` is true.
     pub text: String,
     pub typed: bool,
+    /// The room "Your kernel"'s element count (its `--n`; other rooms use `log_n`).
+    pub n: Option<usize>,
 }
 
 impl Default for Session {
@@ -28,6 +30,7 @@ impl Default for Session {
             seed: 1,
             text: String::new(),
             typed: false,
+            n: None,
         }
     }
 }
@@ -52,7 +55,13 @@ impl Session {
     }
 
     /// The element type runs use: the algorithm's own when it has one (the FFT's f32).
+    /// The user's kernel's is that of its src and dst arrays.
     pub fn dtype(&self) -> DType {
+        if let AlgoOptions::Kernel(o) = &self.algo
+            && let Ok(e) = crate::algo::kernel::element_of(o)
+        {
+            return e.dtype();
+        }
         self.algo.algo().fixed_dtype().unwrap_or(self.dtype)
     }
 
@@ -88,11 +97,10 @@ impl Session {
                 ))
             });
         }
-        Ok(data::generate(
-            self.fill,
-            algo.default_len().unwrap_or(1usize << self.log_n),
-            dtype,
-            self.seed,
-        ))
+        let n = match (&self.algo, self.n) {
+            (AlgoOptions::Kernel(_), Some(n)) => n,
+            _ => algo.default_len().unwrap_or(1usize << self.log_n),
+        };
+        Ok(data::generate(self.fill, n, dtype, self.seed))
     }
 }

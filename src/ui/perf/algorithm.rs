@@ -32,6 +32,10 @@ impl PerfLab {
     /// The algorithm, its variants and its parameters; true if a live point should be re-measured.
     pub(super) fn algorithm_controls(&mut self, ui: &mut egui::Ui) -> bool {
         let mut changed = false;
+        // The user's kernel follows the room's file and options.
+        if let (AlgoOptions::Kernel(_), Some(w)) = (&self.algo, &self.workbench) {
+            self.algo = w.clone();
+        }
         ui.horizontal_wrapped(|ui| {
             let current = self.algo.name();
             egui::ComboBox::from_label("algorithm")
@@ -48,6 +52,20 @@ impl PerfLab {
                             self.reset_variants();
                             changed = true;
                         }
+                    }
+                    if let Some(w) = &self.workbench
+                        && ui
+                            .selectable_label(current == "kernel", "Your kernel (workbench)")
+                            .on_hover_text(
+                                "The kernel file open in the room Your kernel, beside the built-in \
+                                 kernel for its --expect op",
+                            )
+                            .clicked()
+                        && current != "kernel"
+                    {
+                        self.algo = w.clone();
+                        self.reset_variants();
+                        changed = true;
                     }
                 })
                 .response

@@ -27,7 +27,7 @@ const MOVES_GAP: f32 = 18.0;
 
 /// Where every element goes between two rows: a line from its cell in `above` to its cell in
 /// `below`, in the element's colour (`from`/`to`: the original index at each position).
-fn draw_moves(
+pub(super) fn draw_moves(
     p: &egui::Painter,
     above: egui::Rect,
     below: egui::Rect,

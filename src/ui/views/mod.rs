@@ -5,6 +5,7 @@ pub mod bmmc;
 pub mod fft;
 pub mod fft_large;
 pub mod generic;
+pub mod kernel;
 pub mod oddeven;
 pub mod radix;
 pub mod scan;
@@ -32,6 +33,8 @@ pub struct ViewState {
     pub fft: fft::FftControls,
     /// The large FFT view's colouring, pick and diagram.
     pub fft_large: fft_large::LargeState,
+    /// The user's kernel: the expected op's permutation for the result key (None: no permutation).
+    pub kernel_gather: Option<(u64, Option<std::rc::Rc<Vec<u32>>>)>,
     /// Set by a view to ask the app to run these options (with the algorithm's generated input).
     pub rerun: Option<crate::algo::AlgoOptions>,
 }
@@ -45,6 +48,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
         "scan" => scan::show(ui, result, stage, key, state),
         "radix" => radix::show(ui, result, stage, key, state),
         "fft" => fft::show(ui, result, stage, key, state),
+        "kernel" => kernel::show(ui, result, stage, key, state),
         _ => generic::show(ui, result, stage, key, state),
     }
 }

@@ -1,0 +1,268 @@
+//! The memory system the lens predicts with: the copy kernel's rate from DRAM, its rate where the
+//! working set stays in the last-level cache (L2), and that cache's size. Stagewise measures them
+//! once per adapter and driver with a copy sweep across sizes (the knee where the rate falls is the
+//! cache's size) and keeps the result in the user's cache folder; a table of known GPUs gives
+//! the size where the sweep shows no knee.
+//!
+//! A pass's predicted time: the bytes that must come from DRAM at the DRAM copy rate, the rest of
+//! the requested sectors at the L2 rate, and every bank-conflict replay of workgroup memory (one
+//! 128-byte wavefront each) at [`SHARED_SPEEDUP`](super::analysis::SHARED_SPEEDUP)× the DRAM
+//! rate. DRAM bytes: where the pass's footprint (distinct sectors) fits the L2, its compulsory
+//! misses (each sector once); where it does not, every requested sector of the buffers whose own
+//! footprint does not fit half the L2, and the footprint of those that do (tables every
+//! workgroup reads stay in L2); a buffer of at most [`L1_BYTES`] costs only its footprint (each
+//! SM's L1 serves its other requests).
+
+use super::analysis::{PassLens, SECTOR, SEGMENT, SHARED_SPEEDUP};
+use crate::error::Result;
+use crate::gpu::Gpu;
+use serde::{Deserialize, Serialize};
+
+/// Buffers this small are L1-resident after their first touch (NVIDIA's L1 is 128-256 KiB an SM;
+/// a table's sectors are a few of them).
+pub const L1_BYTES: u64 = 32 << 10;
+
+/// The adapter's memory system as the lens models it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MemoryModel {
+    pub adapter: String,
+    pub driver: String,
+    /// The copy kernel's rate past the cache (GB/s, bytes read + written).
+    pub dram_gbps: f64,
+    /// Its best rate where the copy's working set fits the cache.
+    pub l2_gbps: f64,
+    pub l2_bytes: u64,
+    /// Where `l2_bytes` comes from: "measured" (the sweep's knee) or "table".
+    pub l2_source: String,
+    /// The sweep: (words copied, GB/s).
+    pub sweep: Vec<(u64, f64)>,
+}
+
+/// One pass's prediction and what it is made of.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Prediction {
+    /// "fits L2" (compulsory misses) or "past L2" (requested sectors).
+    pub case: String,
+    pub dram_bytes: u64,
+    pub l2_bytes: u64,
+    /// Bank-conflict replays of workgroup memory, in bytes (128 a wavefront).
+    pub replay_bytes: u64,
+    pub dram_ms: f64,
+    pub l2_ms: f64,
+    pub replay_ms: f64,
+    pub total_ms: f64,
+    /// Where the measured time is more than 1.25× or less than 0.8× the prediction: what the model
+    /// leaves out, instead of a number it cannot stand behind.
+    pub verdict: Option<String>,
+}
+
+impl MemoryModel {
+    pub fn predict(&self, p: &PassLens) -> Prediction {
+        let requested = p.sectors() * SECTOR;
+        let (case, dram) = if p.footprint_bytes <= self.l2_bytes {
+            ("fits L2", p.footprint_bytes)
+        } else {
+            let d = p
+                .buffers
+                .iter()
+                .map(|b| {
+                    if b.footprint_sectors * SECTOR <= self.l2_bytes / 2 {
+                        b.footprint_sectors * SECTOR
+                    } else {
+                        b.sectors * SECTOR
+                    }
+                })
+                .sum();
+            ("past L2", d)
+        };
+        // A buffer of at most L1 bytes (a parameter table every thread reads) is served by each
+        // SM's L1 past its first touch: its other requests cost neither DRAM nor L2.
+        let l1: u64 = p
+            .buffers
+            .iter()
+            .filter(|b| b.footprint_sectors * SECTOR <= L1_BYTES)
+            .map(|b| b.sectors.saturating_sub(b.footprint_sectors) * SECTOR)
+            .sum();
+        let dram = dram.min(requested.max(dram));
+        let l2 = requested.saturating_sub(dram).saturating_sub(l1);
+        let replay = p.replays() * SEGMENT;
+        let ms = |bytes: u64, gbps: f64| bytes as f64 / (gbps.max(1e-9) * 1e6);
+        let (dram_ms, l2_ms) = (ms(dram, self.dram_gbps), ms(l2, self.l2_gbps));
+        let replay_ms = ms(replay, SHARED_SPEEDUP * self.dram_gbps);
+        let total_ms = dram_ms + l2_ms + replay_ms;
+        let verdict = p.gpu_ms.and_then(|m| {
+            let r = m / total_ms.max(1e-12);
+            if r > 1.25 {
+                Some(format!(
+                    "the pass takes {r:.1}× the memory model's time: it is bound by what the model \
+                     leaves out (instructions, barriers, atomics, latency, launch); the model counts \
+                     only bytes moved"
+                ))
+            } else if r < 0.8 {
+                Some(format!(
+                    "the pass takes {r:.2}× the memory model's time: the caches served more than the \
+                     model assumes (e.g. a previous pass's output still in L2, or writes combined)"
+                ))
+            } else {
+                None
+            }
+        });
+        Prediction {
+            case: case.into(),
+            dram_bytes: dram,
+            l2_bytes: l2,
+            replay_bytes: replay,
+            dram_ms,
+            l2_ms,
+            replay_ms,
+            total_ms,
+            verdict,
+        }
+    }
+
+    /// The model from a sweep of (words copied, GB/s): the DRAM rate at the largest size, the best
+    /// rate below it, and the knee: the largest copy whose rate is still past halfway between the
+    /// two (its working set, read and written, is the cache's size). No knee where the two rates
+    /// are within 15 %: then the table's size, else none (every pass is then "past L2").
+    pub fn from_sweep(adapter: &str, driver: &str, sweep: Vec<(u64, f64)>) -> Option<MemoryModel> {
+        let &(_, dram) = sweep.last()?;
+        let l2 = sweep.iter().map(|s| s.1).fold(dram, f64::max);
+        let (l2_bytes, source) = if l2 > 1.15 * dram {
+            let half = (l2 + dram) / 2.0;
+            let knee = sweep.iter().filter(|s| s.1 >= half).map(|s| s.0).max()?;
+            (knee * 8, "measured")
+        } else {
+            known_l2(adapter).map_or((0, "unknown"), |b| (b, "table"))
+        };
+        Some(MemoryModel {
+            adapter: adapter.into(),
+            driver: driver.into(),
+            dram_gbps: dram,
+            l2_gbps: l2,
+            l2_bytes,
+            l2_source: source.into(),
+            sweep,
+        })
+    }
+}
+
+/// Last-level cache sizes of GPUs whose sweep may show no knee.
+pub fn known_l2(adapter: &str) -> Option<u64> {
+    const MB: u64 = 1 << 20;
+    let a = adapter.to_lowercase();
+    [
+        ("h200", 50 * MB),
+        ("h100", 50 * MB),
+        ("a100", 40 * MB),
+        ("l40", 96 * MB),
+        ("rtx 4090", 72 * MB),
+        ("rtx 4080", 64 * MB),
+        ("rtx 3090", 6 * MB),
+        ("mi300", 256 * MB),
+    ]
+    .iter()
+    .find(|(k, _)| a.contains(k))
+    .map(|&(_, b)| b)
+}
+
+/// Words copied at each step of the sweep: 2^14 (128 KiB moved) to 2^26 (512 MiB moved, ten times
+/// the largest L2s), within the adapter's binding limit. A software adapter (lavapipe) stops at
+/// 2^22: past its CPU's caches its rate is flat, and each larger step costs seconds there.
+fn sweep_sizes(gpu: &Gpu) -> Vec<u64> {
+    let max = gpu.max_binding_bytes() / 4;
+    let top = if gpu.info.device_type == wgpu::DeviceType::Cpu {
+        22
+    } else {
+        26
+    };
+    (14..=top)
+        .map(|k| 1u64 << k)
+        .filter(|&n| n <= max)
+        .collect()
+}
+
+/// Where the model of this adapter and driver is kept.
+fn cache_path(gpu: &Gpu) -> Option<std::path::PathBuf> {
+    use std::hash::{Hash, Hasher};
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache")))?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&gpu.info.name, &gpu.info.driver, &gpu.info.driver_info).hash(&mut h);
+    Some(
+        base.join("stagewise")
+            .join(format!("memory-{:016x}.json", h.finish())),
+    )
+}
+
+/// The adapter's memory model: from the cache, else measured now (a few seconds, once) and kept.
+/// None without timestamps.
+pub async fn model(gpu: &Gpu) -> Result<Option<MemoryModel>> {
+    if !gpu.has_timestamps() {
+        return Ok(None);
+    }
+    // One sweep per process and adapter, even where the cache cannot be written: a second lens
+    // waits for the first one's sweep and takes its model.
+    // An async lock: the browser's one thread must not block on a sweep in progress.
+    static MODELS: async_lock::Mutex<Vec<(String, MemoryModel)>> =
+        async_lock::Mutex::new(Vec::new());
+    let key = format!(
+        "{} {} {}",
+        gpu.info.name, gpu.info.driver, gpu.info.driver_info
+    );
+    let mut models = MODELS.lock().await;
+    if let Some((_, m)) = models.iter().find(|(k, _)| *k == key) {
+        return Ok(Some(m.clone()));
+    }
+    let m = model_uncached(gpu).await?;
+    if let Some(m) = &m {
+        models.push((key, m.clone()));
+    }
+    Ok(m)
+}
+
+async fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
+    let path = cache_path(gpu);
+    if let Some(m) = path
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<MemoryModel>(&t).ok())
+    {
+        return Ok(Some(m));
+    }
+    let mut sweep = Vec::new();
+    for n in sweep_sizes(gpu) {
+        if let Some(gbps) = super::copy_bandwidth(gpu, n as usize).await? {
+            sweep.push((n, gbps));
+        }
+    }
+    let m = MemoryModel::from_sweep(&gpu.info.name, &gpu.info.driver, sweep);
+    if let (Some(m), Some(p)) = (&m, path) {
+        // A cache that cannot be written only costs the next run the sweep again.
+        let _ = std::fs::create_dir_all(p.parent().unwrap_or(&p))
+            .and_then(|_| std::fs::write(&p, serde_json::to_string_pretty(m).unwrap_or_default()));
+    }
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_knee_of_a_sweep_is_the_cache_size() {
+        // 8 TB/s up to 2^21 words (16 MiB moved), then 3 TB/s: a 16 MiB cache.
+        let sweep: Vec<(u64, f64)> = (14..=24)
+            .map(|k| (1u64 << k, if k <= 21 { 8000.0 } else { 3000.0 }))
+            .collect();
+        let m = MemoryModel::from_sweep("some gpu", "d", sweep).unwrap();
+        assert_eq!((m.l2_bytes, m.l2_source.as_str()), (16 << 20, "measured"));
+        assert_eq!((m.dram_gbps, m.l2_gbps), (3000.0, 8000.0));
+        // Flat: the table where the name is known, else no cache.
+        let flat: Vec<(u64, f64)> = (14..=24).map(|k| (1u64 << k, 3000.0)).collect();
+        let m = MemoryModel::from_sweep("NVIDIA H100 80GB HBM3", "d", flat.clone()).unwrap();
+        assert_eq!((m.l2_bytes, m.l2_source.as_str()), (50 << 20, "table"));
+        let m = MemoryModel::from_sweep("unknown", "d", flat).unwrap();
+        assert_eq!((m.l2_bytes, m.l2_source.as_str()), (0, "unknown"));
+    }
+}
