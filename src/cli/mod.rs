@@ -1,5 +1,7 @@
 //! The headless CLI: `list`, `adapters`, `run`, `bench`. Its output is a contract (docs/CLI.md):
 //! tests and outside checkers parse it. Errors are one line on stderr and a non-zero exit.
+// In the browser the CLI's helpers serve the native commands; the page uses its parser only.
+#![cfg_attr(target_arch = "wasm32", allow(dead_code))]
 
 use crate::algo::{self, AlgoOptions, RunRequest};
 use crate::data::{self, DType, Data, Fill};

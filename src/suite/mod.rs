@@ -5,6 +5,8 @@
 //! A case's arguments are CLI words, parsed by the CLI's own parser, so a suite case is exactly a
 //! `stagewise run` / `stagewise bench` command. Each case is first run once on a fresh random input
 //! and checked against the CPU model; a case that fails the check is recorded and not timed.
+// In the browser the suite runs natively; the page reads its types only.
+#![cfg_attr(target_arch = "wasm32", allow(dead_code))]
 
 pub mod report;
 

@@ -45,6 +45,7 @@ enum Msg {
     Bench(Event),
     Done(Result<(), String>),
     Saved(String),
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     PngPath(std::path::PathBuf),
     Suite(Result<Overlay, String>),
 }

@@ -25,8 +25,8 @@ pub struct WebTest {
     runs: Vec<Value>,
 }
 
-/// The runs: one per seed (bitrev 000, bmmc 001, oddeven 002, fft 003, scan 004), radix, and
-/// the FFT's large plan; bitrev last, so the page ends on its stages.
+/// The runs: one per seed (bitrev 000, bmmc 001, oddeven 002, fft 003, scan 004), radix, the
+/// FFT's large plan and the workbench's editor kernel; bitrev last, so the page ends on its stages.
 fn cases() -> Vec<(AlgoOptions, &'static str)> {
     use crate::algo::fft::{Kernel, Options as Fft};
     let large = AlgoOptions::Fft(Fft {
@@ -45,6 +45,16 @@ fn cases() -> Vec<(AlgoOptions, &'static str)> {
         .collect();
     // The large plan is an option of the FFT's one variant.
     v.push((large, "workgroup"));
+    // The workbench: the editor's kernel (a copy), checked against the copy model.
+    let kernel = AlgoOptions::Kernel(crate::algo::kernel::Options {
+        wgsl: Some("kernel.wgsl".into()),
+        source: Some(super::workbench::TEMPLATE.to_string()),
+        expect: Some("copy".into()),
+        passes: "1".into(),
+        items_per_thread: 1,
+        ..Default::default()
+    });
+    v.push((kernel, "wgsl"));
     if let Some(b) = AlgoOptions::by_name("bitrev") {
         v.push((b, "staged"));
     }

@@ -160,7 +160,9 @@ pub struct Workbench {
     /// The room's options when the picker left it.
     pub kept: Option<crate::algo::kernel::Options>,
     /// When the run in flight started (to say how long a kernel has been running).
-    pub started: Option<std::time::Instant>,
+    pub started: Option<web_time::Instant>,
+    /// The browser's edits of each exercise (by name), kept while the page is open.
+    pub texts: std::collections::HashMap<String, String>,
     /// Text of the options that the CLI takes as lists (kept as typed).
     pub entry: String,
     pub params: String,
@@ -191,20 +193,20 @@ impl Workbench {
         self.failure = None;
     }
 
-    /// A run of `file` failed with `e`: at a place in it (a compile error), or not.
-    pub fn failed(&mut self, file: Option<&Path>, e: &Error) {
+    /// A run of the kernel of `o` failed with `e`: at a place in it (a compile error), or not.
+    pub fn failed(&mut self, o: &crate::algo::kernel::Options, e: &Error) {
         let msg = e.to_string();
-        let place = file.and_then(|f| {
-            let name = f.display().to_string();
-            KernelError::locate(&name, &msg).map(|p| (p, f))
-        });
+        let place = o
+            .kernel_text()
+            .ok()
+            .and_then(|(name, text)| KernelError::locate(&name, &msg).map(|p| (p, text)));
         match place {
-            Some(((line, col), f)) => {
+            Some(((line, col), source)) => {
                 self.error = Some(KernelError {
                     line,
                     col,
                     message: msg,
-                    source: std::fs::read_to_string(f).unwrap_or_default(),
+                    source,
                 });
                 self.failure = None;
             }
@@ -228,15 +230,10 @@ impl Workbench {
             .map_err(|e| Error::Io(format!("cannot create '{}': {e}", dir.display())))?;
         let file = dir.join("kernel.wgsl");
         if reset || !file.exists() {
-            std::fs::copy(ex.starter(), &file).map_err(|e| {
-                Error::Io(format!(
-                    "cannot copy '{}' to '{}': {e}",
-                    ex.starter().display(),
-                    file.display()
-                ))
-            })?;
+            std::fs::write(&file, ex.starter_text()?)
+                .map_err(|e| Error::Io(format!("cannot write '{}': {e}", file.display())))?;
         }
-        let statement = std::fs::read_to_string(ex.statement()).unwrap_or_default();
+        let statement = ex.statement_text();
         self.exercise = Some(OpenExercise {
             exercise: ex.clone(),
             statement,
@@ -248,6 +245,40 @@ impl Workbench {
         Ok(file)
     }
 }
+
+/// The browser's [`Workbench::open`]: no folder to copy to, the text is the editor's. Returns the
+/// text to edit: the page's earlier edits of `ex` unless `reset`, else its starter.
+impl Workbench {
+    pub fn open_text(&mut self, ex: &Exercise, reset: bool) -> Result<String> {
+        let text = match self.texts.get(&ex.name()) {
+            Some(t) if !reset => t.clone(),
+            _ => ex.starter_text()?,
+        };
+        self.exercise = Some(OpenExercise {
+            exercise: ex.clone(),
+            statement: ex.statement_text(),
+            file: PathBuf::from(ex.name()).join("kernel.wgsl"),
+        });
+        self.error = None;
+        self.failure = None;
+        Ok(text)
+    }
+}
+
+/// The kernel a new page's editor starts from: a copy, one element an invocation.
+pub const TEMPLATE: &str =
+    "// Bindings: src, dst (group 0), optional scratch and params (docs/CLI.md).
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    if (i < arrayLength(&src)) {
+        dst[i] = src[i];
+    }
+}
+";
 
 /// The worst global access of a lens report: sectors a request of the site with the most.
 pub fn worst_sectors(rep: &LensReport) -> Option<(f64, String)> {

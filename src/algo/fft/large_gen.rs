@@ -98,6 +98,9 @@ impl Layout {
     }
     /// The WGSL expression of sub-FFT `s`'s base address.
     pub fn base(&self, log_n: u32, s: &str) -> String {
+        or(self.base_terms(log_n, s))
+    }
+    fn base_terms(&self, log_n: u32, s: &str) -> Vec<String> {
         let wd = self.width();
         let mut moves = Vec::new();
         let mut lo = 0;
@@ -108,12 +111,24 @@ impl Layout {
         let batch = (log_n > wd).then(|| format!("(({s} >> {wd}u) << {log_n}u)"));
         bit_moves(s, batch, &moves)
     }
+    /// [`Layout::base`] plus the WGSL `add`, added to the last OR term: `t1 | … | (tk + add)`.
+    /// WGSL refuses `|` and `+` mixed without parentheses (Chrome's Tint does; naga read
+    /// `a | b + c` as `a | (b + c)`, which these parentheses keep); the bits are disjoint, so
+    /// it is the base's address plus `add`.
+    pub fn base_plus(&self, log_n: u32, s: &str, add: &str) -> String {
+        let mut terms = self.base_terms(log_n, s);
+        match terms.pop() {
+            Some(last) if !terms.is_empty() => format!("{} | ({last} + {add})", terms.join(" | ")),
+            Some(last) => format!("{last} + {add}"),
+            None => format!("0u + {add}"),
+        }
+    }
 }
 
-/// The WGSL OR of `extra` and bits [lo, lo + width) of `s` moved to bit `to`, per move; "0u" for
-/// none.
-fn bit_moves(s: &str, extra: Option<String>, moves: &[(u32, u32, u32)]) -> String {
-    let terms: Vec<String> = extra
+/// The WGSL terms (to be ORed) of `extra` and bits [lo, lo + width) of `s` moved to bit `to`, per
+/// move.
+fn bit_moves(s: &str, extra: Option<String>, moves: &[(u32, u32, u32)]) -> Vec<String> {
+    extra
         .into_iter()
         .chain(
             moves
@@ -121,7 +136,11 @@ fn bit_moves(s: &str, extra: Option<String>, moves: &[(u32, u32, u32)]) -> Strin
                 .filter(|m| m.1 > 0)
                 .map(|&(lo, w, to)| format!("((({s} >> {lo}u) & {}u) << {to}u)", (1u32 << w) - 1)),
         )
-        .collect();
+        .collect()
+}
+
+/// The WGSL OR of `terms`; "0u" for none.
+fn or(terms: Vec<String>) -> String {
     if terms.is_empty() {
         "0u".into()
     } else {
@@ -197,7 +216,7 @@ impl Field {
                 (lo, w, at - w)
             })
             .collect();
-        bit_moves(s, None, &moves)
+        or(bit_moves(s, None, &moves))
     }
 }
 

@@ -242,9 +242,8 @@ pub(super) fn phase(
         let _ = writeln!(o, "{indent}let ls = min({sexpr}, {total} - 1u);");
         let _ = writeln!(
             o,
-            "{indent}let lb = {} + {};",
-            c.input.base(ln, &rm("ls")),
-            c.input.pos_wgsl("t0")
+            "{indent}let lb = {};",
+            c.input.base_plus(ln, &rm("ls"), &c.input.pos_wgsl("t0"))
         );
         for j in 0..e {
             let i = format!("lb + {}u", c.input.pos(j * w));
@@ -331,9 +330,8 @@ fn store(o: &mut String, c: &PassConfig, ss: &str, row: &str, total: &str) {
     }
     let _ = writeln!(
         o,
-        "        let sb = {} + {};",
-        c.output.base(ln, row),
-        c.output.pos_wgsl("t1")
+        "        let sb = {};",
+        c.output.base_plus(ln, row, &c.output.pos_wgsl("t1"))
     );
     for j in 0..e {
         let q = model::bitrev(j, le);

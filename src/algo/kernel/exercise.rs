@@ -36,12 +36,38 @@ pub struct Exercise {
     pub dir: PathBuf,
 }
 
+/// (name, exercise.toml, statement.md, starter.wgsl) of every exercise in assets/exercises, built
+/// in (a unit test keeps the list equal to the folder).
+macro_rules! shipped {
+    ($($name:literal),* $(,)?) => {
+        &[$((
+            $name,
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/exercises/", $name, "/exercise.toml")),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/exercises/", $name, "/statement.md")),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/exercises/", $name, "/starter.wgsl")),
+        )),*]
+    };
+}
+
+const SHIPPED: &[(&str, &str, &str, &str)] = shipped!(
+    "bitrev-coalesced",
+    "bitrev-naive",
+    "bpc-tiles",
+    "fft-exchange",
+    "oddeven-transposition",
+    "scan-ladder",
+);
+
 impl Exercise {
     pub fn load(dir: &Path) -> Result<Exercise> {
         let path = dir.join("exercise.toml");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| Error::Io(format!("cannot read '{}': {e}", path.display())))?;
-        let mut ex: Exercise = toml::from_str(&text).map_err(|e| {
+        Self::parse(&path, &text, dir)
+    }
+
+    fn parse(path: &Path, text: &str, dir: &Path) -> Result<Exercise> {
+        let mut ex: Exercise = toml::from_str(text).map_err(|e| {
             Error::Input(format!(
                 "{}: {}",
                 path.display(),
@@ -50,6 +76,43 @@ impl Exercise {
         })?;
         ex.dir = dir.to_path_buf();
         Ok(ex)
+    }
+
+    /// The exercises built into the binary (the browser has no folder to read), by name; each
+    /// one's `dir` is its name.
+    pub fn shipped() -> Result<Vec<Exercise>> {
+        SHIPPED
+            .iter()
+            .map(|(name, toml, _, _)| {
+                let dir = Path::new(name);
+                Self::parse(&dir.join("exercise.toml"), toml, dir)
+            })
+            .collect()
+    }
+
+    fn shipped_files(
+        &self,
+    ) -> Option<&'static (&'static str, &'static str, &'static str, &'static str)> {
+        SHIPPED.iter().find(|f| f.0 == self.name())
+    }
+
+    /// The starter kernel: the folder's file, else the built-in copy.
+    pub fn starter_text(&self) -> Result<String> {
+        std::fs::read_to_string(self.starter()).or_else(|e| {
+            self.shipped_files()
+                .map(|f| f.3.to_string())
+                .ok_or_else(|| {
+                    Error::Io(format!("cannot read '{}': {e}", self.starter().display()))
+                })
+        })
+    }
+
+    /// The statement: the folder's file, else the built-in copy (empty where there is neither).
+    pub fn statement_text(&self) -> String {
+        std::fs::read_to_string(self.statement())
+            .ok()
+            .or_else(|| self.shipped_files().map(|f| f.2.to_string()))
+            .unwrap_or_default()
     }
 
     /// Every exercise under `root`, by name.
@@ -76,5 +139,30 @@ impl Exercise {
 
     pub fn statement(&self) -> PathBuf {
         self.dir.join("statement.md")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_exercises_are_the_folders() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/exercises");
+        let on_disk = Exercise::all(&root).unwrap();
+        let shipped = Exercise::shipped().unwrap();
+        let names = |v: &[Exercise]| v.iter().map(Exercise::name).collect::<Vec<_>>();
+        assert_eq!(names(&on_disk), names(&shipped));
+        for (d, b) in on_disk.iter().zip(&shipped) {
+            assert_eq!(
+                (&d.title, &d.expect, &d.args),
+                (&b.title, &b.expect, &b.args)
+            );
+            // The built-in texts are the files' (a shipped exercise has no folder to read).
+            let f = b.shipped_files().unwrap();
+            assert_eq!(d.starter_text().unwrap(), f.3);
+            assert_eq!(d.statement_text(), f.2);
+            assert!(!b.starter().exists() && b.starter_text().unwrap() == f.3);
+        }
     }
 }

@@ -42,9 +42,10 @@ pub struct Options {
     /// Check the output against this file (read like --input: .npy, text or JSON).
     #[arg(long, value_name = "FILE")]
     pub expect_file: Option<String>,
-    /// The kernel's text when it does not come from --wgsl (the app's editor).
+    /// The kernel's text when it does not come from --wgsl (the browser's editor; kept in the
+    /// session, so the page's last kernel comes back).
     #[arg(skip)]
-    #[serde(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
 }
 

@@ -10,9 +10,14 @@ pub(super) enum IoMsg {
     Session(Box<Result<Session>>),
     Note(String),
     /// Where to save a PNG of the current diagram.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     DiagramPng(std::path::PathBuf),
     /// A kernel file for the room "Your kernel".
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     Kernel(std::path::PathBuf),
+    /// A kernel's name and text for the room's editor (the browser's file picker).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    KernelText(String, String),
 }
 
 impl StagewiseApp {
@@ -159,6 +164,7 @@ impl StagewiseApp {
                 IoMsg::Note(n) => self.message = Some(n),
                 IoMsg::DiagramPng(p) => self.shoot_diagram(ctx, p),
                 IoMsg::Kernel(p) => self.open_kernel(p, ctx),
+                IoMsg::KernelText(name, text) => self.open_kernel_text(name, text, ctx),
             }
         }
     }

@@ -83,6 +83,11 @@ impl StagewiseApp {
         } else {
             o.wgsl = path_of(&self.workbench.path);
         }
+        if cfg!(target_arch = "wasm32") && o.source.is_none() {
+            // The browser has no files: the kernel is the editor's text.
+            o.wgsl = Some("kernel.wgsl".into());
+            o.source = Some(workbench::TEMPLATE.to_string());
+        }
         AlgoOptions::Kernel(o)
     }
 
@@ -92,6 +97,10 @@ impl StagewiseApp {
         let AlgoOptions::Kernel(o) = &self.session.algo else {
             return;
         };
+        if o.source.is_some() {
+            // The editor's text (the browser): runs on Run or Ctrl+Enter, no file to watch.
+            return;
+        }
         let Some(path) = o.wgsl.clone() else {
             return;
         };
@@ -129,32 +138,40 @@ impl StagewiseApp {
             wb.params = o.params.join(" ");
         }
         ui.add_space(4.0);
-        let file_label = ui.label("Kernel file (.wgsl)");
-        ui.horizontal(|ui| {
-            let r = ui
-                .add(
-                    egui::TextEdit::singleline(&mut wb.path)
-                        .desired_width(190.0)
-                        .hint_text("path/to/kernel.wgsl"),
-                )
-                .labelled_by(file_label.id)
-                .on_hover_text(
-                    "Your WGSL file (Enter runs it); the app watches it and re-runs on save",
-                );
-            if r.changed() {
-                o.wgsl = path_of(&wb.path);
-            }
-            if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-                rerun = true;
-            }
-            open = ui
-                .button("Open…")
-                .on_hover_text("Pick a .wgsl file; edit it in your own editor, saving re-runs it")
-                .clicked();
-        });
-        ui.small(
-            "Watched: every save runs it again. Bindings: src, dst, scratch, params (docs/CLI.md).",
-        );
+        if o.source.is_some() {
+            let (run, open_it) = editor(ui, o, wb);
+            rerun |= run;
+            open |= open_it;
+        } else {
+            let file_label = ui.label("Kernel file (.wgsl)");
+            ui.horizontal(|ui| {
+                let r = ui
+                    .add(
+                        egui::TextEdit::singleline(&mut wb.path)
+                            .desired_width(190.0)
+                            .hint_text("path/to/kernel.wgsl"),
+                    )
+                    .labelled_by(file_label.id)
+                    .on_hover_text(
+                        "Your WGSL file (Enter runs it); the app watches it and re-runs on save",
+                    );
+                if r.changed() {
+                    o.wgsl = path_of(&wb.path);
+                }
+                if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                    rerun = true;
+                }
+                open = ui
+                    .button("Open…")
+                    .on_hover_text(
+                        "Pick a .wgsl file; edit it in your own editor, saving re-runs it",
+                    )
+                    .clicked();
+            });
+            ui.small(
+                "Watched: every save runs it again. Bindings: src, dst, scratch, params (docs/CLI.md).",
+            );
+        }
         egui::Grid::new("kernel-options")
             .num_columns(2)
             .show(ui, |ui| {
@@ -274,7 +291,15 @@ impl StagewiseApp {
             });
         ui.small("The element type is the kernel's: the type of its src and dst arrays.");
         if open {
+            #[cfg(not(target_arch = "wasm32"))]
             self.dialog(&ctx, false, "", &[("WGSL", &["wgsl"])], IoMsg::Kernel);
+            #[cfg(target_arch = "wasm32")]
+            crate::ui::files::open(
+                &ctx,
+                &[("WGSL", &["wgsl"])],
+                self.io.0.clone(),
+                |name, bytes| IoMsg::KernelText(name, String::from_utf8_lossy(&bytes).into_owned()),
+            );
         }
         self.exercise_panel(ui, &ctx);
         rerun
@@ -293,7 +318,11 @@ impl StagewiseApp {
             .max_height(180.0)
             .show(ui, |ui| ui.label(text(&ex.statement)));
         ui.small(format!("Goal: {}", text(&ex.exercise.goal)));
-        ui.small(format!("Your copy: {}", ex.file.display()));
+        if self.in_kernel_room()
+            && matches!(&self.session.algo, AlgoOptions::Kernel(o) if o.source.is_none())
+        {
+            ui.small(format!("Your copy: {}", ex.file.display()));
+        }
         if ui
             .button("Reset to the starter")
             .on_hover_text("Overwrite your copy with the exercise's starter kernel")
@@ -373,6 +402,20 @@ impl StagewiseApp {
         self.start_run(ctx);
     }
 
+    /// A kernel's text (the browser's file picker) into the room's editor, and run it.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(super) fn open_kernel_text(&mut self, name: String, text: String, ctx: &egui::Context) {
+        let mut o = match &self.session.algo {
+            AlgoOptions::Kernel(o) => o.clone(),
+            _ => kernel_defaults(),
+        };
+        o.wgsl = Some(name.into());
+        o.source = Some(text);
+        self.workbench.exercise = None;
+        self.enter_kernel_room(o);
+        self.start_run(ctx);
+    }
+
     fn enter_kernel_room(&mut self, o: kernel::Options) {
         self.session.algo = AlgoOptions::Kernel(o);
         self.session.variant = "wgsl".into();
@@ -385,11 +428,12 @@ impl StagewiseApp {
 
     /// The Exercises menu: every exercise of assets/exercises.
     pub(super) fn exercises_menu(&mut self, ui: &mut egui::Ui, ctx: &egui::Context) {
-        let Some(root) = workbench::exercises_root() else {
-            ui.label("No exercises found (assets/exercises, or set STAGEWISE_EXERCISES)");
-            return;
+        // The folder where there is one (natively), else the copies built in (the browser).
+        let list = match workbench::exercises_root() {
+            Some(root) => Exercise::all(&root),
+            None => Exercise::shipped(),
         };
-        let list = match Exercise::all(&root) {
+        let list = match list {
             Ok(l) => l,
             Err(e) => {
                 ui.colored_label(RED, e.to_string());
@@ -408,16 +452,28 @@ impl StagewiseApp {
             }
         }
         ui.separator();
-        ui.small(format!(
-            "Opening one copies its starter to {} (your copy stays until Reset)",
-            self.workbench.home().display()
-        ));
+        if cfg!(target_arch = "wasm32") {
+            ui.small("Opening one puts its starter in the editor (your edits stay until Reset)");
+        } else {
+            ui.small(format!(
+                "Opening one copies its starter to {} (your copy stays until Reset)",
+                self.workbench.home().display()
+            ));
+        }
     }
 
     /// Open `ex`: its starter copied to a writable folder (kept if there, unless `reset`), the
     /// room's options from the exercise's arguments (parsed as the CLI parses them), and run it.
     pub fn open_exercise(&mut self, ex: &Exercise, reset: bool, ctx: &egui::Context) {
-        let file = match self.workbench.open(ex, reset) {
+        // Natively a copy in a folder the user's editor edits; in the browser the editor's text.
+        let opened = if cfg!(target_arch = "wasm32") {
+            self.workbench
+                .open_text(ex, reset)
+                .map(|t| (PathBuf::from(ex.name()).join("kernel.wgsl"), Some(t)))
+        } else {
+            self.workbench.open(ex, reset).map(|f| (f, None))
+        };
+        let (file, text) = match opened {
             Ok(f) => f,
             Err(e) => {
                 self.message = Some(e.to_string());
@@ -446,9 +502,11 @@ impl StagewiseApp {
                 return;
             }
         };
-        let AlgoOptions::Kernel(o) = args.algo else {
+        let AlgoOptions::Kernel(mut o) = args.algo else {
             return;
         };
+        let in_editor = text.is_some();
+        o.source = text;
         self.enter_kernel_room(o);
         self.session.n = args.n;
         self.session.fill = args.fill.unwrap_or(Fill::Random);
@@ -461,10 +519,76 @@ impl StagewiseApp {
         }
         self.workbench.reruns = 0;
         self.start_run(ctx);
-        self.message = Some(format!(
-            "exercise '{}': edit {} in your editor; every save runs it again",
-            ex.name(),
-            file.display()
-        ));
+        self.message = Some(if in_editor {
+            format!(
+                "exercise '{}': edit it in the editor; Run (Ctrl+Enter) checks it",
+                ex.name()
+            )
+        } else {
+            format!(
+                "exercise '{}': edit {} in your editor; every save runs it again",
+                ex.name(),
+                file.display()
+            )
+        });
     }
+}
+
+/// The room's editor (the browser, where a kernel is text, not a file): Open… (the browser's
+/// file picker), Download, Run, and the text; (run, open) asked. An exercise's edits are kept
+/// per exercise while the page is open.
+fn editor(ui: &mut egui::Ui, o: &mut kernel::Options, wb: &mut Workbench) -> (bool, bool) {
+    let (mut run, mut open) = (false, false);
+    let name = o
+        .wgsl
+        .as_ref()
+        .map_or("kernel.wgsl".to_string(), |p| p.display().to_string());
+    ui.horizontal(|ui| {
+        ui.label(format!("Kernel: {name}"));
+        open = ui
+            .button("Open…")
+            .on_hover_text("Load a .wgsl file into the editor")
+            .clicked();
+        // Natively a kernel is saved by the user's editor (the editor shows a session's text).
+        #[cfg(target_arch = "wasm32")]
+        if ui
+            .button("Download")
+            .on_hover_text("Save the editor's text as a .wgsl file")
+            .clicked()
+        {
+            let text = o.source.clone().unwrap_or_default().into_bytes();
+            let file = name.rsplit('/').next().unwrap_or("kernel.wgsl");
+            let _ = crate::ui::files::download(file, Ok(text));
+        }
+        run = ui
+            .button("Run")
+            .on_hover_text("Run the editor's kernel (Ctrl+Enter in the editor)")
+            .clicked();
+    });
+    let mut text = o.source.clone().unwrap_or_default();
+    let r = egui::ScrollArea::vertical()
+        .id_salt("kernel-editor")
+        .max_height(360.0)
+        .show(ui, |ui| {
+            ui.add(
+                egui::TextEdit::multiline(&mut text)
+                    .code_editor()
+                    .desired_rows(16)
+                    .desired_width(f32::INFINITY),
+            )
+        })
+        .inner
+        .on_hover_text("Your WGSL kernel; Ctrl+Enter runs it");
+    if r.changed() {
+        if let Some(ex) = &wb.exercise {
+            wb.texts.insert(ex.exercise.name(), text.clone());
+        }
+        o.source = Some(text);
+    }
+    if r.has_focus() && ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Enter))
+    {
+        run = true;
+    }
+    ui.small("Bindings: src, dst, scratch, params (docs/CLI.md).");
+    (run, open)
 }

@@ -88,7 +88,7 @@ impl StagewiseApp {
             .await
         });
         self.follow(rx);
-        self.workbench.started = Some(std::time::Instant::now());
+        self.workbench.started = Some(web_time::Instant::now());
         self.message = note;
     }
 
@@ -222,7 +222,7 @@ impl StagewiseApp {
         };
         if let (AlgoOptions::Kernel(o), false) = (&self.session.algo, matches!(e, Error::Cancelled))
         {
-            self.workbench.failed(o.wgsl.as_deref(), &e);
+            self.workbench.failed(o, &e);
         }
         if let TraceState::Arriving { of } = self.trace {
             self.trace = TraceState::Stopped { of };
