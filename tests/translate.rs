@@ -134,6 +134,20 @@ fn first_line(s: &str) -> String {
 }
 
 fn translate(k: &CompiledKernel, dir: &std::path::Path) -> Result<Translated, String> {
+    // The text the kernel has on adapters whose sin and cos are not known accurate
+    // (src/algo/fft/trig.rs) parses and validates too.
+    if k.source.contains("vec2<f32>(cos(") {
+        let acc = stagewise::algo::fft::trig::accurate(&k.source);
+        let m = naga::front::wgsl::parse_str(&acc).map_err(|e| {
+            format!(
+                "with cis_acc: WGSL parse: {}",
+                first_line(&e.emit_to_string(&acc))
+            )
+        })?;
+        Validator::new(ValidationFlags::all(), Capabilities::all())
+            .validate(&m)
+            .map_err(|e| format!("with cis_acc: {}", first_line(&e.emit_to_string(&acc))))?;
+    }
     let module = naga::front::wgsl::parse_str(&k.source)
         .map_err(|e| format!("WGSL parse: {}", first_line(&e.emit_to_string(&k.source))))?;
     let subgroup_caps = Capabilities::SUBGROUP | Capabilities::SUBGROUP_BARRIER;

@@ -230,7 +230,7 @@ pub fn plan_large(
             let chain = lc.chain.filter(|_| !trace && d == 0);
             let pipe = gpu.pipeline(
                 "fft large pass",
-                &large_wgsl::shader(&ps, up, src_name, chain),
+                &super::trig::for_adapter(gpu, &large_wgsl::shader(&ps, up, src_name, chain)),
                 "main",
             )?;
             let table = large_wgsl::table_size(&ps, up);
@@ -297,7 +297,7 @@ pub fn plan_large(
         let n = lc.fft_n;
         let pipe = gpu.pipeline(
             "fft unpack",
-            UNPACK,
+            &super::trig::for_adapter(gpu, UNPACK),
             if mode == Mode::Real { "real" } else { "pair" },
         )?;
         // Real: pairs (k, N/2 - k) of the N/2-point FFT, k ≤ N/4; pair: (k, N - k), k ≤ N/2.

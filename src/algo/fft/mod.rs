@@ -17,6 +17,7 @@ pub mod large_wgsl;
 pub mod model;
 pub mod radix;
 pub mod trace;
+pub mod trig;
 
 mod large_run;
 mod options;
