@@ -107,7 +107,7 @@ mod tests {
         // The WGSL of cis_acc, step by step in f32 (what a device without fused multiply-adds
         // computes): within 3e-7 of f64's over the FFT's angles.
         let cis = |a: f32| {
-            let q = (a * 0.636_619_77_f32).round_ties_even();
+            let q = (a * std::f32::consts::FRAC_2_PI).round_ties_even();
             let x = (a - q * 1.570_796_4_f32) + q * 4.371_139e-8_f32;
             let z = x * x;
             let s = x + x * z * (-1.666_665_5e-1 + z * (8.332_161e-3 + z * -1.951_529_6e-4));
