@@ -17,13 +17,20 @@ enum Phase {
     Run(usize),
     Running(usize),
     Done,
+    /// The driver pressed K: an exercise opened in the workbench's editor, running.
+    Exercise,
 }
 
 pub struct WebTest {
     phase: Phase,
     sweep: Value,
     runs: Vec<Value>,
+    /// The exercise's run in the editor: its name, the room's verdict.
+    exercise: Value,
 }
+
+/// The exercise K opens (its starter fails the check: the page must say so).
+const EXERCISE: &str = "bitrev-naive";
 
 /// The runs: one per seed (bitrev 000, bmmc 001, oddeven 002, fft 003, scan 004), radix, the
 /// FFT's large plan and the workbench's editor kernel; bitrev last, so the page ends on its stages.
@@ -69,6 +76,7 @@ impl WebTest {
             phase: Phase::Sweep,
             sweep: Value::Null,
             runs: Vec::new(),
+            exercise: Value::Null,
         })
     }
 
@@ -154,7 +162,37 @@ impl WebTest {
                 });
                 self.phase = Phase::Run(i + 1);
             }
-            Phase::Done => {}
+            Phase::Done => {
+                if ctx.input(|i| i.key_pressed(egui::Key::K)) {
+                    let shipped = crate::algo::kernel::exercise::Exercise::shipped();
+                    match shipped.map(|l| l.into_iter().find(|e| e.name() == EXERCISE)) {
+                        Ok(Some(ex)) => {
+                            app.open_exercise(&ex, true, ctx);
+                            self.phase = Phase::Exercise;
+                        }
+                        other => self.exercise = json!({"error": format!("{other:?}")}),
+                    }
+                }
+            }
+            Phase::Exercise => {
+                if app.is_running() || matches!(app.trace, TraceState::Arriving { .. }) {
+                    return;
+                }
+                let editor = match &app.session.algo {
+                    AlgoOptions::Kernel(o) => o.source.as_ref().map_or(0, |t| t.len()),
+                    _ => 0,
+                };
+                let r = app.result.as_ref().filter(|r| r.algorithm == "kernel");
+                let (verdict, ok) = r.map_or((String::new(), false), super::workbench::verdict);
+                self.exercise = json!({
+                    "exercise": EXERCISE,
+                    "editor_chars": editor,
+                    "verdict": verdict,
+                    "verified": ok,
+                    "message": app.message,
+                });
+                self.phase = Phase::Done;
+            }
         }
     }
 
@@ -166,6 +204,7 @@ impl WebTest {
             "timestamps": app.gpu().map(|g| g.has_timestamps()),
             "sweep": self.sweep,
             "runs": self.runs,
+            "exercise": self.exercise,
             "message": app.message,
             "lost": app.gpu().and_then(|g| g.lost()),
             "stage": app.timeline.stage,
