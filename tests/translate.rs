@@ -6,6 +6,8 @@
 
 mod common;
 
+#[path = "common/strict_wgsl.rs"]
+mod strict_wgsl;
 use naga::back::{glsl, hlsl, msl, spv};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use stagewise::algo::{self, AlgoOptions, RunRequest};
@@ -134,6 +136,10 @@ fn first_line(s: &str) -> String {
 }
 
 fn translate(k: &CompiledKernel, dir: &std::path::Path) -> Result<Translated, String> {
+    // naga accepts operator mixes WGSL forbids; browsers' compilers refuse them.
+    if let Some(e) = strict_wgsl::mixing_error(&k.source) {
+        return Err(format!("WGSL operator mixing, refused by browsers: {e}"));
+    }
     // The text the kernel has on adapters whose sin and cos are not known accurate
     // (src/algo/fft/trig.rs) parses and validates too.
     if k.source.contains("vec2<f32>(cos(") {
