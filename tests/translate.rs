@@ -2,7 +2,8 @@
 //! lavapipe, and planned for an H100's limits and for WebGPU's defaults — translated by naga (the
 //! naga of wgpu 30) to SPIR-V (checked by `spirv-val`), MSL, HLSL and GLSL ES 3.1, as wgpu's
 //! Vulkan, Metal, DX12 and GL backends would. `cargo test --test translate -- --nocapture` prints
-//! the kernels covered.
+//! the kernels covered. Every kernel also keeps WGSL's operator-mixing rules (naga does not check
+//! them; browsers do), and the FFT's large plans (complex and real, 2^13 to 2^24) are planned too.
 
 mod common;
 
@@ -89,6 +90,25 @@ fn collect(
                     take(format!("{} {} run {n}", info.name, variant.name), &log);
                 }
             }
+        }
+    }
+    // Generated kernels no default reaches at these sizes: the FFT's large plans (complex, real;
+    // one pass, two passes, columns chained) at sizes past one workgroup.
+    let fft = |size: usize, real: bool| {
+        AlgoOptions::Fft(stagewise::algo::fft::Options {
+            size: Some(size),
+            real,
+            ..Default::default()
+        })
+    };
+    for l in [13u32, 15, 17, 20, 23, 24] {
+        for real in [false, true] {
+            let opts = fft(1 << l, real);
+            let a = opts.algo();
+            let variant = &a.info().variants[0];
+            let (g, log) = gpu.collecting();
+            let _ = a.bench_case(&g, variant, 1 << l, DType::F32);
+            take(format!("fft size 2^{l} real {real} plan"), &log);
         }
     }
     out
