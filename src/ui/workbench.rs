@@ -244,11 +244,9 @@ impl Workbench {
         self.rewatch();
         Ok(file)
     }
-}
 
-/// The browser's [`Workbench::open`]: no folder to copy to, the text is the editor's. Returns the
-/// text to edit: the page's earlier edits of `ex` unless `reset`, else its starter.
-impl Workbench {
+    /// The browser's [`Self::open`]: no folder to copy to, the text is the editor's. Returns the
+    /// text to edit: the page's earlier edits of `ex` unless `reset`, else its starter.
     pub fn open_text(&mut self, ex: &Exercise, reset: bool) -> Result<String> {
         let text = match self.texts.get(&ex.name()) {
             Some(t) if !reset => t.clone(),

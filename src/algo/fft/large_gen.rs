@@ -96,10 +96,7 @@ impl Layout {
         }
         a
     }
-    /// The WGSL expression of sub-FFT `s`'s base address.
-    pub fn base(&self, log_n: u32, s: &str) -> String {
-        or(self.base_terms(log_n, s))
-    }
+    /// The WGSL terms, ORed, of sub-FFT `s`'s base address.
     fn base_terms(&self, log_n: u32, s: &str) -> Vec<String> {
         let wd = self.width();
         let mut moves = Vec::new();
@@ -111,7 +108,7 @@ impl Layout {
         let batch = (log_n > wd).then(|| format!("(({s} >> {wd}u) << {log_n}u)"));
         bit_moves(s, batch, &moves)
     }
-    /// [`Layout::base`] plus the WGSL `add`, added to the last OR term: `t1 | … | (tk + add)`.
+    /// Sub-FFT `s`'s base address plus the WGSL `add`, added to the last OR term: `t1 | … | (tk + add)`.
     /// WGSL refuses `|` and `+` mixed without parentheses (Chrome's Tint does; naga read
     /// `a | b + c` as `a | (b + c)`, which these parentheses keep); the bits are disjoint, so
     /// it is the base's address plus `add`.

@@ -318,9 +318,7 @@ impl StagewiseApp {
             .max_height(180.0)
             .show(ui, |ui| ui.label(text(&ex.statement)));
         ui.small(format!("Goal: {}", text(&ex.exercise.goal)));
-        if self.in_kernel_room()
-            && matches!(&self.session.algo, AlgoOptions::Kernel(o) if o.source.is_none())
-        {
+        if matches!(&self.session.algo, AlgoOptions::Kernel(o) if o.source.is_none()) {
             ui.small(format!("Your copy: {}", ex.file.display()));
         }
         if ui
@@ -396,6 +394,8 @@ impl StagewiseApp {
             _ => kernel_defaults(),
         };
         o.wgsl = Some(p);
+        // The file is the kernel now, not a session's editor text.
+        o.source = None;
         self.workbench.exercise = None;
         self.workbench.rewatch();
         self.enter_kernel_room(o);
