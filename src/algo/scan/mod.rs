@@ -90,10 +90,11 @@ pub struct Options {
     #[arg(long, default_value_t = 0)]
     pub workgroup_size: u32,
     /// decoupled / reduce-then-scan: vec4 (4 elements) per thread, 1..=16; a tile is
-    /// 4 × this × workgroup-size elements. 0 = auto: 6 for the subgroup decoupled path (H100, 2^28,
-    /// dispatch order: 256×6 and 256×7 ran 0.972× of copy, 512×5 0.968×, 512×4 0.959×, 256×4
-    /// 0.949×; 8 or more vec4 per thread drop below 0.43×), else the largest of 8, 4, 2, 1 that
-    /// fits workgroup memory.
+    /// 4 × this × workgroup-size elements. 0 = auto: 6 for the subgroup decoupled path, 7 for
+    /// its exclusive form (H100, 2^28, dispatch order: inclusive 256×6 and 256×7 ran 0.972× of
+    /// copy, 512×5 0.968×, 512×4 0.959×, 256×4 0.949×; exclusive 256×7 0.970×, 256×6 0.951×,
+    /// 512×4 0.957×; 8 or more vec4 per thread drop below 0.43×), else the largest of 8, 4, 2, 1
+    /// that fits workgroup memory.
     #[arg(long, default_value_t = 0)]
     pub per_thread: u32,
     /// decoupled: look-back window reads that find the nearest predecessor still not ready before

@@ -50,7 +50,8 @@ impl Options {
         }
         let mem = l.max_compute_workgroup_storage_size;
         let per = if self.per_thread == 0 && sg {
-            6
+            // The exclusive form's registers differ: 7 where the inclusive's fastest is 6.
+            if self.exclusive { 7 } else { 6 }
         } else if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()
