@@ -306,8 +306,17 @@ pub async fn record_run_async(
         });
         let rec = Arc::new(Recorder::new(sampling, budget));
         let lgpu = gpu.with_recorder(rec.clone());
+        let t = web_time::Instant::now();
         let recorded = algo::run_streamed(algo, &lgpu, req, &mut algo::Stages::keep()).await?;
-        match rec.overflow() {
+        let overflow = rec.overflow();
+        if std::env::var_os("STAGEWISE_LENS_TIMES").is_some() {
+            // Debugging aid: where a recording's time goes.
+            eprintln!(
+                "lens: run {attempts} at {fraction:.5}: {:.2} s, overflow {overflow:?}",
+                t.elapsed().as_secs_f64()
+            );
+        }
+        match overflow {
             // Three smaller samples aim at the budget; where every pass is already at its
             // fewest workgroups, the whole log may take the fourth.
             Some(total) if attempts < 4 => {

@@ -236,10 +236,11 @@ impl LensRun {
         if let Some(budget) = rec.budget
             && total > budget.min(self.cap)
         {
-            let shrinks = self
-                .samples
-                .iter()
-                .any(|s| s.workgroups > super::sample::MIN_SAMPLED);
+            // A run whose every sample is already at its fewest is kept where the whole log holds
+            // it: running it again with a smaller fraction would record the same workgroups.
+            let shrinks = rec
+                .sampling
+                .can_shrink(self.samples.iter().map(|s| s.as_ref()));
             if shrinks && let Ok(mut o) = rec.overflow.lock() {
                 *o = Some(total);
                 return Ok(());
@@ -254,6 +255,7 @@ impl LensRun {
                 log_bytes(gpu) >> 20
             )));
         }
+        let read = web_time::Instant::now();
         let words = if total == 0 {
             Vec::new()
         } else {
@@ -276,6 +278,7 @@ impl LensRun {
                 .pop()
                 .unwrap_or_default()
         };
+        let decode = web_time::Instant::now();
         let mask = (1u32 << INSTANCE_BITS) - 1;
         let mut start = 0usize;
         let mut out = Vec::with_capacity(plan.passes.len());
@@ -299,6 +302,13 @@ impl LensRun {
                 sample: self.samples[i].clone(),
                 accesses,
             });
+        }
+        if std::env::var_os("STAGEWISE_LENS_TIMES").is_some() {
+            eprintln!(
+                "lens: {total} records, read back in {:.2} s, decoded in {:.2} s",
+                (decode - read).as_secs_f64(),
+                decode.elapsed().as_secs_f64()
+            );
         }
         if let Ok(mut all) = rec.passes.lock() {
             all.extend(out);

@@ -192,6 +192,18 @@ pub struct Sampling {
 }
 
 impl Sampling {
+    /// Whether half this fraction records fewer workgroups in some pass of `samples` (taken at
+    /// this sampling): where it does not, every pass is at its fewest workgroups.
+    pub fn can_shrink<'a>(&self, samples: impl IntoIterator<Item = &'a PassSample>) -> bool {
+        let half = Sampling {
+            fraction: self.fraction / 2.0,
+            ..*self
+        };
+        samples
+            .into_iter()
+            .any(|s| half.pass(s.workgroups).sampled < s.sampled)
+    }
+
     pub fn pass(&self, g: u64) -> PassSample {
         if self.fraction >= 1.0 {
             PassSample::all(g)
@@ -207,6 +219,27 @@ mod tests {
 
     fn count(bits: &[u32]) -> u64 {
         bits.iter().map(|b| b.count_ones() as u64).sum()
+    }
+
+    /// The FFT's plan at 2^24 words (grids of 512 and 1024) sampled at 1/32 is at its fewest
+    /// workgroups already: recording it again at a smaller fraction would record the same ones.
+    #[test]
+    fn a_sample_at_its_fewest_cannot_shrink() {
+        let s = Sampling {
+            fraction: 1.0 / 32.0,
+            seed: 1,
+        };
+        let fft = [s.pass(512), s.pass(1024)];
+        assert!(!s.can_shrink(&fft));
+        let big = [s.pass(512), s.pass(1 << 16)];
+        assert!(s.can_shrink(&big));
+        // Recorded whole, a grid past the fewest a sample takes can shrink; one within it cannot.
+        let all = Sampling {
+            fraction: 1.0,
+            seed: 1,
+        };
+        assert!(all.can_shrink(&[all.pass(256)]));
+        assert!(!all.can_shrink(&[all.pass(64)]));
     }
 
     #[test]
