@@ -377,7 +377,8 @@ async fn measured(
     if gpu.has_timestamps() && req.input.len() > BASE_ELEMENTS {
         let case = algo.bench_case(gpu, req.variant, req.input.len(), req.dtype)?;
         if case.plan.passes.len() == passes {
-            crate::gpu::timed::warm_for(gpu, &case.plan, 300.0).await?;
+            crate::gpu::timed::warm_for(gpu, &case.plan, crate::bench::DEFAULT_MIN_WARMUP_MS)
+                .await?;
             let t = crate::gpu::time(gpu, &case.plan, 0, 20).await?;
             if t.pass_ms.len() == passes {
                 return Ok(t.pass_ms.into_iter().map(Some).collect());
@@ -399,9 +400,11 @@ pub async fn copy_bandwidth(gpu: &Gpu, n: usize) -> Result<Option<f64>> {
     }
     let copy = algo::copy::Options::default();
     let case = copy.bench_case(gpu, copy.info().variant(None)?, n, crate::data::DType::U32)?;
-    // Past 2^16 elements, warm by time first: a count of warm-ups timed idle clocks on an H100.
+    // Past 2^16 elements, warm by time first, as long as every timed path does: after the
+    // recording's seconds of CPU work the GPU has idled (with 100 ms the lens read the H100's copy
+    // at 2^24 words at 1292-1312 GB/s, the suite after 500 ms at 2645).
     if n > BASE_ELEMENTS {
-        crate::gpu::timed::warm_for(gpu, &case.plan, 100.0).await?;
+        crate::gpu::timed::warm_for(gpu, &case.plan, crate::bench::DEFAULT_MIN_WARMUP_MS).await?;
     }
     let t = crate::gpu::time(gpu, &case.plan, 3, 15).await?;
     Ok((t.total_ms > 0.0).then(|| case.bytes as f64 / (t.total_ms * 1e6)))
