@@ -317,8 +317,9 @@ pub async fn record_run_async(
             );
         }
         match overflow {
-            // Three smaller samples aim at the budget; where every pass is already at its
-            // fewest workgroups, the whole log may take the fourth.
+            // Three smaller samples aim at the budget (an overflow is reported only where a
+            // smaller fraction records fewer workgroups: a run already at its fewest is kept if
+            // the whole log holds it); the whole log may take the fourth.
             Some(total) if attempts < 4 => {
                 let target = SAMPLE_BUDGET.min(cap) as f64 * 0.7;
                 fraction = (fraction * target / total as f64).min(fraction / 2.0);
