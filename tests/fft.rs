@@ -335,7 +335,7 @@ fn real_pair_unpacks_both_spectra() {
             o.real_pair = true;
             let r = run(&o, xy.clone(), false);
             assert!(r.verified, "N={n} E={e}: {:?}", r.mismatch);
-            let j = r.output_json.clone().unwrap();
+            let j = r.output_value().unwrap();
             let parse = |k: &str| -> Vec<C64> {
                 j[k].as_array()
                     .unwrap()

@@ -131,8 +131,8 @@ impl RunResult {
         m.value("dtype", json!(self.dtype.name()));
         m.value("n", json!(self.n));
         m.value("adapter", json!(self.adapter));
-        match &self.output_json {
-            Some(v) => m.value("output", v.clone()),
+        match self.output_value() {
+            Some(v) => m.value("output", v),
             None => m.insert("output", Field::Data(&self.output)),
         }
         m.value(

@@ -150,7 +150,7 @@ pub struct RunResult {
     pub input: Data,
     pub output: Data,
     /// Replaces the default `output` formatting (e.g. complex pairs).
-    pub output_json: Option<Value>,
+    pub output_json: Option<OutputJson>,
     pub passes: Vec<PassInfo>,
     pub verified: bool,
     /// Where the GPU and the CPU model first disagree.
@@ -243,9 +243,33 @@ impl RunResult {
         T::of(&self.extra)
     }
 
+    /// The JSON `output` where the room formats it ([`OutputJson`]).
+    pub fn output_value(&self) -> Option<Value> {
+        self.output_json.as_ref().map(|f| (f.0)(&self.output.bits))
+    }
+
     pub fn total_gpu_ms(&self) -> Option<f64> {
         self.passes.iter().map(|p| p.gpu_ms).sum()
     }
+}
+
+/// How a room writes its output as JSON where the list of values is not it (an FFT's complex
+/// pairs): made from the output's bits when the JSON is written, not with every run (2^27 complex
+/// values as JSON values took minutes and ~13 GB).
+#[derive(Clone)]
+pub struct OutputJson(pub std::sync::Arc<dyn Fn(&[u32]) -> Value + Send + Sync>);
+
+impl std::fmt::Debug for OutputJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutputJson")
+    }
+}
+
+/// `check()`, the CPU model's verdict on a run, except in the lens's recording run: the lens
+/// compares that run's output with the same request's normal run, checked already (at 2^28 the
+/// model takes most of a run's time).
+pub fn verdict(gpu: &Gpu, check: impl FnOnce() -> Option<String>) -> Option<String> {
+    if gpu.is_recording() { None } else { check() }
 }
 
 /// Compare GPU output with the CPU model bit for bit; `None` when equal, else the first difference.

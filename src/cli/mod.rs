@@ -575,7 +575,7 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     // Files are written after the result is printed, so a write that fails loses nothing computed;
     // they are written even when the GPU disagrees with the model (the output is what to look at).
     if let Some(path) = &args.save_output {
-        crate::export::save_output(&res.output, res.output_json.as_ref(), path)?;
+        crate::export::save_output(&res.output, res.output_value().as_ref(), path)?;
     }
     if let Some(path) = &args.save_trace {
         crate::export::save_trace(&res, path)?;

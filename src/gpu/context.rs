@@ -191,6 +191,11 @@ impl Gpu {
         (self.with_recorder(rec.clone()), rec)
     }
 
+    /// Whether this is the lens's recording device ([`Gpu::with_recorder`]).
+    pub fn is_recording(&self) -> bool {
+        self.lens.is_some()
+    }
+
     /// This device in recording mode, its passes landing in `rec` (which also says which
     /// workgroups record).
     pub fn with_recorder(&self, rec: Arc<crate::lens::record::Recorder>) -> Gpu {

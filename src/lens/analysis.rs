@@ -424,6 +424,8 @@ mod tests {
             l2_bytes,
             l2_source: "table".into(),
             sweep: Vec::new(),
+            scatter_gbps: 50.0,
+            gather_gbps: 25.0,
         };
         let l = analyse(0, &p, 32, Some(&mem(1 << 20)), Some(1.0));
         assert_eq!(l.global.len(), 2);
@@ -455,13 +457,16 @@ mod tests {
         assert!((l.predicted_ms.unwrap() - want).abs() < 1e-12);
         // Measured far above the model: the verdict says so.
         assert!(x.verdict.as_ref().unwrap().contains("leaves out"));
-        // No L2: every requested sector from DRAM.
+        // No L2: every requested sector from DRAM; the writes (a sector each, 64 segments) are
+        // scattered, their 2048 bytes at the scatter rate (50), the reads' 512 at the DRAM rate.
         let l = analyse(0, &p, 32, Some(&mem(0)), None);
         let x = l.prediction.as_ref().unwrap();
         assert_eq!(
-            (x.case.as_str(), x.dram_bytes, x.l2_bytes),
-            ("past L2", 2560, 0)
+            (x.case.as_str(), x.dram_bytes, x.l2_bytes, x.scattered_bytes),
+            ("past L2", 2560, 0, 2048)
         );
+        let want = 512.0 / 100e6 + 2048.0 / 50e6 + 256.0 / 1000e6;
+        assert!((x.total_ms - want).abs() < 1e-12 && (x.scattered_ms - 2048.0 / 50e6).abs() < 1e-12);
         assert!(x.verdict.is_none());
         assert!(analyse(0, &p, 32, None, None).predicted_ms.is_none());
     }

@@ -4,6 +4,11 @@
 //! cache's size) and keeps the result in the user's cache folder; a table of known GPUs gives
 //! the size where the sweep shows no knee.
 //!
+//! Past the cache a scattered request (every lane in its own sector and segment) costs DRAM far more
+//! than its sectors at the copy rate (a partial sector each, a DRAM page each): the model prices
+//! such sites' sectors at the rate a scatter and a gather of one word a thread reach, measured
+//! with the sweep ([`SCATTER_WGSL`]).
+//!
 //! A pass's predicted time: the bytes that must come from DRAM at the DRAM copy rate, the rest of
 //! the requested sectors at the L2 rate, and every bank-conflict replay of workgroup memory (one
 //! 128-byte wavefront each) at [`SHARED_SPEEDUP`](super::analysis::SHARED_SPEEDUP)× the DRAM
@@ -36,6 +41,20 @@ pub struct MemoryModel {
     pub l2_source: String,
     /// The sweep: (words copied, GB/s).
     pub sweep: Vec<(u64, f64)>,
+    /// Rates of scattered sectors past the cache (GB/s of whole 32-byte sectors): one word a
+    /// thread written (`scatter`) or read (`gather`) at a pseudo-random word of a buffer ten
+    /// times the largest caches, the coalesced other side priced at `dram_gbps`.
+    pub scatter_gbps: f64,
+    pub gather_gbps: f64,
+}
+
+/// The scatter and gather kernels of the model's measurement.
+pub const SCATTER_WGSL: &str = include_str!("../../shaders/lens/scatter.wgsl");
+
+/// Whether a global site's requests are scattered: each touches at least 4× the sectors its bytes
+/// need, nearly every one in its own 128-byte segment.
+pub fn scattered(g: &super::analysis::GlobalSite) -> bool {
+    g.sectors >= 4 * g.min_sectors.max(1) && 4 * g.segments >= 3 * g.sectors
 }
 
 /// One pass's prediction and what it is made of.
@@ -47,7 +66,12 @@ pub struct Prediction {
     pub l2_bytes: u64,
     /// Bank-conflict replays of workgroup memory, in bytes (128 a wavefront).
     pub replay_bytes: u64,
+    /// Of `dram_bytes`, the scattered sites' sectors (past L2), priced at the scatter and gather
+    /// rates.
+    pub scattered_bytes: u64,
     pub dram_ms: f64,
+    /// The scattered sectors' time (within `dram_ms`).
+    pub scattered_ms: f64,
     pub l2_ms: f64,
     pub replay_ms: f64,
     pub total_ms: f64,
@@ -59,6 +83,9 @@ pub struct Prediction {
 impl MemoryModel {
     pub fn predict(&self, p: &PassLens) -> Prediction {
         let requested = p.sectors() * SECTOR;
+        let ms = |bytes: u64, gbps: f64| bytes as f64 / (gbps.max(1e-9) * 1e6);
+        // Past L2: the scattered sites' sectors of the buffers that do not stay in L2.
+        let (mut scattered_bytes, mut scattered_ms) = (0, 0.0);
         let (case, dram) = if p.footprint_bytes <= self.l2_bytes {
             ("fits L2", p.footprint_bytes)
         } else {
@@ -67,10 +94,17 @@ impl MemoryModel {
                 .iter()
                 .map(|b| {
                     if b.footprint_sectors * SECTOR <= self.l2_bytes / 2 {
-                        b.footprint_sectors * SECTOR
-                    } else {
-                        b.sectors * SECTOR
+                        return b.footprint_sectors * SECTOR;
                     }
+                    for g in p.global.iter().filter(|g| g.buffer == b.buffer && scattered(g)) {
+                        let rate = match g.kind {
+                            super::sites::Kind::Read => self.gather_gbps,
+                            _ => self.scatter_gbps,
+                        };
+                        scattered_bytes += g.sectors * SECTOR;
+                        scattered_ms += ms(g.sectors * SECTOR, rate);
+                    }
+                    b.sectors * SECTOR
                 })
                 .sum();
             ("past L2", d)
@@ -86,8 +120,8 @@ impl MemoryModel {
         let dram = dram.min(requested.max(dram));
         let l2 = requested.saturating_sub(dram).saturating_sub(l1);
         let replay = p.replays() * SEGMENT;
-        let ms = |bytes: u64, gbps: f64| bytes as f64 / (gbps.max(1e-9) * 1e6);
-        let (dram_ms, l2_ms) = (ms(dram, self.dram_gbps), ms(l2, self.l2_gbps));
+        let dram_ms = ms(dram - scattered_bytes.min(dram), self.dram_gbps) + scattered_ms;
+        let l2_ms = ms(l2, self.l2_gbps);
         let replay_ms = ms(replay, SHARED_SPEEDUP * self.dram_gbps);
         let total_ms = dram_ms + l2_ms + replay_ms;
         let verdict = p.gpu_ms.and_then(|m| {
@@ -112,7 +146,9 @@ impl MemoryModel {
             dram_bytes: dram,
             l2_bytes: l2,
             replay_bytes: replay,
+            scattered_bytes,
             dram_ms,
+            scattered_ms,
             l2_ms,
             replay_ms,
             total_ms,
@@ -124,6 +160,8 @@ impl MemoryModel {
     /// rate below it, and the knee: the largest copy whose rate is still past halfway between the
     /// two (its working set, read and written, is the cache's size). No knee where the two rates
     /// are within 15 %: then the table's size, else none (every pass is then "past L2").
+    /// The scatter and gather rates are set to the DRAM rate (a model without its scatter
+    /// measurement prices scattered sectors like any other).
     pub fn from_sweep(adapter: &str, driver: &str, sweep: Vec<(u64, f64)>) -> Option<MemoryModel> {
         let &(_, dram) = sweep.last()?;
         let l2 = sweep.iter().map(|s| s.1).fold(dram, f64::max);
@@ -142,6 +180,8 @@ impl MemoryModel {
             l2_bytes,
             l2_source: source.into(),
             sweep,
+            scatter_gbps: dram,
+            gather_gbps: dram,
         })
     }
 }
@@ -236,13 +276,46 @@ async fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
             sweep.push((n, gbps));
         }
     }
-    let m = MemoryModel::from_sweep(&gpu.info.name, &gpu.info.driver, sweep);
+    let mut m = MemoryModel::from_sweep(&gpu.info.name, &gpu.info.driver, sweep);
+    if let Some(m) = &mut m
+        && let Some(&(n, _)) = m.sweep.last()
+    {
+        let n = n as usize;
+        let word = 4.0 * n as f64;
+        let coalesced = word / (m.dram_gbps * 1e6);
+        let rate = |t: Option<f64>, dram: f64| {
+            // Sectors' bytes over the time the coalesced side leaves (at least a tenth).
+            t.map_or(dram, |t| {
+                8.0 * word / ((t - coalesced).max(0.1 * t) * 1e6)
+            })
+        };
+        let dram = m.dram_gbps;
+        m.scatter_gbps = rate(scatter_ms(gpu, n, "scatter").await?, dram);
+        m.gather_gbps = rate(scatter_ms(gpu, n, "gather").await?, dram);
+    }
     if let (Some(m), Some(p)) = (&m, path) {
         // A cache that cannot be written only costs the next run the sweep again.
         let _ = std::fs::create_dir_all(p.parent().unwrap_or(&p))
             .and_then(|_| std::fs::write(&p, serde_json::to_string_pretty(m).unwrap_or_default()));
     }
     Ok(m)
+}
+
+/// Milliseconds of one `entry` ("scatter" or "gather") of `n` words (a power of two), warmed like
+/// every timed path; None without timestamps.
+async fn scatter_ms(gpu: &Gpu, n: usize, entry: &str) -> Result<Option<f64>> {
+    let p = gpu.pipeline(entry, SCATTER_WGSL, entry)?;
+    let u = gpu.uniform("scatter params", &[n as u32, 0, 0, 0])?;
+    let case = crate::algo::BenchCase::between_buffers(gpu, ["scatter src", "scatter dst"], n, n, |src, dst| {
+        let bg = gpu.bind(&p, &[src, dst, &u])?;
+        let mut plan = crate::gpu::Plan::default();
+        plan.keep.push(u.clone());
+        plan.push(entry, &p, bg, crate::gpu::context::grid((n as u32).div_ceil(256)));
+        Ok(plan)
+    })?;
+    crate::gpu::timed::warm_for(gpu, &case.plan, crate::bench::DEFAULT_MIN_WARMUP_MS).await?;
+    let t = crate::gpu::time(gpu, &case.plan, 3, 15).await?;
+    Ok((t.total_ms > 0.0).then_some(t.total_ms))
 }
 
 #[cfg(test)]

@@ -101,6 +101,8 @@ impl LensReport {
             "l2_gbps": m.map(|m| m.l2_gbps),
             "l2_bytes": m.map(|m| m.l2_bytes),
             "l2_source": m.map(|m| m.l2_source.clone()),
+            "scatter_gbps": m.map(|m| m.scatter_gbps),
+            "gather_gbps": m.map(|m| m.gather_gbps),
             "sector_bytes": analysis::SECTOR,
             "segment_bytes": analysis::SEGMENT,
             "banks": analysis::BANKS,
@@ -161,11 +163,14 @@ impl LensReport {
             self.copy_gbps
                 .map_or("unmeasured".to_string(), |b| format!("{b:.1}")),
             self.memory.as_ref().map_or(String::new(), |m| format!(
-                "; DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} GB/s",
+                "; DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} GB/s, scattered sectors written at {:.0} \
+                 and read at {:.0} GB/s",
                 m.dram_gbps,
                 m.l2_bytes >> 20,
                 m.l2_source,
-                m.l2_gbps
+                m.l2_gbps,
+                m.scatter_gbps,
+                m.gather_gbps
             )),
             self.sample_text()
         );
@@ -178,8 +183,16 @@ impl LensReport {
                 p.footprint_bytes,
                 ms(p.predicted_ms),
                 p.prediction.as_ref().map_or(String::new(), |x| format!(
-                    " ({}: DRAM {:.4} + L2 {:.4} + conflicts {:.4})",
-                    x.case, x.dram_ms, x.l2_ms, x.replay_ms
+                    " ({}: DRAM {:.4}{} + L2 {:.4} + conflicts {:.4})",
+                    x.case,
+                    x.dram_ms,
+                    if x.scattered_bytes > 0 {
+                        format!(" (scattered {:.4})", x.scattered_ms)
+                    } else {
+                        String::new()
+                    },
+                    x.l2_ms,
+                    x.replay_ms
                 )),
                 ms(p.gpu_ms)
             ));
@@ -283,19 +296,19 @@ pub async fn record_run_async(
     check(gpu, n, o)?;
     let cap = record::capacity(gpu);
     let mut last_resort = false;
-    let mut fraction = match o.sample {
-        SampleSpec::All => 1.0,
-        SampleSpec::Fraction(f) => f,
-        SampleSpec::Auto => (max_elements(gpu) as f64 / n.max(1) as f64).min(1.0),
-    };
+    let mut sampling = Sampling::new(
+        match o.sample {
+            SampleSpec::All => 1.0,
+            SampleSpec::Fraction(f) => f,
+            SampleSpec::Auto => (max_elements(gpu) as f64 / n.max(1) as f64).min(1.0),
+        },
+        o.seed,
+    );
     let mut attempts = 0;
     let started = web_time::Instant::now();
     let (recorded, records) = loop {
         attempts += 1;
-        let sampling = Sampling {
-            fraction,
-            seed: o.seed,
-        };
+        let fraction = sampling.fraction;
         // Auto: a run past the budget is recorded again with a smaller sample.
         let budget = (o.sample == SampleSpec::Auto).then(|| {
             if fraction >= 1.0 || last_resort {
@@ -318,11 +331,12 @@ pub async fn record_run_async(
         }
         match overflow {
             // Three smaller samples aim at the budget (an overflow is reported only where a
-            // smaller fraction records fewer workgroups: a run already at its fewest is kept if
-            // the whole log holds it); the whole log may take the fourth.
+            // smaller sample records fewer workgroups: a run already at its fewest is kept if
+            // the whole log holds it); the whole log may take the fourth. A grid at its fewest
+            // workgroups goes down to fewer (Sampling::scaled).
             Some(total) if attempts < 4 => {
                 let target = SAMPLE_BUDGET.min(cap) as f64 * 0.7;
-                fraction = (fraction * target / total as f64).min(fraction / 2.0);
+                sampling = sampling.scaled((target / total as f64).min(0.5));
                 last_resort = attempts == 3;
             }
             Some(total) => {
@@ -335,9 +349,16 @@ pub async fn record_run_async(
             None => break (recorded, (rec.take(), sampling)),
         }
     };
-    if let Some(m) = &recorded.mismatch {
+    // The rooms leave the recording run to this check (algo::verdict): its output against the
+    // normal run's, which was checked against the CPU model.
+    if let Some(m) = recorded.mismatch.clone().or_else(|| {
+        normal
+            .verified
+            .then(|| differs(&recorded, normal))
+            .flatten()
+    }) {
         return Err(Error::Gpu(format!(
-            "lens: the recording build's result differs from the CPU model: {m}"
+            "lens: the recording build's result differs from the normal run's: {m}"
         )));
     }
     let recording_s = started.elapsed().as_secs_f64();
@@ -363,6 +384,36 @@ pub async fn record_run_async(
         attempts,
         analysis_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Where a recording run's output differs from the normal run's: every bit for integers (and the
+/// sort's values), f32 within 1e-4 of the normal output's norm (the recording build may round
+/// differently, e.g. contract a multiply-add, and a look-back's sums may associate differently).
+fn differs(rec: &RunResult, normal: &RunResult) -> Option<String> {
+    let (a, b) = (&rec.output.bits, &normal.output.bits);
+    if a.len() != b.len() {
+        return Some(format!("{} words, the normal run {}", a.len(), b.len()));
+    }
+    if rec.extra.get("values") != normal.extra.get("values") {
+        return Some("the values differ".into());
+    }
+    if rec.output.dtype != crate::data::DType::F32 {
+        return algo::first_mismatch(rec.output.dtype, a, b);
+    }
+    let (mut diff, mut norm) = (0.0f64, 0.0f64);
+    for (i, (&x, &y)) in a.iter().zip(b).enumerate() {
+        let (x, y) = (f32::from_bits(x) as f64, f32::from_bits(y) as f64);
+        match (x.is_finite(), y.is_finite()) {
+            (true, true) => {
+                diff += (x - y) * (x - y);
+                norm += y * y;
+            }
+            _ if x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()) => {}
+            _ => return Some(format!("element {i}: {x} here, {y} in the normal run")),
+        }
+    }
+    let rel = (diff / norm.max(f64::MIN_POSITIVE)).sqrt();
+    (diff > 0.0 && rel > 1e-4).then(|| format!("relative difference {rel:.2e} (at most 1e-4)"))
 }
 
 /// Each pass's measured time: past [`BASE_ELEMENTS`] (where engineers bench) the median of 20

@@ -53,13 +53,7 @@ pub struct Recorder {
 
 impl Default for Recorder {
     fn default() -> Self {
-        Recorder::new(
-            Sampling {
-                fraction: 1.0,
-                seed: 1,
-            },
-            None,
-        )
+        Recorder::new(Sampling::new(1.0, 1), None)
     }
 }
 
@@ -147,13 +141,10 @@ impl LensRun {
         gpu.queue
             .write_buffer(&log, 0, bytemuck::cast_slice(&[0u32, cap as u32, 0, 0]));
         // One sample (and bitmap) per grid size: passes of one size record the same workgroups.
-        let sampling = gpu.lens.as_ref().map_or(
-            Sampling {
-                fraction: 1.0,
-                seed: 1,
-            },
-            |r| r.sampling,
-        );
+        let sampling = gpu
+            .lens
+            .as_ref()
+            .map_or(Sampling::new(1.0, 1), |r| r.sampling);
         let mut by_grid: HashMap<u64, (Arc<PassSample>, wgpu::Buffer)> = HashMap::new();
         let mut samples = Vec::with_capacity(plan.passes.len());
         let mut groups = Vec::with_capacity(plan.passes.len());

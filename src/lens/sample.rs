@@ -18,9 +18,12 @@ use serde::Serialize;
 
 /// The first workgroups of every pass that are always recorded.
 pub const FIRST: u32 = 4;
-/// The fewest workgroups a sample records: grids up to this size are recorded whole (a few
+/// The fewest workgroups a sample records at first: grids up to this size are recorded whole (a few
 /// workgroups of different kinds would weigh too much in a smaller sample).
 pub const MIN_SAMPLED: u64 = 64;
+/// The fewest a sample may go down to where a workgroup makes so many accesses that
+/// [`MIN_SAMPLED`] of them overflow the log (a sorting network's 8192-key tile: 1.6 million).
+pub const MIN_FLOOR: u64 = 8;
 /// Workgroup ids fit 22 bits of a record (local indices take 10: at most 1024 invocations).
 pub const MAX_WORKGROUPS: u64 = 1 << 22;
 
@@ -110,9 +113,8 @@ impl PassSample {
         }
     }
 
-    /// `fraction` of a grid of `g` workgroups (at least [`MIN_SAMPLED`]), the offsets shifted by
-    /// `seed`.
-    pub fn choose(g: u64, fraction: f64, seed: u64) -> PassSample {
+    /// `fraction` of a grid of `g` workgroups (at least `min`), the offsets shifted by `seed`.
+    pub fn choose(g: u64, fraction: f64, seed: u64, min: u64) -> PassSample {
         let fixed: Vec<u32> = (0..FIRST as u64)
             .chain([g.saturating_sub(1)])
             .filter(|&w| w < g)
@@ -120,7 +122,7 @@ impl PassSample {
             .collect::<std::collections::BTreeSet<u32>>()
             .into_iter()
             .collect();
-        let want = ((fraction * g as f64).ceil() as u64).max(MIN_SAMPLED);
+        let want = ((fraction * g as f64).ceil() as u64).max(min.max(fixed.len() as u64 + 1));
         if want >= g {
             return PassSample::all(g);
         }
@@ -184,21 +186,39 @@ fn splitmix(s: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// How one recording run samples: the fraction of every grid (1: all) and the seed.
+/// How one recording run samples: the fraction of every grid (1: all), the seed, and the fewest
+/// workgroups a sampled grid records.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sampling {
     pub fraction: f64,
     pub seed: u64,
+    pub min: u64,
 }
 
 impl Sampling {
-    /// Whether half this fraction records fewer workgroups in some pass of `samples` (taken at
+    /// `fraction` of every grid, at least [`MIN_SAMPLED`] workgroups.
+    pub fn new(fraction: f64, seed: u64) -> Sampling {
+        Sampling {
+            fraction,
+            seed,
+            min: MIN_SAMPLED,
+        }
+    }
+
+    /// This sampling scaled by `by` (< 1): the fraction, and the fewest workgroups down to
+    /// [`MIN_FLOOR`] (a grid at its fewest makes fewer accesses only with fewer workgroups).
+    pub fn scaled(&self, by: f64) -> Sampling {
+        Sampling {
+            fraction: self.fraction * by,
+            min: ((self.min as f64 * by).ceil() as u64).max(MIN_FLOOR),
+            ..*self
+        }
+    }
+
+    /// Whether half this sampling records fewer workgroups in some pass of `samples` (taken at
     /// this sampling): where it does not, every pass is at its fewest workgroups.
     pub fn can_shrink<'a>(&self, samples: impl IntoIterator<Item = &'a PassSample>) -> bool {
-        let half = Sampling {
-            fraction: self.fraction / 2.0,
-            ..*self
-        };
+        let half = self.scaled(0.5);
         samples
             .into_iter()
             .any(|s| half.pass(s.workgroups).sampled < s.sampled)
@@ -208,7 +228,7 @@ impl Sampling {
         if self.fraction >= 1.0 {
             PassSample::all(g)
         } else {
-            PassSample::choose(g, self.fraction, self.seed)
+            PassSample::choose(g, self.fraction, self.seed, self.min)
         }
     }
 }
@@ -221,25 +241,29 @@ mod tests {
         bits.iter().map(|b| b.count_ones() as u64).sum()
     }
 
-    /// The FFT's plan at 2^24 words (grids of 512 and 1024) sampled at 1/32 is at its fewest
-    /// workgroups already: recording it again at a smaller fraction would record the same ones.
+    /// The FFT's plan at 2^24 words (grids of 512 and 1024) sampled at 1/128 with the fewest at
+    /// MIN_FLOOR is at its fewest workgroups: recording it again smaller would record the same.
     #[test]
     fn a_sample_at_its_fewest_cannot_shrink() {
         let s = Sampling {
-            fraction: 1.0 / 32.0,
-            seed: 1,
+            min: MIN_FLOOR,
+            ..Sampling::new(1.0 / 128.0, 1)
         };
         let fft = [s.pass(512), s.pass(1024)];
         assert!(!s.can_shrink(&fft));
+        // At the first fewest (64), a grid of 512 can still go down towards MIN_FLOOR.
+        assert!(Sampling::new(1.0 / 32.0, 1).can_shrink(&[Sampling::new(1.0 / 32.0, 1).pass(512)]));
         let big = [s.pass(512), s.pass(1 << 16)];
         assert!(s.can_shrink(&big));
         // Recorded whole, a grid past the fewest a sample takes can shrink; one within it cannot.
-        let all = Sampling {
-            fraction: 1.0,
-            seed: 1,
-        };
+        let all = Sampling::new(1.0, 1);
         assert!(all.can_shrink(&[all.pass(256)]));
-        assert!(!all.can_shrink(&[all.pass(64)]));
+        assert!(all.can_shrink(&[all.pass(64)]));
+        let floor = Sampling {
+            min: MIN_FLOOR,
+            ..all
+        };
+        assert!(!floor.can_shrink(&[floor.pass(8)]));
     }
 
     #[test]
@@ -260,11 +284,7 @@ mod tests {
     fn samples_keep_the_fixed_workgroups_and_weigh_up_to_the_grid() {
         for g in [1u64, 5, 13, 64, 65, 100, 4096, 1 << 20] {
             for f in [0.001, 0.1, 0.5, 1.0] {
-                let s = Sampling {
-                    fraction: f,
-                    seed: 3,
-                }
-                .pass(g);
+                let s = Sampling::new(f, 3).pass(g);
                 assert_eq!(count(&s.bits), s.sampled, "g {g} f {f}");
                 assert_eq!(s.bits.len() as u64, g.div_ceil(32));
                 // Every fixed workgroup is recorded, and the weights sum to the grid.
@@ -283,9 +303,9 @@ mod tests {
             }
         }
         // The offsets follow the seed.
-        let a = PassSample::choose(1 << 16, 0.01, 1);
-        let b = PassSample::choose(1 << 16, 0.01, 2);
+        let a = PassSample::choose(1 << 16, 0.01, 1, MIN_SAMPLED);
+        let b = PassSample::choose(1 << 16, 0.01, 2, MIN_SAMPLED);
         assert_ne!(a.bits, b.bits);
-        assert_eq!(a.bits, PassSample::choose(1 << 16, 0.01, 1).bits);
+        assert_eq!(a.bits, PassSample::choose(1 << 16, 0.01, 1, MIN_SAMPLED).bits);
     }
 }

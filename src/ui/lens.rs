@@ -323,12 +323,20 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
     }
     let time = match (&p.prediction, p.gpu_ms) {
         (Some(x), Some(b)) => format!(
-            "; predicted {:.4} ms from {} sectors (ideal {ideal}; {}: DRAM {:.0} %, L2 {:.0} %, \
+            "; predicted {:.4} ms from {} sectors (ideal {ideal}; {}: DRAM {:.0} %{}, L2 {:.0} %, \
              bank-conflict replays {:.0} %), measured {b:.4} ms{}",
             x.total_ms,
             p.sectors(),
             x.case,
             100.0 * x.dram_ms / x.total_ms.max(1e-12),
+            if x.scattered_bytes > 0 {
+                format!(
+                    " (scattered sectors {:.0} %)",
+                    100.0 * x.scattered_ms / x.total_ms.max(1e-12)
+                )
+            } else {
+                String::new()
+            },
             100.0 * x.l2_ms / x.total_ms.max(1e-12),
             100.0 * x.replay_ms / x.total_ms.max(1e-12),
             x.verdict
@@ -347,11 +355,14 @@ pub fn recorded(rep: &LensReport) -> String {
         .as_ref()
         .map_or("no timestamps here: no prediction".to_string(), |m| {
             format!(
-                "memory model: DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} GB/s",
+                "memory model: DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} GB/s; scattered sectors \
+                 written at {:.0} GB/s, read at {:.0} GB/s",
                 m.dram_gbps,
                 m.l2_bytes >> 20,
                 m.l2_source,
-                m.l2_gbps
+                m.l2_gbps,
+                m.scatter_gbps,
+                m.gather_gbps
             )
         });
     format!("Recorded: {}. {mem}.", rep.sample_text())

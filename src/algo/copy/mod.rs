@@ -140,7 +140,9 @@ impl Algorithm for Options {
                 }
             }
             let ex = run.finish().await?;
-            let mismatch = first_mismatch(req.dtype, &ex.output, &req.input.bits);
+            let mismatch = crate::algo::verdict(gpu, || {
+                first_mismatch(req.dtype, &ex.output, &req.input.bits)
+            });
             Ok(result
                 .ran(&plan, ex)
                 .checked(mismatch, out.take(), Default::default()))

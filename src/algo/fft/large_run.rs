@@ -78,7 +78,7 @@ pub(super) async fn run(
         gpu,
         cfg.n,
         input.clone(),
-        (Vec::new(), Value::Null),
+        (Vec::new(), None),
         &plan,
         &None,
     );
@@ -156,10 +156,10 @@ pub(super) async fn run(
     let out_bits = ex.output;
     let per_in = cfg.in_floats();
     let gpu_c = complexes(&out_bits);
-    let (max_err, mismatch) = run::check_batch(&gpu_c, cfg.out_complex(), b, tol, |k| {
+    let (max_err, mismatch) = run::check_batch(gpu, &gpu_c, cfg.out_complex(), b, tol, |k| {
         reference_large(cfg, &lc, &floats[k * per_in..(k + 1) * per_in])
     });
-    let output_json = trace::output_json(cfg, &out_bits);
+    let output_json = trace::output_json(*cfg);
     let mut result = run::fft_result(
         req,
         gpu,

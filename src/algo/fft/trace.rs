@@ -86,8 +86,14 @@ pub enum PassKind {
 }
 
 /// The run's `"output"`: [re, im] pairs; real pairs as {"x": …, "y": …} per FFT (one object for
-/// a batch of 1).
-pub fn output_json(cfg: &Config, out_bits: &[u32]) -> Value {
+/// a batch of 1). Made when the JSON is written (crate::algo::OutputJson).
+pub fn output_json(cfg: Config) -> Option<crate::algo::OutputJson> {
+    Some(crate::algo::OutputJson(std::sync::Arc::new(move |bits| {
+        pairs_json(&cfg, bits)
+    })))
+}
+
+fn pairs_json(cfg: &Config, out_bits: &[u32]) -> Value {
     if cfg.mode != Mode::Pair {
         return complex_json(out_bits);
     }

@@ -304,8 +304,12 @@ impl Algorithm for Options {
                 ..p.facts
             }
             .to_map();
-            let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
-            let mismatch = stage_mismatch.or_else(|| first_mismatch(dtype, &ex.output, &want));
+            let mismatch = stage_mismatch.or_else(|| {
+                crate::algo::verdict(gpu, || {
+                    let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
+                    first_mismatch(dtype, &ex.output, &want)
+                })
+            });
             Ok(result.ran(&p.plan, ex).checked(mismatch, out.take(), extra))
         })
     }

@@ -175,19 +175,20 @@ impl Algorithm for Options {
                 }
             }
             let ex = run.finish().await?;
-            let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
-            let mut mismatch =
-                first_mismatch(dtype, &ex.output, &want_k).map(|m| format!("keys: {m}"));
             let got_v = if self.has_values() {
-                let v = traced_values.unwrap_or_else(|| sorted_values(&ex));
-                if mismatch.is_none() {
-                    mismatch =
-                        first_mismatch(DType::U32, &v, &want_v).map(|m| format!("values: {m}"));
-                }
-                v
+                traced_values.unwrap_or_else(|| sorted_values(&ex))
             } else {
                 Vec::new()
             };
+            let mismatch = crate::algo::verdict(gpu, || {
+                let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
+                first_mismatch(dtype, &ex.output, &want_k)
+                    .map(|m| format!("keys: {m}"))
+                    .or_else(|| {
+                        let v = first_mismatch(DType::U32, &got_v, &want_v);
+                        v.filter(|_| self.has_values()).map(|m| format!("values: {m}"))
+                    })
+            });
             let mut extra = Map::new();
             if self.has_values() {
                 extra.insert("values".into(), json!(got_v));

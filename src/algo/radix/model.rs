@@ -148,15 +148,23 @@ pub fn steps(
 
 /// The reference result: a stable sort of (key, value) by key.
 pub fn sort(dtype: DType, desc: bool, input: &[u32], values: &[u32]) -> (Vec<u32>, Vec<u32>) {
-    let mut idx: Vec<usize> = (0..input.len()).collect();
-    idx.sort_by_key(|&i| key(dtype, desc, input[i]));
-    let k = idx.iter().map(|&i| input[i]).collect();
-    let v = if values.is_empty() {
-        Vec::new()
-    } else {
-        idx.iter().map(|&i| values[i]).collect()
-    };
-    (k, v)
+    // Keys alone: the key is a bijection, so an unstable sort gives the stable sort's bits. With
+    // values: (key, position) packed in a u64 sorts stably without an index indirection (a sort
+    // through indices took ~35 s at 2^26 keys, this ~2.5 s).
+    if values.is_empty() {
+        let mut k = input.to_vec();
+        k.sort_unstable_by_key(|&b| key(dtype, desc, b));
+        return (k, Vec::new());
+    }
+    let mut p: Vec<u64> = input
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| (key(dtype, desc, b) as u64) << 32 | i as u64)
+        .collect();
+    p.sort_unstable();
+    p.iter()
+        .map(|&x| (input[x as u32 as usize], values[x as u32 as usize]))
+        .unzip()
 }
 
 #[cfg(test)]

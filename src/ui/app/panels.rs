@@ -321,7 +321,7 @@ impl StagewiseApp {
                         .clicked()
                         && let Some(r) = &self.result
                     {
-                        let (d, j) = (r.output.clone(), r.output_json.clone());
+                        let (d, j) = (r.output.clone(), r.output_value());
                         #[cfg(target_arch = "wasm32")]
                         {
                             let bytes = crate::export::output_bytes(&d, j.as_ref(), "output.npy");
