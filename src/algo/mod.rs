@@ -376,6 +376,11 @@ pub trait Algorithm {
     /// A plan for timed mode at size `n` (inputs filled, no read-back).
     fn bench_case(&self, gpu: &Gpu, variant: &Variant, n: usize, dtype: DType)
     -> Result<BenchCase>;
+    /// The bench plan of this request's run, same shape and size (the lens times a run's passes
+    /// with it): [`Algorithm::bench_case`] at the input's length, where its `n` counts elements.
+    fn bench_case_for(&self, gpu: &Gpu, req: &RunRequest) -> Result<BenchCase> {
+        self.bench_case(gpu, req.variant, req.input.len(), req.dtype)
+    }
     /// The sizes `bench` sweeps by default, as log2(n).
     fn bench_log_n(&self) -> (u32, u32) {
         (10, 24)

@@ -77,6 +77,8 @@ pub struct BufferTraffic {
 pub struct PassLens {
     pub pass: usize,
     pub label: String,
+    /// Workgroups in the pass's grid.
+    pub workgroups: u64,
     pub global: Vec<GlobalSite>,
     pub shared: Vec<SharedSite>,
     /// Each distinct global word read once and each distinct word written once.
@@ -311,6 +313,7 @@ pub fn analyse(
     let mut lens = PassLens {
         pass,
         label: rec.label.clone(),
+        workgroups: rec.workgroups.iter().map(|&w| w as u64).product(),
         global,
         shared,
         floor_bytes,
@@ -426,6 +429,7 @@ mod tests {
             sweep: Vec::new(),
             scatter_gbps: 50.0,
             gather_gbps: 25.0,
+            launch_per_us: 1e12,
         };
         let l = analyse(0, &p, 32, Some(&mem(1 << 20)), Some(1.0));
         assert_eq!(l.global.len(), 2);
@@ -468,6 +472,15 @@ mod tests {
         let want = 512.0 / 100e6 + 2048.0 / 50e6 + 256.0 / 1000e6;
         assert!((x.total_ms - want).abs() < 1e-12 && (x.scattered_ms - 2048.0 / 50e6).abs() < 1e-12);
         assert!(x.verdict.is_none());
+        // A grid that launches slower than its bytes move: the launch is the prediction.
+        let slow = MemoryModel {
+            launch_per_us: 1e-3,
+            ..mem(0)
+        };
+        let l = analyse(0, &p, 32, Some(&slow), None);
+        assert_eq!(l.workgroups, 1);
+        let x = l.prediction.as_ref().unwrap();
+        assert!((x.launch_ms - 1.0).abs() < 1e-12 && x.total_ms == x.launch_ms);
         assert!(analyse(0, &p, 32, None, None).predicted_ms.is_none());
     }
 

@@ -9,6 +9,9 @@
 //! such sites' sectors at the rate a scatter and a gather of one word a thread reach, measured
 //! with the sweep ([`SCATTER_WGSL`]).
 //!
+//! A pass takes at least its grid at the rate idle workgroups launch (measured too): a pass
+//! whose threads mostly sleep (a ladder's later phases) is bound by launching them, not by bytes.
+//!
 //! A pass's predicted time: the bytes that must come from DRAM at the DRAM copy rate, the rest of
 //! the requested sectors at the L2 rate, and every bank-conflict replay of workgroup memory (one
 //! 128-byte wavefront each) at [`SHARED_SPEEDUP`](super::analysis::SHARED_SPEEDUP)× the DRAM
@@ -46,6 +49,9 @@ pub struct MemoryModel {
     /// times the largest caches, the coalesced other side priced at `dram_gbps`.
     pub scatter_gbps: f64,
     pub gather_gbps: f64,
+    /// Workgroups of 256 threads that do nothing launched per microsecond: a pass takes at least
+    /// its grid at this rate.
+    pub launch_per_us: f64,
 }
 
 /// The scatter and gather kernels of the model's measurement.
@@ -72,6 +78,8 @@ pub struct Prediction {
     pub dram_ms: f64,
     /// The scattered sectors' time (within `dram_ms`).
     pub scattered_ms: f64,
+    /// The grid at the launch rate; the prediction is the larger of this and the memory's time.
+    pub launch_ms: f64,
     pub l2_ms: f64,
     pub replay_ms: f64,
     pub total_ms: f64,
@@ -123,7 +131,8 @@ impl MemoryModel {
         let dram_ms = ms(dram - scattered_bytes.min(dram), self.dram_gbps) + scattered_ms;
         let l2_ms = ms(l2, self.l2_gbps);
         let replay_ms = ms(replay, SHARED_SPEEDUP * self.dram_gbps);
-        let total_ms = dram_ms + l2_ms + replay_ms;
+        let launch_ms = p.workgroups as f64 / (self.launch_per_us.max(1e-9) * 1e3);
+        let total_ms = (dram_ms + l2_ms + replay_ms).max(launch_ms);
         let verdict = p.gpu_ms.and_then(|m| {
             let r = m / total_ms.max(1e-12);
             if r > 1.25 {
@@ -131,6 +140,11 @@ impl MemoryModel {
                     "the pass takes {r:.1}× the memory model's time: it is bound by what the model \
                      leaves out (instructions, barriers, atomics, latency, launch); the model counts \
                      only bytes moved"
+                ))
+            } else if r < 0.8 && m >= total_ms - replay_ms {
+                Some(format!(
+                    "the pass takes {r:.2}× the memory model's time: its workgroup-memory replays \
+                     ({replay_ms:.4} ms) overlap its DRAM traffic, where the model adds them"
                 ))
             } else if r < 0.8 {
                 Some(format!(
@@ -149,6 +163,7 @@ impl MemoryModel {
             scattered_bytes,
             dram_ms,
             scattered_ms,
+            launch_ms,
             l2_ms,
             replay_ms,
             total_ms,
@@ -160,8 +175,8 @@ impl MemoryModel {
     /// rate below it, and the knee: the largest copy whose rate is still past halfway between the
     /// two (its working set, read and written, is the cache's size). No knee where the two rates
     /// are within 15 %: then the table's size, else none (every pass is then "past L2").
-    /// The scatter and gather rates are set to the DRAM rate (a model without its scatter
-    /// measurement prices scattered sectors like any other).
+    /// The scatter and gather rates are set to the DRAM rate and launches to no floor (a model
+    /// without those measurements prices scattered sectors like any other).
     pub fn from_sweep(adapter: &str, driver: &str, sweep: Vec<(u64, f64)>) -> Option<MemoryModel> {
         let &(_, dram) = sweep.last()?;
         let l2 = sweep.iter().map(|s| s.1).fold(dram, f64::max);
@@ -182,6 +197,7 @@ impl MemoryModel {
             sweep,
             scatter_gbps: dram,
             gather_gbps: dram,
+            launch_per_us: 1e12,
         })
     }
 }
@@ -292,6 +308,11 @@ async fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
         let dram = m.dram_gbps;
         m.scatter_gbps = rate(scatter_ms(gpu, n, "scatter").await?, dram);
         m.gather_gbps = rate(scatter_ms(gpu, n, "gather").await?, dram);
+        // 2^16 workgroups (2^24 threads); the probe's buffers are the scatter's.
+        let g = 1usize << 16;
+        if let Some(t) = scatter_ms(gpu, g * 256, "launch").await? {
+            m.launch_per_us = g as f64 / (t * 1e3);
+        }
     }
     if let (Some(m), Some(p)) = (&m, path) {
         // A cache that cannot be written only costs the next run the sweep again.

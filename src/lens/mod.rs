@@ -103,6 +103,7 @@ impl LensReport {
             "l2_source": m.map(|m| m.l2_source.clone()),
             "scatter_gbps": m.map(|m| m.scatter_gbps),
             "gather_gbps": m.map(|m| m.gather_gbps),
+            "launch_per_us": m.map(|m| m.launch_per_us),
             "sector_bytes": analysis::SECTOR,
             "segment_bytes": analysis::SEGMENT,
             "banks": analysis::BANKS,
@@ -164,13 +165,14 @@ impl LensReport {
                 .map_or("unmeasured".to_string(), |b| format!("{b:.1}")),
             self.memory.as_ref().map_or(String::new(), |m| format!(
                 "; DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} GB/s, scattered sectors written at {:.0} \
-                 and read at {:.0} GB/s",
+                 and read at {:.0} GB/s, {:.0} idle workgroups launched a µs",
                 m.dram_gbps,
                 m.l2_bytes >> 20,
                 m.l2_source,
                 m.l2_gbps,
                 m.scatter_gbps,
-                m.gather_gbps
+                m.gather_gbps,
+                m.launch_per_us
             )),
             self.sample_text()
         );
@@ -183,7 +185,7 @@ impl LensReport {
                 p.footprint_bytes,
                 ms(p.predicted_ms),
                 p.prediction.as_ref().map_or(String::new(), |x| format!(
-                    " ({}: DRAM {:.4}{} + L2 {:.4} + conflicts {:.4})",
+                    " ({}: DRAM {:.4}{} + L2 {:.4} + conflicts {:.4}{})",
                     x.case,
                     x.dram_ms,
                     if x.scattered_bytes > 0 {
@@ -192,7 +194,15 @@ impl LensReport {
                         String::new()
                     },
                     x.l2_ms,
-                    x.replay_ms
+                    x.replay_ms,
+                    if x.launch_ms > x.dram_ms + x.l2_ms + x.replay_ms {
+                        format!(
+                            "; launch-bound: {} workgroups take {:.4}",
+                            p.workgroups, x.launch_ms
+                        )
+                    } else {
+                        String::new()
+                    }
                 )),
                 ms(p.gpu_ms)
             ));
@@ -417,8 +427,8 @@ fn differs(rec: &RunResult, normal: &RunResult) -> Option<String> {
 }
 
 /// Each pass's measured time: past [`BASE_ELEMENTS`] (where engineers bench) the median of 20
-/// timed runs of the room's bench plan after 300 ms of warm-up, where its passes are the run's;
-/// else the normal run's own timestamps.
+/// timed runs of the room's bench plan of the run ([`Algorithm::bench_case_for`]) after 300 ms of
+/// warm-up, where its passes are the run's; else the normal run's own timestamps.
 async fn measured(
     algo: &dyn Algorithm,
     gpu: &Gpu,
@@ -427,8 +437,11 @@ async fn measured(
     passes: usize,
 ) -> Result<Vec<Option<f64>>> {
     if gpu.has_timestamps() && req.input.len() > BASE_ELEMENTS {
-        let case = algo.bench_case(gpu, req.variant, req.input.len(), req.dtype)?;
-        if case.plan.passes.len() == passes {
+        // A room that cannot bench this run's shape (e.g. an FFT of real pairs) keeps the normal
+        // run's timestamps.
+        if let Ok(case) = algo.bench_case_for(gpu, req)
+            && case.plan.passes.len() == passes
+        {
             crate::gpu::timed::warm_for(gpu, &case.plan, crate::bench::DEFAULT_MIN_WARMUP_MS)
                 .await?;
             let t = crate::gpu::time(gpu, &case.plan, 0, 20).await?;

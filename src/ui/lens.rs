@@ -334,6 +334,11 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
                     " (scattered sectors {:.0} %)",
                     100.0 * x.scattered_ms / x.total_ms.max(1e-12)
                 )
+            } else if x.launch_ms >= x.total_ms {
+                format!(
+                    "; launch-bound: {} workgroups at the idle launch rate",
+                    p.workgroups
+                )
             } else {
                 String::new()
             },
@@ -356,13 +361,14 @@ pub fn recorded(rep: &LensReport) -> String {
         .map_or("no timestamps here: no prediction".to_string(), |m| {
             format!(
                 "memory model: DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} GB/s; scattered sectors \
-                 written at {:.0} GB/s, read at {:.0} GB/s",
+                 written at {:.0} GB/s, read at {:.0} GB/s; {:.0} idle workgroups launched a µs",
                 m.dram_gbps,
                 m.l2_bytes >> 20,
                 m.l2_source,
                 m.l2_gbps,
                 m.scatter_gbps,
-                m.gather_gbps
+                m.gather_gbps,
+                m.launch_per_us
             )
         });
     format!("Recorded: {}. {mem}.", rep.sample_text())
