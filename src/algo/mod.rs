@@ -257,7 +257,10 @@ impl RunResult {
 /// pairs): made from the output's bits when the JSON is written, not with every run (2^27 complex
 /// values as JSON values took minutes and ~13 GB).
 #[derive(Clone)]
-pub struct OutputJson(pub std::sync::Arc<dyn Fn(&[u32]) -> Value + Send + Sync>);
+pub struct OutputJson(pub std::sync::Arc<FormatOutput>);
+
+/// [`OutputJson`]'s function: the output's bits to its JSON.
+pub type FormatOutput = dyn Fn(&[u32]) -> Value + Send + Sync;
 
 impl std::fmt::Debug for OutputJson {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

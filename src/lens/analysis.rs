@@ -470,7 +470,9 @@ mod tests {
             ("past L2", 2560, 0, 2048)
         );
         let want = 512.0 / 100e6 + 2048.0 / 50e6 + 256.0 / 1000e6;
-        assert!((x.total_ms - want).abs() < 1e-12 && (x.scattered_ms - 2048.0 / 50e6).abs() < 1e-12);
+        assert!(
+            (x.total_ms - want).abs() < 1e-12 && (x.scattered_ms - 2048.0 / 50e6).abs() < 1e-12
+        );
         assert!(x.verdict.is_none());
         // A grid that launches slower than its bytes move: the launch is the prediction.
         let slow = MemoryModel {

@@ -104,7 +104,11 @@ impl MemoryModel {
                     if b.footprint_sectors * SECTOR <= self.l2_bytes / 2 {
                         return b.footprint_sectors * SECTOR;
                     }
-                    for g in p.global.iter().filter(|g| g.buffer == b.buffer && scattered(g)) {
+                    for g in p
+                        .global
+                        .iter()
+                        .filter(|g| g.buffer == b.buffer && scattered(g))
+                    {
                         let rate = match g.kind {
                             super::sites::Kind::Read => self.gather_gbps,
                             _ => self.scatter_gbps,
@@ -301,9 +305,7 @@ async fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
         let coalesced = word / (m.dram_gbps * 1e6);
         let rate = |t: Option<f64>, dram: f64| {
             // Sectors' bytes over the time the coalesced side leaves (at least a tenth).
-            t.map_or(dram, |t| {
-                8.0 * word / ((t - coalesced).max(0.1 * t) * 1e6)
-            })
+            t.map_or(dram, |t| 8.0 * word / ((t - coalesced).max(0.1 * t) * 1e6))
         };
         let dram = m.dram_gbps;
         m.scatter_gbps = rate(scatter_ms(gpu, n, "scatter").await?, dram);
@@ -327,13 +329,24 @@ async fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
 async fn scatter_ms(gpu: &Gpu, n: usize, entry: &str) -> Result<Option<f64>> {
     let p = gpu.pipeline(entry, SCATTER_WGSL, entry)?;
     let u = gpu.uniform("scatter params", &[n as u32, 0, 0, 0])?;
-    let case = crate::algo::BenchCase::between_buffers(gpu, ["scatter src", "scatter dst"], n, n, |src, dst| {
-        let bg = gpu.bind(&p, &[src, dst, &u])?;
-        let mut plan = crate::gpu::Plan::default();
-        plan.keep.push(u.clone());
-        plan.push(entry, &p, bg, crate::gpu::context::grid((n as u32).div_ceil(256)));
-        Ok(plan)
-    })?;
+    let case = crate::algo::BenchCase::between_buffers(
+        gpu,
+        ["scatter src", "scatter dst"],
+        n,
+        n,
+        |src, dst| {
+            let bg = gpu.bind(&p, &[src, dst, &u])?;
+            let mut plan = crate::gpu::Plan::default();
+            plan.keep.push(u.clone());
+            plan.push(
+                entry,
+                &p,
+                bg,
+                crate::gpu::context::grid((n as u32).div_ceil(256)),
+            );
+            Ok(plan)
+        },
+    )?;
     crate::gpu::timed::warm_for(gpu, &case.plan, crate::bench::DEFAULT_MIN_WARMUP_MS).await?;
     let t = crate::gpu::time(gpu, &case.plan, 3, 15).await?;
     Ok((t.total_ms > 0.0).then_some(t.total_ms))

@@ -306,6 +306,9 @@ mod tests {
         let a = PassSample::choose(1 << 16, 0.01, 1, MIN_SAMPLED);
         let b = PassSample::choose(1 << 16, 0.01, 2, MIN_SAMPLED);
         assert_ne!(a.bits, b.bits);
-        assert_eq!(a.bits, PassSample::choose(1 << 16, 0.01, 1, MIN_SAMPLED).bits);
+        assert_eq!(
+            a.bits,
+            PassSample::choose(1 << 16, 0.01, 1, MIN_SAMPLED).bits
+        );
     }
 }

@@ -206,15 +206,8 @@ impl Algorithm for Options {
             );
             let steps = model::schedule(n, cfg.e);
             if req.trace {
-                let mut head = fft_result(
-                    req,
-                    gpu,
-                    n,
-                    input.clone(),
-                    (Vec::new(), None),
-                    &plan,
-                    &None,
-                );
+                let mut head =
+                    fft_result(req, gpu, n, input.clone(), (Vec::new(), None), &plan, &None);
                 head.extra = extra.clone();
                 out.head(&head, steps.len())?;
             }
@@ -225,9 +218,10 @@ impl Algorithm for Options {
             let tol = model::tolerance(n);
             let per_in = cfg.in_floats();
             let gpu_c = complexes(&out_bits);
-            let (max_err, mut mismatch) = check_batch(gpu, &gpu_c, cfg.out_complex(), b, tol, |k| {
-                reference(&cfg, &floats[k * per_in..(k + 1) * per_in])
-            });
+            let (max_err, mut mismatch) =
+                check_batch(gpu, &gpu_c, cfg.out_complex(), b, tol, |k| {
+                    reference(&cfg, &floats[k * per_in..(k + 1) * per_in])
+                });
 
             // Trace: one stage per step, values by logical position, owner + lo written by the GPU.
             if req.trace {

@@ -186,7 +186,8 @@ impl Algorithm for Options {
                     .map(|m| format!("keys: {m}"))
                     .or_else(|| {
                         let v = first_mismatch(DType::U32, &got_v, &want_v);
-                        v.filter(|_| self.has_values()).map(|m| format!("values: {m}"))
+                        v.filter(|_| self.has_values())
+                            .map(|m| format!("values: {m}"))
                     })
             });
             let mut extra = Map::new();
