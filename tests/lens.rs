@@ -212,15 +212,23 @@ fn unmarked_kernels_and_oversized_runs_are_refused() {
         input: random_data(big, DType::U32, 1, false),
         trace: false,
     };
-    let normal = algo::run(
+    let normal = algo::run(algo, g, &req).unwrap();
+    // The recording run is checked against the normal run's output: a normal run of another
+    // input is refused.
+    let other = algo::run(
         algo,
         g,
         &RunRequest {
-            input: random_data(16, DType::U32, 1, false),
+            input: random_data(big, DType::U32, 2, false),
             ..req.clone()
         },
     )
     .unwrap();
+    let e = lens::record_run(algo, g, &req, &other, 32).unwrap_err();
+    assert!(
+        e.to_string().contains("differs from the normal run's"),
+        "{e}"
+    );
     // Every workgroup of a run past the log: refused, naming the limit.
     let all = lens::LensOptions {
         warp: 32,

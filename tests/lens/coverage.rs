@@ -156,7 +156,12 @@ fn every_access_of_every_shipped_kernel_is_a_site() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
     let mut files = 0;
     for d in std::fs::read_dir(dir).unwrap() {
-        for f in std::fs::read_dir(d.unwrap().path()).unwrap() {
+        let d = d.unwrap().path();
+        // The lens's own probes measure the adapter's memory system; they are never recorded.
+        if d.ends_with("lens") {
+            continue;
+        }
+        for f in std::fs::read_dir(d).unwrap() {
             let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
             let Some(decl) = text
                 .lines()
