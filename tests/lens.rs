@@ -631,3 +631,32 @@ fn the_look_back_is_in_the_lens_and_its_share_is_narrated() {
         "{text}"
     );
 }
+
+/// The memory model's probes move what they say: the scatter writes word i to (i · 0x9E3779B1)
+/// mod n, the gather reads it from there, the launch writes nothing.
+#[test]
+fn the_memory_models_probes_scatter_and_gather_a_permutation() {
+    let g = gpu();
+    for n in [1usize << 10, 1 << 14] {
+        let x = random_data(n, DType::U32, 7, false).bits;
+        let perm = |i: usize| (i as u32).wrapping_mul(0x9E37_79B1) as usize & (n - 1);
+        let run = |entry: &str| {
+            let src = g.storage_init("src", &x).unwrap();
+            let dst = g.storage_poisoned("dst", n, 0xDEAD_BEEF).unwrap();
+            let mut plan = lens::memory::probe_plan(g, entry, &src, &dst, n).unwrap();
+            plan.output = Some(stagewise::gpu::Region::words(&dst, n));
+            plan.keep.extend([src, dst]);
+            stagewise::gpu::execute_blocking(g, &plan, false)
+                .unwrap()
+                .output
+        };
+        let mut want = vec![0u32; n];
+        for (i, &v) in x.iter().enumerate() {
+            want[perm(i)] = v;
+        }
+        assert_eq!(run("scatter"), want, "scatter n {n}");
+        let want: Vec<u32> = (0..n).map(|i| x[perm(i)]).collect();
+        assert_eq!(run("gather"), want, "gather n {n}");
+        assert_eq!(run("launch"), vec![0xDEAD_BEEF; n], "launch n {n}");
+    }
+}

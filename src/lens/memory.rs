@@ -327,29 +327,34 @@ async fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
 /// Milliseconds of one `entry` ("scatter" or "gather") of `n` words (a power of two), warmed like
 /// every timed path; None without timestamps.
 async fn scatter_ms(gpu: &Gpu, n: usize, entry: &str) -> Result<Option<f64>> {
-    let p = gpu.pipeline(entry, SCATTER_WGSL, entry)?;
-    let u = gpu.uniform("scatter params", &[n as u32, 0, 0, 0])?;
     let case = crate::algo::BenchCase::between_buffers(
         gpu,
         ["scatter src", "scatter dst"],
         n,
         n,
-        |src, dst| {
-            let bg = gpu.bind(&p, &[src, dst, &u])?;
-            let mut plan = crate::gpu::Plan::default();
-            plan.keep.push(u.clone());
-            plan.push(
-                entry,
-                &p,
-                bg,
-                crate::gpu::context::grid((n as u32).div_ceil(256)),
-            );
-            Ok(plan)
-        },
+        |src, dst| probe_plan(gpu, entry, src, dst, n),
     )?;
     crate::gpu::timed::warm_for(gpu, &case.plan, crate::bench::DEFAULT_MIN_WARMUP_MS).await?;
     let t = crate::gpu::time(gpu, &case.plan, 3, 15).await?;
     Ok((t.total_ms > 0.0).then_some(t.total_ms))
+}
+
+/// One probe of [`SCATTER_WGSL`] (`scatter`, `gather` or `launch`) over `n` words, a power of two,
+/// from `src` to `dst`.
+pub fn probe_plan(
+    gpu: &Gpu,
+    entry: &str,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+    n: usize,
+) -> Result<crate::gpu::Plan> {
+    let p = gpu.pipeline(entry, SCATTER_WGSL, entry)?;
+    let u = gpu.uniform("scatter params", &[n as u32, 0, 0, 0])?;
+    let bg = gpu.bind(&p, &[src, dst, &u])?;
+    let mut plan = crate::gpu::Plan::default();
+    plan.push(entry, &p, bg, crate::gpu::grid((n as u32).div_ceil(256)));
+    plan.keep.push(u);
+    Ok(plan)
 }
 
 #[cfg(test)]
