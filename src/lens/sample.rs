@@ -205,11 +205,13 @@ impl Sampling {
         }
     }
 
-    /// This sampling scaled by `by` (< 1): the fraction, and the fewest workgroups down to
-    /// [`MIN_FLOOR`] (a grid at its fewest makes fewer accesses only with fewer workgroups).
+    /// This sampling scaled by `by` (< 1): the fraction, rounded down to a power of two (a
+    /// sample's stride is one: 0.27 of 1/512 would still sample one workgroup in 1024, half the
+    /// cut asked for, and a third run followed), and the fewest workgroups down to [`MIN_FLOOR`]
+    /// (a grid at its fewest makes fewer accesses only with fewer workgroups).
     pub fn scaled(&self, by: f64) -> Sampling {
         Sampling {
-            fraction: self.fraction * by,
+            fraction: (self.fraction * by).log2().floor().exp2(),
             min: ((self.min as f64 * by).ceil() as u64).max(MIN_FLOOR),
             ..*self
         }
@@ -264,6 +266,11 @@ mod tests {
             ..all
         };
         assert!(!floor.can_shrink(&[floor.pass(8)]));
+        // Scaled by 0.27 from 1/512, a ladder phase's grid of 2^20 records a quarter as many
+        // workgroups (not half: its stride moves from 512 to 2048).
+        let s = Sampling::new(1.0 / 512.0, 1);
+        let (a, b) = (s.pass(1 << 20), s.scaled(0.27).pass(1 << 20));
+        assert_eq!((a.stride, b.stride), (512, 2048));
     }
 
     #[test]
