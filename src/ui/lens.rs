@@ -324,7 +324,7 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
     let time = match (&p.prediction, p.gpu_ms) {
         (Some(x), Some(b)) => format!(
             "; predicted {:.4} ms from {} sectors (ideal {ideal}; {}: DRAM {:.0} %{}, L2 {:.0} %, \
-             bank-conflict replays {:.0} %), measured {b:.4} ms{}",
+             bank-conflict replays {:.0} %{}), measured {b:.4} ms{}",
             x.total_ms,
             p.sectors(),
             x.case,
@@ -334,16 +334,20 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
                     " (scattered sectors {:.0} %)",
                     100.0 * x.scattered_ms / x.total_ms.max(1e-12)
                 )
-            } else if x.launch_ms >= x.total_ms {
-                format!(
-                    "; launch-bound: {} workgroups at the idle launch rate",
-                    p.workgroups
-                )
             } else {
                 String::new()
             },
             100.0 * x.l2_ms / x.total_ms.max(1e-12),
             100.0 * x.replay_ms / x.total_ms.max(1e-12),
+            if x.launch_ms > x.dram_ms + x.l2_ms + x.replay_ms {
+                format!(
+                    "; launch-bound: {} workgroup{} at the idle launch rate take longer than the bytes",
+                    p.workgroups,
+                    if p.workgroups == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            },
             x.verdict
                 .as_ref()
                 .map_or(String::new(), |v| format!(": {v}"))
