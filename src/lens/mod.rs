@@ -408,7 +408,13 @@ fn differs(rec: &RunResult, normal: &RunResult) -> Option<String> {
         return Some("the values differ".into());
     }
     if rec.output.dtype != crate::data::DType::F32 {
-        return algo::first_mismatch(rec.output.dtype, a, b);
+        let i = a.iter().zip(b).position(|(x, y)| x != y)?;
+        let f = |v| crate::data::fmt_bits(rec.output.dtype, v);
+        return Some(format!(
+            "element {i}: {} here, {} in the normal run",
+            f(a[i]),
+            f(b[i])
+        ));
     }
     let (mut diff, mut norm) = (0.0f64, 0.0f64);
     for (i, (&x, &y)) in a.iter().zip(b).enumerate() {
@@ -473,4 +479,57 @@ pub async fn copy_bandwidth(gpu: &Gpu, n: usize) -> Result<Option<f64>> {
     }
     let t = crate::gpu::time(gpu, &case.plan, 3, 15).await?;
     Ok((t.total_ms > 0.0).then(|| case.bytes as f64 / (t.total_ms * 1e6)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Data;
+
+    fn result(output: Data) -> RunResult {
+        RunResult {
+            algorithm: "t".into(),
+            variant: "v".into(),
+            dtype: output.dtype,
+            n: output.len(),
+            adapter: "a".into(),
+            input: output.clone(),
+            output,
+            output_json: None,
+            passes: Vec::new(),
+            verified: true,
+            mismatch: None,
+            stages: Vec::new(),
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_recording_differs_from_the_normal_run_by_bits_or_past_the_f32_tolerance() {
+        let ints = result(Data::from_u32(&[1, 2, 3]));
+        assert!(differs(&ints, &ints).is_none());
+        let e = differs(&result(Data::from_u32(&[1, 2, 4])), &ints).unwrap();
+        assert!(e.contains("element 2: 4 here, 3 in the normal run"), "{e}");
+        let e = differs(&result(Data::from_u32(&[1, 2])), &ints).unwrap();
+        assert!(e.contains("2 words"), "{e}");
+        // The sort's values are compared too.
+        let mut with = ints.clone();
+        with.extra
+            .insert("values".into(), serde_json::json!([0, 1, 2]));
+        assert!(differs(&ints, &with).is_some());
+        // f32: rounding within 1e-4 of the norm passes, NaN against NaN and ±inf as they are.
+        let x: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.37).sin() * 1e3).collect();
+        let near: Vec<f32> = x.iter().map(|v| v * (1.0 + 1e-6)).collect();
+        let normal = result(Data::from_f32(&x));
+        assert!(differs(&result(Data::from_f32(&near)), &normal).is_none());
+        let mut bad = x.clone();
+        bad[500] += 100.0;
+        let e = differs(&result(Data::from_f32(&bad)), &normal).unwrap();
+        assert!(e.contains("relative difference"), "{e}");
+        let special = [f32::NAN, f32::INFINITY, -0.0, 1.0];
+        let s = result(Data::from_f32(&special));
+        assert!(differs(&s, &s).is_none());
+        let e = differs(&result(Data::from_f32(&[f32::NAN, 1.0, -0.0, 1.0])), &s).unwrap();
+        assert!(e.contains("element 1"), "{e}");
+    }
 }
