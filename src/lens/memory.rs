@@ -88,6 +88,13 @@ pub struct Prediction {
     pub verdict: Option<String>,
 }
 
+impl Prediction {
+    /// Whether launching the grid takes longer than the pass's memory traffic.
+    pub fn launch_bound(&self) -> bool {
+        self.launch_ms > self.dram_ms + self.l2_ms + self.replay_ms
+    }
+}
+
 impl MemoryModel {
     pub fn predict(&self, p: &PassLens) -> Prediction {
         let requested = p.sectors() * SECTOR;
@@ -324,8 +331,8 @@ async fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
     Ok(m)
 }
 
-/// Milliseconds of one `entry` ("scatter" or "gather") of `n` words (a power of two), warmed like
-/// every timed path; None without timestamps.
+/// Milliseconds of one probe `entry` ([`probe_plan`]) over `n` words (a power of two), warmed
+/// like every timed path; None without timestamps.
 async fn scatter_ms(gpu: &Gpu, n: usize, entry: &str) -> Result<Option<f64>> {
     let case = crate::algo::BenchCase::between_buffers(
         gpu,

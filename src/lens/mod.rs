@@ -195,7 +195,7 @@ impl LensReport {
                     },
                     x.l2_ms,
                     x.replay_ms,
-                    if x.launch_ms > x.dram_ms + x.l2_ms + x.replay_ms {
+                    if x.launch_bound() {
                         format!(
                             "; launch-bound: {} workgroups take {:.4}",
                             p.workgroups, x.launch_ms

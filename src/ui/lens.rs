@@ -339,7 +339,7 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
             },
             100.0 * x.l2_ms / x.total_ms.max(1e-12),
             100.0 * x.replay_ms / x.total_ms.max(1e-12),
-            if x.launch_ms > x.dram_ms + x.l2_ms + x.replay_ms {
+            if x.launch_bound() {
                 format!(
                     "; launch-bound: {} workgroup{} at the idle launch rate take longer than the bytes",
                     p.workgroups,

@@ -358,9 +358,6 @@ impl Algorithm for Options {
         })
     }
 
-    /// `n` is the total number of complex values (real values with --real); --size (default 1024)
-    /// is the FFT size, so the batch is n / size. Forward, --order as given; the floor is one read
-    /// and one write of every value: 16·n bytes (8·n real), times the passes of a large plan.
     /// An FFT bench counts values (complex points, or real ones with --real), and its size is the
     /// run's (the run infers it from the input where --size is not given).
     fn bench_case_for(&self, gpu: &Gpu, req: &RunRequest) -> Result<BenchCase> {
@@ -370,6 +367,9 @@ impl Algorithm for Options {
         o.bench_case(gpu, req.variant, len / self.points_per_float(), req.dtype)
     }
 
+    /// `n` is the total number of complex values (real values with --real); --size (default 1024)
+    /// is the FFT size, so the batch is n / size. Forward, --order as given; the floor is one read
+    /// and one write of every value: 16·n bytes (8·n real), times the passes of a large plan.
     fn bench_case(
         &self,
         gpu: &Gpu,
