@@ -534,9 +534,10 @@ fn app_lens_toggle_records_on_a_worker_and_narrates_the_pass() {
     h.get_by_label_contains("are coalesced");
     // What was recorded and the memory system the prediction uses.
     h.get_by_label_contains("Recorded: every workgroup recorded");
-    h.get_by_label_contains("memory model: DRAM");
+    h.get_by_label_contains("memory model: a pass's fixed");
     h.get_by_label_contains("scattered sectors written at");
-    h.get_by_label_contains("idle workgroups launched a µs");
+    h.get_by_label_contains("idle workgroups launched and");
+    h.get_by_label_contains("warps' round trips a µs");
     h.get_by_label("access site");
     // Compare: naive beside staged on the same input, its own narration and both times.
     h.state_mut().lens.compare.variant = Some("naive".into());

@@ -3,6 +3,7 @@
 // of two (the multiplier is odd); consecutive threads land ~14 MiB apart at n = 2^26.
 //   scatter: dst[perm(i)] = src[i]   (coalesced reads, partial-sector writes)
 //   gather : dst[i] = src[perm(i)]   (partial-sector reads, coalesced writes)
+//   scalar : dst[i] = src[i]         (one word a thread: how many warps' round trips a µs)
 //   launch : nothing (below)
 
 struct Params { n: u32, _a: u32, _b: u32, _c: u32 }
@@ -25,6 +26,12 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 fn gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = gid.x + gid.y * nwg.x * 256u;
     if (i < params.n) { dst[i] = src[perm(i)]; }
+}
+
+@compute @workgroup_size(256)
+fn scalar(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 256u;
+    if (i < params.n) { dst[i] = src[i]; }
 }
 
 // launch: every thread returns at once (params.n is past every index): what a grid of idle

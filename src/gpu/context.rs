@@ -407,7 +407,7 @@ impl Gpu {
             m.insert(key, p.clone());
         }
         if let Some(k) = lens {
-            crate::lens::record::register(&p, k);
+            crate::lens::record::register(&p, k, entry);
         }
         if let Ok(mut m) = kernel_registry().lock() {
             m.insert(

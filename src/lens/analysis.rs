@@ -79,6 +79,9 @@ pub struct PassLens {
     pub label: String,
     /// Workgroups in the pass's grid.
     pub workgroups: u64,
+    /// Warps of the workgroups that touch global memory (all their warps, the sleeping ones too:
+    /// a workgroup holds its place on the SM until its last warp is done), weighed up to the grid.
+    pub working_warps: u64,
     pub global: Vec<GlobalSite>,
     pub shared: Vec<SharedSite>,
     /// Each distinct global word read once and each distinct word written once.
@@ -310,10 +313,25 @@ pub fn analyse(
         })
         .collect();
     let (floor_bytes, footprint, buffers) = footprints(rec, &global);
+    let mut working: Vec<u32> = rec
+        .accesses
+        .iter()
+        .filter(|a| {
+            sites
+                .get(a.site as usize)
+                .is_some_and(|s| s.space == Space::Global)
+        })
+        .map(|a| a.wg)
+        .collect();
+    working.sort_unstable();
+    working.dedup();
+    let warps = rec.invocations.div_ceil(warp.max(1)) as f64;
+    let working_warps = n(working.iter().map(|&w| sample.weight_of(w)).sum::<f64>() * warps);
     let mut lens = PassLens {
         pass,
         label: rec.label.clone(),
         workgroups: rec.workgroups.iter().map(|&w| w as u64).product(),
+        working_warps,
         global,
         shared,
         floor_bytes,
@@ -358,6 +376,7 @@ mod tests {
                 ..Default::default()
             }),
             workgroups: [1, 1, 1],
+            invocations: 64,
             sample: Arc::new(PassSample::all(2)),
             accesses: acc
                 .into_iter()
@@ -430,6 +449,8 @@ mod tests {
             scatter_gbps: 50.0,
             gather_gbps: 25.0,
             launch_per_us: 1e12,
+            warps_per_us: 1e12,
+            fixed_ms: 0.0,
         };
         let l = analyse(0, &p, 32, Some(&mem(1 << 20)), Some(1.0));
         assert_eq!(l.global.len(), 2);
@@ -483,6 +504,19 @@ mod tests {
         assert_eq!(l.workgroups, 1);
         let x = l.prediction.as_ref().unwrap();
         assert!((x.launch_ms - 1.0).abs() < 1e-12 && x.total_ms == x.launch_ms);
+        assert!(x.launch_bound() && !x.latency_bound());
+        // Round trips: the two working workgroups' 4 warps (64 invocations each) at 1 a µs take
+        // 4 µs; the fixed time is added to the largest term.
+        let far = MemoryModel {
+            warps_per_us: 1.0,
+            fixed_ms: 0.5,
+            ..mem(0)
+        };
+        let l = analyse(0, &p, 32, Some(&far), None);
+        let x = l.prediction.as_ref().unwrap();
+        assert_eq!(l.working_warps, 4);
+        assert!((x.latency_ms - 0.004).abs() < 1e-12 && x.latency_bound());
+        assert!((x.total_ms - 0.504).abs() < 1e-12);
         assert!(analyse(0, &p, 32, None, None).predicted_ms.is_none());
     }
 

@@ -4,13 +4,24 @@
 
 use super::ir::emit_new;
 use naga::{
-    ArraySize, BinaryOperator, Binding, Block, BuiltIn, Expression, Function, Module, Scalar, Span,
-    Statement, Type, TypeInner, VectorSize,
+    ArraySize, BinaryOperator, Binding, Block, BuiltIn, Expression, Function, Handle, Literal,
+    Module, Scalar, Span, Statement, Type, TypeInner, VectorSize,
 };
 
-/// At an entry point's start: `lens_wg = wid.x + wid.y · nwg.x + wid.z · nwg.x · nwg.y` and
-/// `lens_lid = local_invocation_index`, with the builtins added as arguments where missing.
-pub(super) fn entry_ids(m: &mut Module, f: &mut Function) {
+/// An entry point's start: `lens_start(wid.x + wid.y · nwg.x + wid.z · nwg.x · nwg.y,
+/// local_invocation_index, block)` (`start`; `block`: words of a workgroup's block), with the
+/// builtins added as arguments where missing. With `calls` (the recording copy of the entry
+/// point's body and the body as written, each a function of its arguments), the entry point
+/// becomes `if (recorded) { calls[0](…) } else { calls[1](…) }`: whether the workgroup is
+/// recorded comes from the workgroup id and a read-only buffer, so the branch is uniform and the
+/// copies' barriers stay in uniform control flow.
+pub(super) fn entry_ids(
+    m: &mut Module,
+    mut f: Function,
+    start: Handle<Function>,
+    block: u32,
+    calls: Option<[Handle<Function>; 2]>,
+) -> Function {
     let u32_ty = m.types.insert(
         Type {
             name: None,
@@ -62,6 +73,8 @@ pub(super) fn entry_ids(m: &mut Module, f: &mut Function) {
         let i = f.arguments.len() as u32 - 1;
         f.expressions.append(Expression::FunctionArgument(i), s)
     };
+    let f = &mut f;
+    let args = f.arguments.len() as u32;
     let lid = builtin(f, BuiltIn::LocalInvocationIndex, u32_ty, "lens_lid_in");
     let wid = builtin(f, BuiltIn::WorkGroupId, vec3_ty, "lens_wid_in");
     let nwg = builtin(f, BuiltIn::NumWorkGroups, vec3_ty, "lens_nwg_in");
@@ -79,39 +92,69 @@ pub(super) fn entry_ids(m: &mut Module, f: &mut Function) {
     let rz = bin(e, BinaryOperator::Multiply, wz, plane);
     let sum = bin(e, BinaryOperator::Add, wx, ry);
     let wg = bin(e, BinaryOperator::Add, sum, rz);
-    let global = |m: &Module, e: &mut naga::Arena<Expression>, name: &str| {
-        let g = m
+    let block = e.append(Expression::Literal(Literal::U32(block)), s);
+    let on = calls.map(|_| {
+        // ((lens_pick[2 · (wg >> 5)] >> (wg & 31)) & 1) != 0
+        let lit =
+            |e: &mut naga::Arena<Expression>, v| e.append(Expression::Literal(Literal::U32(v)), s);
+        let pick = m
             .global_variables
             .iter()
-            .find(|(_, g)| g.name.as_deref() == Some(name))
+            .find(|(_, g)| g.name.as_deref() == Some("lens_pick"))
             .map(|(h, _)| h)
-            .expect("recorder global");
-        e.append(Expression::GlobalVariable(g), s)
-    };
-    let gw = global(m, e, "lens_wg");
-    let gl = global(m, e, "lens_lid");
+            .expect("the recorder's lens_pick");
+        let pick = e.append(Expression::GlobalVariable(pick), s);
+        let (five, two, mask, one, zero) = (lit(e, 5), lit(e, 2), lit(e, 31), lit(e, 1), lit(e, 0));
+        let word = bin(e, BinaryOperator::ShiftRight, wg, five);
+        let index = bin(e, BinaryOperator::Multiply, word, two);
+        let pointer = e.append(Expression::Access { base: pick, index }, s);
+        let bits = e.append(Expression::Load { pointer }, s);
+        let at = bin(e, BinaryOperator::And, wg, mask);
+        let shifted = bin(e, BinaryOperator::ShiftRight, bits, at);
+        let bit = bin(e, BinaryOperator::And, shifted, one);
+        bin(e, BinaryOperator::NotEqual, bit, zero)
+    });
+    let arguments: Vec<_> = (0..args)
+        .map(|i| e.append(Expression::FunctionArgument(i), s))
+        .collect();
     let mut head = Block::default();
     emit_new(f, first, &mut head, s);
     head.push(
-        Statement::Store {
-            pointer: gw,
-            value: wg,
+        Statement::Call {
+            function: start,
+            arguments: vec![wg, lid, block],
+            result: None,
         },
         s,
     );
-    head.push(
-        Statement::Store {
-            pointer: gl,
-            value: lid,
-        },
-        s,
-    );
-    let body = std::mem::take(&mut f.body);
-    head.extend_block(body);
+    match (calls, on) {
+        (Some([rec, plain]), Some(on)) => {
+            let call = |function| {
+                Block::from_vec(vec![Statement::Call {
+                    function,
+                    arguments: arguments.clone(),
+                    result: None,
+                }])
+            };
+            head.push(
+                Statement::If {
+                    condition: on,
+                    accept: call(rec),
+                    reject: call(plain),
+                },
+                s,
+            );
+        }
+        _ => {
+            let body = std::mem::take(&mut f.body);
+            head.extend_block(body);
+        }
+    }
     f.body = head;
+    std::mem::take(f)
 }
 
-/// Give `lens_seen` one counter per site.
+/// Give `lens_seen` `n` counters (one per site that counts its instances).
 pub(super) fn size_seen(m: &mut Module, n: u32) {
     let base = m.types.insert(
         Type {

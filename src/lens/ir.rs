@@ -3,17 +3,21 @@
 //! The kernel's WGSL is parsed after the recorder ([`super::sites::recorder`]). In every
 //! function, each load (`Expression::Load`), store, atomic and `workgroupUniformLoad` of a
 //! `storage` or `workgroup` variable — through any chain of indices, struct members and vector
-//! components — becomes an access site: a call `lens_rec(site, word address)` is inserted in the
-//! same block, right after the `Emit` that evaluates a load and just before a store or atomic, so
-//! only executed accesses are recorded, once per execution. The word address is the one naga's
-//! layout gives (array strides, member offsets). Every entry point stores its linear workgroup id
-//! and local index (adding the builtins where it lacks them) into the recorder's private globals
-//! first. The module is validated and written back by naga's WGSL writer; the normal build is
-//! never touched. Uniform, private and function variables are no memory traffic; textures are
-//! refused.
+//! components — becomes an access site: a recording call is inserted in the same block, right
+//! after the `Emit` that evaluates a load and just before a store or atomic, so only executed
+//! accesses are recorded, once per execution. The word address is the one naga's layout gives
+//! (array strides, member offsets). A site in a loop or in a function calls `lens_rec(site,
+//! counter, address)`; a straight-line site of an entry point `lens_at(place, address)`, and
+//! such an entry point becomes a call of its recording copy in recorded workgroups and of its
+//! body as written in the others. Every entry point first calls `lens_start` with its linear
+//! workgroup id and local index (adding the builtins where it lacks them). The module is
+//! validated and written back by naga's WGSL writer; the normal build is never touched.
+//! Uniform, private and function variables are no memory traffic; textures are refused.
 
 use super::entry::{entry_ids, entry_names, size_seen};
-use super::sites::{Kind, LensKernel, MAX_SITES, RESERVED, Site, Space, recorder};
+use super::sites::{
+    Block as LogBlock, Kind, LensEntry, LensKernel, MAX_SITES, RESERVED, Site, Space, recorder,
+};
 use crate::error::{Error, Result};
 use naga::{
     AddressSpace, BinaryOperator, Block, Expression, Function, Handle, Literal, Module, ScalarKind,
@@ -42,58 +46,117 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
     refuse_textures(&module).map_err(err)?;
     // Which loads are used: a load nothing uses (`_ = a[0];`) is dropped by every compiler.
     let before = validate(&module, &text).map_err(|e| err(format!("does not validate: {e}")))?;
+    let find = |name: &str| {
+        module
+            .functions
+            .iter()
+            .find(|(_, f)| f.name.as_deref() == Some(name))
+            .map(|(h, _)| h)
+            .ok_or_else(|| err(format!("the recorder's {name} is missing")))
+    };
     let mut pass = Pass {
         source,
         shift: head.len(),
-        rec: None,
+        rec: find("lens_rec")?,
+        at: find("lens_at")?,
         sites: Vec::new(),
+        entry: false,
+        loops: 0,
+        counted: 0,
+        block: Vec::new(),
+        invocations: 0,
     };
-    let rec = module
+    let start = find("lens_start")?;
+    let handles: Vec<_> = module
         .functions
         .iter()
-        .find(|(_, f)| f.name.as_deref() == Some("lens_rec"))
+        .filter(|(_, f)| !f.name.as_deref().is_some_and(|n| RESERVED.contains(&n)))
         .map(|(h, _)| h)
-        .ok_or_else(|| err("the recorder is missing".into()))?;
-    pass.rec = Some(rec);
-    let handles: Vec<_> = module.functions.iter().map(|(h, _)| h).collect();
+        .collect();
     for h in handles {
-        if h == rec {
-            continue;
-        }
         let mut f = std::mem::take(&mut module.functions[h]);
-        let r = pass.function(&module, &mut f, &before[h]);
+        let r = pass.function(&module, &mut f, &before[h], false);
         module.functions[h] = f;
         r.map_err(err)?;
     }
+    let mut blocks = Vec::with_capacity(module.entry_points.len());
     for i in 0..module.entry_points.len() {
+        let ep = &module.entry_points[i];
+        // A workgroup size set by pipeline constants is not known here: no block then.
+        let fixed = ep.workgroup_size_overrides.is_none() && ep.function.result.is_none();
+        pass.invocations = ep.workgroup_size.iter().product();
+        pass.block.clear();
+        let original = ep.function.clone();
         let mut f = std::mem::take(&mut module.entry_points[i].function);
-        let r = pass.function(&module, &mut f, before.get_entry_point(i));
-        if r.is_ok() {
-            entry_ids(&mut module, &mut f);
-        }
+        pass.function(&module, &mut f, before.get_entry_point(i), fixed)
+            .map_err(err)?;
+        let block = std::mem::take(&mut pass.block);
+        let f = if block.is_empty() {
+            entry_ids(&mut module, f, start, 0, None)
+        } else {
+            let words = block.len() as u32 * pass.invocations;
+            let calls = [
+                module
+                    .functions
+                    .append(unbound(f, "lens_body"), Span::UNDEFINED),
+                module
+                    .functions
+                    .append(unbound(original.clone(), "lens_plain"), Span::UNDEFINED),
+            ];
+            let shim = Function {
+                name: original.name,
+                arguments: original.arguments,
+                ..Default::default()
+            };
+            entry_ids(&mut module, shim, start, words, Some(calls))
+        };
         module.entry_points[i].function = f;
-        r.map_err(err)?;
+        blocks.push((
+            pass.invocations,
+            (!block.is_empty()).then(|| LogBlock {
+                sites: block,
+                invocations: pass.invocations,
+            }),
+        ));
     }
-    let sites = pass.sites;
+    let sites = std::mem::take(&mut pass.sites);
     if sites.len() > MAX_SITES {
         return Err(err(format!(
             "has {} access sites (at most {MAX_SITES})",
             sites.len()
         )));
     }
-    size_seen(&mut module, sites.len().max(1) as u32);
+    size_seen(&mut module, pass.counted.max(1));
     let info = validate(&module, &text)
         .map_err(|e| err(format!("the recording build does not validate: {e}")))?;
     let out =
         naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
             .map_err(|e| err(format!("cannot write the recording build: {e}")))?;
-    let entries = entry_names(&module, &out);
+    let entries = entry_names(&module, &out)
+        .into_iter()
+        .zip(blocks)
+        .map(|((name, built), (invocations, block))| LensEntry {
+            name,
+            built,
+            invocations,
+            block,
+        })
+        .collect();
     Ok(LensKernel {
         original: source.to_string(),
         source: out,
         sites,
         entries,
     })
+}
+
+/// An entry point's function as one an entry point calls: named `name`, its arguments unbound.
+fn unbound(mut f: Function, name: &str) -> Function {
+    f.name = Some(name.into());
+    for a in &mut f.arguments {
+        a.binding = None;
+    }
+    f
 }
 
 /// Validate `m`; the error is naga's message with its place in `text`.
@@ -146,8 +209,20 @@ struct Pass<'s> {
     source: &'s str,
     /// Where the kernel starts in the parsed text.
     shift: usize,
-    rec: Option<Handle<Function>>,
+    /// The recorder's calls: a site recorded through the counter, a straight-line site.
+    rec: Handle<Function>,
+    at: Handle<Function>,
     sites: Vec<Site>,
+    /// In an entry point (not a function it may call more than once) whose workgroup size is
+    /// known.
+    entry: bool,
+    /// Loops around the statement being instrumented.
+    loops: u32,
+    /// Sites recorded through the counter (`lens_seen`'s length).
+    counted: u32,
+    /// The entry point's straight-line sites so far, and its invocations a workgroup.
+    block: Vec<u32>,
+    invocations: u32,
 }
 
 impl Pass<'_> {
@@ -156,7 +231,10 @@ impl Pass<'_> {
         m: &Module,
         f: &mut Function,
         info: &FunctionInfo,
+        entry: bool,
     ) -> std::result::Result<(), String> {
+        self.entry = entry;
+        self.loops = 0;
         let body = std::mem::take(&mut f.body);
         f.body = self.block(m, f, info, body)?;
         Ok(())
@@ -238,8 +316,11 @@ impl Pass<'_> {
                     continuing,
                     break_if,
                 } => {
-                    let body = self.block(m, f, info, body)?;
-                    let continuing = self.block(m, f, info, continuing)?;
+                    self.loops += 1;
+                    let body = self.block(m, f, info, body);
+                    let continuing = self.block(m, f, info, continuing);
+                    self.loops -= 1;
+                    let (body, continuing) = (body?, continuing?);
                     out.push(
                         Statement::Loop {
                             body,
@@ -361,12 +442,22 @@ impl Pass<'_> {
                 span,
             );
         }
-        let id = lit(e, site);
+        // A straight-line site of an entry point runs at most once per invocation: its word has
+        // a fixed place in the workgroup's block.
+        let (function, arguments) = if self.entry && self.loops == 0 {
+            let at = lit(e, self.block.len() as u32 * self.invocations);
+            self.block.push(site);
+            (self.at, vec![at, addr])
+        } else {
+            let (id, k) = (lit(e, site), lit(e, self.counted));
+            self.counted += 1;
+            (self.rec, vec![id, k, addr])
+        };
         emit_new(f, first, out, span);
         out.push(
             Statement::Call {
-                function: self.rec.expect("recorder"),
-                arguments: vec![id, addr],
+                function,
+                arguments,
                 result: None,
             },
             span,

@@ -11,8 +11,16 @@
 //!
 //! A pass takes at least its grid at the rate idle workgroups launch (measured too): a pass
 //! whose threads mostly sleep (a ladder's later phases) is bound by launching them, not by bytes.
+//! And at least its working warps at the rate warps of one word a thread make their round trip to
+//! memory (a scalar copy, measured): a workgroup whose warps half sleep holds its place on the SM
+//! all the same, so it keeps half the loads in flight a copy would.
 //!
-//! A pass's predicted time: the bytes that must come from DRAM at the DRAM copy rate, the rest of
+//! Every pass costs a fixed time besides: the sweep's times are fitted as that time plus bytes at
+//! the copy's rate (the DRAM rate is that fit's, past the cache), so a pass of 2^24 words is not
+//! priced at a rate only larger copies reach.
+//!
+//! A pass's predicted time: the fixed time, plus the largest of the launch, the round trips and
+//! the memory's time: the bytes that must come from DRAM at the DRAM copy rate, the rest of
 //! the requested sectors at the L2 rate, and every bank-conflict replay of workgroup memory (one
 //! 128-byte wavefront each) at [`SHARED_SPEEDUP`](super::analysis::SHARED_SPEEDUP)× the DRAM
 //! rate. DRAM bytes: where the pass's footprint (distinct sectors) fits the L2, its compulsory
@@ -52,6 +60,11 @@ pub struct MemoryModel {
     /// Workgroups of 256 threads that do nothing launched per microsecond: a pass takes at least
     /// its grid at this rate.
     pub launch_per_us: f64,
+    /// Warps (of 256-thread workgroups) that copy one word a thread, per microsecond: a pass takes
+    /// at least its working warps at this rate.
+    pub warps_per_us: f64,
+    /// What every pass costs besides its work (ms): the sweep's fitted time at zero bytes.
+    pub fixed_ms: f64,
 }
 
 /// The scatter and gather kernels of the model's measurement.
@@ -78,8 +91,13 @@ pub struct Prediction {
     pub dram_ms: f64,
     /// The scattered sectors' time (within `dram_ms`).
     pub scattered_ms: f64,
-    /// The grid at the launch rate; the prediction is the larger of this and the memory's time.
+    /// The grid at the launch rate.
     pub launch_ms: f64,
+    /// The working warps at the rate of one-word round trips.
+    pub latency_ms: f64,
+    /// The fixed time every pass costs; the prediction is it plus the largest of the memory's
+    /// time, `launch_ms` and `latency_ms`.
+    pub fixed_ms: f64,
     pub l2_ms: f64,
     pub replay_ms: f64,
     pub total_ms: f64,
@@ -89,9 +107,20 @@ pub struct Prediction {
 }
 
 impl Prediction {
-    /// Whether launching the grid takes longer than the pass's memory traffic.
+    /// The memory's time: DRAM, L2 and replays.
+    pub fn memory_ms(&self) -> f64 {
+        self.dram_ms + self.l2_ms + self.replay_ms
+    }
+
+    /// Whether launching the grid takes longer than the pass's memory traffic and round trips.
     pub fn launch_bound(&self) -> bool {
-        self.launch_ms > self.dram_ms + self.l2_ms + self.replay_ms
+        self.launch_ms > self.memory_ms() && self.launch_ms >= self.latency_ms
+    }
+
+    /// Whether the working warps' round trips take longer than the memory traffic and the
+    /// launch.
+    pub fn latency_bound(&self) -> bool {
+        self.latency_ms > self.memory_ms() && self.latency_ms > self.launch_ms
     }
 }
 
@@ -143,7 +172,9 @@ impl MemoryModel {
         let l2_ms = ms(l2, self.l2_gbps);
         let replay_ms = ms(replay, SHARED_SPEEDUP * self.dram_gbps);
         let launch_ms = p.workgroups as f64 / (self.launch_per_us.max(1e-9) * 1e3);
-        let total_ms = (dram_ms + l2_ms + replay_ms).max(launch_ms);
+        let latency_ms = p.working_warps as f64 / (self.warps_per_us.max(1e-9) * 1e3);
+        let fixed_ms = self.fixed_ms;
+        let total_ms = fixed_ms + (dram_ms + l2_ms + replay_ms).max(launch_ms).max(latency_ms);
         let verdict = p.gpu_ms.and_then(|m| {
             let r = m / total_ms.max(1e-12);
             if r > 1.25 {
@@ -152,7 +183,7 @@ impl MemoryModel {
                      leaves out (instructions, barriers, atomics, latency, launch); the model counts \
                      only bytes moved"
                 ))
-            } else if r < 0.8 && m >= total_ms - replay_ms {
+            } else if r < 0.8 && m >= total_ms - replay_ms && replay_ms > 0.0 {
                 Some(format!(
                     "the pass takes {r:.2}× the memory model's time: its workgroup-memory replays \
                      ({replay_ms:.4} ms) overlap its DRAM traffic, where the model adds them"
@@ -175,6 +206,8 @@ impl MemoryModel {
             dram_ms,
             scattered_ms,
             launch_ms,
+            latency_ms,
+            fixed_ms,
             l2_ms,
             replay_ms,
             total_ms,
@@ -182,22 +215,44 @@ impl MemoryModel {
         }
     }
 
-    /// The model from a sweep of (words copied, GB/s): the DRAM rate at the largest size, the best
-    /// rate below it, and the knee: the largest copy whose rate is still past halfway between the
-    /// two (its working set, read and written, is the cache's size). No knee where the two rates
-    /// are within 15 %: then the table's size, else none (every pass is then "past L2").
-    /// The scatter and gather rates are set to the DRAM rate and launches to no floor (a model
-    /// without those measurements prices scattered sectors like any other).
+    /// The model from a sweep of (words copied, GB/s). Each copy's time less a pass's fixed cost
+    /// (from the two smallest copies; it hides the cache in small copies) gives its rate of work; the
+    /// cache's rate is the best of those, and the knee the largest copy whose rate is still past
+    /// halfway between it and the largest copy's (its working set, read and written, is the
+    /// cache's size). No knee where the two rates are within 15 %: then the table's size, else
+    /// none (every pass is then "past L2"). The DRAM rate and the fixed time: a line fitted to
+    /// the times of the copies past twice the cache ([`fit`]). The scatter and gather rates are
+    /// set to the DRAM rate and launches and round trips to no floor (a model without those
+    /// measurements prices scattered sectors like any other).
     pub fn from_sweep(adapter: &str, driver: &str, sweep: Vec<(u64, f64)>) -> Option<MemoryModel> {
-        let &(_, dram) = sweep.last()?;
-        let l2 = sweep.iter().map(|s| s.1).fold(dram, f64::max);
-        let (l2_bytes, source) = if l2 > 1.15 * dram {
-            let half = (l2 + dram) / 2.0;
-            let knee = sweep.iter().filter(|s| s.1 >= half).map(|s| s.0).max()?;
+        let bytes = |w: u64| 8.0 * w as f64;
+        let times: Vec<(u64, f64)> = sweep
+            .iter()
+            .map(|&(w, gbps)| (w, bytes(w) / (gbps.max(1e-9) * 1e6)))
+            .collect();
+        // The fixed cost: where the two smallest copies (the second twice the first) run at one
+        // rate, the line through them meets zero bytes at 2·t0 − t1.
+        let fixed = match times.as_slice() {
+            [(w0, t0), (w1, t1), ..] if *w1 == 2 * *w0 => (2.0 * t0 - t1).clamp(0.0, *t0),
+            _ => 0.0,
+        };
+        // Rates of work where the work is at least a quarter of the fixed cost (less is noise).
+        let work: Vec<(u64, f64)> = times
+            .iter()
+            .filter(|t| t.1 >= 1.25 * fixed && t.1 > fixed)
+            .map(|&(w, t)| (w, bytes(w) / ((t - fixed) * 1e6)))
+            .collect();
+        let work = if work.is_empty() { sweep.clone() } else { work };
+        let &(_, last) = work.last()?;
+        let l2 = work.iter().map(|s| s.1).fold(last, f64::max);
+        let (l2_bytes, source) = if l2 > 1.15 * last {
+            let half = (l2 + last) / 2.0;
+            let knee = work.iter().filter(|s| s.1 >= half).map(|s| s.0).max()?;
             (knee * 8, "measured")
         } else {
             known_l2(adapter).map_or((0, "unknown"), |b| (b, "table"))
         };
+        let (dram, fixed_ms) = fit(&sweep, l2_bytes).unwrap_or((sweep.last()?.1, 0.0));
         Some(MemoryModel {
             adapter: adapter.into(),
             driver: driver.into(),
@@ -209,8 +264,42 @@ impl MemoryModel {
             scatter_gbps: dram,
             gather_gbps: dram,
             launch_per_us: 1e12,
+            warps_per_us: 1e12,
+            fixed_ms,
         })
     }
+}
+
+/// The copy's rate (GB/s) and fixed time (ms) from the sweep's points past twice the cache (at
+/// least the last two): least squares of time against bytes moved. None where the line does not
+/// rise or starts below zero.
+fn fit(sweep: &[(u64, f64)], l2_bytes: u64) -> Option<(f64, f64)> {
+    let pts: Vec<(f64, f64)> = sweep
+        .iter()
+        .map(|&(words, gbps)| (8.0 * words as f64, 8.0 * words as f64 / (gbps * 1e6)))
+        .collect();
+    let past: Vec<_> = pts
+        .iter()
+        .filter(|p| p.0 >= 2.0 * l2_bytes as f64)
+        .collect();
+    let pts: Vec<&(f64, f64)> = if past.len() >= 2 {
+        past
+    } else {
+        pts.iter().skip(pts.len().saturating_sub(2)).collect()
+    };
+    let k = pts.len() as f64;
+    if k < 2.0 {
+        return None;
+    }
+    let (mx, my) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / k,
+        pts.iter().map(|p| p.1).sum::<f64>() / k,
+    );
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = sxy / sxx;
+    let fixed = my - slope * mx;
+    (slope > 0.0 && fixed >= 0.0).then(|| (1.0 / (slope * 1e6), fixed))
 }
 
 /// Last-level cache sizes of GPUs whose sweep may show no knee.
@@ -310,17 +399,23 @@ async fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
         let n = n as usize;
         let word = 4.0 * n as f64;
         let coalesced = word / (m.dram_gbps * 1e6);
+        // Each probe's time less the fixed time (at least a tenth of it left).
+        let fixed = m.fixed_ms;
+        let work = |t: f64, other: f64| (t - fixed - other).max(0.1 * t);
         let rate = |t: Option<f64>, dram: f64| {
-            // Sectors' bytes over the time the coalesced side leaves (at least a tenth).
-            t.map_or(dram, |t| 8.0 * word / ((t - coalesced).max(0.1 * t) * 1e6))
+            // Sectors' bytes over the time the coalesced side leaves.
+            t.map_or(dram, |t| 8.0 * word / (work(t, coalesced) * 1e6))
         };
         let dram = m.dram_gbps;
         m.scatter_gbps = rate(scatter_ms(gpu, n, "scatter").await?, dram);
         m.gather_gbps = rate(scatter_ms(gpu, n, "gather").await?, dram);
+        if let Some(t) = scatter_ms(gpu, n, "scalar").await? {
+            m.warps_per_us = (n / 32) as f64 / (work(t, 0.0) * 1e3);
+        }
         // 2^16 workgroups (2^24 threads); the probe's buffers are the scatter's.
         let g = 1usize << 16;
         if let Some(t) = scatter_ms(gpu, g * 256, "launch").await? {
-            m.launch_per_us = g as f64 / (t * 1e3);
+            m.launch_per_us = g as f64 / (work(t, 0.0) * 1e3);
         }
     }
     if let (Some(m), Some(p)) = (&m, path) {
@@ -346,7 +441,7 @@ async fn scatter_ms(gpu: &Gpu, n: usize, entry: &str) -> Result<Option<f64>> {
     Ok((t.total_ms > 0.0).then_some(t.total_ms))
 }
 
-/// One probe of [`SCATTER_WGSL`] (`scatter`, `gather` or `launch`) over `n` words, a power of two,
+/// One probe of [`SCATTER_WGSL`] (`scatter`, `gather`, `scalar` or `launch`) over `n` words, a power of two,
 /// from `src` to `dst`.
 pub fn probe_plan(
     gpu: &Gpu,
@@ -376,12 +471,36 @@ mod tests {
             .collect();
         let m = MemoryModel::from_sweep("some gpu", "d", sweep).unwrap();
         assert_eq!((m.l2_bytes, m.l2_source.as_str()), (16 << 20, "measured"));
-        assert_eq!((m.dram_gbps, m.l2_gbps), (3000.0, 8000.0));
+        assert!((m.dram_gbps - 3000.0).abs() < 1e-6 && m.fixed_ms.abs() < 1e-9);
+        assert_eq!(m.l2_gbps, 8000.0);
         // Flat: the table where the name is known, else no cache.
         let flat: Vec<(u64, f64)> = (14..=24).map(|k| (1u64 << k, 3000.0)).collect();
         let m = MemoryModel::from_sweep("NVIDIA H100 80GB HBM3", "d", flat.clone()).unwrap();
         assert_eq!((m.l2_bytes, m.l2_source.as_str()), (50 << 20, "table"));
         let m = MemoryModel::from_sweep("unknown", "d", flat).unwrap();
         assert_eq!((m.l2_bytes, m.l2_source.as_str()), (0, "unknown"));
+    }
+
+    #[test]
+    fn the_sweep_past_the_cache_gives_the_rate_and_the_fixed_time() {
+        // 5 µs a copy plus bytes at 4000 GB/s past a 16 MiB cache, 10000 GB/s within it.
+        let ms = |words: u64, gbps: f64| 0.005 + 8.0 * words as f64 / (gbps * 1e6);
+        let sweep: Vec<(u64, f64)> = (14..=26)
+            .map(|k| {
+                let w = 1u64 << k;
+                let t = ms(w, if k <= 21 { 10000.0 } else { 4000.0 });
+                (w, 8.0 * w as f64 / (t * 1e6))
+            })
+            .collect();
+        let m = MemoryModel::from_sweep("some gpu", "d", sweep).unwrap();
+        assert_eq!(
+            (m.l2_bytes, m.l2_source.as_str()),
+            (16 << 20, "measured"),
+            "{m:?}"
+        );
+        assert!((m.dram_gbps - 4000.0).abs() < 1e-6, "{}", m.dram_gbps);
+        assert!((m.fixed_ms - 0.005).abs() < 1e-9, "{}", m.fixed_ms);
+        // The rate at 2^26 words, the fixed time included, is below the fit's.
+        assert!(m.sweep.last().unwrap().1 < 3900.0);
     }
 }

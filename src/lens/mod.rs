@@ -104,6 +104,8 @@ impl LensReport {
             "scatter_gbps": m.map(|m| m.scatter_gbps),
             "gather_gbps": m.map(|m| m.gather_gbps),
             "launch_per_us": m.map(|m| m.launch_per_us),
+            "warps_per_us": m.map(|m| m.warps_per_us),
+            "fixed_ms": m.map(|m| m.fixed_ms),
             "sector_bytes": analysis::SECTOR,
             "segment_bytes": analysis::SEGMENT,
             "banks": analysis::BANKS,
@@ -164,15 +166,18 @@ impl LensReport {
             self.copy_gbps
                 .map_or("unmeasured".to_string(), |b| format!("{b:.1}")),
             self.memory.as_ref().map_or(String::new(), |m| format!(
-                "; DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} GB/s, scattered sectors written at {:.0} \
-                 and read at {:.0} GB/s, {:.0} idle workgroups launched a µs",
+                "; DRAM {:.0} GB/s after {:.4} ms a pass, L2 {} MiB ({}) at {:.0} GB/s, scattered \
+                 sectors written at {:.0} and read at {:.0} GB/s, {:.0} idle workgroups launched \
+                 and {:.0} warps' round trips a µs",
                 m.dram_gbps,
+                m.fixed_ms,
                 m.l2_bytes >> 20,
                 m.l2_source,
                 m.l2_gbps,
                 m.scatter_gbps,
                 m.gather_gbps,
-                m.launch_per_us
+                m.launch_per_us,
+                m.warps_per_us
             )),
             self.sample_text()
         );
@@ -185,8 +190,9 @@ impl LensReport {
                 p.footprint_bytes,
                 ms(p.predicted_ms),
                 p.prediction.as_ref().map_or(String::new(), |x| format!(
-                    " ({}: DRAM {:.4}{} + L2 {:.4} + conflicts {:.4}{})",
+                    " ({}: fixed {:.4} + DRAM {:.4}{} + L2 {:.4} + conflicts {:.4}{})",
                     x.case,
+                    x.fixed_ms,
                     x.dram_ms,
                     if x.scattered_bytes > 0 {
                         format!(" (scattered {:.4})", x.scattered_ms)
@@ -199,6 +205,11 @@ impl LensReport {
                         format!(
                             "; launch-bound: {} workgroups take {:.4}",
                             p.workgroups, x.launch_ms
+                        )
+                    } else if x.latency_bound() {
+                        format!(
+                            "; bound by round trips: {} working warps take {:.4}",
+                            p.working_warps, x.latency_ms
                         )
                     } else {
                         String::new()

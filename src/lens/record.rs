@@ -5,7 +5,7 @@
 //! passes land in the [`Recorder`].
 
 use super::sample::{MAX_WORKGROUPS, PassSample, Sampling};
-use super::sites::{INSTANCE_BITS, LID_BITS, LensKernel};
+use super::sites::{Block, INSTANCE_BITS, LID_BITS, LensEntry, LensKernel};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan};
 use std::collections::HashMap;
@@ -32,6 +32,8 @@ pub struct PassRecord {
     pub label: String,
     pub kernel: Arc<LensKernel>,
     pub workgroups: [u32; 3],
+    /// Invocations a workgroup.
+    pub invocations: u32,
     /// The workgroups recorded and what each stands for.
     pub sample: Arc<PassSample>,
     pub accesses: Vec<Access>,
@@ -83,21 +85,34 @@ impl Recorder {
     }
 }
 
-/// Recording pipelines → their kernel's recording build.
-fn registry() -> &'static Mutex<HashMap<wgpu::ComputePipeline, Arc<LensKernel>>> {
-    static REG: std::sync::OnceLock<Mutex<HashMap<wgpu::ComputePipeline, Arc<LensKernel>>>> =
+/// A recording pipeline's kernel and entry point (its name as written).
+type Registered = (Arc<LensKernel>, String);
+
+/// Recording pipelines → their kernel's recording build and entry point.
+fn registry() -> &'static Mutex<HashMap<wgpu::ComputePipeline, Registered>> {
+    static REG: std::sync::OnceLock<Mutex<HashMap<wgpu::ComputePipeline, Registered>>> =
         std::sync::OnceLock::new();
     REG.get_or_init(Default::default)
 }
 
-pub(crate) fn register(p: &wgpu::ComputePipeline, k: Arc<LensKernel>) {
+pub(crate) fn register(p: &wgpu::ComputePipeline, k: Arc<LensKernel>, entry: &str) {
     if let Ok(mut m) = registry().lock() {
-        m.insert(p.clone(), k);
+        m.insert(p.clone(), (k, entry.to_string()));
     }
 }
 
 pub fn lens_kernel(p: &wgpu::ComputePipeline) -> Option<Arc<LensKernel>> {
-    registry().lock().ok().and_then(|m| m.get(p).cloned())
+    registry()
+        .lock()
+        .ok()
+        .and_then(|m| m.get(p).map(|r| r.0.clone()))
+}
+
+/// A recording pipeline's entry point.
+fn lens_entry(p: &wgpu::ComputePipeline) -> Option<LensEntry> {
+    let m = registry().lock().ok()?;
+    let (k, entry) = m.get(p)?;
+    k.entry_point(entry).cloned()
 }
 
 /// The largest record log: the adapter's storage-binding limit, at most 1 GiB.
@@ -108,9 +123,15 @@ pub fn log_bytes(gpu: &Gpu) -> u64 {
 /// Bytes of one record: (workgroup << 10 | local index, site << 20 | instance, word address).
 pub const RECORD: u64 = 12;
 
-/// Records one log can hold on this adapter (12 bytes each, after a 16-byte header).
+/// Records one log can hold on this adapter (12 bytes each, after a 16-byte header and before a
+/// spare word). A straight-line site's word ([`Block`]) takes a third of a record.
 pub fn capacity(gpu: &Gpu) -> u64 {
-    (log_bytes(gpu) - HEADER) / RECORD
+    log_words(gpu) / 3
+}
+
+/// Words of the log past its header, less the spare word.
+fn log_words(gpu: &Gpu) -> u64 {
+    (log_bytes(gpu) - HEADER) / 4 - 1
 }
 
 const HEADER: u64 = 16;
@@ -122,12 +143,24 @@ pub(crate) struct LensRun {
     counters: wgpu::Buffer,
     kernels: Vec<Arc<LensKernel>>,
     samples: Vec<Arc<PassSample>>,
+    /// Per pass: invocations a workgroup.
+    invocations: Vec<u32>,
+    /// Per pass: its straight-line sites' block and the word its region starts at.
+    blocks: Vec<Option<(Block, u64)>>,
+    /// The log's words from the first region on (the records below it).
+    top: u64,
+    /// Words every region takes together.
+    block_words: u64,
     cap: u64,
+    /// Uniforms the bind groups hold.
+    _keep: Vec<wgpu::Buffer>,
 }
 
 impl LensRun {
     pub(crate) fn new(gpu: &Gpu, plan: &Plan) -> Result<LensRun> {
         let mut kernels = Vec::with_capacity(plan.passes.len());
+        let mut blocks = Vec::with_capacity(plan.passes.len());
+        let mut invocations = Vec::with_capacity(plan.passes.len());
         for p in &plan.passes {
             kernels.push(lens_kernel(&p.pipeline).ok_or_else(|| {
                 Error::Input(format!(
@@ -135,19 +168,18 @@ impl LensRun {
                     p.label
                 ))
             })?);
+            let entry = lens_entry(&p.pipeline);
+            invocations.push(entry.as_ref().map_or(0, |e| e.invocations));
+            blocks.push(entry.and_then(|e| e.block));
         }
-        let cap = capacity(gpu);
-        let log = gpu.storage_zeroed("lens record log", ((HEADER + cap * RECORD) / 4) as usize)?;
-        gpu.queue
-            .write_buffer(&log, 0, bytemuck::cast_slice(&[0u32, cap as u32, 0, 0]));
-        // One sample (and bitmap) per grid size: passes of one size record the same workgroups.
+        let words = log_words(gpu);
+        // One sample per grid size: passes of one size record the same workgroups.
         let sampling = gpu
             .lens
             .as_ref()
             .map_or(Sampling::new(1.0, 1), |r| r.sampling);
-        let mut by_grid: HashMap<u64, (Arc<PassSample>, wgpu::Buffer)> = HashMap::new();
+        let mut by_grid: HashMap<u64, Arc<PassSample>> = HashMap::new();
         let mut samples = Vec::with_capacity(plan.passes.len());
-        let mut groups = Vec::with_capacity(plan.passes.len());
         for p in &plan.passes {
             let g = p.workgroups.iter().map(|&w| w as u64).product::<u64>();
             if g > MAX_WORKGROUPS {
@@ -156,15 +188,56 @@ impl LensRun {
                     p.label
                 )));
             }
-            let (sample, bits) = match by_grid.entry(g) {
+            samples.push(
+                by_grid
+                    .entry(g)
+                    .or_insert_with(|| Arc::new(sampling.pass(g)))
+                    .clone(),
+            );
+        }
+        // The passes' regions from the log's end down, each as large as its sample's blocks;
+        // the records go below them.
+        let block_words: u64 = blocks
+            .iter()
+            .zip(&samples)
+            .map(|(b, s)| b.as_ref().map_or(0, |b| s.sampled * b.words()))
+            .sum();
+        // Regions the log cannot hold: nothing is recorded (every bit clear) and the run counts
+        // as overflowing ([`LensRun::finish`]).
+        let fits = block_words <= words;
+        let mut top = words;
+        let blocks: Vec<Option<(Block, u64)>> = blocks
+            .into_iter()
+            .zip(&samples)
+            .map(|(b, s)| {
+                b.map(|b| {
+                    top = top.saturating_sub(s.sampled * b.words());
+                    (b, top)
+                })
+            })
+            .collect();
+        let top = if fits { top } else { 0 };
+        let cap = top / 3;
+        let log = gpu.storage_zeroed("lens record log", ((HEADER / 4) + words + 1) as usize)?;
+        gpu.queue
+            .write_buffer(&log, 0, bytemuck::cast_slice(&[0u32, cap as u32, 0, 0]));
+        let mut picks: HashMap<u64, wgpu::Buffer> = HashMap::new();
+        let mut groups = Vec::with_capacity(plan.passes.len());
+        let mut keep = Vec::with_capacity(plan.passes.len());
+        for ((p, sample), block) in plan.passes.iter().zip(&samples).zip(&blocks) {
+            let pick = match picks.entry(sample.workgroups) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    let s = sampling.pass(g);
-                    let bits = gpu.storage_init("lens sample", &s.bits)?;
-                    e.insert((Arc::new(s), bits))
+                    let words = if fits {
+                        sample.pick_words()
+                    } else {
+                        vec![0; 2 * sample.bits.len()]
+                    };
+                    e.insert(gpu.storage_init("lens sample", &words)?)
                 }
             };
-            samples.push(sample.clone());
+            let base = block.as_ref().map_or(0, |b| b.1 as u32);
+            let u = gpu.uniform("lens pass", &[base, 0, 0, 0])?;
             groups.push(gpu.scoped(|| {
                 gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("lens log"),
@@ -176,11 +249,16 @@ impl LensRun {
                         },
                         wgpu::BindGroupEntry {
                             binding: 1,
-                            resource: bits.as_entire_binding(),
+                            resource: pick.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: u.as_entire_binding(),
                         },
                     ],
                 })
             })?);
+            keep.push(u);
         }
         let counters = gpu.scoped(|| {
             gpu.device.create_buffer(&wgpu::BufferDescriptor {
@@ -196,7 +274,12 @@ impl LensRun {
             counters,
             kernels,
             samples,
-            cap,
+            invocations,
+            blocks,
+            top,
+            block_words,
+            cap: words / 3,
+            _keep: keep,
         })
     }
 
@@ -223,7 +306,9 @@ impl LensRun {
         counters: &[u32],
         rec: &Recorder,
     ) -> Result<()> {
-        let total = counters.last().copied().unwrap_or(0) as u64;
+        let records = counters.last().copied().unwrap_or(0) as u64;
+        // The records and the regions, as records of the log.
+        let total = records + self.block_words.div_ceil(3);
         if let Some(budget) = rec.budget
             && total > budget.min(self.cap)
         {
@@ -237,7 +322,7 @@ impl LensRun {
                 return Ok(());
             }
         }
-        if total > self.cap {
+        if total > self.cap || records > self.top / 3 {
             return Err(Error::Limit(format!(
                 "lens: this run makes {total} memory accesses; the record log holds {} \
                  ({} MiB, the adapter's storage-binding limit, at most 1 GiB): record a sample \
@@ -247,10 +332,11 @@ impl LensRun {
             )));
         }
         let read = web_time::Instant::now();
-        let words = if total == 0 {
-            Vec::new()
-        } else {
-            let bytes = total * RECORD;
+        // The records from the log's start, the regions from `top` to the end.
+        let ranges = [(0, records * 3), (self.top, self.block_words)];
+        let mut dsts = Vec::new();
+        for &(from, words) in ranges.iter().filter(|r| r.1 > 0) {
+            let bytes = words * 4;
             let dst = gpu.scoped(|| {
                 gpu.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("lens readback"),
@@ -261,21 +347,26 @@ impl LensRun {
             })?;
             gpu.scoped(|| {
                 let mut enc = gpu.device.create_command_encoder(&Default::default());
-                enc.copy_buffer_to_buffer(&self.log, HEADER, &dst, 0, bytes);
+                enc.copy_buffer_to_buffer(&self.log, HEADER + from * 4, &dst, 0, bytes);
                 gpu.queue.submit([enc.finish()]);
             })?;
-            crate::gpu::runner::read_all(gpu, &[(&dst, bytes)])
-                .await?
-                .pop()
-                .unwrap_or_default()
+            dsts.push((dst, bytes));
+        }
+        let pairs: Vec<_> = dsts.iter().map(|(b, n)| (b, *n)).collect();
+        let mut read_back = crate::gpu::runner::read_all(gpu, &pairs).await?.into_iter();
+        let words = if records > 0 {
+            read_back.next().unwrap_or_default()
+        } else {
+            Vec::new()
         };
+        let regions = read_back.next().unwrap_or_default();
         let decode = web_time::Instant::now();
         let mask = (1u32 << INSTANCE_BITS) - 1;
         let mut start = 0usize;
         let mut out = Vec::with_capacity(plan.passes.len());
         for (i, p) in plan.passes.iter().enumerate() {
             let end = counters[i] as usize;
-            let accesses = words[start * 3..end * 3]
+            let mut accesses: Vec<Access> = words[start * 3..end * 3]
                 .chunks_exact(3)
                 .map(|r| Access {
                     wg: r[0] >> LID_BITS,
@@ -286,17 +377,28 @@ impl LensRun {
                 })
                 .collect();
             start = end;
+            if let Some((block, base)) = &self.blocks[i] {
+                let at = (base - self.top) as usize;
+                let len = (self.samples[i].sampled * block.words()) as usize;
+                accesses.extend(block_accesses(
+                    block,
+                    &self.samples[i],
+                    regions.get(at..at + len).unwrap_or_default(),
+                ));
+            }
             out.push(PassRecord {
                 label: p.label.clone(),
                 kernel: self.kernels[i].clone(),
                 workgroups: p.workgroups,
+                invocations: self.invocations[i],
                 sample: self.samples[i].clone(),
                 accesses,
             });
         }
         if std::env::var_os("STAGEWISE_LENS_TIMES").is_some() {
             eprintln!(
-                "lens: {total} records, read back in {:.2} s, decoded in {:.2} s",
+                "lens: {records} records and {} words of blocks, read back in {:.2} s, decoded in {:.2} s",
+                self.block_words,
                 (decode - read).as_secs_f64(),
                 decode.elapsed().as_secs_f64()
             );
@@ -306,4 +408,30 @@ impl LensRun {
         }
         Ok(())
     }
+}
+
+/// The accesses a pass's region holds: its sample's workgroups in order, each a [`Block`].
+fn block_accesses<'a>(
+    block: &'a Block,
+    sample: &'a PassSample,
+    region: &'a [u32],
+) -> impl Iterator<Item = Access> + 'a {
+    let inv = block.invocations as usize;
+    let per = block.words() as usize;
+    sample
+        .recorded()
+        .zip(region.chunks_exact(per.max(1)))
+        .flat_map(move |(wg, words)| {
+            words
+                .iter()
+                .enumerate()
+                .filter(|w| *w.1 != 0)
+                .map(move |(k, &w)| Access {
+                    wg,
+                    lid: (k % inv) as u32,
+                    site: block.sites[k / inv],
+                    instance: 0,
+                    addr: w - 1,
+                })
+        })
 }

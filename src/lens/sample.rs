@@ -162,6 +162,29 @@ impl PassSample {
         }
     }
 
+    /// What the recording build reads ([`super::sites::recorder`]'s `lens_pick`): per word of
+    /// the bitmap, the word and the bits set before it.
+    pub fn pick_words(&self) -> Vec<u32> {
+        let mut before = 0u32;
+        self.bits
+            .iter()
+            .flat_map(|&b| {
+                let w = [b, before];
+                before += b.count_ones();
+                w
+            })
+            .collect()
+    }
+
+    /// The recorded workgroups, in order (a workgroup's rank among them places its block).
+    pub fn recorded(&self) -> impl Iterator<Item = u32> + '_ {
+        self.bits.iter().enumerate().flat_map(|(i, &b)| {
+            (0..32u32)
+                .filter(move |k| b >> k & 1 == 1)
+                .map(move |k| i as u32 * 32 + k)
+        })
+    }
+
     pub fn is_all(&self) -> bool {
         self.sampled == self.workgroups
     }

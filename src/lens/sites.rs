@@ -37,7 +37,7 @@ pub struct Site {
 }
 
 /// A kernel's recording build: its WGSL, its access sites (a record's site id indexes `sites`)
-/// and each entry point's name in the recording build.
+/// and its entry points.
 #[derive(Clone, Debug, Default)]
 pub struct LensKernel {
     /// The kernel as written (the normal build), which the sites' lines and columns refer to.
@@ -45,17 +45,48 @@ pub struct LensKernel {
     /// The recording build.
     pub source: String,
     pub sites: Vec<Site>,
-    /// (name as written, name in `source`): naga's WGSL writer renames some identifiers.
-    pub entries: Vec<(String, String)>,
+    pub entries: Vec<LensEntry>,
+}
+
+/// One entry point of a recording build.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LensEntry {
+    /// Its name as written, and in the recording build (naga's WGSL writer renames some
+    /// identifiers: `main2` becomes `main2_`).
+    pub name: String,
+    pub built: String,
+    /// Invocations a workgroup (its `@workgroup_size`).
+    pub invocations: u32,
+    /// Where the entry point's straight-line sites write (see [`recorder`]); None where it has
+    /// none (every site is then recorded through the counter).
+    pub block: Option<Block>,
+}
+
+/// A recorded workgroup's block of the log: one word per (straight-line site, invocation),
+/// site-major — the word at `(i · invocations + local index)` holds site `sites[i]`'s word
+/// address + 1, or 0 where the invocation did not reach it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub sites: Vec<u32>,
+    pub invocations: u32,
+}
+
+impl Block {
+    /// Words of one workgroup's block.
+    pub fn words(&self) -> u64 {
+        self.sites.len() as u64 * self.invocations as u64
+    }
 }
 
 impl LensKernel {
+    /// The recording build's entry point `name`.
+    pub fn entry_point(&self, name: &str) -> Option<&LensEntry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
     /// The recording build's name of entry point `name`.
     pub fn entry<'a>(&'a self, name: &'a str) -> &'a str {
-        self.entries
-            .iter()
-            .find(|(a, _)| a == name)
-            .map_or(name, |(_, b)| b.as_str())
+        self.entry_point(name).map_or(name, |e| e.built.as_str())
     }
 }
 
@@ -65,39 +96,78 @@ pub const MAX_SITES: usize = 4096;
 pub const INSTANCE_BITS: u32 = 20;
 
 /// Names the recorder declares; a kernel that declares one of them is refused.
-pub const RESERVED: [&str; 7] = [
+pub const RESERVED: [&str; 14] = [
     "LensLog",
     "lens_log",
     "lens_pick",
+    "lens_pass",
     "lens_wg",
     "lens_lid",
+    "lens_on",
+    "lens_base",
+    "lens_last",
     "lens_seen",
+    "lens_start",
+    "lens_put",
     "lens_rec",
+    "lens_at",
 ];
 
-/// The recorder, put before a kernel for the IR pass: an atomic counter and 3 words per
-/// access — workgroup << 10 | local index, site << 20 | the site's dynamic instance in this
-/// invocation, word address — made only by the workgroups whose bit is set in `lens_pick` (the
-/// sample, [`super::sample`]). `lens_seen` gets its length (the kernel's site count) from the
-/// pass; `lens_wg` and `lens_lid` are set at entry.
+/// The recorder, put before a kernel for the IR pass ([`super::ir`]). Only the workgroups whose
+/// bit is set in `lens_pick` (the sample, [`super::sample`]) record; `lens_start` runs at every
+/// entry point's start. Two ways to record:
+/// - `lens_rec` (a site in a loop or in a function an entry point calls): an atomic counter and
+///   3 words per access — workgroup << 10 | local index, site << 20 | the site's dynamic instance
+///   in this invocation (`lens_seen`, one counter per such site), word address.
+/// - `lens_at` (a straight-line site of an entry point: it runs at most once per invocation):
+///   one word, the address + 1, at a place fixed by the workgroup's rank in the sample and the
+///   site ([`Block`]), in the pass's region at the log's end (`lens_pass.x`, set by the host,
+///   which sizes the regions before the run). Such an entry point runs a copy of its body with
+///   the recording calls in recorded workgroups and its body as written in the others, so a
+///   site costs one store and no branch: a generated kernel's thousand sites, each with its
+///   branches and atomic, took the drivers' compilers minutes.
+///
+/// `lens_pick` holds, per 32 workgroups, their bits and the bits set before them; `lens_at`
+/// clamps its place to the log's spare last word (the host sizes the regions, the clamp keeps a
+/// mistake inside the log).
 pub fn recorder() -> String {
     format!(
         "struct LensLog {{ count: atomic<u32>, cap: u32, _a: u32, _b: u32, rec: array<u32> }}
 @group(1) @binding(0) var<storage, read_write> lens_log: LensLog;
 @group(1) @binding(1) var<storage, read> lens_pick: array<u32>;
+@group(1) @binding(2) var<uniform> lens_pass: vec4<u32>;
 var<private> lens_wg: u32;
 var<private> lens_lid: u32;
+var<private> lens_on: bool;
+var<private> lens_base: u32;
+var<private> lens_last: u32;
 var<private> lens_seen: array<u32, 1>;
-fn lens_rec(site: u32, addr: u32) {{
-    if (((lens_pick[lens_wg >> 5u] >> (lens_wg & 31u)) & 1u) == 0u) {{ return; }}
+fn lens_start(wg: u32, lid: u32, block: u32) {{
+    lens_wg = wg;
+    lens_lid = lid;
+    let bits = lens_pick[2u * (wg >> 5u)];
+    lens_on = ((bits >> (wg & 31u)) & 1u) != 0u;
+    let rank = lens_pick[2u * (wg >> 5u) + 1u] + countOneBits(bits & ((1u << (wg & 31u)) - 1u));
+    lens_base = lens_pass.x + rank * block + lid;
+    lens_last = arrayLength(&lens_log.rec) - 1u;
+}}
+fn lens_put(word: u32, addr: u32) {{
     let slot = atomicAdd(&lens_log.count, 1u);
     if (slot < lens_log.cap) {{
         let b = slot * 3u;
         lens_log.rec[b] = (lens_wg << {LID_BITS}u) | lens_lid;
-        lens_log.rec[b + 1u] = (site << {INSTANCE_BITS}u) | min(lens_seen[site], {max}u);
+        lens_log.rec[b + 1u] = word;
         lens_log.rec[b + 2u] = addr;
     }}
-    lens_seen[site] += 1u;
+}}
+fn lens_rec(site: u32, k: u32, addr: u32) {{
+    if (lens_on) {{
+        lens_put((site << {INSTANCE_BITS}u) | min(lens_seen[k], {max}u), addr);
+        lens_seen[k] += 1u;
+    }}
+}}
+fn lens_at(at: u32, addr: u32) {{
+    lens_log.rec[min(lens_base + at, lens_last)] = addr + 1u;
 }}
 ",
         max = (1u32 << INSTANCE_BITS) - 1

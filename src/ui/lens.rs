@@ -323,11 +323,12 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
     }
     let time = match (&p.prediction, p.gpu_ms) {
         (Some(x), Some(b)) => format!(
-            "; predicted {:.4} ms from {} sectors (ideal {ideal}; {}: DRAM {:.0} %{}, L2 {:.0} %, \
-             bank-conflict replays {:.0} %{}), measured {b:.4} ms{}",
+            "; predicted {:.4} ms from {} sectors (ideal {ideal}; {}: a pass's fixed time {:.0} %, \
+             DRAM {:.0} %{}, L2 {:.0} %, bank-conflict replays {:.0} %{}), measured {b:.4} ms{}",
             x.total_ms,
             p.sectors(),
             x.case,
+            100.0 * x.fixed_ms / x.total_ms.max(1e-12),
             100.0 * x.dram_ms / x.total_ms.max(1e-12),
             if x.scattered_bytes > 0 {
                 format!(
@@ -344,6 +345,12 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
                     "; launch-bound: {} workgroup{} at the idle launch rate take longer than the bytes",
                     p.workgroups,
                     if p.workgroups == 1 { "" } else { "s" }
+                )
+            } else if x.latency_bound() {
+                format!(
+                    "; bound by round trips: {} working warps, one load in flight each as in a \
+                     scalar copy, take longer than the bytes",
+                    p.working_warps
                 )
             } else {
                 String::new()
@@ -364,15 +371,18 @@ pub fn recorded(rep: &LensReport) -> String {
         .as_ref()
         .map_or("no timestamps here: no prediction".to_string(), |m| {
             format!(
-                "memory model: DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} GB/s; scattered sectors \
-                 written at {:.0} GB/s, read at {:.0} GB/s; {:.0} idle workgroups launched a µs",
+                "memory model: a pass's fixed {:.4} ms, DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} \
+                 GB/s; scattered sectors written at {:.0} GB/s, read at {:.0} GB/s; {:.0} idle \
+                 workgroups launched and {:.0} warps' round trips a µs",
+                m.fixed_ms,
                 m.dram_gbps,
                 m.l2_bytes >> 20,
                 m.l2_source,
                 m.l2_gbps,
                 m.scatter_gbps,
                 m.gather_gbps,
-                m.launch_per_us
+                m.launch_per_us,
+                m.warps_per_us
             )
         });
     format!("Recorded: {}. {mem}.", rep.sample_text())
