@@ -113,7 +113,7 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
         module.entry_points[i].function = f;
         blocks.push((
             pass.invocations,
-            (!block.is_empty()).then(|| LogBlock {
+            (!block.is_empty()).then_some(LogBlock {
                 sites: block,
                 invocations: pass.invocations,
             }),
