@@ -266,6 +266,31 @@ mod tests {
         bits.iter().map(|b| b.count_ones() as u64).sum()
     }
 
+    /// The recording build's view of a sample: each bitmap word with the bits set before it (a
+    /// recorded workgroup's rank places its block), and the recorded workgroups in rank order.
+    #[test]
+    fn pick_words_rank_the_recorded_workgroups() {
+        let s = PassSample::choose(1000, 0.05, 3, 8);
+        let words = s.pick_words();
+        assert_eq!(words.len(), 2 * s.bits.len());
+        let recorded: Vec<u32> = s.recorded().collect();
+        assert_eq!(recorded.len() as u64, s.sampled);
+        assert!(recorded.windows(2).all(|w| w[0] < w[1]));
+        for (rank, &wg) in recorded.iter().enumerate() {
+            let (bits, before) = (
+                words[2 * (wg as usize / 32)],
+                words[2 * (wg as usize / 32) + 1],
+            );
+            assert_eq!(bits >> (wg % 32) & 1, 1);
+            let below = (bits & ((1u32 << (wg % 32)) - 1)).count_ones();
+            assert_eq!((before + below) as usize, rank, "workgroup {wg}");
+        }
+        assert_eq!(
+            PassSample::all(40).recorded().collect::<Vec<_>>(),
+            (0..40).collect::<Vec<_>>()
+        );
+    }
+
     /// The FFT's plan at 2^24 words (grids of 512 and 1024) sampled at 1/128 with the fewest at
     /// MIN_FLOOR is at its fewest workgroups: recording it again smaller would record the same.
     #[test]
