@@ -227,6 +227,8 @@ pub fn analyse(
     let mut global: Vec<Option<GlobalAcc>> = (0..sites.len()).map(|_| None).collect();
     let mut shared: Vec<Option<SharedAcc>> = (0..sites.len()).map(|_| None).collect();
     let mut spread = Spread::default();
+    // Workgroups that touch global memory.
+    let mut working = std::collections::HashSet::new();
     let alone = reached_by_one(rec);
     for_each_request(rec, warp, |r| {
         let Some(s) = sites.get(r.site as usize) else {
@@ -239,6 +241,7 @@ pub fn analyse(
         };
         match s.space {
             Space::Global => {
+                working.insert(r.wg);
                 let (sectors, segments, min) = global_counts(r.lanes, s.width);
                 let bytes = r.lanes.len() as u64 * s.width as u64 * 4;
                 spread.add(r.site, r.wg, w, [1, sectors, segments, min, bytes]);
@@ -313,18 +316,6 @@ pub fn analyse(
         })
         .collect();
     let (floor_bytes, footprint, buffers) = footprints(rec, &global);
-    let mut working: Vec<u32> = rec
-        .accesses
-        .iter()
-        .filter(|a| {
-            sites
-                .get(a.site as usize)
-                .is_some_and(|s| s.space == Space::Global)
-        })
-        .map(|a| a.wg)
-        .collect();
-    working.sort_unstable();
-    working.dedup();
     let warps = rec.invocations.div_ceil(warp.max(1)) as f64;
     let working_warps = n(working.iter().map(|&w| sample.weight_of(w)).sum::<f64>() * warps);
     let mut lens = PassLens {

@@ -152,8 +152,6 @@ pub(crate) struct LensRun {
     /// Words every region takes together.
     block_words: u64,
     cap: u64,
-    /// Uniforms the bind groups hold.
-    _keep: Vec<wgpu::Buffer>,
 }
 
 impl LensRun {
@@ -223,7 +221,6 @@ impl LensRun {
             .write_buffer(&log, 0, bytemuck::cast_slice(&[0u32, cap as u32, 0, 0]));
         let mut picks: HashMap<u64, wgpu::Buffer> = HashMap::new();
         let mut groups = Vec::with_capacity(plan.passes.len());
-        let mut keep = Vec::with_capacity(plan.passes.len());
         for ((p, sample), block) in plan.passes.iter().zip(&samples).zip(&blocks) {
             let pick = match picks.entry(sample.workgroups) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
@@ -258,7 +255,6 @@ impl LensRun {
                     ],
                 })
             })?);
-            keep.push(u);
         }
         let counters = gpu.scoped(|| {
             gpu.device.create_buffer(&wgpu::BufferDescriptor {
@@ -279,7 +275,6 @@ impl LensRun {
             top,
             block_words,
             cap: words / 3,
-            _keep: keep,
         })
     }
 
