@@ -82,6 +82,10 @@ pub struct PassLens {
     /// Warps of the workgroups that touch global memory (all their warps, the sleeping ones too:
     /// a workgroup holds its place on the SM until its last warp is done), weighed up to the grid.
     pub working_warps: u64,
+    /// Those workgroups, weighed up to the grid (the others are idle).
+    pub working_workgroups: u64,
+    /// Bytes of workgroup memory a workgroup uses.
+    pub workgroup_bytes: u32,
     pub global: Vec<GlobalSite>,
     pub shared: Vec<SharedSite>,
     /// Each distinct global word read once and each distinct word written once.
@@ -317,12 +321,15 @@ pub fn analyse(
         .collect();
     let (floor_bytes, footprint, buffers) = footprints(rec, &global);
     let warps = rec.invocations.div_ceil(warp.max(1)) as f64;
-    let working_warps = n(working.iter().map(|&w| sample.weight_of(w)).sum::<f64>() * warps);
+    let working_wgs: f64 = working.iter().map(|&w| sample.weight_of(w)).sum();
+    let working_warps = n(working_wgs * warps);
     let mut lens = PassLens {
         pass,
         label: rec.label.clone(),
         workgroups: rec.workgroups.iter().map(|&w| w as u64).product(),
         working_warps,
+        working_workgroups: n(working_wgs),
+        workgroup_bytes: rec.workgroup_bytes,
         global,
         shared,
         floor_bytes,
@@ -368,6 +375,7 @@ mod tests {
             }),
             workgroups: [1, 1, 1],
             invocations: 64,
+            workgroup_bytes: 0,
             sample: Arc::new(PassSample::all(2)),
             accesses: acc
                 .into_iter()

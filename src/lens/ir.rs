@@ -6,10 +6,11 @@
 //! components — becomes an access site: a recording call is inserted in the same block, right
 //! after the `Emit` that evaluates a load and just before a store or atomic, so only executed
 //! accesses are recorded, once per execution. The word address is the one naga's layout gives
-//! (array strides, member offsets). A site in a loop or in a function calls `lens_rec(site,
-//! counter, address)`; a straight-line site of an entry point `lens_at(place, address)`, and
-//! such an entry point becomes a call of its recording copy in recorded workgroups and of its
-//! body as written in the others. Every entry point first calls `lens_start` with its linear
+//! (array strides, member offsets). A site in a function an entry point calls calls
+//! `lens_rec(site, counter, address)`; in an entry point, a straight-line site calls
+//! `lens_at(place, address)` and a site in a loop `lens_recl(site, address)`, and the entry point
+//! becomes a call of its recording copy in recorded workgroups and of its body as written in the
+//! others. Every entry point first calls `lens_start` with its linear
 //! workgroup id and local index (adding the builtins where it lacks them). The module is
 //! validated and written back by naga's WGSL writer; the normal build is never touched.
 //! Uniform, private and function variables are no memory traffic; textures are refused.
@@ -58,12 +59,23 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
         source,
         shift: head.len(),
         rec: find("lens_rec")?,
+        chunk: find("lens_chunk")?,
+        word: find("lens_in")?,
+        u32_ty: module
+            .types
+            .iter()
+            .find(|(_, t)| t.inner == TypeInner::Scalar(naga::Scalar::U32))
+            .map(|(h, _)| h)
+            .ok_or_else(|| err("the recorder's u32 is missing".into()))?,
+        open: Vec::new(),
+        loop_sites: Vec::new(),
         at: find("lens_at")?,
         sites: Vec::new(),
         entry: false,
         loops: 0,
         counted: 0,
         block: Vec::new(),
+        looped: 0,
         invocations: 0,
     };
     let start = find("lens_start")?;
@@ -85,13 +97,21 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
         // A workgroup size set by pipeline constants is not known here: no block then.
         let fixed = ep.workgroup_size_overrides.is_none() && ep.function.result.is_none();
         pass.invocations = ep.workgroup_size.iter().product();
+        let uses = before.get_entry_point(i);
+        let workgroup_bytes: u32 = module
+            .global_variables
+            .iter()
+            .filter(|(h, g)| g.space == AddressSpace::WorkGroup && !uses[*h].is_empty())
+            .map(|(_, g)| module.types[g.ty].inner.size(module.to_ctx()))
+            .sum();
         pass.block.clear();
+        pass.looped = 0;
         let original = ep.function.clone();
         let mut f = std::mem::take(&mut module.entry_points[i].function);
         pass.function(&module, &mut f, before.get_entry_point(i), fixed)
             .map_err(err)?;
         let block = std::mem::take(&mut pass.block);
-        let f = if block.is_empty() {
+        let f = if block.is_empty() && pass.looped == 0 {
             entry_ids(&mut module, f, start, 0, None)
         } else {
             let words = block.len() as u32 * pass.invocations;
@@ -112,7 +132,7 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
         };
         module.entry_points[i].function = f;
         blocks.push((
-            pass.invocations,
+            (pass.invocations, workgroup_bytes),
             (!block.is_empty()).then_some(LogBlock {
                 sites: block,
                 invocations: pass.invocations,
@@ -120,10 +140,12 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
         ));
     }
     let sites = std::mem::take(&mut pass.sites);
-    if sites.len() > MAX_SITES {
+    let loops = std::mem::take(&mut pass.loop_sites);
+    if sites.len() + loops.len() > MAX_SITES {
         return Err(err(format!(
-            "has {} access sites (at most {MAX_SITES})",
-            sites.len()
+            "has {} access sites and {} loops with sites (at most {MAX_SITES} together)",
+            sites.len(),
+            loops.len()
         )));
     }
     size_seen(&mut module, pass.counted.max(1));
@@ -135,18 +157,22 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
     let entries = entry_names(&module, &out)
         .into_iter()
         .zip(blocks)
-        .map(|((name, built), (invocations, block))| LensEntry {
-            name,
-            built,
-            invocations,
-            block,
-        })
+        .map(
+            |((name, built), ((invocations, workgroup_bytes), block))| LensEntry {
+                name,
+                built,
+                invocations,
+                workgroup_bytes,
+                block,
+            },
+        )
         .collect();
     Ok(LensKernel {
         original: source.to_string(),
         source: out,
         sites,
         entries,
+        loops,
     })
 }
 
@@ -209,9 +235,18 @@ struct Pass<'s> {
     source: &'s str,
     /// Where the kernel starts in the parsed text.
     shift: usize,
-    /// The recorder's calls: a site recorded through the counter, a straight-line site.
+    /// The recorder's calls: a site recorded through the counter (in a function), a loop's
+    /// chunk and a site's word in it, a straight-line site.
     rec: Handle<Function>,
+    chunk: Handle<Function>,
+    word: Handle<Function>,
     at: Handle<Function>,
+    u32_ty: Handle<naga::Type>,
+    /// The entry point's loops around the statement: each one's chunk base (a local variable)
+    /// and its sites so far.
+    open: Vec<(Handle<naga::LocalVariable>, Vec<u32>)>,
+    /// The sites of every loop that has some ([`LensKernel::loops`]).
+    loop_sites: Vec<Vec<u32>>,
     sites: Vec<Site>,
     /// In an entry point (not a function it may call more than once) whose workgroup size is
     /// known.
@@ -222,6 +257,8 @@ struct Pass<'s> {
     counted: u32,
     /// The entry point's straight-line sites so far, and its invocations a workgroup.
     block: Vec<u32>,
+    /// The entry point's sites in loops so far.
+    looped: usize,
     invocations: u32,
 }
 
@@ -317,10 +354,46 @@ impl Pass<'_> {
                     break_if,
                 } => {
                     self.loops += 1;
+                    if self.entry {
+                        let base = f.local_variables.append(
+                            naga::LocalVariable {
+                                name: Some("lens_c".into()),
+                                ty: self.u32_ty,
+                                init: None,
+                            },
+                            span,
+                        );
+                        self.open.push((base, Vec::new()));
+                    }
                     let body = self.block(m, f, info, body);
                     let continuing = self.block(m, f, info, continuing);
                     self.loops -= 1;
-                    let (body, continuing) = (body?, continuing?);
+                    let (mut body, continuing) = (body?, continuing?);
+                    if let Some((base, sites)) = self.entry.then(|| self.open.pop()).flatten()
+                        && !sites.is_empty()
+                    {
+                        // base = lens_chunk(tag, sites), first thing every time round.
+                        let tag = (MAX_SITES - 1 - self.loop_sites.len()) as u32;
+                        let e = &mut f.expressions;
+                        let args = [tag, sites.len() as u32]
+                            .map(|v| e.append(Expression::Literal(Literal::U32(v)), span));
+                        let result = e.append(Expression::CallResult(self.chunk), span);
+                        let pointer = e.append(Expression::LocalVariable(base), span);
+                        let mut head = Block::from_vec(vec![
+                            Statement::Call {
+                                function: self.chunk,
+                                arguments: args.to_vec(),
+                                result: Some(result),
+                            },
+                            Statement::Store {
+                                pointer,
+                                value: result,
+                            },
+                        ]);
+                        head.extend_block(body);
+                        body = head;
+                        self.loop_sites.push(sites);
+                    }
                     out.push(
                         Statement::Loop {
                             body,
@@ -448,6 +521,22 @@ impl Pass<'_> {
             let at = lit(e, self.block.len() as u32 * self.invocations);
             self.block.push(site);
             (self.at, vec![at, addr])
+        } else if let Some((base, sites)) = self.entry.then(|| self.open.last_mut()).flatten() {
+            // A site in a loop of the entry point: its word in the loop's chunk.
+            self.looped += 1;
+            let j = lit(e, sites.len() as u32);
+            sites.push(site);
+            let pointer = e.append(Expression::LocalVariable(*base), span);
+            let base = e.append(Expression::Load { pointer }, span);
+            let at = e.append(
+                Expression::Binary {
+                    op: BinaryOperator::Add,
+                    left: base,
+                    right: j,
+                },
+                span,
+            );
+            (self.word, vec![at, addr])
         } else {
             let (id, k) = (lit(e, site), lit(e, self.counted));
             self.counted += 1;

@@ -19,8 +19,11 @@
 //! the copy's rate (the DRAM rate is that fit's, past the cache), so a pass of 2^24 words is not
 //! priced at a rate only larger copies reach.
 //!
-//! A pass's predicted time: the fixed time, plus the largest of the launch, the round trips and
-//! the memory's time: the bytes that must come from DRAM at the DRAM copy rate, the rest of
+//! Idle workgroups (those that touch no global memory) cost their launches on top: they hold the
+//! SMs' places while they launch as the working ones do while they wait.
+//!
+//! A pass's predicted time: the fixed time, plus the idle workgroups' launches, plus the largest
+//! of the working workgroups' launches, the round trips and the memory's time: the bytes that must come from DRAM at the DRAM copy rate, the rest of
 //! the requested sectors at the L2 rate, and every bank-conflict replay of workgroup memory (one
 //! 128-byte wavefront each) at [`SHARED_SPEEDUP`](super::analysis::SHARED_SPEEDUP)× the DRAM
 //! rate. DRAM bytes: where the pass's footprint (distinct sectors) fits the L2, its compulsory
@@ -93,10 +96,13 @@ pub struct Prediction {
     pub scattered_ms: f64,
     /// The grid at the launch rate.
     pub launch_ms: f64,
+    /// Of `launch_ms`, the idle workgroups' (those that touch no global memory): added to the
+    /// rest, not overlapped with it.
+    pub idle_ms: f64,
     /// The working warps at the rate of one-word round trips.
     pub latency_ms: f64,
-    /// The fixed time every pass costs; the prediction is it plus the largest of the memory's
-    /// time, `launch_ms` and `latency_ms`.
+    /// The fixed time every pass costs; the prediction is it, plus `idle_ms`, plus the largest of
+    /// the memory's time, the working workgroups' launches and `latency_ms`.
     pub fixed_ms: f64,
     pub l2_ms: f64,
     pub replay_ms: f64,
@@ -112,15 +118,17 @@ impl Prediction {
         self.dram_ms + self.l2_ms + self.replay_ms
     }
 
-    /// Whether launching the grid takes longer than the pass's memory traffic and round trips.
+    /// Whether launching the working workgroups takes longer than their memory traffic and
+    /// round trips (so the grid's launches are the prediction).
     pub fn launch_bound(&self) -> bool {
-        self.launch_ms > self.memory_ms() && self.launch_ms >= self.latency_ms
+        let work = self.launch_ms - self.idle_ms;
+        work >= self.memory_ms() && work >= self.latency_ms
     }
 
     /// Whether the working warps' round trips take longer than the memory traffic and the
-    /// launch.
+    /// working workgroups' launches.
     pub fn latency_bound(&self) -> bool {
-        self.latency_ms > self.memory_ms() && self.latency_ms > self.launch_ms
+        self.latency_ms > self.memory_ms() && self.latency_ms > self.launch_ms - self.idle_ms
     }
 }
 
@@ -171,17 +179,38 @@ impl MemoryModel {
         let dram_ms = ms(dram - scattered_bytes.min(dram), self.dram_gbps) + scattered_ms;
         let l2_ms = ms(l2, self.l2_gbps);
         let replay_ms = ms(replay, SHARED_SPEEDUP * self.dram_gbps);
-        let launch_ms = p.workgroups as f64 / (self.launch_per_us.max(1e-9) * 1e3);
+        let per_ms = self.launch_per_us.max(1e-9) * 1e3;
+        let launch_ms = p.workgroups as f64 / per_ms;
+        // Idle workgroups hold the SMs' places while they launch, as the working ones do while
+        // they wait: their launches add to the working workgroups' time (a ladder phase whose
+        // idle and working halves come in blocks of 2^20 workgroups takes their sum).
+        let idle_ms = p.workgroups.saturating_sub(p.working_workgroups) as f64 / per_ms;
         let latency_ms = p.working_warps as f64 / (self.warps_per_us.max(1e-9) * 1e3);
         let fixed_ms = self.fixed_ms;
-        let total_ms = fixed_ms + (dram_ms + l2_ms + replay_ms).max(launch_ms).max(latency_ms);
+        let total_ms = fixed_ms
+            + idle_ms
+            + (dram_ms + l2_ms + replay_ms)
+                .max(launch_ms - idle_ms)
+                .max(latency_ms);
         let verdict = p.gpu_ms.and_then(|m| {
             let r = m / total_ms.max(1e-12);
             if r > 1.25 {
+                // What the lens knows of the rest: the workgroups and their workgroup memory.
+                let held = if p.workgroup_bytes > 0 {
+                    format!(
+                        "; its {} workgroups hold {:.1} KiB of workgroup memory each, which caps \
+                         how many share an SM (wgpu does not report the SM's)",
+                        p.workgroups,
+                        p.workgroup_bytes as f64 / 1024.0
+                    )
+                } else {
+                    String::new()
+                };
                 Some(format!(
                     "the pass takes {r:.1}× the memory model's time: it is bound by what the model \
-                     leaves out (instructions, barriers, atomics, latency, launch); the model counts \
-                     only bytes moved"
+                     leaves out — the work between its accesses (arithmetic, barriers, atomics, \
+                     dependent round trips) and how its workgroups overlap{held}; the model \
+                     counts bytes moved, launches and one round trip a warp"
                 ))
             } else if r < 0.8 && m >= total_ms - replay_ms && replay_ms > 0.0 {
                 Some(format!(
@@ -206,6 +235,7 @@ impl MemoryModel {
             dram_ms,
             scattered_ms,
             launch_ms,
+            idle_ms,
             latency_ms,
             fixed_ms,
             l2_ms,

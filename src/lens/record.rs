@@ -5,7 +5,7 @@
 //! passes land in the [`Recorder`].
 
 use super::sample::{MAX_WORKGROUPS, PassSample, Sampling};
-use super::sites::{Block, INSTANCE_BITS, LID_BITS, LensEntry, LensKernel};
+use super::sites::{Block, INSTANCE_BITS, LID_BITS, LensEntry, LensKernel, MAX_SITES};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan};
 use std::collections::HashMap;
@@ -34,9 +34,25 @@ pub struct PassRecord {
     pub workgroups: [u32; 3],
     /// Invocations a workgroup.
     pub invocations: u32,
+    /// Bytes of workgroup memory a workgroup uses.
+    pub workgroup_bytes: u32,
     /// The workgroups recorded and what each stands for.
     pub sample: Arc<PassSample>,
     pub accesses: Vec<Access>,
+}
+
+/// A recording run past its budget or the log: nothing of it is kept.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Overflow {
+    /// What the run needed of the log, in records (3 words: its records', chunks' and blocks'
+    /// words over 3).
+    pub total: u64,
+    /// Per pass, what it took of the log: its records and its blocks' words over 3 (its blocks
+    /// alone where the log could not hold the regions and nothing was recorded).
+    pub passes: Vec<u64>,
+    /// A smaller sample would record fewer workgroups (some pass's grid is larger than the
+    /// fewest a sample takes), and the run was over its budget.
+    pub shrinks: bool,
 }
 
 /// Where a recording run's passes land (shared by the clones of a recording `Gpu`).
@@ -45,12 +61,14 @@ pub struct Recorder {
     passes: Mutex<Vec<PassRecord>>,
     /// Which workgroups of every pass record.
     pub sampling: Sampling,
-    /// Set instead of an error where the log could not hold a run and a smaller sample would
-    /// record less (some pass's grid is larger than the fewest workgroups a sample takes): the
-    /// accesses it made.
-    overflow: Mutex<Option<u64>>,
+    /// Set instead of an error where the log could not hold a run, or a smaller sample would
+    /// keep it within its budget.
+    overflow: Mutex<Option<Overflow>>,
     /// Records a run may make before it counts as an overflow (at most the log's capacity).
     pub budget: Option<u64>,
+    /// The passes that record (all where None): a run the log cannot hold is recorded a few
+    /// passes at a time.
+    pub only: Option<std::ops::Range<usize>>,
 }
 
 impl Default for Recorder {
@@ -68,11 +86,18 @@ impl Recorder {
             sampling,
             overflow: Mutex::default(),
             budget,
+            only: None,
         }
     }
 
-    /// The accesses of the last run that overflowed its budget (taken).
-    pub fn overflow(&self) -> Option<u64> {
+    /// This recorder recording passes `only` alone.
+    pub fn only(mut self, only: std::ops::Range<usize>) -> Recorder {
+        self.only = Some(only);
+        self
+    }
+
+    /// What the last run past its budget or the log made (taken).
+    pub fn overflow(&self) -> Option<Overflow> {
         self.overflow.lock().ok().and_then(|mut o| o.take())
     }
 
@@ -143,8 +168,8 @@ pub(crate) struct LensRun {
     counters: wgpu::Buffer,
     kernels: Vec<Arc<LensKernel>>,
     samples: Vec<Arc<PassSample>>,
-    /// Per pass: invocations a workgroup.
-    invocations: Vec<u32>,
+    /// Per pass: invocations and bytes of workgroup memory a workgroup.
+    invocations: Vec<(u32, u32)>,
     /// Per pass: its straight-line sites' block and the word its region starts at.
     blocks: Vec<Option<(Block, u64)>>,
     /// The log's words from the first region on (the records below it).
@@ -152,6 +177,10 @@ pub(crate) struct LensRun {
     /// Words every region takes together.
     block_words: u64,
     cap: u64,
+    /// Words above the records that a chunk past them may take.
+    spare: u64,
+    /// Per pass: it records in this run ([`Recorder::only`]).
+    on: Vec<bool>,
 }
 
 impl LensRun {
@@ -167,7 +196,11 @@ impl LensRun {
                 ))
             })?);
             let entry = lens_entry(&p.pipeline);
-            invocations.push(entry.as_ref().map_or(0, |e| e.invocations));
+            invocations.push(
+                entry
+                    .as_ref()
+                    .map_or((0, 0), |e| (e.invocations, e.workgroup_bytes)),
+            );
             blocks.push(entry.and_then(|e| e.block));
         }
         let words = log_words(gpu);
@@ -176,6 +209,15 @@ impl LensRun {
             .lens
             .as_ref()
             .map_or(Sampling::new(1.0, 1), |r| r.sampling);
+        let only = gpu.lens.as_ref().and_then(|r| r.only.clone());
+        let on: Vec<bool> = (0..plan.passes.len())
+            .map(|i| only.as_ref().is_none_or(|r| r.contains(&i)))
+            .collect();
+        for (b, &on) in blocks.iter_mut().zip(&on) {
+            if !on {
+                *b = None;
+            }
+        }
         let mut by_grid: HashMap<u64, Arc<PassSample>> = HashMap::new();
         let mut samples = Vec::with_capacity(plan.passes.len());
         for p in &plan.passes {
@@ -215,17 +257,25 @@ impl LensRun {
             })
             .collect();
         let top = if fits { top } else { 0 };
-        let cap = top / 3;
+        // Records and chunks start below `cap` (words); a chunk taken past it lands on the spare
+        // words above it, as long as the longest chunk.
+        let spare = kernels
+            .iter()
+            .flat_map(|k| k.loops.iter().map(|l| l.len() as u64 + 2))
+            .max()
+            .unwrap_or(0)
+            .max(3);
+        let cap = top.saturating_sub(spare);
         let log = gpu.storage_zeroed("lens record log", ((HEADER / 4) + words + 1) as usize)?;
         gpu.queue
             .write_buffer(&log, 0, bytemuck::cast_slice(&[0u32, cap as u32, 0, 0]));
-        let mut picks: HashMap<u64, wgpu::Buffer> = HashMap::new();
+        let mut picks: HashMap<(u64, bool), wgpu::Buffer> = HashMap::new();
         let mut groups = Vec::with_capacity(plan.passes.len());
-        for ((p, sample), block) in plan.passes.iter().zip(&samples).zip(&blocks) {
-            let pick = match picks.entry(sample.workgroups) {
+        for (((p, sample), block), &on) in plan.passes.iter().zip(&samples).zip(&blocks).zip(&on) {
+            let pick = match picks.entry((sample.workgroups, on)) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    let words = if fits {
+                    let words = if fits && on {
                         sample.pick_words()
                     } else {
                         vec![0; 2 * sample.bits.len()]
@@ -275,6 +325,8 @@ impl LensRun {
             top,
             block_words,
             cap: words / 3,
+            spare,
+            on,
         })
     }
 
@@ -301,34 +353,42 @@ impl LensRun {
         counters: &[u32],
         rec: &Recorder,
     ) -> Result<()> {
-        let records = counters.last().copied().unwrap_or(0) as u64;
-        // The records and the regions, as records of the log.
-        let total = records + self.block_words.div_ceil(3);
-        if let Some(budget) = rec.budget
-            && total > budget.min(self.cap)
-        {
-            // A run whose every sample is already at its fewest is kept where the whole log holds
-            // it: running it again with a smaller fraction would record the same workgroups.
-            let shrinks = rec
+        // Words of records and chunks (the counter grows with every pass; a counter that went
+        // round 2^32 shows as one that fell).
+        let used = counters.last().copied().unwrap_or(0) as u64;
+        let wrapped = counters.windows(2).any(|w| w[1] < w[0]);
+        // The records, chunks and regions, in records of the log.
+        let total = (used + self.block_words).div_ceil(3);
+        let over_log = wrapped || total > self.cap || used > self.top.saturating_sub(self.spare);
+        // A run over its budget whose every sample is already at its fewest is kept where the
+        // whole log holds it: running it again with a smaller fraction would record the same
+        // workgroups.
+        let shrinks = rec.budget.is_some_and(|b| total > b.min(self.cap))
+            && rec
                 .sampling
                 .can_shrink(self.samples.iter().map(|s| s.as_ref()));
-            if shrinks && let Ok(mut o) = rec.overflow.lock() {
-                *o = Some(total);
-                return Ok(());
+        if over_log || shrinks {
+            let passes = (0..plan.passes.len())
+                .map(|i| {
+                    let before = if i == 0 { 0 } else { counters[i - 1] };
+                    let blocks = self.blocks[i]
+                        .as_ref()
+                        .map_or(0, |(b, _)| self.samples[i].sampled * b.words());
+                    (counters[i].wrapping_sub(before) as u64 + blocks).div_ceil(3)
+                })
+                .collect();
+            if let Ok(mut o) = rec.overflow.lock() {
+                *o = Some(Overflow {
+                    total,
+                    passes,
+                    shrinks,
+                });
             }
-        }
-        if total > self.cap || records > self.top / 3 {
-            return Err(Error::Limit(format!(
-                "lens: this run makes {total} memory accesses; the record log holds {} \
-                 ({} MiB, the adapter's storage-binding limit, at most 1 GiB): record a sample \
-                 (--lens-sample with a fraction) or use a smaller N",
-                self.cap,
-                log_bytes(gpu) >> 20
-            )));
+            return Ok(());
         }
         let read = web_time::Instant::now();
         // The records from the log's start, the regions from `top` to the end.
-        let ranges = [(0, records * 3), (self.top, self.block_words)];
+        let ranges = [(0, used), (self.top, self.block_words)];
         let mut dsts = Vec::new();
         for &(from, words) in ranges.iter().filter(|r| r.1 > 0) {
             let bytes = words * 4;
@@ -349,29 +409,22 @@ impl LensRun {
         }
         let pairs: Vec<_> = dsts.iter().map(|(b, n)| (b, *n)).collect();
         let mut read_back = crate::gpu::runner::read_all(gpu, &pairs).await?.into_iter();
-        let words = if records > 0 {
+        let words = if used > 0 {
             read_back.next().unwrap_or_default()
         } else {
             Vec::new()
         };
         let regions = read_back.next().unwrap_or_default();
         let decode = web_time::Instant::now();
-        let mask = (1u32 << INSTANCE_BITS) - 1;
         let mut start = 0usize;
         let mut out = Vec::with_capacity(plan.passes.len());
         for (i, p) in plan.passes.iter().enumerate() {
             let end = counters[i] as usize;
-            let mut accesses: Vec<Access> = words[start * 3..end * 3]
-                .chunks_exact(3)
-                .map(|r| Access {
-                    wg: r[0] >> LID_BITS,
-                    lid: r[0] & ((1 << LID_BITS) - 1),
-                    site: r[1] >> INSTANCE_BITS,
-                    instance: r[1] & mask,
-                    addr: r[2],
-                })
-                .collect();
+            let mut accesses = log_accesses(&self.kernels[i], &words[start..end])?;
             start = end;
+            if !self.on[i] {
+                continue;
+            }
             if let Some((block, base)) = &self.blocks[i] {
                 let at = (base - self.top) as usize;
                 let len = (self.samples[i].sampled * block.words()) as usize;
@@ -385,14 +438,15 @@ impl LensRun {
                 label: p.label.clone(),
                 kernel: self.kernels[i].clone(),
                 workgroups: p.workgroups,
-                invocations: self.invocations[i],
+                invocations: self.invocations[i].0,
+                workgroup_bytes: self.invocations[i].1,
                 sample: self.samples[i].clone(),
                 accesses,
             });
         }
         if std::env::var_os("STAGEWISE_LENS_TIMES").is_some() {
             eprintln!(
-                "lens: {records} records and {} words of blocks, read back in {:.2} s, decoded in {:.2} s",
+                "lens: {used} words of records and chunks and {} words of blocks, read back in {:.2} s, decoded in {:.2} s",
                 self.block_words,
                 (decode - read).as_secs_f64(),
                 decode.elapsed().as_secs_f64()
@@ -403,6 +457,64 @@ impl LensRun {
         }
         Ok(())
     }
+}
+
+/// The accesses of a pass's records and chunks (`words`, in the order the GPU took them).
+fn log_accesses(k: &LensKernel, words: &[u32]) -> Result<Vec<Access>> {
+    let mask = (1u32 << INSTANCE_BITS) - 1;
+    let mut out = Vec::with_capacity(words.len() / 2);
+    // Chunks an invocation took of each loop so far: its sites' instance.
+    let mut taken: HashMap<u64, u32> = HashMap::new();
+    let mut at = 0;
+    while at < words.len() {
+        let (Some(&who), Some(&what)) = (words.get(at), words.get(at + 1)) else {
+            break;
+        };
+        let (wg, lid) = (who >> LID_BITS, who & ((1 << LID_BITS) - 1));
+        let (tag, instance) = ((what >> INSTANCE_BITS) as usize, what & mask);
+        // A chunk's tag counts down from the last site id ([`super::sites::recorder`]).
+        let chunk = (MAX_SITES - 1)
+            .checked_sub(tag)
+            .and_then(|l| k.loops.get(l).filter(|_| tag >= k.sites.len()));
+        match chunk {
+            Some(sites) => {
+                let n = taken.entry((who as u64) << 12 | tag as u64).or_insert(0);
+                let instance = *n;
+                *n += 1;
+                let body = words.get(at + 2..at + 2 + sites.len());
+                let body =
+                    body.ok_or_else(|| Error::Gpu("lens: a chunk runs past the log".into()))?;
+                out.extend(
+                    sites
+                        .iter()
+                        .zip(body)
+                        .filter(|w| *w.1 != 0)
+                        .map(|(&site, &w)| Access {
+                            wg,
+                            lid,
+                            site,
+                            instance,
+                            addr: w - 1,
+                        }),
+                );
+                at += 2 + sites.len();
+            }
+            None => {
+                let addr = *words
+                    .get(at + 2)
+                    .ok_or_else(|| Error::Gpu("lens: a record runs past the log".into()))?;
+                out.push(Access {
+                    wg,
+                    lid,
+                    site: tag as u32,
+                    instance,
+                    addr,
+                });
+                at += 3;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The accesses a pass's region holds: its sample's workgroups in order, each a [`Block`].

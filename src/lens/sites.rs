@@ -46,6 +46,9 @@ pub struct LensKernel {
     pub source: String,
     pub sites: Vec<Site>,
     pub entries: Vec<LensEntry>,
+    /// Per loop of an entry point that has sites in its body: those sites, in the order of the
+    /// words of its chunks (see [`recorder`]).
+    pub loops: Vec<Vec<u32>>,
 }
 
 /// One entry point of a recording build.
@@ -57,6 +60,8 @@ pub struct LensEntry {
     pub built: String,
     /// Invocations a workgroup (its `@workgroup_size`).
     pub invocations: u32,
+    /// Bytes of workgroup memory it uses (the `var<workgroup>` it reaches).
+    pub workgroup_bytes: u32,
     /// Where the entry point's straight-line sites write (see [`recorder`]); None where it has
     /// none (every site is then recorded through the counter).
     pub block: Option<Block>,
@@ -96,7 +101,7 @@ pub const MAX_SITES: usize = 4096;
 pub const INSTANCE_BITS: u32 = 20;
 
 /// Names the recorder declares; a kernel that declares one of them is refused.
-pub const RESERVED: [&str; 14] = [
+pub const RESERVED: [&str; 16] = [
     "LensLog",
     "lens_log",
     "lens_pick",
@@ -111,14 +116,26 @@ pub const RESERVED: [&str; 14] = [
     "lens_put",
     "lens_rec",
     "lens_at",
+    "lens_chunk",
+    "lens_in",
 ];
 
 /// The recorder, put before a kernel for the IR pass ([`super::ir`]). Only the workgroups whose
 /// bit is set in `lens_pick` (the sample, [`super::sample`]) record; `lens_start` runs at every
 /// entry point's start. Two ways to record:
-/// - `lens_rec` (a site in a loop or in a function an entry point calls): an atomic counter and
-///   3 words per access — workgroup << 10 | local index, site << 20 | the site's dynamic instance
-///   in this invocation (`lens_seen`, one counter per such site), word address.
+/// - `lens_rec` (a site in a function an entry point calls, or in an entry point whose workgroup
+///   size is set by pipeline constants): an atomic counter and 3 words per access — workgroup
+///   << 10 | local index, site << 20 | the site's dynamic instance in this invocation
+///   (`lens_seen`, one counter per such site), word address.
+/// - A site in a loop of an entry point: every time round, the loop takes a *chunk* of the log
+///   (`lens_chunk`: one atomic, no branch) — workgroup << 10 | local index, tag << 20, then one
+///   word per site of the loop's body (not of the loops in it) — and each site writes its
+///   address + 1 in its word (`lens_in`). A chunk's tag is `MAX_SITES - 1 -` the loop's index in
+///   [`LensKernel::loops`]. An invocation's chunks lie in the log in the order it took them (its
+///   atomics on one counter), so the host counts its sites' instances. It runs only in the
+///   recording copy below; a chunk past the log's capacity lands on its spare words.
+///
+/// The counter counts words: records and chunks follow each other in the log.
 /// - `lens_at` (a straight-line site of an entry point: it runs at most once per invocation):
 ///   one word, the address + 1, at a place fixed by the workgroup's rank in the sample and the
 ///   site ([`Block`]), in the pass's region at the log's end (`lens_pass.x`, set by the host,
@@ -152,9 +169,8 @@ fn lens_start(wg: u32, lid: u32, block: u32) {{
     lens_last = arrayLength(&lens_log.rec) - 1u;
 }}
 fn lens_put(word: u32, addr: u32) {{
-    let slot = atomicAdd(&lens_log.count, 1u);
-    if (slot < lens_log.cap) {{
-        let b = slot * 3u;
+    let b = atomicAdd(&lens_log.count, 3u);
+    if (b < lens_log.cap) {{
         lens_log.rec[b] = (lens_wg << {LID_BITS}u) | lens_lid;
         lens_log.rec[b + 1u] = word;
         lens_log.rec[b + 2u] = addr;
@@ -165,6 +181,15 @@ fn lens_rec(site: u32, k: u32, addr: u32) {{
         lens_put((site << {INSTANCE_BITS}u) | min(lens_seen[k], {max}u), addr);
         lens_seen[k] += 1u;
     }}
+}}
+fn lens_chunk(tag: u32, len: u32) -> u32 {{
+    let b = min(atomicAdd(&lens_log.count, len + 2u), lens_log.cap);
+    lens_log.rec[b] = (lens_wg << {LID_BITS}u) | lens_lid;
+    lens_log.rec[b + 1u] = tag << {INSTANCE_BITS}u;
+    return b + 2u;
+}}
+fn lens_in(at: u32, addr: u32) {{
+    lens_log.rec[min(at, lens_last)] = addr + 1u;
 }}
 fn lens_at(at: u32, addr: u32) {{
     lens_log.rec[min(lens_base + at, lens_last)] = addr + 1u;

@@ -346,14 +346,25 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
                     p.workgroups,
                     if p.workgroups == 1 { "" } else { "s" }
                 )
-            } else if x.latency_bound() {
-                format!(
-                    "; bound by round trips: {} working warps, one load in flight each as in a \
-                     scalar copy, take longer than the bytes",
-                    p.working_warps
-                )
             } else {
-                String::new()
+                let idle = if x.idle_ms > 0.0 {
+                    format!(
+                        "; its {} idle workgroups' launches add {:.4} ms",
+                        p.workgroups.saturating_sub(p.working_workgroups),
+                        x.idle_ms
+                    )
+                } else {
+                    String::new()
+                };
+                if x.latency_bound() {
+                    format!(
+                        "; bound by round trips: {} working warps, one load in flight each as in \
+                         a scalar copy, take longer than the bytes{idle}",
+                        p.working_warps
+                    )
+                } else {
+                    idle
+                }
             },
             x.verdict
                 .as_ref()
