@@ -516,6 +516,21 @@ mod tests {
         assert_eq!(l.working_warps, 4);
         assert!((x.latency_ms - 0.004).abs() < 1e-12 && x.latency_bound());
         assert!((x.total_ms - 0.504).abs() < 1e-12);
+        // Idle workgroups' launches add to the working ones' time: 2 working of a grid of 6
+        // at 1 a µs, the working warps' 4 µs the largest of the rest.
+        let idle = MemoryModel {
+            launch_per_us: 1.0,
+            ..far.clone()
+        };
+        let six = PassLens {
+            workgroups: 6,
+            ..l.clone()
+        };
+        assert_eq!(six.working_workgroups, 2);
+        let x = idle.predict(&six);
+        assert!((x.launch_ms - 0.006).abs() < 1e-12 && (x.idle_ms - 0.004).abs() < 1e-12);
+        assert!(x.latency_bound() && !x.launch_bound());
+        assert!((x.total_ms - (0.5 + 0.004 + 0.004)).abs() < 1e-12);
         assert!(analyse(0, &p, 32, None, None).predicted_ms.is_none());
     }
 

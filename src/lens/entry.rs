@@ -1,8 +1,7 @@
 //! What the lens's IR pass (`super::ir`) adds to a module besides the recording calls: each entry
-//! point's workgroup and local index, the recorder's per-site counters, and the entry points' names
-//! in the written recording build.
+//! point's workgroup and local index and its recording copy, a loop's chunk, the recorder's
+//! per-site counters, and the entry points' names in the written recording build.
 
-use super::ir::emit_new;
 use naga::{
     ArraySize, BinaryOperator, Binding, Block, BuiltIn, Expression, Function, Handle, Literal,
     Module, Scalar, Span, Statement, Type, TypeInner, VectorSize,
@@ -204,4 +203,71 @@ pub(super) fn entry_names(m: &Module, out: &str) -> Vec<(String, String)> {
         .zip(written)
         .map(|(ep, w)| (ep.name.clone(), w))
         .collect()
+}
+
+/// A loop's first statements every time round: `base = lens_chunk(tag, sites)` (`chunk`, `args`).
+pub(super) fn chunk_head(
+    f: &mut Function,
+    chunk: Handle<Function>,
+    base: Handle<naga::LocalVariable>,
+    args: [u32; 2],
+) -> Block {
+    let (e, s) = (&mut f.expressions, Span::UNDEFINED);
+    let arguments = args.map(|v| e.append(Expression::Literal(Literal::U32(v)), s));
+    let result = e.append(Expression::CallResult(chunk), s);
+    let pointer = e.append(Expression::LocalVariable(base), s);
+    Block::from_vec(vec![
+        Statement::Call {
+            function: chunk,
+            arguments: arguments.to_vec(),
+            result: Some(result),
+        },
+        Statement::Store {
+            pointer,
+            value: result,
+        },
+    ])
+}
+
+/// An entry point's function as one an entry point calls: named `name`, its arguments unbound.
+pub(super) fn unbound(mut f: Function, name: &str) -> Function {
+    f.name = Some(name.into());
+    for a in &mut f.arguments {
+        a.binding = None;
+    }
+    f
+}
+
+pub(super) fn refuse_textures(m: &Module) -> std::result::Result<(), String> {
+    for (_, g) in m.global_variables.iter() {
+        if let TypeInner::Image { .. }
+        | TypeInner::Sampler { .. }
+        | TypeInner::BindingArray { .. } = m.types[g.ty].inner
+        {
+            return Err(format!(
+                "uses the texture, sampler or binding array '{}'; the lens records storage buffers \
+                 and workgroup memory only",
+                g.name.as_deref().unwrap_or("?")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `Emit` the expressions appended since `first` that need it (literals and variables need none).
+pub(super) fn emit_new(f: &Function, first: usize, out: &mut Block, span: Span) {
+    let mut run: Option<(Handle<Expression>, Handle<Expression>)> = None;
+    let flush = |run: &mut Option<(Handle<Expression>, Handle<Expression>)>, out: &mut Block| {
+        if let Some((a, b)) = run.take() {
+            out.push(Statement::Emit(naga::Range::new_from_bounds(a, b)), span);
+        }
+    };
+    for (h, e) in f.expressions.iter().skip(first) {
+        if e.needs_pre_emit() {
+            flush(&mut run, out);
+        } else {
+            run = Some(run.map_or((h, h), |(a, _)| (a, h)));
+        }
+    }
+    flush(&mut run, out);
 }

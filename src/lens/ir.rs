@@ -15,7 +15,9 @@
 //! validated and written back by naga's WGSL writer; the normal build is never touched.
 //! Uniform, private and function variables are no memory traffic; textures are refused.
 
-use super::entry::{entry_ids, entry_names, size_seen};
+use super::entry::{
+    chunk_head, emit_new, entry_ids, entry_names, refuse_textures, size_seen, unbound,
+};
 use super::sites::{
     Block as LogBlock, Kind, LensEntry, LensKernel, MAX_SITES, RESERVED, Site, Space, recorder,
 };
@@ -176,15 +178,6 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
     })
 }
 
-/// An entry point's function as one an entry point calls: named `name`, its arguments unbound.
-fn unbound(mut f: Function, name: &str) -> Function {
-    f.name = Some(name.into());
-    for a in &mut f.arguments {
-        a.binding = None;
-    }
-    f
-}
-
 /// Validate `m`; the error is naga's message with its place in `text`.
 fn validate(m: &Module, text: &str) -> std::result::Result<naga::valid::ModuleInfo, String> {
     naga::valid::Validator::new(
@@ -203,22 +196,6 @@ pub fn parse(label: &str, source: &str) -> Result<Module> {
             e.message()
         ))
     })
-}
-
-fn refuse_textures(m: &Module) -> std::result::Result<(), String> {
-    for (_, g) in m.global_variables.iter() {
-        if let TypeInner::Image { .. }
-        | TypeInner::Sampler { .. }
-        | TypeInner::BindingArray { .. } = m.types[g.ty].inner
-        {
-            return Err(format!(
-                "uses the texture, sampler or binding array '{}'; the lens records storage buffers \
-                 and workgroup memory only",
-                g.name.as_deref().unwrap_or("?")
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Where an access lands: a variable, a constant byte offset and (index, byte stride) terms.
@@ -372,24 +349,8 @@ impl Pass<'_> {
                     if let Some((base, sites)) = self.entry.then(|| self.open.pop()).flatten()
                         && !sites.is_empty()
                     {
-                        // base = lens_chunk(tag, sites), first thing every time round.
                         let tag = (MAX_SITES - 1 - self.loop_sites.len()) as u32;
-                        let e = &mut f.expressions;
-                        let args = [tag, sites.len() as u32]
-                            .map(|v| e.append(Expression::Literal(Literal::U32(v)), span));
-                        let result = e.append(Expression::CallResult(self.chunk), span);
-                        let pointer = e.append(Expression::LocalVariable(base), span);
-                        let mut head = Block::from_vec(vec![
-                            Statement::Call {
-                                function: self.chunk,
-                                arguments: args.to_vec(),
-                                result: Some(result),
-                            },
-                            Statement::Store {
-                                pointer,
-                                value: result,
-                            },
-                        ]);
+                        let mut head = chunk_head(f, self.chunk, base, [tag, sites.len() as u32]);
                         head.extend_block(body);
                         body = head;
                         self.loop_sites.push(sites);
@@ -677,22 +638,4 @@ impl Pass<'_> {
                 .join(" ")
         })
     }
-}
-
-/// `Emit` the expressions appended since `first` that need it (literals and variables need none).
-pub(super) fn emit_new(f: &Function, first: usize, out: &mut Block, span: Span) {
-    let mut run: Option<(Handle<Expression>, Handle<Expression>)> = None;
-    let flush = |run: &mut Option<(Handle<Expression>, Handle<Expression>)>, out: &mut Block| {
-        if let Some((a, b)) = run.take() {
-            out.push(Statement::Emit(naga::Range::new_from_bounds(a, b)), span);
-        }
-    };
-    for (h, e) in f.expressions.iter().skip(first) {
-        if e.needs_pre_emit() {
-            flush(&mut run, out);
-        } else {
-            run = Some(run.map_or((h, h), |(a, _)| (a, h)));
-        }
-    }
-    flush(&mut run, out);
 }

@@ -12,6 +12,7 @@ pub mod memory;
 pub mod record;
 pub mod sample;
 pub mod sites;
+mod split;
 
 use crate::algo::{self, Algorithm, RunRequest, RunResult};
 use crate::error::{Error, Result};
@@ -373,11 +374,11 @@ pub async fn record_run_async(
             }
             // The log cannot hold the run at this sample: a few passes a run.
             Some(o) => {
-                if o.total > SPLIT_LOGS * cap {
-                    return Err(too_large(gpu, o.total, cap));
+                if o.total > split::SPLIT_LOGS * cap {
+                    return Err(split::too_large(gpu, o.total, cap));
                 }
                 let (recorded, passes, runs) =
-                    record_split(algo, gpu, req, sampling, &o.passes, cap).await?;
+                    split::record_split(algo, gpu, req, sampling, &o.passes, cap).await?;
                 attempts += runs;
                 break (recorded, (passes, sampling));
             }
@@ -419,72 +420,6 @@ pub async fn record_run_async(
         attempts,
         analysis_s: started.elapsed().as_secs_f64(),
     })
-}
-
-/// A run the log cannot hold in [`SPLIT_LOGS`] runs is refused: its accesses take the host 20
-/// bytes each (about 1.8 GB a log of 1 GiB).
-const SPLIT_LOGS: u64 = 2;
-
-/// The error for a run (or one pass) that needs `total` records of the log, which holds `cap`.
-fn too_large(gpu: &Gpu, total: u64, cap: u64) -> Error {
-    Error::Limit(format!(
-        "lens: this run needs {} words of the record log, {:.1}× the {} it holds ({} MiB, the \
-         adapter's storage-binding limit, at most 1 GiB); {SPLIT_LOGS} runs could hold it at most: \
-         record a smaller sample (--lens-sample with a fraction) or use a smaller N",
-        3 * total,
-        total as f64 / cap.max(1) as f64,
-        3 * cap,
-        record::log_bytes(gpu) >> 20
-    ))
-}
-
-/// Record `req` at `sampling` a few consecutive passes a run, each run's passes within the log by
-/// what they took in a run that overflowed it (`took`, per pass); a run that overflows again is
-/// halved. The passes in order, the last run's output and the runs made.
-async fn record_split(
-    algo: &dyn Algorithm,
-    gpu: &Gpu,
-    req: &RunRequest,
-    sampling: Sampling,
-    took: &[u64],
-    cap: u64,
-) -> Result<(RunResult, Vec<record::PassRecord>, u32)> {
-    let mut groups = std::collections::VecDeque::new();
-    let (mut from, mut size) = (0, 0);
-    for (i, &t) in took.iter().enumerate() {
-        if i > from && size + t > cap / 10 * 9 {
-            groups.push_back(from..i);
-            (from, size) = (i, 0);
-        }
-        size += t;
-    }
-    groups.push_back(from..took.len());
-    let (mut passes, mut runs, mut last) = (Vec::new(), 0, None);
-    while let Some(only) = groups.pop_front() {
-        runs += 1;
-        let rec = Arc::new(Recorder::new(sampling, None).only(only.clone()));
-        let lgpu = gpu.with_recorder(rec.clone());
-        let recorded = algo::run_streamed(algo, &lgpu, req, &mut algo::Stages::keep()).await?;
-        if let Some(m) = recorded.mismatch.clone() {
-            return Err(Error::Gpu(format!(
-                "lens: the recording build's result differs from the normal run's: {m}"
-            )));
-        }
-        match rec.overflow() {
-            Some(_) if only.len() > 1 => {
-                let mid = only.start + only.len() / 2;
-                groups.push_front(mid..only.end);
-                groups.push_front(only.start..mid);
-            }
-            Some(o) => return Err(too_large(gpu, o.passes[only.start], cap)),
-            None => {
-                passes.extend(rec.take());
-                last = Some(recorded);
-            }
-        }
-    }
-    let last = last.ok_or_else(|| Error::Gpu("lens: no pass was recorded".into()))?;
-    Ok((last, passes, runs))
 }
 
 /// Where a recording run's output differs from the normal run's: every bit for integers (and the

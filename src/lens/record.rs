@@ -542,3 +542,72 @@ fn block_accesses<'a>(
                 })
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records and chunks as the recorder lays them out: a record is read as it is, a chunk's
+    /// words by its loop's sites (holes skipped), its instance counted per invocation.
+    #[test]
+    fn records_and_chunks_decode_to_accesses() {
+        let site = super::super::sites::Site {
+            kind: super::super::sites::Kind::Read,
+            space: super::super::sites::Space::Global,
+            buffer: String::new(),
+            width: 1,
+            line: 0,
+            col: 0,
+            expr: String::new(),
+            text: String::new(),
+        };
+        let k = LensKernel {
+            sites: vec![site; 9],
+            loops: vec![vec![5, 7], vec![8]],
+            ..Default::default()
+        };
+        let who = |wg: u32, lid: u32| (wg << LID_BITS) | lid;
+        let tag = |l: usize| ((MAX_SITES - 1 - l) as u32) << INSTANCE_BITS;
+        let words = [
+            // site 2, instance 3, address 10
+            who(1, 2),
+            (2 << INSTANCE_BITS) | 3,
+            10,
+            // loop 0 of invocation (1, 2): site 5 at 11, site 7 not reached
+            who(1, 2),
+            tag(0),
+            12,
+            0,
+            // loop 0 of invocation (0, 1), then of (1, 2) again; loop 1 of (1, 2)
+            who(0, 1),
+            tag(0),
+            21,
+            22,
+            who(1, 2),
+            tag(0),
+            0,
+            14,
+            who(1, 2),
+            tag(1),
+            31,
+        ];
+        let got: Vec<_> = log_accesses(&k, &words)
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.wg, a.lid, a.site, a.instance, a.addr))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (1, 2, 2, 3, 10),
+                (1, 2, 5, 0, 11),
+                (0, 1, 5, 0, 20),
+                (0, 1, 7, 0, 21),
+                (1, 2, 7, 1, 13),
+                (1, 2, 8, 0, 30),
+            ]
+        );
+        // A chunk cut short by the end of the pass's words is an error, not a guess.
+        assert!(log_accesses(&k, &words[..words.len() - 1]).is_err());
+    }
+}
