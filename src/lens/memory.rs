@@ -7,7 +7,8 @@
 //! Past the cache a scattered request (every lane in its own sector and segment) costs DRAM far more
 //! than its sectors at the copy rate (a partial sector each, a DRAM page each): the model prices
 //! such sites' sectors at the rate a scatter and a gather of one word a thread reach, measured
-//! with the sweep ([`SCATTER_WGSL`]).
+//! with the sweep ([`SCATTER_WGSL`]). A sparse request (whole sectors, each in its own segment)
+//! costs its sectors at the gather's rate, read or written.
 //!
 //! A pass takes at least its grid at the rate idle workgroups launch (measured too): a pass
 //! whose threads mostly sleep (a ladder's later phases) is bound by launching them, not by bytes.
@@ -79,6 +80,16 @@ pub fn scattered(g: &super::analysis::GlobalSite) -> bool {
     g.sectors >= 4 * g.min_sectors.max(1) && 4 * g.segments >= 3 * g.sectors
 }
 
+/// Whether a global site's requests are sparse: whole sectors (not scattered), at least 4 a
+/// request, each in a 128-byte segment of its own (under 1.5 a segment). DRAM then moves a
+/// sector where a coalesced request moves two or more: past the cache such sectors, read or
+/// written, go at the rate the gather (one sector a segment) measures. The default FFT's
+/// column reads and transposed stores at 2^24 are such: priced at the copy rate they were 0.41
+/// and 0.56 of the clock on the H200.
+pub fn sparse(g: &super::analysis::GlobalSite) -> bool {
+    !scattered(g) && g.sectors >= 4 * g.requests.max(1) && 3 * g.segments > 2 * g.sectors
+}
+
 /// One pass's prediction and what it is made of.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Prediction {
@@ -89,7 +100,7 @@ pub struct Prediction {
     /// Bank-conflict replays of workgroup memory, in bytes (128 a wavefront).
     pub replay_bytes: u64,
     /// Of `dram_bytes`, the scattered sites' sectors (past L2), priced at the scatter and gather
-    /// rates.
+    /// rates, and the sparse sites' ([`sparse`]), at the gather rate.
     pub scattered_bytes: u64,
     pub dram_ms: f64,
     /// The scattered sectors' time (within `dram_ms`).
@@ -151,11 +162,11 @@ impl MemoryModel {
                     for g in p
                         .global
                         .iter()
-                        .filter(|g| g.buffer == b.buffer && scattered(g))
+                        .filter(|g| g.buffer == b.buffer && (scattered(g) || sparse(g)))
                     {
                         let rate = match g.kind {
-                            super::sites::Kind::Read => self.gather_gbps,
-                            _ => self.scatter_gbps,
+                            super::sites::Kind::Write if scattered(g) => self.scatter_gbps,
+                            _ => self.gather_gbps,
                         };
                         scattered_bytes += g.sectors * SECTOR;
                         scattered_ms += ms(g.sectors * SECTOR, rate);
@@ -492,6 +503,42 @@ pub fn probe_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Per request: (sectors, ideal sectors, segments) → scattered, sparse.
+    #[test]
+    fn scattered_and_sparse_requests() {
+        let site = |sectors: u64, min: u64, segments: u64| super::super::analysis::GlobalSite {
+            site: 0,
+            line: 0,
+            kind: super::super::sites::Kind::Read,
+            buffer: "b".into(),
+            requests: 10,
+            sectors: 10 * sectors,
+            min_sectors: 10 * min,
+            segments: 10 * segments,
+            bytes: 0,
+            sample_error: None,
+        };
+        let cases = [
+            // A u32 scatter: a sector a lane, each in its own segment.
+            ((32, 4, 32), (true, false)),
+            // The FFT's column reads: whole sectors, one a segment.
+            ((8, 8, 8), (false, true)),
+            // Coalesced: 8 sectors in 2 segments, or 2 a segment.
+            ((8, 8, 2), (false, false)),
+            ((8, 8, 4), (false, false)),
+            // Too few sectors a request to tell.
+            ((2, 2, 2), (false, false)),
+        ];
+        for ((sectors, min, segments), want) in cases {
+            let g = site(sectors, min, segments);
+            assert_eq!(
+                (scattered(&g), sparse(&g)),
+                want,
+                "{sectors} {min} {segments}"
+            );
+        }
+    }
 
     #[test]
     fn the_knee_of_a_sweep_is_the_cache_size() {
