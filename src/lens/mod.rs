@@ -196,7 +196,7 @@ impl LensReport {
                     x.fixed_ms,
                     x.dram_ms,
                     if x.scattered_bytes > 0 {
-                        format!(" (scattered {:.4})", x.scattered_ms)
+                        format!(" (scattered or sparse {:.4})", x.scattered_ms)
                     } else {
                         String::new()
                     },

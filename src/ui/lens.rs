@@ -332,7 +332,7 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
             100.0 * x.dram_ms / x.total_ms.max(1e-12),
             if x.scattered_bytes > 0 {
                 format!(
-                    " (scattered sectors {:.0} %)",
+                    " (scattered or sparse sectors {:.0} %)",
                     100.0 * x.scattered_ms / x.total_ms.max(1e-12)
                 )
             } else {
