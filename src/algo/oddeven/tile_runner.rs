@@ -7,6 +7,16 @@ const BATCHER: &str = include_str!("../../../shaders/oddeven/batcher.wgsl");
 /// Parameters, bindings and `index_of`, shared by batcher.wgsl and the generated register kernel.
 const TILE: &str = include_str!("../../../shaders/oddeven/tile.wgsl");
 
+/// A tile pass's kernel ([`TileRunner::kernel`]).
+struct PassKernel {
+    rp: Option<regs::RegsPass>,
+    tiles: usize,
+    groups: usize,
+    label: &'static str,
+    code: String,
+    entry: &'static str,
+}
+
 /// Makes tile passes GPU passes, with the options' kernel choice and tuning.
 pub(super) struct TileRunner<'a> {
     gpu: &'a Gpu,
@@ -128,15 +138,24 @@ impl TileRunner<'_> {
         Ok(rp)
     }
 
-    pub(super) fn push(
-        &self,
-        plan: &mut Plan,
-        net: Net,
-        tp: &TilePass,
-        src: &wgpu::Buffer,
-        dst: &wgpu::Buffer,
-        flags: &wgpu::Buffer,
-    ) -> Result<()> {
+    /// Compile the kernels of `passes` before their passes are pushed, several at once
+    /// ([`Gpu::prepare_pipelines`]): the register kernels are generated per pass, and their
+    /// recording builds take the H200's compiler seconds each. A pass whose kernel cannot be made
+    /// is left to [`TileRunner::push`] to refuse.
+    pub(super) fn prepare(&self, net: Net, passes: &[TilePass]) -> Result<()> {
+        let mut seen = std::collections::HashSet::new();
+        let kernels: Vec<_> = passes
+            .iter()
+            .filter_map(|tp| self.kernel(net, tp).ok())
+            .filter(|k| seen.insert(k.code.clone()))
+            .map(|k| (k.label, k.code, k.entry))
+            .collect();
+        self.gpu.prepare_pipelines(&kernels)
+    }
+
+    /// A tile pass's kernel: its register form (None: the generic kernel), tiles, workgroup
+    /// groups, and the WGSL to compile.
+    fn kernel(&self, net: Net, tp: &TilePass) -> Result<PassKernel> {
         let size = tp.res * tp.rows;
         let written = tp.rows - 2 * tp.halo;
         let groups = tp.k_lo / tp.res;
@@ -176,27 +195,57 @@ impl TileRunner<'_> {
                 batcher_loops(size, wg as usize, tp.stages())
             )));
         }
-        let pipe = match &rp {
-            Some(rp) => {
-                let code = source(
+        let (label, code, entry) = match &rp {
+            Some(rp) => (
+                "oddeven batcher registers",
+                source(
                     &format!("{TILE}\n{}", regs::shader(rp)),
                     self.dtype,
                     self.desc,
                     &[],
-                );
-                self.gpu
-                    .pipeline("oddeven batcher registers", &code, "regs")?
-            }
-            None => {
-                let code = source(
+                ),
+                "regs",
+            ),
+            None => (
+                "oddeven batcher tile",
+                source(
                     &format!("{TILE}\n{BATCHER}"),
                     self.dtype,
                     self.desc,
                     &[("WG", wg.to_string()), ("TILE", size.to_string())],
-                );
-                self.gpu.pipeline("oddeven batcher tile", &code, "tile")?
-            }
+                ),
+                "tile",
+            ),
         };
+        Ok(PassKernel {
+            rp,
+            tiles,
+            groups,
+            label,
+            code,
+            entry,
+        })
+    }
+
+    pub(super) fn push(
+        &self,
+        plan: &mut Plan,
+        net: Net,
+        tp: &TilePass,
+        src: &wgpu::Buffer,
+        dst: &wgpu::Buffer,
+        flags: &wgpu::Buffer,
+    ) -> Result<()> {
+        let size = tp.res * tp.rows;
+        let PassKernel {
+            rp,
+            tiles,
+            groups,
+            label,
+            code,
+            entry,
+        } = self.kernel(net, tp)?;
+        let pipe = self.gpu.pipeline(label, &code, entry)?;
         let lg = |x: usize| x.max(1).ilog2();
         let u = self.gpu.uniform(
             "oddeven tile params",

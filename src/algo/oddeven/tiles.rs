@@ -401,6 +401,7 @@ pub(super) fn plan_tiles(
     flags: &wgpu::Buffer,
 ) -> Result<(Plan, Region)> {
     let mut plan = Plan::default();
+    runner.prepare(net, passes)?;
     let (mut src, mut dst) = (a, b);
     for tp in passes {
         runner.push(&mut plan, net, tp, src, dst, flags)?;
