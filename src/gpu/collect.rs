@@ -1,6 +1,6 @@
 //! Collecting the kernels Stagewise compiles, on this device or shaped for another adapter's
 //! limits: the seam of the portability test (tests/translate.rs), which translates each to every
-//! backend's shading language.
+//! backend's shading language; and compiling a list of kernels ahead of a plan, several at once.
 
 use super::Gpu;
 use crate::error::Result;
@@ -170,5 +170,52 @@ impl Gpu {
         } else {
             bytes
         }
+    }
+}
+
+impl Gpu {
+    /// Compile `kernels` (label, WGSL, entry point) into the cache, on several threads where the
+    /// platform has them: a plan of many generated kernels then compiles in about the time of
+    /// its slowest (wgpu's error scopes are per thread).
+    pub fn prepare_pipelines(&self, kernels: &[(&str, String, &str)]) -> Result<()> {
+        // A collecting device logs each kernel where the plan compiles it, in the plan's order.
+        if self.collect.is_some() {
+            return Ok(());
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let threads = std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(kernels.len());
+            if threads > 1 {
+                let next = std::sync::atomic::AtomicUsize::new(0);
+                let first_error = Mutex::new(None);
+                std::thread::scope(|s| {
+                    for _ in 0..threads {
+                        s.spawn(|| {
+                            loop {
+                                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                let Some((label, source, entry)) = kernels.get(i) else {
+                                    break;
+                                };
+                                if let Err(e) = self.pipeline(label, source, entry)
+                                    && let Ok(mut f) = first_error.lock()
+                                {
+                                    f.get_or_insert(e);
+                                }
+                            }
+                        });
+                    }
+                });
+                return match first_error.into_inner() {
+                    Ok(Some(e)) => Err(e),
+                    _ => Ok(()),
+                };
+            }
+        }
+        for (label, source, entry) in kernels {
+            self.pipeline(label, source, entry)?;
+        }
+        Ok(())
     }
 }

@@ -297,51 +297,6 @@ impl Gpu {
         self.pipeline_with(label, source, entry, false)
     }
 
-    /// Compile `kernels` (label, WGSL, entry point) into the cache, on several threads where the
-    /// platform has them: a plan of many generated kernels then compiles in about the time of
-    /// its slowest (wgpu's error scopes are per thread).
-    pub fn prepare_pipelines(&self, kernels: &[(&str, String, &str)]) -> Result<()> {
-        // A collecting device logs each kernel where the plan compiles it, in the plan's order.
-        if self.collect.is_some() {
-            return Ok(());
-        }
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            let threads = std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(kernels.len());
-            if threads > 1 {
-                let next = std::sync::atomic::AtomicUsize::new(0);
-                let first_error = Mutex::new(None);
-                std::thread::scope(|s| {
-                    for _ in 0..threads {
-                        s.spawn(|| {
-                            loop {
-                                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                let Some((label, source, entry)) = kernels.get(i) else {
-                                    break;
-                                };
-                                if let Err(e) = self.pipeline(label, source, entry)
-                                    && let Ok(mut f) = first_error.lock()
-                                {
-                                    f.get_or_insert(e);
-                                }
-                            }
-                        });
-                    }
-                });
-                return match first_error.into_inner() {
-                    Ok(Some(e)) => Err(e),
-                    _ => Ok(()),
-                };
-            }
-        }
-        for (label, source, entry) in kernels {
-            self.pipeline(label, source, entry)?;
-        }
-        Ok(())
-    }
-
     /// [`Gpu::pipeline`] for a kernel Stagewise did not write (the workbench's): always compiled
     /// with wgpu's bounds checks, whatever `STAGEWISE_KERNELS` says.
     pub fn pipeline_checked(
