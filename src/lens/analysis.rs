@@ -100,6 +100,11 @@ pub struct PassLens {
 }
 
 impl PassLens {
+    /// Workgroups that touch no global memory, weighed up to the grid.
+    pub fn idle_workgroups(&self) -> u64 {
+        self.workgroups.saturating_sub(self.working_workgroups)
+    }
+
     pub fn sectors(&self) -> u64 {
         self.global.iter().map(|g| g.sectors).sum()
     }

@@ -195,7 +195,7 @@ impl MemoryModel {
         // Idle workgroups hold the SMs' places while they launch, as the working ones do while
         // they wait: their launches add to the working workgroups' time (a ladder phase whose
         // idle and working halves come in blocks of 2^20 workgroups takes their sum).
-        let idle_ms = p.workgroups.saturating_sub(p.working_workgroups) as f64 / per_ms;
+        let idle_ms = p.idle_workgroups() as f64 / per_ms;
         let latency_ms = p.working_warps as f64 / (self.warps_per_us.max(1e-9) * 1e3);
         let fixed_ms = self.fixed_ms;
         let total_ms = fixed_ms

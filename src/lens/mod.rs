@@ -211,7 +211,7 @@ impl LensReport {
                         let idle = if x.idle_ms > 0.0 {
                             format!(
                                 "; {} idle workgroups' launches add {:.4}",
-                                p.workgroups.saturating_sub(p.working_workgroups),
+                                p.idle_workgroups(),
                                 x.idle_ms
                             )
                         } else {

@@ -350,7 +350,7 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
                 let idle = if x.idle_ms > 0.0 {
                     format!(
                         "; its {} idle workgroups' launches add {:.4} ms",
-                        p.workgroups.saturating_sub(p.working_workgroups),
+                        p.idle_workgroups(),
                         x.idle_ms
                     )
                 } else {

@@ -237,15 +237,9 @@ impl TileRunner<'_> {
         flags: &wgpu::Buffer,
     ) -> Result<()> {
         let size = tp.res * tp.rows;
-        let PassKernel {
-            rp,
-            tiles,
-            groups,
-            label,
-            code,
-            entry,
-        } = self.kernel(net, tp)?;
-        let pipe = self.gpu.pipeline(label, &code, entry)?;
+        let k = self.kernel(net, tp)?;
+        let pipe = self.gpu.pipeline(k.label, &k.code, k.entry)?;
+        let (rp, tiles, groups) = (k.rp, k.tiles, k.groups);
         let lg = |x: usize| x.max(1).ilog2();
         let u = self.gpu.uniform(
             "oddeven tile params",
