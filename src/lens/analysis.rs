@@ -222,6 +222,58 @@ struct SharedAcc {
     ways: f64,
 }
 
+/// [`analyse`] every pass (`gpu_ms`: each one's measured time), several at once where the
+/// platform has threads: the batcher sort's 38 passes at 2^28 hold ~80 million accesses.
+pub fn analyse_all(
+    records: &[PassRecord],
+    warp: u32,
+    memory: Option<&super::memory::MemoryModel>,
+    gpu_ms: &[Option<f64>],
+) -> Vec<PassLens> {
+    let one = |i: usize| {
+        analyse(
+            i,
+            &records[i],
+            warp,
+            memory,
+            gpu_ms.get(i).copied().flatten(),
+        )
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(records.len());
+        if threads > 1 {
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let out: Vec<std::sync::Mutex<Option<PassLens>>> =
+                records.iter().map(|_| Default::default()).collect();
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|| {
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            if i >= records.len() {
+                                break;
+                            }
+                            let l = one(i);
+                            if let Ok(mut slot) = out[i].lock() {
+                                *slot = Some(l);
+                            }
+                        }
+                    });
+                }
+            });
+            return out
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| m.into_inner().ok().flatten().unwrap_or_else(|| one(i)))
+                .collect();
+        }
+    }
+    (0..records.len()).map(one).collect()
+}
+
 /// Analyse one recorded pass at warp size `warp`. `memory`: the adapter's memory system (None: no
 /// prediction); `gpu_ms`: the normal build's measured time of the pass.
 pub fn analyse(

@@ -403,11 +403,7 @@ pub async fn record_run_async(
     let memory = memory::model(gpu).await?;
     let times = measured(algo, gpu, req, normal, records.len()).await?;
     let started = web_time::Instant::now();
-    let passes = records
-        .iter()
-        .enumerate()
-        .map(|(i, r)| analysis::analyse(i, r, o.warp, memory.as_ref(), times[i]))
-        .collect();
+    let passes = analysis::analyse_all(&records, o.warp, memory.as_ref(), &times);
     Ok(LensReport {
         warp: o.warp,
         copy_gbps,
