@@ -9,6 +9,7 @@ pub mod error;
 pub mod export;
 pub mod gpu;
 pub mod lens;
+pub mod par;
 pub mod selftest;
 pub mod suite;
 pub mod ui;

@@ -182,40 +182,18 @@ impl Gpu {
         if self.collect.is_some() {
             return Ok(());
         }
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            let threads = std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(kernels.len());
-            if threads > 1 {
-                let next = std::sync::atomic::AtomicUsize::new(0);
-                let first_error = Mutex::new(None);
-                std::thread::scope(|s| {
-                    for _ in 0..threads {
-                        s.spawn(|| {
-                            loop {
-                                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                let Some((label, source, entry)) = kernels.get(i) else {
-                                    break;
-                                };
-                                if let Err(e) = self.pipeline(label, source, entry)
-                                    && let Ok(mut f) = first_error.lock()
-                                {
-                                    f.get_or_insert(e);
-                                }
-                            }
-                        });
-                    }
-                });
-                return match first_error.into_inner() {
-                    Ok(Some(e)) => Err(e),
-                    _ => Ok(()),
-                };
-            }
-        }
+        // In the browser the device is not shared between threads: one after another.
+        #[cfg(target_arch = "wasm32")]
         for (label, source, entry) in kernels {
             self.pipeline(label, source, entry)?;
         }
+        #[cfg(not(target_arch = "wasm32"))]
+        crate::par::map(kernels.len(), |i| {
+            let (label, source, entry) = &kernels[i];
+            self.pipeline(label, source, entry).map(|_| ())
+        })
+        .into_iter()
+        .collect::<Result<()>>()?;
         Ok(())
     }
 }

@@ -230,7 +230,7 @@ pub fn analyse_all(
     memory: Option<&super::memory::MemoryModel>,
     gpu_ms: &[Option<f64>],
 ) -> Vec<PassLens> {
-    let one = |i: usize| {
+    crate::par::map(records.len(), |i| {
         analyse(
             i,
             &records[i],
@@ -238,40 +238,7 @@ pub fn analyse_all(
             memory,
             gpu_ms.get(i).copied().flatten(),
         )
-    };
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(records.len());
-        if threads > 1 {
-            let next = std::sync::atomic::AtomicUsize::new(0);
-            let out: Vec<std::sync::Mutex<Option<PassLens>>> =
-                records.iter().map(|_| Default::default()).collect();
-            std::thread::scope(|s| {
-                for _ in 0..threads {
-                    s.spawn(|| {
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            if i >= records.len() {
-                                break;
-                            }
-                            let l = one(i);
-                            if let Ok(mut slot) = out[i].lock() {
-                                *slot = Some(l);
-                            }
-                        }
-                    });
-                }
-            });
-            return out
-                .into_iter()
-                .enumerate()
-                .map(|(i, m)| m.into_inner().ok().flatten().unwrap_or_else(|| one(i)))
-                .collect();
-        }
-    }
-    (0..records.len()).map(one).collect()
+    })
 }
 
 /// Analyse one recorded pass at warp size `warp`. `memory`: the adapter's memory system (None: no
