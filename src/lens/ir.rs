@@ -77,7 +77,6 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
         loops: 0,
         counted: 0,
         block: Vec::new(),
-        looped: 0,
         invocations: 0,
     };
     let start = find("lens_start")?;
@@ -107,13 +106,13 @@ pub fn instrument(label: &str, source: &str) -> Result<LensKernel> {
             .map(|(_, g)| module.types[g.ty].inner.size(module.to_ctx()))
             .sum();
         pass.block.clear();
-        pass.looped = 0;
+        let loops_before = pass.loop_sites.len();
         let original = ep.function.clone();
         let mut f = std::mem::take(&mut module.entry_points[i].function);
         pass.function(&module, &mut f, before.get_entry_point(i), fixed)
             .map_err(err)?;
         let block = std::mem::take(&mut pass.block);
-        let f = if block.is_empty() && pass.looped == 0 {
+        let f = if block.is_empty() && pass.loop_sites.len() == loops_before {
             entry_ids(&mut module, f, start, 0, None)
         } else {
             let words = block.len() as u32 * pass.invocations;
@@ -234,8 +233,6 @@ struct Pass<'s> {
     counted: u32,
     /// The entry point's straight-line sites so far, and its invocations a workgroup.
     block: Vec<u32>,
-    /// The entry point's sites in loops so far.
-    looped: usize,
     invocations: u32,
 }
 
@@ -484,7 +481,6 @@ impl Pass<'_> {
             (self.at, vec![at, addr])
         } else if let Some((base, sites)) = self.entry.then(|| self.open.last_mut()).flatten() {
             // A site in a loop of the entry point: its word in the loop's chunk.
-            self.looped += 1;
             let j = lit(e, sites.len() as u32);
             sites.push(site);
             let pointer = e.append(Expression::LocalVariable(*base), span);

@@ -378,25 +378,14 @@ pub async fn record_run_async(
                     return Err(split::too_large(gpu, o.total, cap));
                 }
                 let (recorded, passes, runs) =
-                    split::record_split(algo, gpu, req, sampling, &o.passes, cap).await?;
+                    split::record_split(algo, gpu, req, normal, sampling, &o.passes, cap).await?;
                 attempts += runs;
                 break (recorded, (passes, sampling));
             }
             None => break (recorded, (rec.take(), sampling)),
         }
     };
-    // The rooms leave the recording run to this check (algo::verdict): its output against the
-    // normal run's, which was checked against the CPU model.
-    if let Some(m) = recorded.mismatch.clone().or_else(|| {
-        normal
-            .verified
-            .then(|| differs(&recorded, normal))
-            .flatten()
-    }) {
-        return Err(Error::Gpu(format!(
-            "lens: the recording build's result differs from the normal run's: {m}"
-        )));
-    }
+    verify(&recorded, normal)?;
     let recording_s = started.elapsed().as_secs_f64();
     let (records, sampling) = records;
     let copy_gbps = copy_bandwidth(gpu, n).await?;
@@ -416,6 +405,21 @@ pub async fn record_run_async(
         attempts,
         analysis_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The rooms leave a recording run to this check (algo::verdict): its output against the normal
+/// run's, which was checked against the CPU model.
+fn verify(recorded: &RunResult, normal: &RunResult) -> Result<()> {
+    match recorded
+        .mismatch
+        .clone()
+        .or_else(|| normal.verified.then(|| differs(recorded, normal)).flatten())
+    {
+        Some(m) => Err(Error::Gpu(format!(
+            "lens: the recording build's result differs from the normal run's: {m}"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Where a recording run's output differs from the normal run's: every bit for integers (and the

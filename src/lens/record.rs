@@ -47,8 +47,8 @@ pub struct Overflow {
     /// What the run needed of the log, in records (3 words: its records', chunks' and blocks'
     /// words over 3).
     pub total: u64,
-    /// Per pass, what it took of the log: its records and its blocks' words over 3 (its blocks
-    /// alone where the log could not hold the regions and nothing was recorded).
+    /// Per pass, what it took of the log in records: its records', chunks' and blocks' words over
+    /// 3 (its blocks alone where the log could not hold the regions and nothing was recorded).
     pub passes: Vec<u64>,
     /// A smaller sample would record fewer workgroups (some pass's grid is larger than the
     /// fewest a sample takes), and the run was over its budget.
@@ -144,9 +144,6 @@ fn lens_entry(p: &wgpu::ComputePipeline) -> Option<LensEntry> {
 pub fn log_bytes(gpu: &Gpu) -> u64 {
     gpu.max_binding_bytes().min(1 << 30)
 }
-
-/// Bytes of one record: (workgroup << 10 | local index, site << 20 | instance, word address).
-pub const RECORD: u64 = 12;
 
 /// Records one log can hold on this adapter (12 bytes each, after a 16-byte header and before a
 /// spare word). A straight-line site's word ([`Block`]) takes a third of a record.

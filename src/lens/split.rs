@@ -32,6 +32,7 @@ pub(super) async fn record_split(
     algo: &dyn Algorithm,
     gpu: &Gpu,
     req: &RunRequest,
+    normal: &RunResult,
     sampling: Sampling,
     took: &[u64],
     cap: u64,
@@ -52,11 +53,7 @@ pub(super) async fn record_split(
         let rec = Arc::new(Recorder::new(sampling, None).only(only.clone()));
         let lgpu = gpu.with_recorder(rec.clone());
         let recorded = algo::run_streamed(algo, &lgpu, req, &mut algo::Stages::keep()).await?;
-        if let Some(m) = recorded.mismatch.clone() {
-            return Err(Error::Gpu(format!(
-                "lens: the recording build's result differs from the normal run's: {m}"
-            )));
-        }
+        super::verify(&recorded, normal)?;
         match rec.overflow() {
             Some(_) if only.len() > 1 => {
                 let mid = only.start + only.len() / 2;
