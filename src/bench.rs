@@ -39,6 +39,10 @@ pub struct BenchRow {
     /// is past the caches ([`is_suspect`]): likelier a copy timed at idle clocks than a result.
     #[serde(default)]
     pub suspect: bool,
+    /// Timed by the wall clock: the device's timestamps disagreed with it
+    /// ([`crate::gpu::timed::clock_agrees`]). Absent from JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wall_clock: bool,
     /// Which of the spec's cases measured it: one algorithm may be swept with different options
     /// (the lab's sort family: radix keys only and key-value). Not serialized.
     #[serde(skip)]
@@ -86,6 +90,23 @@ pub const SUSPECT_MIN_COPY_BYTES: u64 = 256 << 20;
 /// floor's bytes faster than a copy; such a ratio says the copy was timed cold (idle clocks).
 pub fn is_suspect(copy_bytes: u64, fraction: f64) -> bool {
     copy_bytes >= SUSPECT_MIN_COPY_BYTES && fraction > SUSPECT_FRACTION
+}
+
+/// Check that `gpu`'s timestamps measure the work (a batch of copies of 2^18 words timed by them
+/// and by the wall clock, [`crate::gpu::timed::clock_agrees`]); where they do not, the device
+/// shows no pass times and timed mode uses the wall clock from then on. The app checks before
+/// every traced run: lavapipe's timestamps go wrong only once a window has been drawn.
+pub async fn check_clock(gpu: &Gpu) -> Result<()> {
+    if !gpu.trusts_timestamps() {
+        return Ok(());
+    }
+    let copy = crate::algo::copy::Options::default();
+    let variant = &crate::algo::Algorithm::info(&copy).variants[0];
+    let case = crate::algo::Algorithm::bench_case(&copy, gpu, variant, 1 << 18, DType::U32)?;
+    if crate::gpu::timed::clock_agrees(gpu, &case.plan).await? == Some(false) {
+        crate::gpu::timed::distrust(gpu);
+    }
+    Ok(())
 }
 
 /// The warm-up done before a case was timed.
@@ -150,9 +171,15 @@ impl BenchRow {
         )
     }
 
-    /// `suspect` for a suspect row ([`is_suspect`]), else empty: the text and CSV outputs' word.
+    /// `suspect` for a suspect row ([`is_suspect`]), `wall clock` for a row timed by the wall
+    /// clock, else empty: the text and CSV outputs' word.
     pub fn note(&self) -> &'static str {
-        if self.suspect { "suspect" } else { "" }
+        match (self.suspect, self.wall_clock) {
+            (true, true) => "suspect; wall clock",
+            (true, false) => "suspect",
+            (false, true) => "wall clock",
+            (false, false) => "",
+        }
     }
 }
 
@@ -296,6 +323,7 @@ pub async fn run(
                     warmup_runs: w.runs,
                     copy_warmup_ms: copy_warm_ms,
                     suspect: is_suspect(copy_bytes, gbps / roof),
+                    wall_clock: t.wall_clock,
                     case: case_index,
                 };
                 on_event(Event::Row(row.clone()));

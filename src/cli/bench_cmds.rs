@@ -114,6 +114,9 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         },
         &|| false,
     ))?;
+    if let Some(why) = gpu.clock_distrusted() {
+        eprintln!("stagewise: timed by the wall clock: {why}");
+    }
     let compare = workbench.map(|builtin| compare(&rows, builtin.as_deref()));
     if let Some(c) = &compare
         && !quiet

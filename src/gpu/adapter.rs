@@ -1,5 +1,6 @@
-//! Adapters: which features and limits Stagewise asks for, the adapters' summaries, and picking one
-//! by name (`--adapter`, `STAGEWISE_ADAPTER`).
+//! Adapters: which features and limits Stagewise asks for, the adapters' summaries, picking one
+//! by name (`--adapter`, `STAGEWISE_ADAPTER`), and the environment's say in how the device
+//! compiles kernels and how much memory it may take.
 
 use crate::error::{Error, Result};
 
@@ -156,4 +157,39 @@ pub fn select_adapter(adapters: &[wgpu::Adapter], selector: Option<&str>) -> Res
         .min_by_key(|a| rank(a))
         .cloned()
         .expect("non-empty"))
+}
+
+/// How kernels are compiled. By default Stagewise's own kernels (every one tested against its CPU
+/// model, every index guarded in the kernel) run without wgpu's injected bounds checks: on an H100
+/// those checks cost the workgroup-memory kernels 2–3× (tiled permutation 0.29× → 0.95× of copy;
+/// docs/PERFORMANCE.md). `STAGEWISE_KERNELS` (comma-separated) changes it: `checked` restores the
+/// checks, `no-zero-init` skips zero-filling workgroup memory at every workgroup's start (WebGPU's
+/// rule, kept by default; it costs under 1% here).
+#[derive(Clone, Copy, Debug)]
+pub struct KernelTuning {
+    pub unchecked: bool,
+    pub zero_init: bool,
+}
+
+pub fn kernel_tuning() -> KernelTuning {
+    let v = std::env::var("STAGEWISE_KERNELS").unwrap_or_default();
+    KernelTuning {
+        unchecked: !v.contains("checked") || v.contains("unchecked"),
+        zero_init: !v.contains("no-zero-init"),
+    }
+}
+
+/// `STAGEWISE_MEMORY_BUDGET=PCT`: allocations above PCT % of `max_buffer_size` fail as out of memory.
+pub fn memory_budget_pct() -> Option<f64> {
+    let v = std::env::var("STAGEWISE_MEMORY_BUDGET").ok()?;
+    let v = v.trim().trim_end_matches('%');
+    match v.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Some(p),
+        _ => {
+            eprintln!(
+                "stagewise: ignoring STAGEWISE_MEMORY_BUDGET='{v}' (want a percentage in (0, 100])"
+            );
+            None
+        }
+    }
 }

@@ -9,26 +9,6 @@ use std::sync::{Arc, Mutex};
 
 pub use super::adapter::*;
 
-/// How kernels are compiled. By default Stagewise's own kernels (every one tested against its CPU
-/// model, every index guarded in the kernel) run without wgpu's injected bounds checks: on an H100
-/// those checks cost the workgroup-memory kernels 2–3× (tiled permutation 0.29× → 0.95× of copy;
-/// docs/PERFORMANCE.md). `STAGEWISE_KERNELS` (comma-separated) changes it: `checked` restores the
-/// checks, `no-zero-init` skips zero-filling workgroup memory at every workgroup's start (WebGPU's
-/// rule, kept by default; it costs under 1% here).
-#[derive(Clone, Copy, Debug)]
-pub struct KernelTuning {
-    pub unchecked: bool,
-    pub zero_init: bool,
-}
-
-pub fn kernel_tuning() -> KernelTuning {
-    let v = std::env::var("STAGEWISE_KERNELS").unwrap_or_default();
-    KernelTuning {
-        unchecked: !v.contains("checked") || v.contains("unchecked"),
-        zero_init: !v.contains("no-zero-init"),
-    }
-}
-
 /// Where a pipeline's code came from: shown by the app next to the stage that ran it.
 #[derive(Clone, Debug)]
 pub struct KernelInfo {
@@ -68,6 +48,9 @@ pub struct Gpu {
     /// A test hook: the next run's output read back gets one element changed
     /// (`STAGEWISE_FAULT=wrong-output`), so the check against the CPU model must catch it.
     fault_output: Arc<std::sync::atomic::AtomicBool>,
+    /// Why this device's timestamps were found not to measure the work ([`Gpu::distrust_clock`]):
+    /// timed mode then times by the wall clock and traces show no pass times. Shared by clones.
+    clock_distrusted: Arc<Mutex<Option<String>>>,
     /// The largest buffer one allocation may take (`STAGEWISE_MEMORY_BUDGET`), if limited.
     pub(crate) budget: Option<u64>,
     /// Set on a recording device ([`Gpu::with_lens`]): kernels compile in their recording build
@@ -88,21 +71,6 @@ type UnsettledScope = std::pin::Pin<
     Box<dyn std::future::Future<Output = (Option<wgpu::Error>, Option<wgpu::Error>)>>,
 >;
 
-/// `STAGEWISE_MEMORY_BUDGET=PCT`: allocations above PCT % of `max_buffer_size` fail as out of memory.
-pub fn memory_budget_pct() -> Option<f64> {
-    let v = std::env::var("STAGEWISE_MEMORY_BUDGET").ok()?;
-    let v = v.trim().trim_end_matches('%');
-    match v.parse::<f64>() {
-        Ok(p) if p > 0.0 && p <= 100.0 => Some(p),
-        _ => {
-            eprintln!(
-                "stagewise: ignoring STAGEWISE_MEMORY_BUDGET='{v}' (want a percentage in (0, 100])"
-            );
-            None
-        }
-    }
-}
-
 fn mib(bytes: u64) -> String {
     if bytes >= 1 << 20 {
         format!("{} MiB", bytes >> 20)
@@ -115,13 +83,22 @@ impl Gpu {
     /// A headless device on the selected adapter (`--adapter`, then `STAGEWISE_ADAPTER`).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn headless(selector: Option<&str>) -> Result<Gpu> {
+        Gpu::headless_capped(selector, u64::MAX)
+    }
+
+    /// [`Gpu::headless`] with storage bindings capped at `max_binding` bytes: a smaller adapter's
+    /// limit on this one (tests of what such an adapter refuses, e.g. the lens's record log).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn headless_capped(selector: Option<&str>, max_binding: u64) -> Result<Gpu> {
         let instance = instance();
         let adapters = enumerate(&instance);
         let sel = selector_from_env(selector);
         let adapter = select_adapter(&adapters, sel.as_deref())?;
-        let (device, queue) =
-            pollster::block_on(adapter.request_device(&device_descriptor(&adapter)))
-                .map_err(|e| Error::Gpu(format!("cannot open {}: {e}", adapter.get_info().name)))?;
+        let mut desc = device_descriptor(&adapter);
+        let l = &mut desc.required_limits;
+        l.max_storage_buffer_binding_size = l.max_storage_buffer_binding_size.min(max_binding);
+        let (device, queue) = pollster::block_on(adapter.request_device(&desc))
+            .map_err(|e| Error::Gpu(format!("cannot open {}: {e}", adapter.get_info().name)))?;
         Ok(Gpu::wrap(device, queue, adapter.get_info()))
     }
 
@@ -174,6 +151,7 @@ impl Gpu {
             fault_output: Arc::new(std::sync::atomic::AtomicBool::new(
                 fault.split(',').any(|f| f.trim() == "wrong-output"),
             )),
+            clock_distrusted: Arc::default(),
             budget,
             lens: None,
             collect: None,
@@ -240,6 +218,24 @@ impl Gpu {
 
     pub fn adapter_name(&self) -> String {
         format!("{} ({:?})", self.info.name, self.info.backend)
+    }
+
+    /// Whether pass times come from timestamps that measure the work: the adapter has them and
+    /// no timed run found them short of the wall clock ([`Gpu::clock_distrusted`]).
+    pub fn trusts_timestamps(&self) -> bool {
+        self.has_timestamps() && self.clock_distrusted().is_none()
+    }
+
+    /// Why timed mode times this device by the wall clock, if it does.
+    pub fn clock_distrusted(&self) -> Option<String> {
+        self.clock_distrusted.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// Stop trusting this device's timestamps (for every clone of it), saying why.
+    pub(crate) fn distrust_clock(&self, why: String) {
+        if let Ok(mut slot) = self.clock_distrusted.lock() {
+            slot.get_or_insert(why);
+        }
     }
 
     pub fn has_timestamps(&self) -> bool {

@@ -354,7 +354,7 @@ pub fn start<'a>(gpu: &'a Gpu, plan: &'a Plan, trace: bool) -> Result<Running<'a
         plan,
         trace,
         ts: gpu
-            .has_timestamps()
+            .trusts_timestamps()
             .then(|| Timestamps::new(gpu, plan.passes.len())),
         lens,
         next: 0,

@@ -3,6 +3,12 @@
 //! timestamp between passes costs the GPU several microseconds of idle each), once around every
 //! pass (the pass times); and the wall-clock probes a sweep uses before it
 //! commits to repetitions.
+//!
+//! Timestamps are trusted only while they agree with the wall clock ([`clock_agrees`]): before
+//! the repetitions, a batch of back-to-back runs is timed both ways. lavapipe's timestamps, in a
+//! process that also draws a window on the same device (the app), read a thousandth of the
+//! work's time; a device whose clock disagrees is timed by the wall clock from then on
+//! ([`Gpu::distrust_clock`]), the same way in the app and the CLI.
 
 use super::context::Gpu;
 use super::runner::{Plan, Timestamps, read_all, readback_buffer, record, ticks_to_ms, wait};
@@ -16,6 +22,139 @@ pub struct Timing {
     pub total_ms: f64,
     pub min_ms: f64,
     pub reps: usize,
+    /// Timed by the wall clock: the device's timestamps disagree with it ([`clock_agrees`]).
+    pub wall_clock: bool,
+}
+
+/// The wall time of a batch of runs that gives the clocks' comparison a verdict (seconds).
+const CHECK_SECONDS: f64 = 0.03;
+/// Shorter batches give no verdict (latency may dominate them).
+const MIN_VERDICT_SECONDS: f64 = 0.01;
+/// The timestamps must cover at least this share of the batch's wall time. On a GPU the batch's
+/// span is its wall time less one submission's latency (tens of µs against 30 ms).
+const MIN_CLOCK_SHARE: f64 = 0.5;
+/// At most this many passes in one checked or wall-timed batch.
+const MAX_BATCH_PASSES: usize = 8192;
+/// Wall-timed samples aim at this long each (seconds): well above a submission's latency.
+const WALL_SAMPLE_SECONDS: f64 = 0.01;
+
+/// How many runs of a plan with `passes` passes, `run_s` seconds each, fill `target` seconds.
+fn batch_runs(run_s: f64, passes: usize, target: f64) -> usize {
+    let cap = (MAX_BATCH_PASSES / passes.max(1)).max(1);
+    ((target / run_s.max(1e-7)).ceil() as usize).clamp(1, cap)
+}
+
+/// Encode `runs` back-to-back runs of `passes` in one command buffer (no timestamps unless
+/// `ts`, numbered across the runs), submit it and wait: the wall seconds from submit to done.
+async fn timed_batch(
+    gpu: &Gpu,
+    passes: &[super::runner::Pass],
+    runs: usize,
+    ts: Option<(&Timestamps, &wgpu::Buffer)>,
+) -> Result<f64> {
+    let cmd = gpu.scoped(|| {
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        for r in 0..runs {
+            record(
+                &mut enc,
+                passes,
+                r * passes.len(),
+                ts.map(|t| t.0),
+                None,
+                |_, _| {},
+            );
+        }
+        if let Some((t, buf)) = ts {
+            t.resolve_into(&mut enc, buf, 0);
+        }
+        enc.finish()
+    })?;
+    let t0 = web_time::Instant::now();
+    gpu.scoped(|| {
+        gpu.queue.submit([cmd]);
+    })?;
+    wait(gpu).await?;
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+/// Whether `gpu`'s timestamps measure `plan`'s work: a batch of back-to-back runs (about 30 ms,
+/// encoded before the clock starts) timed by its first and last timestamps and by the wall
+/// clock from submit to done. `None` where the batch is too short for a verdict.
+pub async fn clock_agrees(gpu: &Gpu, plan: &Plan) -> Result<Option<bool>> {
+    let np = plan.passes.len();
+    if np == 0 {
+        return Ok(None);
+    }
+    let probe = wall_once(gpu, plan).await?;
+    let runs = batch_runs(probe, np, CHECK_SECONDS);
+    let span = Timestamps::span(gpu, runs * np);
+    let buf = gpu.scoped(|| readback_buffer(gpu, 16))?;
+    let wall = timed_batch(gpu, &plan.passes, runs, Some((&span, &buf))).await?;
+    let words = read_all(gpu, &[(&buf, 16)])
+        .await?
+        .pop()
+        .unwrap_or_default();
+    let t: Vec<u64> = bytemuck::pod_collect_to_vec(&words);
+    let span_s = ticks_to_ms(gpu, t[1].wrapping_sub(t[0])) / 1e3;
+    if wall < MIN_VERDICT_SECONDS {
+        return Ok(None);
+    }
+    Ok(Some(span_s >= MIN_CLOCK_SHARE * wall))
+}
+
+/// Time `gpu` by the wall clock from now on (its timestamps disagreed with it).
+pub fn distrust(gpu: &Gpu) {
+    gpu.distrust_clock(format!(
+        "{}'s timestamps read under half the wall time of back-to-back runs",
+        gpu.adapter_name()
+    ));
+}
+
+/// Timed mode by the wall clock, for a device whose timestamps do not measure the work: each
+/// sample is a batch of runs (about 10 ms) encoded first, then submitted and waited for; its
+/// time per run. Pass times by the same means, each pass alone, for plans of up to 64 passes.
+async fn time_wall(
+    gpu: &Gpu,
+    plan: &Plan,
+    warmup: usize,
+    reps: usize,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Timing> {
+    let np = plan.passes.len();
+    run_times(gpu, plan, warmup).await?;
+    let probe = wall_once(gpu, plan).await?;
+    let runs = batch_runs(probe, np, WALL_SAMPLE_SECONDS);
+    let mut totals = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        if cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let s = timed_batch(gpu, &plan.passes, runs, None).await?;
+        totals.push(s * 1e3 / runs as f64);
+    }
+    let mut pass_ms = Vec::new();
+    if np == 1 {
+        pass_ms.push(median(&mut totals.clone()));
+    } else if np <= 64 {
+        for p in &plan.passes {
+            let one = std::slice::from_ref(p);
+            let probe = timed_batch(gpu, one, 1, None).await?;
+            let runs = batch_runs(probe, 1, WALL_SAMPLE_SECONDS);
+            let mut s = Vec::new();
+            for _ in 0..3 {
+                s.push(timed_batch(gpu, one, runs, None).await? * 1e3 / runs as f64);
+            }
+            pass_ms.push(median(&mut s));
+        }
+    }
+    let min_ms = totals.iter().cloned().fold(f64::INFINITY, f64::min);
+    Ok(Timing {
+        pass_ms,
+        total_ms: median(&mut totals),
+        min_ms,
+        reps: reps.max(1),
+        wall_clock: true,
+    })
 }
 
 /// Wall-clock seconds of one run (submit and wait): a cheap probe before a sweep commits to reps.
@@ -92,6 +231,12 @@ pub async fn time_with(
         ));
     }
     let reps = reps.max(1);
+    if gpu.clock_distrusted().is_none() && clock_agrees(gpu, plan).await? == Some(false) {
+        distrust(gpu);
+    }
+    if gpu.clock_distrusted().is_some() {
+        return time_wall(gpu, plan, warmup, reps, cancelled).await;
+    }
     let np = plan.passes.len();
     let ts = Timestamps::new(gpu, np);
     let span = Timestamps::span(gpu, np);
@@ -151,6 +296,7 @@ pub async fn time_with(
         total_ms: median(&mut totals),
         min_ms,
         reps: totals.len(),
+        wall_clock: false,
     })
 }
 

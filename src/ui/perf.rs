@@ -271,12 +271,18 @@ impl PerfLab {
         }
         if let Some(r) = done {
             self.running = None;
-            let n = match mode {
-                Mode::Algorithm => self.rows.len(),
-                Mode::Sorts => self.sorts.rows.len(),
+            let rows = match mode {
+                Mode::Algorithm => &self.rows,
+                Mode::Sorts => &self.sorts.rows,
+            };
+            let n = rows.len();
+            let wall = if rows.iter().any(|r| r.wall_clock) {
+                " (timed by the wall clock: this adapter's timestamps disagree with it)"
+            } else {
+                ""
             };
             self.status = match r {
-                Ok(()) => format!("{n} measurements"),
+                Ok(()) => format!("{n} measurements{wall}"),
                 Err(e) => e,
             };
         }
@@ -377,7 +383,8 @@ impl PerfLab {
                     .desired_width(160.0)
                     .show_percentage(),
             );
-            ui.spinner();
+            // No spinner: it redraws the window every frame, and those frames share the device
+            // (on a CPU adapter, the cores) with the kernels being timed. Each result redraws.
         } else if ui
             .button("Run sweep")
             .on_hover_text(match self.mode {

@@ -37,6 +37,9 @@ impl RunJob {
                     input: self.input,
                     trace: true,
                 };
+                // Pass times only from timestamps that measure the work; a failed check leaves
+                // the run as it was.
+                let _ = crate::bench::check_clock(gpu).await;
                 let mut trace = |e| send(RunMsg::Trace(e));
                 let mut out = algo::Stages::send_to(&mut trace);
                 algo::run_streamed(algo, gpu, &req, &mut out).await

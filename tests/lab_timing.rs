@@ -1,0 +1,193 @@
+//! The performance lab's timings are `stagewise bench`'s. The app (egui_kittest, on the device
+//! eframe creates and draws with) sweeps bit-reversal; then the CLI's bench code times the same
+//! cases on a headless device in this process, as `stagewise bench bitrev --n N` does. Each
+//! variant's fraction of the same-run copy must agree, and a scattered permutation can never beat
+//! the copy that moves the same bytes.
+//!
+//! On any adapter (CI: lavapipe, noisy on 2 shared cores) at 2^18: within a factor of 1.5, and
+//! naive < tiled <= copy where the adapter is a GPU (on a CPU adapter the naive scatter may win).
+//! Ignored, for a real GPU: the lab at its defaults (20 reps, 300 ms of warm-up) at 2^28 within
+//! 5 %: `cargo test --release --test lab_timing -- --ignored --nocapture`.
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use stagewise::algo::AlgoOptions;
+use stagewise::bench::{self, BenchRow, BenchSpec};
+use stagewise::data::DType;
+use stagewise::gpu::Gpu;
+use stagewise::ui::StagewiseApp;
+use std::time::{Duration, Instant};
+
+const VARIANTS: [&str; 2] = ["naive", "tiled"];
+
+fn app<'a>() -> Harness<'a, StagewiseApp> {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        // SAFETY: set before any device exists in this test binary.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
+    }
+    let mut h = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
+        .build_eframe(|cc| StagewiseApp::new(cc, None));
+    let start = Instant::now();
+    while h.state().is_running() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the opening run"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run();
+    h
+}
+
+/// The lab's sweep of the naive and tiled bit-reversal at 2^log_n, driven through its controls,
+/// with frames drawn all the while. `reps` as the lab's slider sets it.
+fn lab_rows(h: &mut Harness<'_, StagewiseApp>, log_n: u32, reps: usize) -> Vec<BenchRow> {
+    h.get_by_label("Performance").click();
+    h.run();
+    {
+        let lab = &mut h.state_mut().perf;
+        lab.log_lo = log_n;
+        lab.log_hi = log_n;
+        lab.reps = reps;
+        for (v, on) in lab.variants.iter_mut() {
+            *on = VARIANTS.contains(v);
+        }
+    }
+    h.run();
+    // Frames are drawn on the app's device before and during the sweep, as in a window: some
+    // drivers' timestamps stop measuring compute once the device has drawn (lavapipe's did).
+    h.render().expect("a frame");
+    h.get_by_label("Run sweep").click();
+    h.step();
+    let t0 = Instant::now();
+    while h.state().perf.is_running() {
+        assert!(t0.elapsed() < Duration::from_secs(600), "the sweep");
+        h.step();
+        h.render().expect("a frame");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    h.run();
+    let lab = &h.state().perf;
+    assert_eq!(lab.rows.len(), VARIANTS.len(), "{}", lab.status);
+    lab.rows.clone()
+}
+
+/// What `stagewise bench bitrev --n 2^log_n --reps R` runs: the same spec (every variant, sizes it
+/// refuses skipped, 3 counted warm-up runs after the default warm-up time) on the CLI's device.
+fn bench_rows(gpu: &Gpu, log_n: u32, reps: usize) -> Vec<BenchRow> {
+    let algo = AlgoOptions::Bitrev(Default::default());
+    let info = algo.algo().info();
+    let variants = VARIANTS.map(|v| info.variant(Some(v)).unwrap()).to_vec();
+    let spec = BenchSpec {
+        cases: vec![(algo, variants)],
+        sizes: vec![1 << log_n],
+        reps,
+        warmup: 3,
+        dtype: DType::U32,
+        skip_refused: true,
+        min_warmup_ms: bench::DEFAULT_MIN_WARMUP_MS,
+    };
+    pollster::block_on(bench::run(gpu, &spec, &mut |_| {}, &|| false)).unwrap()
+}
+
+fn print(who: &str, rows: &[BenchRow]) {
+    for r in rows {
+        println!(
+            "{who}: {} 2^{} median {:.4} ms, {:.2} GB/s, copy {:.2} GB/s, {:.4} of copy",
+            r.variant,
+            r.n.trailing_zeros(),
+            r.median_ms,
+            r.gbps,
+            r.copy_gbps,
+            r.fraction_of_copy
+        );
+    }
+}
+
+/// Each variant's fraction of copy in the lab against the CLI's: their ratio.
+fn ratios(lab: &[BenchRow], cli: &[BenchRow]) -> Vec<(String, f64)> {
+    VARIANTS
+        .iter()
+        .map(|v| {
+            let f = |rows: &[BenchRow]| {
+                rows.iter()
+                    .find(|r| r.variant == *v)
+                    .unwrap_or_else(|| panic!("no {v} row"))
+                    .fraction_of_copy
+            };
+            (v.to_string(), f(lab) / f(cli))
+        })
+        .collect()
+}
+
+#[test]
+fn the_labs_fractions_of_copy_are_the_clis() {
+    const LOG_N: u32 = 18;
+    let mut h = app();
+    let lab = lab_rows(&mut h, LOG_N, 10);
+    let cpu_adapter = h.state().gpu().unwrap().info.device_type == wgpu::DeviceType::Cpu;
+    let cli = bench_rows(&Gpu::headless(None).unwrap(), LOG_N, 10);
+    print("lab", &lab);
+    print("cli", &cli);
+    for (v, r) in ratios(&lab, &cli) {
+        assert!(
+            (1.0 / 1.5..=1.5).contains(&r),
+            "{v}: the lab's fraction of copy is {r:.3}x the CLI's"
+        );
+    }
+    for rows in [&lab, &cli] {
+        let frac = |v: &str| {
+            rows.iter()
+                .find(|r| r.variant == v)
+                .unwrap()
+                .fraction_of_copy
+        };
+        // A scattered permutation moves no more bytes than a copy, and no faster.
+        assert!(
+            frac("naive") <= 1.05,
+            "naive at {:.3} of copy",
+            frac("naive")
+        );
+        assert!(
+            frac("tiled") <= 1.05,
+            "tiled at {:.3} of copy",
+            frac("tiled")
+        );
+        if !cpu_adapter {
+            assert!(frac("naive") < frac("tiled"), "naive beats tiled");
+        }
+    }
+}
+
+#[test]
+#[ignore = "2^28-word buffers: for a real GPU, in release"]
+fn the_lab_at_its_defaults_is_the_cli_at_2_28() {
+    const LOG_N: u32 = 28;
+    let mut h = app();
+    let defaults = stagewise::ui::perf::PerfLab::default();
+    assert_eq!(h.state().perf.warmup_ms, bench::DEFAULT_MIN_WARMUP_MS);
+    let lab = lab_rows(&mut h, LOG_N, defaults.reps);
+    // The app's device first: the CLI's is opened only once the app's is gone (one device a GPU
+    // at 2^28 words a buffer).
+    let adapter = h.state().gpu().unwrap().adapter_name();
+    drop(h);
+    let cli = bench_rows(&Gpu::headless(None).unwrap(), LOG_N, defaults.reps);
+    println!("adapter: {adapter}");
+    print("lab", &lab);
+    print("cli", &cli);
+    for (v, r) in ratios(&lab, &cli) {
+        println!("{v}: lab / cli fraction of copy {r:.4}");
+        assert!((r - 1.0).abs() <= 0.05, "{v}: {r:.4}");
+    }
+    for rows in [&lab, &cli] {
+        let frac = |v: &str| {
+            rows.iter()
+                .find(|r| r.variant == v)
+                .unwrap()
+                .fraction_of_copy
+        };
+        assert!(frac("naive") < frac("tiled") && frac("tiled") <= 1.05);
+    }
+}
