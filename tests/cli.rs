@@ -443,8 +443,10 @@ fn out_of_memory_is_one_line_and_a_nonzero_exit() {
         err.contains("allocating ") && err.contains("KiB"),
         "names the buffer and size: {err}"
     );
-    // A memory budget: allocations above 1% of max_buffer_size (lavapipe: 2 GiB) fail before
-    // wgpu is asked.
+    // A memory budget of 16 MiB on any adapter (the percentage of its max_buffer_size that is
+    // 16 MiB): allocations above it fail before wgpu is asked.
+    let max = common::gpu().limits.max_buffer_size as f64;
+    let pct = format!("{}", 16.0 * 1048576.0 * 100.0 / max);
     let (code, err) = run_err_env(
         &[
             "run",
@@ -456,12 +458,14 @@ fn out_of_memory_is_one_line_and_a_nonzero_exit() {
             "--fill",
             "iota",
         ],
-        &[("STAGEWISE_MEMORY_BUDGET", "1")],
+        &[("STAGEWISE_MEMORY_BUDGET", pct.as_str())],
     );
     assert_eq!(code, 1);
     assert!(
         err.contains("GPU out of memory: ")
-            && err.contains("STAGEWISE_MEMORY_BUDGET = 1% of max_buffer_size")
+            && err.contains(&format!(
+                "STAGEWISE_MEMORY_BUDGET = {pct}% of max_buffer_size"
+            ))
             && err.contains("use a smaller N"),
         "{err}"
     );
@@ -478,7 +482,7 @@ fn out_of_memory_is_one_line_and_a_nonzero_exit() {
             "iota",
             "--json",
         ])
-        .env("STAGEWISE_MEMORY_BUDGET", "1")
+        .env("STAGEWISE_MEMORY_BUDGET", &pct)
         .output()
         .unwrap();
     assert!(

@@ -54,6 +54,12 @@ fn every_e_w_both_orders_match_rustfft() {
             for order in [Order::Raw, Order::Natural] {
                 let mut o = opts(n, e, order);
                 o.kernel = Kernel::Teaching;
+                if e > stagewise::algo::fft::MAX_ELEMENTS_PER_INVOCATION {
+                    let r = try_run(&AlgoOptions::Fft(o), "workgroup", Data::from_f32(&x), false);
+                    let e = r.map(|_| ()).unwrap_err().to_string();
+                    assert!(e.contains("at most 1024"), "{e}");
+                    continue;
+                }
                 let Some(r) = try_fft(&o, x.clone()) else {
                     continue;
                 };

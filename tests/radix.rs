@@ -12,6 +12,16 @@ use stagewise::data::{DType, Data};
 
 const VARIANTS: [&str; 2] = ["onesweep", "classic"];
 
+/// The adapter's largest workgroup that radix accepts: a multiple of 32, at most 1024.
+fn max_workgroup() -> u32 {
+    let l = &gpu().limits;
+    let max = l
+        .max_compute_invocations_per_workgroup
+        .min(l.max_compute_workgroup_size_x)
+        .min(1024);
+    max / 32 * 32
+}
+
 fn radix(o: Options) -> AlgoOptions {
     AlgoOptions::Radix(o)
 }
@@ -458,9 +468,11 @@ fn errors_are_clear() {
             "--keys-per-thread",
         ),
         (
+            // The adapter's largest workgroup with 32 keys and a value each: 256 KiB at 1024
+            // threads, past any adapter's workgroup memory (32 KiB on lavapipe, 48 on an H200).
             "onesweep",
             Options {
-                workgroup_size: 256,
+                workgroup_size: max_workgroup(),
                 keys_per_thread: 32,
                 values: Values::Iota,
                 ..Default::default()

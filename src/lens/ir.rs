@@ -8,7 +8,7 @@
 //! accesses are recorded, once per execution. The word address is the one naga's layout gives
 //! (array strides, member offsets). A site in a function an entry point calls calls
 //! `lens_rec(site, counter, address)`; in an entry point, a straight-line site calls
-//! `lens_at(place, address)` and a site in a loop `lens_recl(site, address)`, and the entry point
+//! `lens_at(place, address)` and a site in a loop `lens_in(address)` in the chunk `lens_chunk` took for its loop's round, and the entry point
 //! becomes a call of its recording copy in recorded workgroups and of its body as written in the
 //! others. Every entry point first calls `lens_start` with its linear
 //! workgroup id and local index (adding the builtins where it lacks them). The module is

@@ -145,6 +145,16 @@ pub fn try_record(
     variant: &str,
     n: usize,
 ) -> stagewise::Result<stagewise::lens::LensReport> {
+    record_on(gpu(), a, variant, n)
+}
+
+/// [`try_record`] on the device `g`.
+pub fn record_on(
+    g: &Gpu,
+    a: &AlgoOptions,
+    variant: &str,
+    n: usize,
+) -> stagewise::Result<stagewise::lens::LensReport> {
     let algo = a.algo();
     let req = RunRequest {
         variant: algo.info().variant(Some(variant)).unwrap(),
@@ -152,9 +162,9 @@ pub fn try_record(
         input: random_data(n, DType::U32, n as u64, false),
         trace: false,
     };
-    let normal = algo::run(algo, gpu(), &req).unwrap();
+    let normal = algo::run(algo, g, &req).unwrap();
     assert!(normal.verified);
-    stagewise::lens::record_run(algo, gpu(), &req, &normal, 32)
+    stagewise::lens::record_run(algo, g, &req, &normal, 32)
 }
 
 /// [`try_record`], panicking on error.

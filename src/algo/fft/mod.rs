@@ -6,6 +6,10 @@
 pub mod codegen;
 pub mod facts;
 pub mod fast;
+/// The most elements one invocation holds (8 KiB of complex f32 in private memory). At 2048 an
+/// H200's driver (580.159) fails to build the kernel and the device is lost.
+pub const MAX_ELEMENTS_PER_INVOCATION: usize = 1024;
+
 pub mod large;
 pub mod large_chain;
 pub mod large_gen;
@@ -152,7 +156,7 @@ pub struct Options {
     /// Generated signal when no --input/--n is given.
     #[arg(long, value_enum, default_value_t = Signal::Sines)]
     pub signal: Signal,
-    /// Kernel: auto (untraced complex FFTs: radix in natural order, fast in raw order; else teaching), fast (the seed's schedule, straight-line), teaching (every mode, writes the trace), radix (natural order only: rounds of log2 E stages in registers with workgroup-memory round trips between them, not the seed's exchanges).
+    /// Kernel: auto (untraced complex FFTs: radix in natural order, fast in raw order; else teaching), fast (the seed's schedule, straight-line), teaching (every mode, writes the trace), radix (natural order only: rounds of log2 E stages in registers with workgroup-memory round trips between them, not the seed's exchanges), large (the passes past one workgroup, at any size).
     #[arg(long, value_enum, default_value_t = Kernel::Auto)]
     pub kernel: Kernel,
     /// Fast and radix kernels: G FFTs per workgroup (W·G threads). Default: fast 128 / W, radix 1024 / N (at least 1), at most the batch rounded up to a power of two, halved until it fits the adapter.

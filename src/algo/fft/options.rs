@@ -84,8 +84,8 @@ impl Options {
                 n / w
             }
             (None, None) => {
-                // Fastest natural-order shapes measured on the H100 (radix kernel,
-                // bench/h100-radix.sh): 256: E8, 1024: E16, 4096: E16.
+                // Fastest natural-order shapes measured on the H100 (radix kernel): 256: E8,
+                // 1024: E16, 4096: E16.
                 let cap = if n >= 1024 { 16 } else { 8 };
                 let mut e = (n / 32).clamp(2, cap).min(n);
                 while n / e > max_w && e < n {
@@ -98,6 +98,14 @@ impl Options {
         if e < 2 || e > n {
             return Err(Error::Input(format!(
                 "fft: --elements-per-invocation must be a power of two with 2 ≤ E ≤ N = {n}; got {e}"
+            )));
+        }
+        if e > MAX_ELEMENTS_PER_INVOCATION {
+            return Err(Error::Limit(format!(
+                "fft: --elements-per-invocation {e}: at most {MAX_ELEMENTS_PER_INVOCATION} (an invocation \
+                 keeps its elements in private memory, {} KiB at {e}: NVIDIA's driver loses the device \
+                 building such a kernel); use a larger --workgroup-size",
+                e * 8 / 1024
             )));
         }
         let w = self.workgroup_size.unwrap_or(n / e);

@@ -68,7 +68,7 @@ pub const LLVMPIPE_LOOP_LIMIT: u64 = 65535;
 pub const MAX_TILES_PER_WG: usize = 16;
 
 /// Tiles per workgroup for a register pass of `tiles` tiles, fitted to H100 per-pass medians
-/// (bench/h100-sort17.sh, sort18.sh; docs/perf/oddeven.md). Passes that hand their keys through
+/// (docs/perf/oddeven.md). Passes that hand their keys through
 /// workgroup memory before storing (local sorts, contiguous tails) gain most: the next tile's
 /// loads fly during the stores (2^28 tails 1.27 → 1.05 ms, 2^24 0.086 → 0.069 with S = 8)
 /// from 2048 tiles on (at 2^22, ~550 tiles, S = 2 made them up to 25% slower). Heads and strided tails store straight from registers and
@@ -119,7 +119,7 @@ pub struct Options {
     /// merge-split block size (a power of two ≤ half the workgroup tile; default: about N/8).
     #[arg(long)]
     pub block: Option<usize>,
-    /// Tuning (batcher, merge-split): keys per workgroup tile, a power of two ≥ 256 that fits workgroup memory (default: the largest ≤ 8192; batcher: ≤ 4096, the H100's best).
+    /// Tuning (batcher, merge-split): keys per workgroup tile, a power of two ≥ 256 that fits workgroup memory (default: the largest ≤ 8192 that fits; batcher: 8192 where its register kernel fits that tile, else ≤ 4096, the H100's best).
     #[arg(long)]
     pub tile: Option<usize>,
     /// Tuning: invocations per workgroup at most (default: min(1024, the adapter's limit); batcher: 512, the H100's best).

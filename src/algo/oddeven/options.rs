@@ -115,7 +115,7 @@ impl Options {
 
     pub(super) fn keys(&self, gpu: &Gpu) -> Result<usize> {
         match self.keys_per_invocation {
-            // H100, 2^24 keys (bench/h100-sort11.sh): segments of 1024 / 2048 run best with 16 keys
+            // H100, 2^24 keys: segments of 1024 / 2048 run best with 16 keys
             // per invocation (0.139 / 0.178 ms against 0.141 / 0.194 with 32), 4096 and whole
             // arrays with 32 (0.234 against 0.257; full sort 2^28 55.2 ms against 63.6; 64 keys,
             // measured at 64.6 ms and slowest everywhere, is not offered). CPU adapters (llvmpipe)

@@ -257,7 +257,7 @@ pub(super) fn batcher_passes(caps: &Caps, s: &Shape, fused: bool) -> Result<(Net
 
 /// The fused passes of merge p (stages k = p, p/2, …, 1) on tiles of `b` keys, chosen by a small
 /// dynamic program over the stage list with a cost model fitted to H100 per-pass medians (E = 32,
-/// 8192-key tiles, 2^28 keys; docs/perf/oddeven.md, bench/h100-sort14.sh). In ms per pass at 2^28:
+/// 8192-key tiles, 2^28 keys; docs/perf/oddeven.md). In ms per pass at 2^28:
 /// - a *head* (k = p … k_lo, no halo) reads rows of R residues k_lo apart: rows of 64 B (R = 16)
 ///   cost 0.93 … 1.06 ms (a little more with the stride), rows of 32 B (R = 8) 1.01 … 1.8 ms
 ///   (worse with the stride) but cover one stage more;

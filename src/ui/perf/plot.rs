@@ -157,6 +157,14 @@ pub fn draw(
 ) -> egui::Rect {
     let y = |v: f64| if log_y { v.log10() } else { v };
     let mut plot = Plot::new(id);
+    // A sweep of one or two sizes would otherwise span 2^-10 … 2^50: keep a size either side.
+    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p[0]));
+    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    if lo.is_finite() && hi - lo < 2.0 {
+        plot = plot.include_x(lo - 1.0).include_x(hi + 1.0);
+    }
     if log_y {
         plot = plot.y_axis_formatter(|m, _| sig3(10f64.powf(m.value)));
     }
