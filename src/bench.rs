@@ -94,18 +94,17 @@ pub fn is_suspect(copy_bytes: u64, fraction: f64) -> bool {
 
 /// Check that `gpu`'s timestamps measure the work (a batch of copies of 2^18 words timed by them
 /// and by the wall clock, [`crate::gpu::timed::clock_agrees`]); where they do not, the device
-/// shows no pass times and timed mode uses the wall clock from then on. The app checks before
+/// shows no pass times and timed mode uses the wall clock until a check agrees again. The app checks before
 /// every traced run: lavapipe's timestamps go wrong only once a window has been drawn.
 pub async fn check_clock(gpu: &Gpu) -> Result<()> {
-    if !gpu.trusts_timestamps() {
+    if !gpu.has_timestamps() {
         return Ok(());
     }
     let copy = crate::algo::copy::Options::default();
     let variant = &crate::algo::Algorithm::info(&copy).variants[0];
     let case = crate::algo::Algorithm::bench_case(&copy, gpu, variant, 1 << 18, DType::U32)?;
-    if crate::gpu::timed::clock_agrees(gpu, &case.plan).await? == Some(false) {
-        crate::gpu::timed::distrust(gpu);
-    }
+    let verdict = crate::gpu::timed::clock_agrees(gpu, &case.plan).await?;
+    crate::gpu::timed::judge(gpu, verdict);
     Ok(())
 }
 

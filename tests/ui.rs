@@ -16,6 +16,8 @@ fn harness_sized<'a>(size: [f32; 2]) -> Harness<'a, StagewiseApp> {
     }
     Harness::builder()
         .with_size(size)
+        // egui's theme fade can take a few more frames to settle on a loaded machine.
+        .with_max_steps(10)
         .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
         .build_eframe(|cc| StagewiseApp::new(cc, None))
 }

@@ -238,6 +238,13 @@ impl Gpu {
         }
     }
 
+    /// Trust this device's timestamps again (a check agreed with the wall clock).
+    pub(crate) fn trust_clock(&self) {
+        if let Ok(mut slot) = self.clock_distrusted.lock() {
+            *slot = None;
+        }
+    }
+
     pub fn has_timestamps(&self) -> bool {
         self.features.contains(wgpu::Features::TIMESTAMP_QUERY)
     }

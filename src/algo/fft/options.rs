@@ -100,14 +100,6 @@ impl Options {
                 "fft: --elements-per-invocation must be a power of two with 2 ≤ E ≤ N = {n}; got {e}"
             )));
         }
-        if e > MAX_ELEMENTS_PER_INVOCATION {
-            return Err(Error::Limit(format!(
-                "fft: --elements-per-invocation {e}: at most {MAX_ELEMENTS_PER_INVOCATION} (an invocation \
-                 keeps its elements in private memory, {} KiB at {e}: NVIDIA's driver loses the device \
-                 building such a kernel); use a larger --workgroup-size",
-                e * 8 / 1024
-            )));
-        }
         let w = self.workgroup_size.unwrap_or(n / e);
         pow2("--workgroup-size", w)?;
         if e * w != n {
@@ -174,6 +166,16 @@ impl Options {
                     "fft: --split, --exchange-parts, --phase-split, --phase-lanes and --chain apply to the large plan (sizes past one workgroup, --real, or --kernel large); size {n} runs in one workgroup"
                 )));
             }
+            // The workgroup kernels: an invocation holds its E elements.
+            if e > MAX_ELEMENTS_PER_INVOCATION {
+                return Err(Error::Limit(format!(
+                    "fft: --elements-per-invocation {e}: at most {MAX_ELEMENTS_PER_INVOCATION} (an invocation \
+                     keeps its elements in private memory, {} KiB at {e}: NVIDIA's driver loses the device \
+                     building such a kernel); use a larger --workgroup-size",
+                    e * 8 / 1024
+                )));
+            }
+
             // Real input in one workgroup runs the teaching kernel, which has none of these knobs.
             let lanes = "the fast and radix kernels and the large plan";
             if mode != Mode::Complex
