@@ -243,8 +243,9 @@ fn traced_json_matches_the_corpus() {
         let want = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=true records it)", path.display()));
         if is_corpus_adapter() {
-            if want.trim_end() != got.to_string() {
-                bad.push(first_difference(case, want.trim_end(), &got.to_string()));
+            let got = got.to_string();
+            if want.trim_end() != got {
+                bad.push(first_difference(case, want.trim_end(), &got));
             }
             continue;
         }

@@ -5,7 +5,9 @@
 //! the copy that moves the same bytes.
 //!
 //! On any adapter (CI: lavapipe, noisy on 2 shared cores) at 2^18: within a factor of 1.5, and
-//! naive < tiled <= copy where the adapter is a GPU (on a CPU adapter the naive scatter may win).
+//! naive < tiled <= copy. The same where the app's device reads timestamps a thousandth of the
+//! work's time (a test hook; lavapipe's did so in the app's window, where the lab then showed a
+//! copy at 66 GB/s): the lab finds its clock wrong and times by the wall clock.
 //! Ignored, for a real GPU: the lab at its defaults (20 reps, 300 ms of warm-up) at 2^28 within
 //! 5 %: `cargo test --release --test lab_timing -- --ignored --nocapture`.
 use egui_kittest::Harness;
@@ -18,6 +20,13 @@ use stagewise::ui::StagewiseApp;
 use std::time::{Duration, Instant};
 
 const VARIANTS: [&str; 2] = ["naive", "tiled"];
+
+/// One timing test at a time: on lavapipe two of them share the cores they measure.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn app<'a>() -> Harness<'a, StagewiseApp> {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
@@ -62,11 +71,16 @@ fn lab_rows(h: &mut Harness<'_, StagewiseApp>, log_n: u32, reps: usize) -> Vec<B
     h.get_by_label("Run sweep").click();
     h.step();
     let t0 = Instant::now();
+    let mut drawn = Instant::now();
     while h.state().perf.is_running() {
         assert!(t0.elapsed() < Duration::from_secs(600), "the sweep");
         h.step();
-        h.render().expect("a frame");
-        std::thread::sleep(Duration::from_millis(100));
+        // A frame a second, about what the lab's progress redraws while it measures.
+        if drawn.elapsed() > Duration::from_secs(1) {
+            h.render().expect("a frame");
+            drawn = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
     h.run();
     let lab = &h.state().perf;
@@ -106,44 +120,66 @@ fn print(who: &str, rows: &[BenchRow]) {
     }
 }
 
+/// The fraction of copy of variant `v`'s row.
+fn fraction(rows: &[BenchRow], v: &str) -> f64 {
+    rows.iter()
+        .find(|r| r.variant == v)
+        .unwrap_or_else(|| panic!("no {v} row"))
+        .fraction_of_copy
+}
+
 /// Each variant's fraction of copy in the lab against the CLI's: their ratio.
 fn ratios(lab: &[BenchRow], cli: &[BenchRow]) -> Vec<(String, f64)> {
     VARIANTS
         .iter()
-        .map(|v| {
-            let f = |rows: &[BenchRow]| {
-                rows.iter()
-                    .find(|r| r.variant == *v)
-                    .unwrap_or_else(|| panic!("no {v} row"))
-                    .fraction_of_copy
-            };
-            (v.to_string(), f(lab) / f(cli))
-        })
+        .map(|v| (v.to_string(), fraction(lab, v) / fraction(cli, v)))
         .collect()
+}
+
+/// The lab's rows and the CLI's at 2^18, where every variant's fraction of copy agrees within
+/// `band` and the copy's GB/s within 2·`band` (lavapipe's timings move by tens of percent between
+/// runs on 2 shared cores: a second measurement is taken before a disagreement counts; the 1000×
+/// of a wrong clock fails both).
+fn lab_and_cli_within(
+    h: &mut Harness<'_, StagewiseApp>,
+    band: f64,
+) -> (Vec<BenchRow>, Vec<BenchRow>) {
+    const LOG_N: u32 = 18;
+    let mut last = String::new();
+    for attempt in 1..=2 {
+        let lab = lab_rows(h, LOG_N, 10);
+        let cli = bench_rows(&Gpu::headless(None).unwrap(), LOG_N, 10);
+        print("lab", &lab);
+        print("cli", &cli);
+        let mut off: Vec<String> = ratios(&lab, &cli)
+            .into_iter()
+            .filter(|(_, r)| !(1.0 / band..=band).contains(r))
+            .map(|(v, r)| format!("{v}: the lab's fraction of copy is {r:.3}x the CLI's"))
+            .collect();
+        // A clock that reads short scales every row alike, fractions of copy included: the
+        // throughput itself must agree too (within 2×; the bug read 1000×).
+        let (lab_copy, cli_copy) = (lab[0].copy_gbps, cli[0].copy_gbps);
+        if !(0.5 / band..=2.0 * band).contains(&(lab_copy / cli_copy)) {
+            off.push(format!(
+                "the lab's copy {lab_copy:.3} GB/s, the CLI's {cli_copy:.3}"
+            ));
+        }
+        if off.is_empty() {
+            return (lab, cli);
+        }
+        last = format!("attempt {attempt}: {}", off.join("; "));
+        eprintln!("{last}");
+    }
+    panic!("{last}");
 }
 
 #[test]
 fn the_labs_fractions_of_copy_are_the_clis() {
-    const LOG_N: u32 = 18;
+    let _one = one_at_a_time();
     let mut h = app();
-    let lab = lab_rows(&mut h, LOG_N, 10);
-    let cpu_adapter = h.state().gpu().unwrap().info.device_type == wgpu::DeviceType::Cpu;
-    let cli = bench_rows(&Gpu::headless(None).unwrap(), LOG_N, 10);
-    print("lab", &lab);
-    print("cli", &cli);
-    for (v, r) in ratios(&lab, &cli) {
-        assert!(
-            (1.0 / 1.5..=1.5).contains(&r),
-            "{v}: the lab's fraction of copy is {r:.3}x the CLI's"
-        );
-    }
+    let (lab, cli) = lab_and_cli_within(&mut h, 1.5);
     for rows in [&lab, &cli] {
-        let frac = |v: &str| {
-            rows.iter()
-                .find(|r| r.variant == v)
-                .unwrap()
-                .fraction_of_copy
-        };
+        let frac = |v: &str| fraction(rows, v);
         // A scattered permutation moves no more bytes than a copy, and no faster.
         assert!(
             frac("naive") <= 1.05,
@@ -155,15 +191,27 @@ fn the_labs_fractions_of_copy_are_the_clis() {
             "tiled at {:.3} of copy",
             frac("tiled")
         );
-        if !cpu_adapter {
-            assert!(frac("naive") < frac("tiled"), "naive beats tiled");
-        }
+        assert!(frac("naive") < frac("tiled"), "naive beats tiled");
     }
+}
+
+#[test]
+fn a_lab_whose_timestamps_read_short_times_by_the_wall_clock() {
+    let _one = one_at_a_time();
+    let mut h = app();
+    h.state().gpu().unwrap().inject_clock_scale(1e-3);
+    // The wall clock on lavapipe adds the frames' work and the cores' other load to the batches:
+    // agreement within 2× (4× for the copy's GB/s) is what it can promise; the bug read 1000×.
+    let (lab, cli) = lab_and_cli_within(&mut h, 2.0);
+    assert!(lab.iter().all(|r| r.wall_clock), "{lab:?}");
+    assert!(cli.iter().all(|r| !r.wall_clock));
+    assert!(h.state().perf.status.contains("timed by the wall clock"));
 }
 
 #[test]
 #[ignore = "2^28-word buffers: for a real GPU, in release"]
 fn the_lab_at_its_defaults_is_the_cli_at_2_28() {
+    let _one = one_at_a_time();
     const LOG_N: u32 = 28;
     let mut h = app();
     let defaults = stagewise::ui::perf::PerfLab::default();
@@ -182,12 +230,7 @@ fn the_lab_at_its_defaults_is_the_cli_at_2_28() {
         assert!((r - 1.0).abs() <= 0.05, "{v}: {r:.4}");
     }
     for rows in [&lab, &cli] {
-        let frac = |v: &str| {
-            rows.iter()
-                .find(|r| r.variant == v)
-                .unwrap()
-                .fraction_of_copy
-        };
+        let frac = |v: &str| fraction(rows, v);
         assert!(frac("naive") < frac("tiled") && frac("tiled") <= 1.05);
     }
 }

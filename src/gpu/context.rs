@@ -48,9 +48,8 @@ pub struct Gpu {
     /// A test hook: the next run's output read back gets one element changed
     /// (`STAGEWISE_FAULT=wrong-output`), so the check against the CPU model must catch it.
     fault_output: Arc<std::sync::atomic::AtomicBool>,
-    /// Why this device's timestamps were found not to measure the work ([`Gpu::distrust_clock`]):
-    /// timed mode then times by the wall clock and traces show no pass times. Shared by clones.
-    clock_distrusted: Arc<Mutex<Option<String>>>,
+    /// Whether this device's timestamps measure the work ([`super::timed::Clock`]). Shared.
+    clock: Arc<Mutex<super::timed::Clock>>,
     /// The largest buffer one allocation may take (`STAGEWISE_MEMORY_BUDGET`), if limited.
     pub(crate) budget: Option<u64>,
     /// Set on a recording device ([`Gpu::with_lens`]): kernels compile in their recording build
@@ -151,7 +150,7 @@ impl Gpu {
             fault_output: Arc::new(std::sync::atomic::AtomicBool::new(
                 fault.split(',').any(|f| f.trim() == "wrong-output"),
             )),
-            clock_distrusted: Arc::default(),
+            clock: Arc::new(Mutex::new(super::timed::Clock::from_fault(&fault))),
             budget,
             lens: None,
             collect: None,
@@ -228,21 +227,27 @@ impl Gpu {
 
     /// Why timed mode times this device by the wall clock, if it does.
     pub fn clock_distrusted(&self) -> Option<String> {
-        self.clock_distrusted.lock().ok().and_then(|s| s.clone())
+        self.clock.lock().ok().and_then(|c| c.distrusted.clone())
     }
 
-    /// Stop trusting this device's timestamps (for every clone of it), saying why.
-    pub(crate) fn distrust_clock(&self, why: String) {
-        if let Ok(mut slot) = self.clock_distrusted.lock() {
-            slot.get_or_insert(why);
+    /// Stop trusting this device's timestamps (`Some(why)`), or trust them again (`None`).
+    pub(crate) fn set_distrust(&self, why: Option<String>) {
+        if let Ok(mut c) = self.clock.lock() {
+            c.distrusted = why;
         }
     }
 
-    /// Trust this device's timestamps again (a check agreed with the wall clock).
-    pub(crate) fn trust_clock(&self) {
-        if let Ok(mut slot) = self.clock_distrusted.lock() {
-            *slot = None;
+    /// A test hook: this device's timestamps read `scale` times the work's time from now on, as
+    /// lavapipe's did in the app (`STAGEWISE_FAULT=clock:F`).
+    pub fn inject_clock_scale(&self, scale: f64) {
+        if let Ok(mut c) = self.clock.lock() {
+            c.scale = scale;
         }
+    }
+
+    /// The factor injected by [`Gpu::inject_clock_scale`] (1 when none).
+    pub(crate) fn clock_scale(&self) -> f64 {
+        self.clock.lock().map_or(1.0, |c| c.scale)
     }
 
     pub fn has_timestamps(&self) -> bool {

@@ -285,7 +285,7 @@ pub(crate) async fn read_all(gpu: &Gpu, buffers: &[(&wgpu::Buffer, u64)]) -> Res
 }
 
 pub(super) fn ticks_to_ms(gpu: &Gpu, ticks: u64) -> f64 {
-    ticks as f64 * gpu.queue.get_timestamp_period() as f64 / 1e6
+    ticks as f64 * gpu.queue.get_timestamp_period() as f64 * gpu.clock_scale() / 1e6
 }
 
 /// Run the plan once. With `trace`, every pass's capture regions are read back.

@@ -8,11 +8,36 @@
 //! the repetitions, a batch of back-to-back runs is timed both ways. lavapipe's timestamps, in a
 //! process that also draws a window on the same device (the app), read a thousandth of the
 //! work's time; a device whose clock disagrees is timed by the wall clock until a check agrees
-//! again ([`Gpu::distrust_clock`]), the same way in the app and the CLI.
+//! again ([`Gpu::clock_distrusted`]), the same way in the app and the CLI.
 
 use super::context::Gpu;
 use super::runner::{Plan, Timestamps, read_all, readback_buffer, record, ticks_to_ms, wait};
 use crate::error::{Error, Result};
+
+/// Whether a device's timestamps measure the work ([`clock_agrees`]), and a test hook's factor
+/// on them.
+#[derive(Clone, Debug)]
+pub struct Clock {
+    /// Why timed mode times the device by the wall clock and traces show no pass times.
+    pub distrusted: Option<String>,
+    /// Timestamps read this many times the work's time (`STAGEWISE_FAULT=clock:F`; 1 normally).
+    pub scale: f64,
+}
+
+impl Clock {
+    /// From `STAGEWISE_FAULT` (comma-separated): `clock:F`, F > 0, scales every timestamp delta.
+    pub fn from_fault(fault: &str) -> Clock {
+        let scale = fault
+            .split(',')
+            .find_map(|f| f.trim().strip_prefix("clock:")?.parse::<f64>().ok())
+            .filter(|f| *f > 0.0 && f.is_finite())
+            .unwrap_or(1.0);
+        Clock {
+            distrusted: None,
+            scale,
+        }
+    }
+}
 
 /// Timed-mode result: medians over the repetitions.
 #[derive(Clone, Debug)]
@@ -118,17 +143,17 @@ pub async fn clock_agrees(gpu: &Gpu, plan: &Plan) -> Result<Option<bool>> {
 pub fn judge(gpu: &Gpu, verdict: Option<bool>) {
     match verdict {
         Some(false) => distrust(gpu),
-        Some(true) => gpu.trust_clock(),
+        Some(true) => gpu.set_distrust(None),
         None => {}
     }
 }
 
 /// Time `gpu` by the wall clock from now on (its timestamps disagreed with it).
 pub fn distrust(gpu: &Gpu) {
-    gpu.distrust_clock(format!(
-        "{}'s timestamps read under half the wall time of back-to-back runs",
+    gpu.set_distrust(Some(format!(
+        "{}'s timestamps read under a tenth of the wall time of back-to-back runs",
         gpu.adapter_name()
-    ));
+    )));
 }
 
 /// Timed mode by the wall clock, for a device whose timestamps do not measure the work: each
