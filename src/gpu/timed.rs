@@ -127,10 +127,11 @@ pub async fn clock_agrees(gpu: &Gpu, plan: &Plan) -> Result<Option<bool>> {
             .pop()
             .unwrap_or_default();
         let t: Vec<u64> = bytemuck::pod_collect_to_vec(&words);
-        let span_s = ticks_to_ms(gpu, t[1].wrapping_sub(t[0])) / 1e3;
-        if wall < MIN_VERDICT_SECONDS {
+        let (Some(&t0), Some(&t1), true) = (t.first(), t.get(1), wall >= MIN_VERDICT_SECONDS)
+        else {
             return Ok(None);
-        }
+        };
+        let span_s = ticks_to_ms(gpu, t1.wrapping_sub(t0)) / 1e3;
         best = best.max(span_s / wall);
         if best >= MIN_CLOCK_SHARE {
             return Ok(Some(true));
