@@ -94,8 +94,8 @@ pub fn is_suspect(copy_bytes: u64, fraction: f64) -> bool {
 
 /// Check that `gpu`'s timestamps measure the work (a batch of copies of 2^18 words timed by them
 /// and by the wall clock, [`crate::gpu::timed::clock_agrees`]); where they do not, the device
-/// shows no pass times and timed mode uses the wall clock until a check agrees again. The app checks before
-/// every traced run: lavapipe's timestamps go wrong only once a window has been drawn.
+/// shows no pass times and timed mode uses the wall clock until a check agrees again. The app
+/// checks after every traced run: lavapipe's timestamps go wrong only once a window is drawn.
 pub async fn check_clock(gpu: &Gpu) -> Result<()> {
     if !gpu.has_timestamps() {
         return Ok(());

@@ -140,21 +140,17 @@ pub async fn clock_agrees(gpu: &Gpu, plan: &Plan) -> Result<Option<bool>> {
     Ok((best < MAX_BROKEN_SHARE).then_some(false))
 }
 
-/// Apply a verdict of [`clock_agrees`]: distrust on disagreement, trust again on agreement.
+/// Apply a verdict of [`clock_agrees`]: the wall clock times `gpu` after a disagreement, its
+/// timestamps again after an agreement.
 pub fn judge(gpu: &Gpu, verdict: Option<bool>) {
     match verdict {
-        Some(false) => distrust(gpu),
+        Some(false) => gpu.set_distrust(Some(format!(
+            "{}'s timestamps read under a tenth of the wall time of back-to-back runs",
+            gpu.adapter_name()
+        ))),
         Some(true) => gpu.set_distrust(None),
         None => {}
     }
-}
-
-/// Time `gpu` by the wall clock from now on (its timestamps disagreed with it).
-pub fn distrust(gpu: &Gpu) {
-    gpu.set_distrust(Some(format!(
-        "{}'s timestamps read under a tenth of the wall time of back-to-back runs",
-        gpu.adapter_name()
-    )));
 }
 
 /// Timed mode by the wall clock, for a device whose timestamps do not measure the work: each
@@ -179,9 +175,11 @@ async fn time_wall(
         let s = timed_batch(gpu, &plan.passes, runs, None).await?;
         totals.push(s * 1e3 / runs as f64);
     }
+    let min_ms = totals.iter().cloned().fold(f64::INFINITY, f64::min);
+    let total_ms = median(&mut totals);
     let mut pass_ms = Vec::new();
     if np == 1 {
-        pass_ms.push(median(&mut totals.clone()));
+        pass_ms.push(total_ms);
     } else if np <= 64 {
         for p in &plan.passes {
             let one = std::slice::from_ref(p);
@@ -194,10 +192,9 @@ async fn time_wall(
             pass_ms.push(median(&mut s));
         }
     }
-    let min_ms = totals.iter().cloned().fold(f64::INFINITY, f64::min);
     Ok(Timing {
         pass_ms,
-        total_ms: median(&mut totals),
+        total_ms,
         min_ms,
         reps: reps.max(1),
         wall_clock: true,
@@ -206,14 +203,7 @@ async fn time_wall(
 
 /// Wall-clock seconds of one run (submit and wait): a cheap probe before a sweep commits to reps.
 pub async fn wall_once(gpu: &Gpu, plan: &Plan) -> Result<f64> {
-    let t0 = web_time::Instant::now();
-    gpu.scoped(|| {
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        record(&mut enc, &plan.passes, 0, None, None, |_, _| {});
-        gpu.queue.submit([enc.finish()]);
-    })?;
-    wait(gpu).await?;
-    Ok(t0.elapsed().as_secs_f64())
+    timed_batch(gpu, &plan.passes, 1, None).await
 }
 
 /// Runs `plan` back to back until `min_ms` of wall time have passed, in growing batches of runs
