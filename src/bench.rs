@@ -288,7 +288,12 @@ pub async fn run(
                 let (mut warmup, mut reps, mut warm_ms) =
                     (spec.warmup, spec.reps, spec.min_warmup_ms);
                 if spec.skip_refused {
-                    let secs = crate::gpu::timed::wall_once(gpu, &case.plan).await?;
+                    let mut secs = crate::gpu::timed::wall_once(gpu, &case.plan).await?;
+                    if secs > MAX_SWEEP_SECONDS {
+                        // A first run can include the driver's compilation (lavapipe compiles
+                        // a kernel at its first dispatch): a second run decides.
+                        secs = crate::gpu::timed::wall_once(gpu, &case.plan).await?;
+                    }
                     if secs > MAX_SWEEP_SECONDS {
                         on_event(Event::Skipped(format!(
                             "{} {} n={n}: {secs:.1} s per run; bench it alone",

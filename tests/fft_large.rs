@@ -324,6 +324,9 @@ fn bench_real_counts_reals_and_passes() {
             "--size",
             &size.to_string(),
             "--real",
+            // One variant named: a refusal or a slow probe fails the run instead of skipping.
+            "--variant",
+            "workgroup",
             "--n",
             "262144",
             "--reps",

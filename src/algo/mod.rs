@@ -200,7 +200,7 @@ impl RunResult {
         plan: &Plan,
     ) -> RunResult {
         let output = Data::new(dtype, Vec::new());
-        let passes = pass_infos(plan, &None);
+        let passes = pass_infos(gpu, plan, &None);
         RunResult::new(
             algorithm,
             variant,
@@ -212,11 +212,15 @@ impl RunResult {
         )
     }
 
-    /// What the run of `plan` read back: the output and the pass times.
-    pub fn ran(self, plan: &Plan, ex: crate::gpu::Execution) -> RunResult {
+    /// What the run of `plan` (the plan [`RunResult::head`] was given) read back: the output and
+    /// the pass times.
+    pub fn ran(mut self, plan: &Plan, ex: crate::gpu::Execution) -> RunResult {
+        debug_assert_eq!(self.passes.len(), plan.passes.len());
+        for (i, p) in self.passes.iter_mut().enumerate() {
+            p.gpu_ms = ex.pass_ms.as_ref().and_then(|t| t.get(i).copied());
+        }
         RunResult {
             output: Data::new(self.dtype, ex.output),
-            passes: pass_infos(plan, &ex.pass_ms),
             ..self
         }
     }
@@ -272,7 +276,7 @@ impl std::fmt::Debug for OutputJson {
 /// compares that run's output with the same request's normal run, checked already (at 2^28 the
 /// model takes most of a run's time).
 pub fn verdict(gpu: &Gpu, check: impl FnOnce() -> Option<String>) -> Option<String> {
-    if gpu.is_recording() { None } else { check() }
+    if gpu.is_instrumented() { None } else { check() }
 }
 
 /// Compare GPU output with the CPU model bit for bit; `None` when equal, else the first difference.
@@ -294,14 +298,14 @@ pub fn first_mismatch(dtype: DType, gpu: &[u32], cpu: &[u32]) -> Option<String> 
 }
 
 /// Pair the runner's per-pass times with the plan's labels.
-pub fn pass_infos(plan: &Plan, pass_ms: &Option<Vec<f64>>) -> Vec<PassInfo> {
+pub fn pass_infos(gpu: &Gpu, plan: &Plan, pass_ms: &Option<Vec<f64>>) -> Vec<PassInfo> {
     plan.passes
         .iter()
         .enumerate()
         .map(|(i, p)| PassInfo {
             label: p.label.clone(),
             gpu_ms: pass_ms.as_ref().map(|t| t[i]),
-            kernel: crate::gpu::context::kernel_info(&p.pipeline),
+            kernel: gpu.kernel_info(&p.pipeline),
         })
         .collect()
 }

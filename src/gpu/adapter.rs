@@ -171,11 +171,25 @@ pub struct KernelTuning {
     pub zero_init: bool,
 }
 
-pub fn kernel_tuning() -> KernelTuning {
+/// What the environment says about compiling kernels, read once when a device is made:
+/// `STAGEWISE_KERNELS`, and the debugging aids `STAGEWISE_DUMP_WGSL` (a folder every compiled
+/// kernel's WGSL is written to) and `STAGEWISE_SWAP_WGSL` (a folder whose files replace them).
+#[derive(Clone, Debug)]
+pub struct KernelEnv {
+    pub tuning: KernelTuning,
+    pub dump: Option<String>,
+    pub swap: Option<String>,
+}
+
+pub fn kernel_env() -> KernelEnv {
     let v = std::env::var("STAGEWISE_KERNELS").unwrap_or_default();
-    KernelTuning {
-        unchecked: !v.contains("checked") || v.contains("unchecked"),
-        zero_init: !v.contains("no-zero-init"),
+    KernelEnv {
+        tuning: KernelTuning {
+            unchecked: !v.contains("checked") || v.contains("unchecked"),
+            zero_init: !v.contains("no-zero-init"),
+        },
+        dump: std::env::var("STAGEWISE_DUMP_WGSL").ok(),
+        swap: std::env::var("STAGEWISE_SWAP_WGSL").ok(),
     }
 }
 

@@ -10,26 +10,23 @@ use std::sync::{Arc, Mutex};
 pub use super::adapter::*;
 
 /// Where a pipeline's code came from: shown by the app next to the stage that ran it.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct KernelInfo {
     pub label: String,
     pub entry: String,
     pub source: Arc<str>,
+    /// What an instrument's build of the kernel left for its runs ([`super::hook::Built`]).
+    pub built: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
-/// Pipelines → their WGSL, for every pipeline made through [`Gpu::pipeline`].
-fn kernel_registry() -> &'static Mutex<HashMap<wgpu::ComputePipeline, KernelInfo>> {
-    static REG: std::sync::OnceLock<Mutex<HashMap<wgpu::ComputePipeline, KernelInfo>>> =
-        std::sync::OnceLock::new();
-    REG.get_or_init(Default::default)
-}
-
-/// The WGSL and entry point a pipeline was built from.
-pub fn kernel_info(p: &wgpu::ComputePipeline) -> Option<KernelInfo> {
-    kernel_registry()
-        .lock()
-        .ok()
-        .and_then(|m| m.get(p).cloned())
+impl std::fmt::Debug for KernelInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelInfo")
+            .field("label", &self.label)
+            .field("entry", &self.entry)
+            .field("instrumented", &self.built.is_some())
+            .finish()
+    }
 }
 
 /// The shared GPU: device, queue, what the device was granted, and a pipeline cache.
@@ -41,6 +38,10 @@ pub struct Gpu {
     pub features: wgpu::Features,
     pub limits: wgpu::Limits,
     pub(crate) pipelines: Arc<Mutex<HashMap<u64, wgpu::ComputePipeline>>>,
+    /// Every pipeline made through [`Gpu::pipeline`] → its kernel. Shared by every clone.
+    kernels: Arc<Mutex<HashMap<wgpu::ComputePipeline, KernelInfo>>>,
+    /// How kernels compile, from the environment when the device was made.
+    kernel_env: Arc<KernelEnv>,
     lost: Arc<Mutex<Option<String>>>,
     /// A test hook: the next buffer allocation fails as out of memory ([`Gpu::inject_out_of_memory`],
     /// `STAGEWISE_FAULT=oom`). Shared by every clone of this `Gpu`.
@@ -52,9 +53,9 @@ pub struct Gpu {
     clock: Arc<Mutex<super::timed::Clock>>,
     /// The largest buffer one allocation may take (`STAGEWISE_MEMORY_BUDGET`), if limited.
     pub(crate) budget: Option<u64>,
-    /// Set on a recording device ([`Gpu::with_lens`]): kernels compile in their recording build
-    /// and the runner hands every pass's accesses to this recorder.
-    pub(crate) lens: Option<Arc<crate::lens::record::Recorder>>,
+    /// Set on an instrumented device ([`Gpu::with_instrument`]): kernels compile in its build
+    /// and the runner runs its hook around every pass.
+    pub(crate) instrument: Option<Arc<dyn super::hook::Instrument>>,
     /// Every kernel handed to [`Gpu::pipeline`] is logged here ([`Gpu::collecting`]).
     pub(crate) collect: Option<super::collect::KernelLog>,
     /// Kernels are logged, not compiled, and buffers are tokens ([`Gpu::shaped_like`]).
@@ -143,6 +144,8 @@ impl Gpu {
             queue,
             info,
             pipelines: Arc::default(),
+            kernels: Arc::default(),
+            kernel_env: Arc::new(kernel_env()),
             lost,
             fault_oom: Arc::new(std::sync::atomic::AtomicBool::new(
                 fault.split(',').any(|f| f.trim() == "oom"),
@@ -152,7 +155,7 @@ impl Gpu {
             )),
             clock: Arc::new(Mutex::new(super::timed::Clock::from_fault(&fault))),
             budget,
-            lens: None,
+            instrument: None,
             collect: None,
             stub: false,
             #[cfg(target_arch = "wasm32")]
@@ -160,25 +163,23 @@ impl Gpu {
         }
     }
 
-    /// This device in recording mode (the memory lens): the same device and queue, every kernel
-    /// built in its recording build (src/lens/ir.rs: every storage and workgroup access records
-    /// itself), every pass's accesses read back into the returned recorder.
-    pub fn with_lens(&self) -> (Gpu, Arc<crate::lens::record::Recorder>) {
-        let rec = Arc::new(crate::lens::record::Recorder::default());
-        (self.with_recorder(rec.clone()), rec)
-    }
-
-    /// Whether this is the lens's recording device ([`Gpu::with_recorder`]).
-    pub fn is_recording(&self) -> bool {
-        self.lens.is_some()
-    }
-
-    /// This device in recording mode, its passes landing in `rec` (which also says which
-    /// workgroups record).
-    pub fn with_recorder(&self, rec: Arc<crate::lens::record::Recorder>) -> Gpu {
+    /// This device with an instrument: the same device, queue and caches, every kernel compiled
+    /// in the instrument's build and every run recorded with its hook ([`super::hook`]).
+    pub fn with_instrument(&self, instrument: Arc<dyn super::hook::Instrument>) -> Gpu {
         let mut g = self.clone();
-        g.lens = Some(rec);
+        g.instrument = Some(instrument);
         g
+    }
+
+    /// Whether kernels run in an instrument's build here (their results are not the normal
+    /// kernels' to check, nor their times to report).
+    pub fn is_instrumented(&self) -> bool {
+        self.instrument.is_some()
+    }
+
+    /// The kernel a pipeline of this device was built from.
+    pub fn kernel_info(&self, p: &wgpu::ComputePipeline) -> Option<KernelInfo> {
+        self.kernels.lock().ok().and_then(|m| m.get(p).cloned())
     }
 
     /// Test hook: the next buffer allocation on this device fails the way wgpu reports running out
@@ -324,44 +325,64 @@ impl Gpu {
         checked: bool,
     ) -> Result<wgpu::ComputePipeline> {
         let shown = source;
-        let lens = match &self.lens {
-            Some(_) => Some(Arc::new(crate::lens::ir::instrument(label, source)?)),
-            None => None,
-        };
-        let source = lens.as_ref().map_or(source, |k| k.source.as_str());
-        // naga's writer may rename an entry point in the recording build (`main2` → `main2_`).
-        let built_entry = lens.as_ref().map_or(entry, |k| k.entry(entry));
-        if let Some(p) = self.collected(label, source, built_entry)? {
-            return Ok(p);
-        }
+        // Keyed by the kernel as written, its entry, checks and build, so a cached pipeline is
+        // never rebuilt by the instrument. Logged and stubbed kernels skip the cache.
         let mut h = std::collections::hash_map::DefaultHasher::new();
         source.hash(&mut h);
-        built_entry.hash(&mut h);
+        entry.hash(&mut h);
         if checked {
             // Kept apart from the same text compiled unchecked; shipped kernels' names unchanged.
             "checked".hash(&mut h);
         }
+        if let Some(i) = &self.instrument {
+            i.mode().hash(&mut h);
+        }
         let key = h.finish();
-        if let Some(p) = self
-            .pipelines
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&key).cloned())
+        let cached = || {
+            self.pipelines
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&key).cloned())
+        };
+        if self.collect.is_none()
+            && !self.stub
+            && let Some(p) = cached()
         {
             return Ok(p);
         }
-        let file = format!("{}-{key:016x}.wgsl", label.replace(' ', "_"));
-        if let Ok(dir) = std::env::var("STAGEWISE_DUMP_WGSL") {
+        let built = match &self.instrument {
+            Some(i) => Some(i.build(label, source, entry)?),
+            None => None,
+        };
+        let source = built.as_ref().map_or(source, |b| b.source.as_str());
+        let built_entry = built.as_ref().map_or(entry, |b| b.entry.as_str());
+        if let Some(p) = self.collected(label, source, built_entry)? {
+            return Ok(p);
+        }
+        if let Some(p) = cached() {
+            // A logging device logs every kernel asked for, then takes the cache's.
+            return Ok(p);
+        }
+        // The file name keeps the hash of the text compiled, as before instruments had a hook.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        source.hash(&mut h);
+        built_entry.hash(&mut h);
+        if checked {
+            "checked".hash(&mut h);
+        }
+        let file_key = h.finish();
+        let file = format!("{}-{file_key:016x}.wgsl", label.replace(' ', "_"));
+        if let Some(dir) = &self.kernel_env.dump {
             // Debugging aid: every compiled kernel's WGSL, named by label and source hash.
-            let _ = std::fs::create_dir_all(&dir)
+            let _ = std::fs::create_dir_all(dir)
                 .and_then(|_| std::fs::write(format!("{dir}/{file}"), source));
         }
         // Debugging aid, the dump's other half: a file of the dump's name in this folder is
         // compiled in place of the kernel, so an edited kernel runs (verified, traced, timed) where
         // the generated one would.
-        let swapped = match std::env::var("STAGEWISE_SWAP_WGSL") {
-            Ok(dir) => {
-                let path = std::path::Path::new(&dir).join(&file);
+        let swapped = match &self.kernel_env.swap {
+            Some(dir) => {
+                let path = std::path::Path::new(dir).join(&file);
                 match std::fs::read_to_string(&path) {
                     Ok(text) => {
                         eprintln!("stagewise: kernel {label} runs {}", path.display());
@@ -376,11 +397,11 @@ impl Gpu {
                     }
                 }
             }
-            Err(_) => None,
+            None => None,
         };
         let shown = swapped.as_deref().unwrap_or(shown);
         let source = swapped.as_deref().unwrap_or(source);
-        let tuning = kernel_tuning();
+        let tuning = self.kernel_env.tuning;
         let p = self.scoped(|| {
             let desc = wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -414,10 +435,7 @@ impl Gpu {
         if let Ok(mut m) = self.pipelines.lock() {
             m.insert(key, p.clone());
         }
-        if let Some(k) = lens {
-            crate::lens::record::register(&p, k, entry);
-        }
-        if let Ok(mut m) = kernel_registry().lock() {
+        if let Ok(mut m) = self.kernels.lock() {
             m.insert(
                 p.clone(),
                 KernelInfo {
@@ -425,6 +443,7 @@ impl Gpu {
                     entry: entry.to_string(),
                     // The normal build (a recording build's lines are the same).
                     source: shown.into(),
+                    built: built.map(|b| b.data),
                 },
             );
         }

@@ -1,8 +1,10 @@
 //! The GPU engine: one shared device ([`Gpu`]) and the pass runner (trace and timed modes).
+//! It knows no instrument: one plugs in through [`hook::Instrument`].
 
 pub mod adapter;
 pub mod collect;
 pub mod context;
+pub mod hook;
 pub mod runner;
 pub mod timed;
 

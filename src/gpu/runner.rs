@@ -13,8 +13,8 @@
 //! the UI frame, and the device is polled until the work is done.
 
 use super::context::Gpu;
+use super::hook::RunHook;
 use crate::error::{Error, Result};
-use crate::lens::record::LensRun;
 
 /// A slice of a GPU buffer, in bytes.
 #[derive(Clone, Debug)]
@@ -183,7 +183,7 @@ impl Timestamps {
     }
 }
 
-pub(super) fn readback_buffer(gpu: &Gpu, size: u64) -> wgpu::Buffer {
+pub(crate) fn readback_buffer(gpu: &Gpu, size: u64) -> wgpu::Buffer {
     gpu.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("readback"),
         size: size.max(4).div_ceil(4) * 4,
@@ -192,13 +192,13 @@ pub(super) fn readback_buffer(gpu: &Gpu, size: u64) -> wgpu::Buffer {
     })
 }
 
-/// Record `passes`, numbered from `first` (for the timestamps, the lens and `after`).
+/// Record `passes`, numbered from `first` (for the timestamps, the instrument and `after`).
 pub(super) fn record(
     enc: &mut wgpu::CommandEncoder,
     passes: &[Pass],
     first: usize,
     ts: Option<&Timestamps>,
-    lens: Option<&LensRun>,
+    hook: Option<&dyn RunHook>,
     mut after: impl FnMut(&mut wgpu::CommandEncoder, usize),
 ) {
     for (i, p) in (first..).zip(passes) {
@@ -209,13 +209,13 @@ pub(super) fn record(
             });
             cp.set_pipeline(&p.pipeline);
             cp.set_bind_group(0, &p.bind_group, &[]);
-            if let Some(l) = lens {
-                l.bind(&mut cp, i);
+            if let Some(h) = hook {
+                h.bind(&mut cp, i);
             }
             cp.dispatch_workgroups(p.workgroups[0], p.workgroups[1], p.workgroups[2]);
         }
-        if let Some(l) = lens {
-            l.after(enc, i);
+        if let Some(h) = hook {
+            h.after(enc, i);
         }
         after(enc, i);
     }
@@ -316,8 +316,8 @@ pub struct Running<'a> {
     plan: &'a Plan,
     trace: bool,
     ts: Option<Timestamps>,
-    /// A recording run (Gpu::with_lens): every pass appends its accesses to one log.
-    lens: Option<LensRun>,
+    /// An instrumented device's hook for this run ([`Gpu::with_instrument`]).
+    hook: Option<Box<dyn RunHook>>,
     /// The first pass not submitted yet.
     next: usize,
     /// Read back and not taken yet: (pass, its captures), in pass order.
@@ -345,8 +345,8 @@ pub fn start<'a>(gpu: &'a Gpu, plan: &'a Plan, trace: bool) -> Result<Running<'a
             )));
         }
     }
-    let lens = match &gpu.lens {
-        Some(_) => Some(LensRun::new(gpu, plan)?),
+    let hook = match &gpu.instrument {
+        Some(i) => Some(i.clone().begin(gpu, plan)?),
         None => None,
     };
     Ok(Running {
@@ -356,7 +356,7 @@ pub fn start<'a>(gpu: &'a Gpu, plan: &'a Plan, trace: bool) -> Result<Running<'a
         ts: gpu
             .trusts_timestamps()
             .then(|| Timestamps::new(gpu, plan.passes.len())),
-        lens,
+        hook,
         next: 0,
         ready: Default::default(),
         per_chunk: 1,
@@ -393,18 +393,8 @@ impl Running<'_> {
                 .map(|i| ticks_to_ms(gpu, t[2 * i + 1].wrapping_sub(t[2 * i])))
                 .collect()
         });
-        if let (Some(l), Some(rec)) = (&self.lens, &gpu.lens) {
-            let b = readback_buffer(gpu, l.counters().size());
-            gpu.scoped(|| {
-                let mut enc = gpu.device.create_command_encoder(&Default::default());
-                enc.copy_buffer_to_buffer(l.counters(), 0, &b, 0, b.size());
-                gpu.queue.submit([enc.finish()]);
-            })?;
-            let counts = read_all(gpu, &[(&b, b.size())])
-                .await?
-                .pop()
-                .unwrap_or_default();
-            l.finish(gpu, plan, &counts, rec).await?;
+        if let Some(h) = &self.hook {
+            h.finish(gpu, plan).await?;
         }
         Ok(Execution {
             output,
@@ -446,7 +436,7 @@ impl Running<'_> {
                 passes,
                 first,
                 self.ts.as_ref(),
-                self.lens.as_ref(),
+                self.hook.as_deref(),
                 |enc, i| {
                     if self.trace {
                         for r in &plan.passes[i].capture {

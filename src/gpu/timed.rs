@@ -262,7 +262,7 @@ pub async fn time_with(
     if !gpu.has_timestamps() {
         return Err(Error::TimestampsUnavailable);
     }
-    if gpu.lens.is_some() {
+    if gpu.is_instrumented() {
         return Err(Error::input(
             "timed mode runs the normal kernels, not a recording build",
         ));

@@ -351,7 +351,7 @@ pub async fn record_run_async(
             }
         });
         let rec = Arc::new(Recorder::new(sampling, budget));
-        let lgpu = gpu.with_recorder(rec.clone());
+        let lgpu = gpu.with_instrument(rec.clone());
         let t = web_time::Instant::now();
         let recorded = algo::run_streamed(algo, &lgpu, req, &mut algo::Stages::keep()).await?;
         let overflow = rec.overflow();

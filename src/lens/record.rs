@@ -1,12 +1,13 @@
-//! Recording on the GPU. A `Gpu` made by [`Gpu::with_lens`](crate::gpu::Gpu::with_lens) compiles
-//! every kernel in its recording build ([`super::ir`]); the pass runner then binds one
-//! record log at group 1 of every pass, copies the log's counter after every pass (so each pass's
-//! records are the slice between two counters), and reads the records back after the run: the
-//! passes land in the [`Recorder`].
+//! Recording on the GPU: the lens as the engine's instrument ([`crate::gpu::hook`]). A `Gpu` with
+//! a [`Recorder`] ([`recording`]) compiles every kernel in its recording build ([`super::ir`]);
+//! every run then binds one record log at group 1 of every pass, copies the log's counter after
+//! every pass (so each pass's records are the slice between two counters), and reads the records
+//! back after the run: the passes land in the [`Recorder`].
 
 use super::sample::{MAX_WORKGROUPS, PassSample, Sampling};
 use super::sites::{Block, INSTANCE_BITS, LID_BITS, LensEntry, LensKernel, MAX_SITES};
 use crate::error::{Error, Result};
+use crate::gpu::hook::{Built, HookFuture, Instrument, RunHook};
 use crate::gpu::{Gpu, Plan};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -110,34 +111,43 @@ impl Recorder {
     }
 }
 
-/// A recording pipeline's kernel and entry point (its name as written).
-type Registered = (Arc<LensKernel>, String);
-
-/// Recording pipelines → their kernel's recording build and entry point.
-fn registry() -> &'static Mutex<HashMap<wgpu::ComputePipeline, Registered>> {
-    static REG: std::sync::OnceLock<Mutex<HashMap<wgpu::ComputePipeline, Registered>>> =
-        std::sync::OnceLock::new();
-    REG.get_or_init(Default::default)
+/// `gpu` in recording mode (the memory lens): the same device and queue, every kernel built in
+/// its recording build (every storage and workgroup access records itself), every pass's accesses
+/// read back into the returned recorder.
+pub fn recording(gpu: &Gpu) -> (Gpu, Arc<Recorder>) {
+    let rec = Arc::new(Recorder::default());
+    (gpu.with_instrument(rec.clone()), rec)
 }
 
-pub(crate) fn register(p: &wgpu::ComputePipeline, k: Arc<LensKernel>, entry: &str) {
-    if let Ok(mut m) = registry().lock() {
-        m.insert(p.clone(), (k, entry.to_string()));
+impl Instrument for Recorder {
+    fn mode(&self) -> &'static str {
+        "lens"
+    }
+
+    fn build(&self, label: &str, source: &str, entry: &str) -> Result<Built> {
+        let k = super::ir::instrument(label, source)?;
+        Ok(Built {
+            source: k.source.clone(),
+            // naga's writer may rename an entry point in the recording build (`main2` → `main2_`).
+            entry: k.entry(entry).to_string(),
+            data: Arc::new(k),
+        })
+    }
+
+    fn begin(self: Arc<Self>, gpu: &Gpu, plan: &Plan) -> Result<Box<dyn RunHook>> {
+        Ok(Box::new(LensRun::new(gpu, plan, self)?))
     }
 }
 
-pub fn lens_kernel(p: &wgpu::ComputePipeline) -> Option<Arc<LensKernel>> {
-    registry()
-        .lock()
-        .ok()
-        .and_then(|m| m.get(p).map(|r| r.0.clone()))
-}
-
-/// A recording pipeline's entry point.
-fn lens_entry(p: &wgpu::ComputePipeline) -> Option<LensEntry> {
-    let m = registry().lock().ok()?;
-    let (k, entry) = m.get(p)?;
-    k.entry_point(entry).cloned()
+/// A pipeline's recording build and its entry point, as its device built it.
+fn lens_kernel(
+    gpu: &Gpu,
+    p: &wgpu::ComputePipeline,
+) -> Option<(Arc<LensKernel>, Option<LensEntry>)> {
+    let info = gpu.kernel_info(p)?;
+    let k = info.built?.downcast::<LensKernel>().ok()?;
+    let entry = k.entry_point(&info.entry).cloned();
+    Some((k, entry))
 }
 
 /// The largest record log: the adapter's storage-binding limit, at most 1 GiB.
@@ -159,7 +169,8 @@ fn log_words(gpu: &Gpu) -> u64 {
 const HEADER: u64 = 16;
 
 /// The GPU side of one recording run: the log, its bind group for every pass, the counters.
-pub(crate) struct LensRun {
+struct LensRun {
+    rec: Arc<Recorder>,
     log: wgpu::Buffer,
     groups: Vec<wgpu::BindGroup>,
     counters: wgpu::Buffer,
@@ -181,18 +192,18 @@ pub(crate) struct LensRun {
 }
 
 impl LensRun {
-    pub(crate) fn new(gpu: &Gpu, plan: &Plan) -> Result<LensRun> {
+    fn new(gpu: &Gpu, plan: &Plan, rec: Arc<Recorder>) -> Result<LensRun> {
         let mut kernels = Vec::with_capacity(plan.passes.len());
         let mut blocks = Vec::with_capacity(plan.passes.len());
         let mut invocations = Vec::with_capacity(plan.passes.len());
         for p in &plan.passes {
-            kernels.push(lens_kernel(&p.pipeline).ok_or_else(|| {
+            let (kernel, entry) = lens_kernel(gpu, &p.pipeline).ok_or_else(|| {
                 Error::Input(format!(
                     "lens: pass '{}' was not built in the recording build",
                     p.label
                 ))
-            })?);
-            let entry = lens_entry(&p.pipeline);
+            })?;
+            kernels.push(kernel);
             invocations.push(
                 entry
                     .as_ref()
@@ -202,11 +213,8 @@ impl LensRun {
         }
         let words = log_words(gpu);
         // One sample per grid size: passes of one size record the same workgroups.
-        let sampling = gpu
-            .lens
-            .as_ref()
-            .map_or(Sampling::new(1.0, 1), |r| r.sampling);
-        let only = gpu.lens.as_ref().and_then(|r| r.only.clone());
+        let sampling = rec.sampling;
+        let only = rec.only.clone();
         let on: Vec<bool> = (0..plan.passes.len())
             .map(|i| only.as_ref().is_none_or(|r| r.contains(&i)))
             .collect();
@@ -312,6 +320,7 @@ impl LensRun {
             })
         })?;
         Ok(LensRun {
+            rec,
             log,
             groups,
             counters,
@@ -327,29 +336,25 @@ impl LensRun {
         })
     }
 
-    pub(crate) fn bind(&self, cp: &mut wgpu::ComputePass<'_>, pass: usize) {
-        cp.set_bind_group(1, &self.groups[pass], &[]);
-    }
-
-    /// After pass `pass`: keep the log's counter.
-    pub(crate) fn after(&self, enc: &mut wgpu::CommandEncoder, pass: usize) {
-        enc.copy_buffer_to_buffer(&self.log, 0, &self.counters, pass as u64 * 4, 4);
-    }
-
-    /// The counters buffer, to read back with the run's other results.
-    pub(crate) fn counters(&self) -> &wgpu::Buffer {
-        &self.counters
+    /// Read the counters back, then the records: every pass's accesses land in the recorder.
+    async fn read(&self, gpu: &Gpu, plan: &Plan) -> Result<()> {
+        let b = crate::gpu::runner::readback_buffer(gpu, self.counters.size());
+        gpu.scoped(|| {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            enc.copy_buffer_to_buffer(&self.counters, 0, &b, 0, b.size());
+            gpu.queue.submit([enc.finish()]);
+        })?;
+        let counters = crate::gpu::runner::read_all(gpu, &[(&b, b.size())])
+            .await?
+            .pop()
+            .unwrap_or_default();
+        self.finish_with(gpu, plan, &counters).await
     }
 
     /// With the counters read back: check the log held every access, read the records and hand
     /// the passes to the recorder.
-    pub(crate) async fn finish(
-        &self,
-        gpu: &Gpu,
-        plan: &Plan,
-        counters: &[u32],
-        rec: &Recorder,
-    ) -> Result<()> {
+    async fn finish_with(&self, gpu: &Gpu, plan: &Plan, counters: &[u32]) -> Result<()> {
+        let rec = &self.rec;
         // Words of records and chunks (the counter grows with every pass; a counter that went
         // round 2^32 shows as one that fell).
         let used = counters.last().copied().unwrap_or(0) as u64;
@@ -453,6 +458,21 @@ impl LensRun {
             all.extend(out);
         }
         Ok(())
+    }
+}
+
+impl RunHook for LensRun {
+    fn bind(&self, cp: &mut wgpu::ComputePass<'_>, pass: usize) {
+        cp.set_bind_group(1, &self.groups[pass], &[]);
+    }
+
+    /// After pass `pass`: keep the log's counter.
+    fn after(&self, enc: &mut wgpu::CommandEncoder, pass: usize) {
+        enc.copy_buffer_to_buffer(&self.log, 0, &self.counters, pass as u64 * 4, 4);
+    }
+
+    fn finish<'a>(&'a self, gpu: &'a Gpu, plan: &'a Plan) -> HookFuture<'a> {
+        Box::pin(self.read(gpu, plan))
     }
 }
 

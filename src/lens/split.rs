@@ -51,7 +51,7 @@ pub(super) async fn record_split(
     while let Some(only) = groups.pop_front() {
         runs += 1;
         let rec = Arc::new(Recorder::new(sampling, None).only(only.clone()));
-        let lgpu = gpu.with_recorder(rec.clone());
+        let lgpu = gpu.with_instrument(rec.clone());
         let recorded = algo::run_streamed(algo, &lgpu, req, &mut algo::Stages::keep()).await?;
         super::verify(&recorded, normal)?;
         match rec.overflow() {

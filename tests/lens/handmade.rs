@@ -70,7 +70,7 @@ const WORDS: [usize; 6] = [256, 2048, 8 + 128, 4 * 128, 4, 4];
 
 /// Record `entry` over 2 workgroups with `bindings` bound: its one pass and the analysis.
 fn run(entry: &str, bindings: &[u32]) -> (PassRecord, PassLens, Vec<u32>) {
-    let (g, rec) = gpu().with_lens();
+    let (g, rec) = stagewise::lens::record::recording(gpu());
     let p = g.pipeline("handmade", K, entry).unwrap();
     let bufs: Vec<wgpu::Buffer> = WORDS
         .iter()

@@ -72,7 +72,7 @@ pub(super) fn check_batch(
     let mut max_err: f64 = 0.0;
     let mut mismatch = None;
     // The lens's recording run is compared with the normal run instead (crate::algo::verdict).
-    let batch = if gpu.is_recording() { 0 } else { batch };
+    let batch = if gpu.is_instrumented() { 0 } else { batch };
     for k in 0..batch {
         let want = reference(k);
         let got = &gpu_c[k * per_out..(k + 1) * per_out];
@@ -111,7 +111,7 @@ pub(super) fn fft_result(
         gpu,
         input,
         Data::new(DType::F32, out_bits),
-        pass_infos(plan, pass_ms),
+        pass_infos(gpu, plan, pass_ms),
     );
     result.output_json = output_json;
     result

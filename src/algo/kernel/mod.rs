@@ -220,7 +220,7 @@ impl Algorithm for Options {
             let ex = run.finish().await?;
             // The lens's recording run is compared with the normal run (crate::algo::verdict).
             let mismatch = match &expect {
-                Some(e) if !gpu.is_recording() => e.check(elem, &req.input, &ex.output)?,
+                Some(e) if !gpu.is_instrumented() => e.check(elem, &req.input, &ex.output)?,
                 _ => None,
             };
             let steps: Vec<_> = built

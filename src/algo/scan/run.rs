@@ -111,7 +111,7 @@ impl Algorithm for Options {
                 d.min(if suffix { n - i } else { i + 1 })
             };
             let mut extra = Map::new();
-            let mismatch = if gpu.is_recording() {
+            let mismatch = if gpu.is_instrumented() {
                 // The lens compares the recording run with the normal run (crate::algo::verdict).
                 None
             } else if dtype == DType::F32 {
