@@ -204,3 +204,85 @@ fn a_destroyed_device_reports_device_lost() {
     assert!(matches!(e, Error::DeviceLost(_)), "{e:?}");
     assert!(g.check_lost().is_some());
 }
+
+/// The engine knows no instrument: one plugs in through `gpu::hook`, builds each kernel once (a
+/// cached pipeline is never rebuilt, however many runs use it) and wraps every pass of every run;
+/// the kernel it built runs and computes what the normal build does.
+#[test]
+fn an_instrument_builds_each_kernel_once_and_wraps_every_pass() {
+    use stagewise::gpu::hook::{Built, HookFuture, Instrument, RunHook};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    #[derive(Default)]
+    struct Counting {
+        builds: AtomicUsize,
+        passes: Arc<AtomicUsize>,
+        runs: Arc<AtomicUsize>,
+    }
+    struct Hook {
+        passes: Arc<AtomicUsize>,
+        runs: Arc<AtomicUsize>,
+    }
+    impl Instrument for Counting {
+        fn mode(&self) -> &'static str {
+            "counting"
+        }
+        fn build(&self, _label: &str, source: &str, entry: &str) -> stagewise::Result<Built> {
+            self.builds.fetch_add(1, SeqCst);
+            // The same kernel with a comment: a build of its own, the same computation.
+            Ok(Built {
+                source: format!("// counted\n{source}"),
+                entry: entry.into(),
+                data: Arc::new(()),
+            })
+        }
+        fn begin(
+            self: Arc<Self>,
+            _gpu: &Gpu,
+            _plan: &stagewise::gpu::Plan,
+        ) -> stagewise::Result<Box<dyn RunHook>> {
+            Ok(Box::new(Hook {
+                passes: self.passes.clone(),
+                runs: self.runs.clone(),
+            }))
+        }
+    }
+    impl RunHook for Hook {
+        fn bind(&self, _cp: &mut wgpu::ComputePass<'_>, _pass: usize) {}
+        fn after(&self, _enc: &mut wgpu::CommandEncoder, _pass: usize) {
+            self.passes.fetch_add(1, SeqCst);
+        }
+        fn finish<'a>(&'a self, _gpu: &'a Gpu, _plan: &'a stagewise::gpu::Plan) -> HookFuture<'a> {
+            self.runs.fetch_add(1, SeqCst);
+            Box::pin(async { Ok(()) })
+        }
+    }
+
+    let counting = Arc::new(Counting::default());
+    let g = gpu().with_instrument(counting.clone());
+    assert!(g.is_instrumented() && !gpu().is_instrumented());
+    let spec: stagewise::request::RunSpec = serde_json::from_str(
+        r#"{"algorithm": "bitrev", "variant": "staged", "input": {"from": "generate", "n": 64}}"#,
+    )
+    .unwrap();
+    let req = spec.resolve().unwrap();
+    let algo = spec.algo.algo();
+    let normal = stagewise::algo::run(algo, gpu(), &req).unwrap();
+    let first = stagewise::algo::run(algo, &g, &req).unwrap();
+    let builds = counting.builds.load(SeqCst);
+    assert!(builds >= 1);
+    assert_eq!(counting.passes.load(SeqCst), first.passes.len());
+    let second = stagewise::algo::run(algo, &g, &req).unwrap();
+    assert_eq!(
+        counting.builds.load(SeqCst),
+        builds,
+        "a cached pipeline was rebuilt"
+    );
+    assert_eq!(counting.passes.load(SeqCst), 2 * first.passes.len());
+    assert_eq!(counting.runs.load(SeqCst), 2);
+    assert_eq!(first.output, normal.output);
+    assert_eq!(second.output, normal.output);
+    // The instrumented pipeline is the device's own, with the instrument's data beside it.
+    assert!(normal.verified && normal.passes.iter().all(|p| p.kernel.is_some()));
+}

@@ -4,9 +4,10 @@
 #![cfg_attr(target_arch = "wasm32", allow(dead_code))]
 
 use crate::algo::{self, AlgoOptions, RunRequest};
-use crate::data::{self, DType, Data, Fill};
+use crate::data::{DType, Data, Fill};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::request::{InputSpec, Mode, RunSpec};
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -396,75 +397,41 @@ fn adapters(as_json: bool) -> Result<i32> {
     Ok(0)
 }
 
-/// Resolve `--input/--n/--fill/--seed` into data for `algo`.
-pub fn resolve_input(algo: &dyn algo::Algorithm, args: &RunArgs) -> Result<Data> {
-    let dtype = algo.fixed_dtype().unwrap_or(args.dtype);
-    if args.input.is_some() && (args.n.is_some() || args.fill.is_some()) {
-        return Err(Error::input(
-            "--input cannot be combined with --n or --fill",
-        ));
-    }
-    if let Some(path) = &args.input {
-        return data::read_input(path, dtype);
-    }
-    let fill = args
-        .fill
-        .unwrap_or(if args.n.is_none() && algo.example(dtype).is_some() {
-            Fill::Example
-        } else {
-            Fill::Random
-        });
-    if fill == Fill::Example {
-        let ex = algo.example(dtype).ok_or_else(|| {
-            Error::Input(format!(
-                "{} has no seed example; use --n with another --fill",
-                algo.info().name
-            ))
-        })?;
-        if let Some(n) = args.n
-            && n != ex.len()
-        {
-            return Err(Error::Input(format!(
-                "--fill example has {} elements; --n {n} does not match",
-                ex.len()
-            )));
+impl RunArgs {
+    /// The request these options make (the CLI's one translation from flags to a [`RunSpec`]).
+    pub fn spec(&self) -> Result<RunSpec> {
+        if self.input.is_some() && (self.n.is_some() || self.fill.is_some()) {
+            return Err(Error::input(
+                "--input cannot be combined with --n or --fill",
+            ));
         }
-        return Ok(ex);
+        let input = match &self.input {
+            Some(path) => InputSpec::File { path: path.clone() },
+            None => InputSpec::Generate {
+                n: self.n,
+                fill: self.fill,
+                seed: self.seed,
+            },
+        };
+        Ok(RunSpec {
+            algo: self.algo.clone(),
+            variant: self.variant.clone(),
+            dtype: Some(self.dtype),
+            input,
+            // --save-trace implies --trace: the stages it writes must exist.
+            mode: if self.trace || self.save_trace.is_some() {
+                Mode::Trace
+            } else {
+                Mode::Run
+            },
+        })
     }
-    let n = args.n.or(algo.default_len()).unwrap_or(16);
-    if n == 0 {
-        return Err(Error::input("--n must be at least 1"));
-    }
-    Ok(data::generate(fill, n, dtype, args.seed))
 }
 
 /// Check a `run` command's options and resolve its input into a request, before any GPU work
 /// (a typo costs no device start).
 pub fn prepare(args: &RunArgs) -> Result<RunRequest> {
-    let algo = args.algo.algo();
-    let info = algo.info();
-    let variant = info.variant(args.variant.as_deref())?;
-    let dtype = algo.fixed_dtype().unwrap_or(args.dtype);
-    info.check_dtype(dtype)?;
-    // --save-trace implies --trace: the stages it writes must exist.
-    let trace = args.trace || args.save_trace.is_some();
-    algo::applies::check(
-        &args.algo,
-        algo::applies::RunShape {
-            variant: variant.name,
-            trace,
-            generated_input: args.input.is_none()
-                && args.fill.map_or(args.n.is_none(), |f| f == Fill::Example),
-        },
-    )?;
-    let input = resolve_input(algo, args)?;
-    algo.check_len(input.len())?;
-    Ok(RunRequest {
-        variant,
-        dtype,
-        input,
-        trace,
-    })
+    args.spec()?.resolve()
 }
 
 fn parse_sample(s: &str) -> std::result::Result<crate::lens::sample::SampleSpec, String> {

@@ -129,6 +129,17 @@ impl Prediction {
         self.dram_ms + self.l2_ms + self.replay_ms
     }
 
+    /// What bounds the prediction: the launches, the round trips or the bytes.
+    pub fn limit(&self) -> Limit {
+        if self.launch_bound() {
+            Limit::Launches
+        } else if self.latency_bound() {
+            Limit::RoundTrips
+        } else {
+            Limit::Bytes
+        }
+    }
+
     /// Whether launching the working workgroups takes longer than their memory traffic and
     /// round trips (so the grid's launches are the prediction).
     pub fn launch_bound(&self) -> bool {
@@ -141,6 +152,17 @@ impl Prediction {
     pub fn latency_bound(&self) -> bool {
         self.latency_ms > self.memory_ms() && self.latency_ms > self.launch_ms - self.idle_ms
     }
+}
+
+/// What bounds a pass's predicted time ([`Prediction::limit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// Launching the working workgroups takes longer than their bytes and round trips.
+    Launches,
+    /// The working warps' round trips, one load in flight each, take longer than the bytes.
+    RoundTrips,
+    /// The bytes moved.
+    Bytes,
 }
 
 impl MemoryModel {

@@ -202,12 +202,7 @@ impl LensReport {
                     },
                     x.l2_ms,
                     x.replay_ms,
-                    if x.launch_bound() {
-                        format!(
-                            "; launch-bound: {} workgroups take {:.4}",
-                            p.workgroups, x.launch_ms
-                        )
-                    } else {
+                    {
                         let idle = if x.idle_ms > 0.0 {
                             format!(
                                 "; {} idle workgroups' launches add {:.4}",
@@ -217,13 +212,16 @@ impl LensReport {
                         } else {
                             String::new()
                         };
-                        if x.latency_bound() {
-                            format!(
+                        match x.limit() {
+                            memory::Limit::Launches => format!(
+                                "; launch-bound: {} workgroups take {:.4}",
+                                p.workgroups, x.launch_ms
+                            ),
+                            memory::Limit::RoundTrips => format!(
                                 "; bound by round trips: {} working warps take {:.4}{idle}",
                                 p.working_warps, x.latency_ms
-                            )
-                        } else {
-                            idle
+                            ),
+                            memory::Limit::Bytes => idle,
                         }
                     }
                 )),

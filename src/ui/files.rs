@@ -65,23 +65,18 @@ pub fn download_region_png(
     name: &'static str,
     done: impl FnOnce(String) + Send + 'static,
 ) {
-    let ppp = ctx.pixels_per_point();
-    let c2 = ctx.clone();
-    ctx.request_screenshot(move |img| {
-        let region = img.region(&rect, Some(ppp));
-        let [w, h] = region.size;
-        let rgba: Vec<u8> = region.pixels.iter().flat_map(|c| c.to_array()).collect();
+    let write = move |w, h, rgba: &[u8]| {
         let mut png = Vec::new();
         let encoded = image::ImageEncoder::write_image(
             image::codecs::png::PngEncoder::new(&mut png),
-            &rgba,
-            w as u32,
-            h as u32,
+            rgba,
+            w,
+            h,
             image::ExtendedColorType::Rgba8,
         )
         .map(|_| png)
         .map_err(|e| crate::Error::Io(e.to_string()));
-        done(download(name, encoded));
-        c2.request_repaint();
-    });
+        download(name, encoded)
+    };
+    crate::ui::with_region_rgba(ctx, rect, write, done);
 }

@@ -340,13 +340,7 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
             },
             100.0 * x.l2_ms / x.total_ms.max(1e-12),
             100.0 * x.replay_ms / x.total_ms.max(1e-12),
-            if x.launch_bound() {
-                format!(
-                    "; launch-bound: {} workgroup{} at the idle launch rate take longer than the bytes",
-                    p.workgroups,
-                    if p.workgroups == 1 { "" } else { "s" }
-                )
-            } else {
+            {
                 let idle = if x.idle_ms > 0.0 {
                     format!(
                         "; its {} idle workgroups' launches add {:.4} ms",
@@ -356,14 +350,19 @@ pub fn narrate(p: &PassLens, warp: u32) -> String {
                 } else {
                     String::new()
                 };
-                if x.latency_bound() {
-                    format!(
+                match x.limit() {
+                    crate::lens::memory::Limit::Launches => format!(
+                        "; launch-bound: {} workgroup{} at the idle launch rate take longer than \
+                         the bytes",
+                        p.workgroups,
+                        if p.workgroups == 1 { "" } else { "s" }
+                    ),
+                    crate::lens::memory::Limit::RoundTrips => format!(
                         "; bound by round trips: {} working warps, one load in flight each as in \
                          a scalar copy, take longer than the bytes{idle}",
                         p.working_warps
-                    )
-                } else {
-                    idle
+                    ),
+                    crate::lens::memory::Limit::Bytes => idle,
                 }
             },
             x.verdict

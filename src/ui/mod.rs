@@ -73,12 +73,12 @@ pub fn run_app(adapter: Option<&str>, session: Option<&std::path::Path>) -> Resu
     Ok(0)
 }
 
-/// Screenshot the window, crop it to `rect` and save it as PNG at `path`; `done` gets the message
-/// ("saved …" or why not). Runs in eframe's screenshot callback, never in a frame.
-pub fn save_region_png(
+/// Screenshot the window, crop it to `rect` and hand its RGBA8 pixels (width, height, bytes) to
+/// `write`, whose message goes to `done`. Runs in eframe's screenshot callback, never in a frame.
+pub fn with_region_rgba(
     ctx: &eframe::egui::Context,
     rect: eframe::egui::Rect,
-    path: std::path::PathBuf,
+    write: impl FnOnce(u32, u32, &[u8]) -> String + Send + 'static,
     done: impl FnOnce(String) + Send + 'static,
 ) {
     let ppp = ctx.pixels_per_point();
@@ -87,12 +87,27 @@ pub fn save_region_png(
         let region = img.region(&rect, Some(ppp));
         let [w, h] = region.size;
         let bytes: Vec<u8> = region.pixels.iter().flat_map(|c| c.to_array()).collect();
-        done(
-            match image::save_buffer(&path, &bytes, w as u32, h as u32, image::ColorType::Rgba8) {
-                Ok(()) => format!("saved {}", path.display()),
-                Err(e) => format!("cannot save {}: {e}", path.display()),
-            },
-        );
+        done(write(w as u32, h as u32, &bytes));
         c2.request_repaint();
     });
+}
+
+/// [`with_region_rgba`], saved as PNG at `path` ("saved …" or why not).
+pub fn save_region_png(
+    ctx: &eframe::egui::Context,
+    rect: eframe::egui::Rect,
+    path: std::path::PathBuf,
+    done: impl FnOnce(String) + Send + 'static,
+) {
+    let write = move |w, h, bytes: &[u8]| match image::save_buffer(
+        &path,
+        bytes,
+        w,
+        h,
+        image::ColorType::Rgba8,
+    ) {
+        Ok(()) => format!("saved {}", path.display()),
+        Err(e) => format!("cannot save {}: {e}", path.display()),
+    };
+    with_region_rgba(ctx, rect, write, done);
 }

@@ -1,6 +1,7 @@
 //! The session: everything needed to reproduce a run, saved on exit and in session files.
 
 use super::*;
+use crate::request::{InputSpec, Mode, RunSpec};
 
 /// Everything needed to reproduce a run: saved in sessions and restored on start.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -65,42 +66,52 @@ impl Session {
         self.algo.algo().fixed_dtype().unwrap_or(self.dtype)
     }
 
-    /// The run this session describes (the app always traces; an option a traced run would
-    /// ignore is said, not dropped).
-    pub fn job(&self) -> Result<RunJob> {
-        let shape = algo::applies::RunShape {
-            variant: &self.variant,
-            trace: true,
-            generated_input: !self.typed && self.fill == Fill::Example,
+    /// The request this session makes (the app always traces).
+    pub fn spec(&self) -> RunSpec {
+        let input = if self.typed {
+            InputSpec::Text {
+                text: self.text.clone(),
+            }
+        } else {
+            let n = match (&self.algo, self.n) {
+                (_, _) if self.fill == Fill::Example => None,
+                (AlgoOptions::Kernel(_), Some(n)) => Some(n),
+                _ => Some(
+                    self.algo
+                        .algo()
+                        .default_len()
+                        .unwrap_or(1usize << self.log_n),
+                ),
+            };
+            InputSpec::Generate {
+                n,
+                fill: Some(self.fill),
+                seed: self.seed,
+            }
         };
-        algo::applies::check(&self.algo, shape)?;
+        RunSpec {
+            algo: self.algo.clone(),
+            variant: Some(self.variant.clone()),
+            dtype: Some(self.dtype()),
+            input,
+            mode: Mode::Trace,
+        }
+    }
+
+    /// The run this session describes, checked (an option a traced run would ignore is said,
+    /// not dropped).
+    pub fn job(&self) -> Result<RunJob> {
+        let req = self.spec().resolve()?;
         Ok(RunJob {
             algo: self.algo.clone(),
-            variant: self.variant.clone(),
-            dtype: self.dtype(),
-            input: self.input()?,
+            variant: req.variant.name.to_string(),
+            dtype: req.dtype,
+            input: req.input,
         })
     }
 
     /// The input this session describes.
     pub fn input(&self) -> Result<Data> {
-        let algo = self.algo.algo();
-        let dtype = self.dtype();
-        if self.typed {
-            return data::parse_text(&self.text, dtype);
-        }
-        if self.fill == Fill::Example {
-            return algo.example(dtype).ok_or_else(|| {
-                Error::Input(format!(
-                    "{} has no seed example: pick another input",
-                    algo.info().name
-                ))
-            });
-        }
-        let n = match (&self.algo, self.n) {
-            (AlgoOptions::Kernel(_), Some(n)) => n,
-            _ => algo.default_len().unwrap_or(1usize << self.log_n),
-        };
-        Ok(data::generate(self.fill, n, dtype, self.seed))
+        self.spec().input_data()
     }
 }
