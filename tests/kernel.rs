@@ -522,3 +522,110 @@ fn every_kernel_option_is_exercised() {
     }
     assert_eq!(own.len(), 8, "{own:?}");
 }
+
+/// `grade` on a class of eight kernels (tests/class/ and the exercise's files): one row each
+/// with the right verdict whatever the others do, the goal measured by the lens, the passing
+/// kernel timed beside the built-in one and the copy; the exit status says not all passed; and a
+/// file past the time limit is stopped and reported.
+#[test]
+fn grade_gives_every_file_of_a_class_its_row() {
+    let d = tmpdir("class");
+    let class = root().join("tests/class");
+    for f in std::fs::read_dir(&class).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, d.join(f.file_name().unwrap())).unwrap();
+    }
+    std::fs::copy(
+        root().join("tests/exercises/bitrev-coalesced.wgsl"),
+        d.join("right.wgsl"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root().join("assets/exercises/bitrev-coalesced/starter.wgsl"),
+        d.join("wrong.wgsl"),
+    )
+    .unwrap();
+    std::fs::write(d.join("empty.wgsl"), "").unwrap();
+    std::fs::write(d.join("huge.wgsl"), "// padding\n".repeat(1_000_000)).unwrap();
+    let csv = d.join("grades.csv");
+    let (code, out, err) = run(&[
+        "grade",
+        "--exercise",
+        "bitrev-coalesced",
+        d.to_str().unwrap(),
+        "--timeout",
+        "60",
+        "--reps",
+        "2",
+        "--json",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "not every kernel passes: {err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["passed"].as_u64(), v["total"].as_u64()),
+        (Some(1), Some(8))
+    );
+    let row = |name: &str| -> Value {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["file"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("no row for {name}: {v}"))
+            .clone()
+    };
+    let r = row("right.wgsl");
+    assert_eq!(
+        (r["result"].as_str(), r["passed"].as_bool()),
+        (Some("passed"), Some(true))
+    );
+    assert!(r["goal"].as_str().unwrap().starts_with("goal met"), "{r}");
+    assert!(r["fraction_of_copy"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["builtin_fraction_of_copy"].as_f64().unwrap() > 0.0, "{r}");
+    let check = |name: &str, result: &str, says: &str| {
+        let r = row(name);
+        assert_eq!(r["result"], result, "{name}: {r}");
+        assert_eq!(r["passed"], false, "{name}: {r}");
+        let text = format!("{} {}", r["check"], r["goal"]);
+        assert!(text.contains(says), "{name}: want '{says}' in {r}");
+    };
+    check("wrong.wgsl", "wrong", "first at index");
+    check("compile_error.wgsl", "error", "compile_error.wgsl:8:");
+    check("unknown_binding.wgsl", "error", "'mystery'");
+    check("uncoalesced.wgsl", "goal missed", "yours 32.00 at line");
+    check("empty.wgsl", "refused", "empty");
+    check("huge.wgsl", "refused", "at most 1 MiB");
+    // A real GPU runs it until the time limit (or loses the device); lavapipe caps a loop's trips
+    // and it ends in an error: never a pass, and the rows after it still come.
+    let r = row("endless.wgsl");
+    assert_eq!(r["passed"], false, "{r}");
+    assert_ne!(r["result"], "passed", "{r}");
+    let lines = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(lines.lines().count(), 9, "{lines}");
+    assert!(
+        lines.starts_with("file,result,passed,check,goal,"),
+        "{lines}"
+    );
+    // A file past the time limit is stopped, and said so.
+    let (code, out, _) = run(&[
+        "grade",
+        "--exercise",
+        "bitrev-coalesced",
+        d.join("right.wgsl").to_str().unwrap(),
+        "--timeout",
+        "0.01",
+        "--json",
+    ]);
+    assert_eq!(code, 3);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["rows"][0]["result"], "timed out", "{v}");
+    // Bad use: one line, exit 1.
+    let (code, _, err) = run(&["grade", "--exercise", "no-such", d.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no such exercise") && err.lines().count() == 1,
+        "{err}"
+    );
+}

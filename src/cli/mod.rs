@@ -16,6 +16,8 @@ use std::io::Write;
 mod bench_cmds;
 #[cfg(not(target_arch = "wasm32"))]
 use bench_cmds::{bench_cmd, report_cmd, suite_cmd};
+#[cfg(not(target_arch = "wasm32"))]
+mod grade;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -64,6 +66,9 @@ pub enum Cmd {
     /// Random cases of every algorithm and variant on this GPU, each checked against the CPU
     /// model as `run` checks it; a table of what ran and every failure's reproducing command.
     Selftest(SelftestArgs),
+    /// Grade a class's kernels against an exercise: each file in a process of its own under a
+    /// time limit, checked, its goal measured, timed beside the built-in kernel and the copy.
+    Grade(GradeArgs),
     /// BMMC (seed 001): distributions of rank_m, rank_b and pass counts over random bit permutations.
     BmmcStats {
         /// Index bits (N = 2^n).
@@ -133,6 +138,32 @@ pub struct RunArgs {
     pub lens_sample: crate::lens::sample::SampleSpec,
     #[command(subcommand)]
     pub algo: AlgoOptions,
+}
+
+#[derive(Args, Debug)]
+pub struct GradeArgs {
+    /// The exercise: a built-in one's name (the app's Exercises menu) or a folder with an
+    /// exercise.toml.
+    #[arg(long)]
+    pub exercise: String,
+    /// Kernel files (.wgsl), or folders whose .wgsl files are graded in name order.
+    #[arg(required = true)]
+    pub files: Vec<std::path::PathBuf>,
+    /// Seconds each file's run (and its timing) may take before it is stopped.
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Timed repetitions for each kernel that passes its check.
+    #[arg(long, default_value_t = 10)]
+    pub reps: usize,
+    /// Check and measure the goal only; no timing.
+    #[arg(long)]
+    pub no_time: bool,
+    /// Write the rows as CSV to FILE.
+    #[arg(long)]
+    pub csv: Option<std::path::PathBuf>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -230,6 +261,7 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
         Cmd::Bench(args) if args.suite.is_some() => suite_cmd(cli, args),
         Cmd::Bench(args) => bench_cmd(cli, args),
         Cmd::Selftest(args) => selftest_cmd(cli, args),
+        Cmd::Grade(args) => grade::grade_cmd(cli.adapter.as_deref(), args),
         Cmd::Report {
             result,
             markdown,

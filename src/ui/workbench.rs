@@ -286,53 +286,27 @@ pub fn worst_sectors(rep: &LensReport) -> Option<(f64, String)> {
         .map(|g| {
             (
                 g.sectors as f64 / g.requests.max(1) as f64,
-                format!("line {} ({:?} {})", g.line, g.kind, g.buffer),
+                crate::algo::kernel::exercise::site_name(
+                    g.line,
+                    &format!("{:?}", g.kind).to_lowercase(),
+                    &g.buffer,
+                ),
             )
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))
 }
 
-/// The check of a finished run, in one line, and whether it passed: verified, wrong (where), or
-/// not checked.
+/// The check of a finished run, in one line, and whether it passed (the grader's words).
 pub fn verdict(r: &RunResult) -> (String, bool) {
-    if r.verified {
-        ("verified: the output equals the expected op".into(), true)
-    } else if let Some(m) = &r.mismatch {
-        (format!("wrong: {m}"), false)
-    } else {
-        (
-            "not checked: give an expected op (--expect) to verify the output".into(),
-            false,
-        )
-    }
+    crate::algo::kernel::exercise::check_line(r.verified, r.mismatch.as_deref())
 }
 
-/// An exercise's goal against the run and the lens: met, how far from it, or what to do to see.
+/// An exercise's goal against the run and the lens (the grader's words).
 pub fn goal_line(ex: &Exercise, r: &RunResult, lens: Option<&LensReport>) -> (String, bool) {
-    if !r.verified {
-        return (format!("goal: {}", ex.goal), false);
-    }
-    let Some(max) = ex.lens_max_sectors else {
-        return ("goal met".into(), true);
-    };
-    match lens.and_then(|l| worst_sectors(l).map(|w| (l.warp, w))) {
-        Some((32, (s, _))) if s <= max + 1e-9 => (
-            format!("goal met: at most {s:.2} sectors a request (goal: at most {max})"),
-            true,
-        ),
-        Some((32, (s, site))) => (
-            format!("goal: {max} sectors a request, yours {s:.2} at {site}"),
-            false,
-        ),
-        Some((w, _)) => (
-            format!("goal: at most {max} sectors a request at warp 32; the lens ran at warp {w}"),
-            false,
-        ),
-        None => (
-            format!("goal: at most {max} sectors a request: the memory lens (warp 32) measures it"),
-            false,
-        ),
-    }
+    ex.goal_line(
+        r.verified,
+        lens.and_then(|l| worst_sectors(l).map(|w| (l.warp, w.0, w.1))),
+    )
 }
 
 /// `s` with every character the UI's fonts cannot draw as `?`: the text comes from the user's and

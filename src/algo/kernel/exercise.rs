@@ -133,12 +133,66 @@ impl Exercise {
             .map_or(String::new(), |n| n.to_string_lossy().into_owned())
     }
 
+    /// The goal against a run: met, how far from it, or what to do to see. `worst`: the lens's
+    /// warp and its worst global site (sectors a request, [`site_name`]), where it ran. The app
+    /// and the grader say the same.
+    pub fn goal_line(&self, verified: bool, worst: Option<(u32, f64, String)>) -> (String, bool) {
+        if !verified {
+            return (format!("goal: {}", self.goal), false);
+        }
+        let Some(max) = self.lens_max_sectors else {
+            return ("goal met".into(), true);
+        };
+        match worst {
+            Some((32, s, _)) if s <= max + 1e-9 => (
+                format!("goal met: at most {s:.2} sectors a request (goal: at most {max})"),
+                true,
+            ),
+            Some((32, s, site)) => (
+                format!("goal: {max} sectors a request, yours {s:.2} at {site}"),
+                false,
+            ),
+            Some((w, _, _)) => (
+                format!(
+                    "goal: at most {max} sectors a request at warp 32; the lens ran at warp {w}"
+                ),
+                false,
+            ),
+            None => (
+                format!(
+                    "goal: at most {max} sectors a request: the memory lens (warp 32) measures it"
+                ),
+                false,
+            ),
+        }
+    }
+
     pub fn starter(&self) -> PathBuf {
         self.dir.join("starter.wgsl")
     }
 
     pub fn statement(&self) -> PathBuf {
         self.dir.join("statement.md")
+    }
+}
+
+/// A global access site as the goal names it: `line 12 (read src)`.
+pub fn site_name(line: u32, kind: &str, buffer: &str) -> String {
+    format!("line {line} ({kind} {buffer})")
+}
+
+/// A finished run's check in one line, and whether it passed: verified, wrong (where), or not
+/// checked.
+pub fn check_line(verified: bool, mismatch: Option<&str>) -> (String, bool) {
+    if verified {
+        ("verified: the output equals the expected op".into(), true)
+    } else if let Some(m) = mismatch {
+        (format!("wrong: {m}"), false)
+    } else {
+        (
+            "not checked: give an expected op (--expect) to verify the output".into(),
+            false,
+        )
     }
 }
 
