@@ -72,10 +72,7 @@ pub struct BenchSpec {
     pub min_warmup_ms: f64,
 }
 
-/// The warm-up every timed path does unless told otherwise (`stagewise bench --warmup-ms`, the
-/// app's performance lab, a suite file's `min_warmup_ms`): this long back to back, then the
-/// counted runs.
-pub const DEFAULT_MIN_WARMUP_MS: f64 = 300.0;
+pub use crate::gpu::timed::DEFAULT_MIN_WARMUP_MS;
 /// The longest warm-up asked for that is accepted (ms).
 pub const MAX_MIN_WARMUP_MS: f64 = 60_000.0;
 

@@ -499,7 +499,7 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             more.insert("lens_model".into(), l.model_json());
             more.insert("lens_sample".into(), l.sample_json());
             if res.algorithm == "kernel" {
-                more.insert("lens_sites".into(), algo::kernel::lens_sites(l).into());
+                more.insert("lens_sites".into(), crate::lens::kernel_sites(l).into());
             }
         }
         // Streamed: a large trace is written as it is serialized, never held as a value tree.
@@ -557,7 +557,7 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             out(l.text().trim_end());
             if res.algorithm == "kernel" {
                 out("  your kernel's access sites:");
-                for s in algo::kernel::lens_sites(l) {
+                for s in crate::lens::kernel_sites(l) {
                     out(&format!(
                         "    line {}:{} {} {} {}   | {}",
                         s["line"],

@@ -104,6 +104,11 @@ async fn timed_batch(
     Ok(t0.elapsed().as_secs_f64())
 }
 
+/// The warm-up every timed path does unless told otherwise (`stagewise bench --warmup-ms`, the
+/// app's performance lab, a suite file's `min_warmup_ms`, the lens's measured times): this long
+/// back to back, then the counted runs.
+pub const DEFAULT_MIN_WARMUP_MS: f64 = 300.0;
+
 /// Whether `gpu`'s timestamps measure `plan`'s work: a batch of back-to-back runs (about 30 ms,
 /// encoded before the clock starts) timed by its first and last timestamps and by the wall
 /// clock from submit to done. Up to three batches: one whose timestamps cover half its wall time

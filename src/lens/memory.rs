@@ -499,7 +499,7 @@ async fn scatter_ms(gpu: &Gpu, n: usize, entry: &str) -> Result<Option<f64>> {
         n,
         |src, dst| probe_plan(gpu, entry, src, dst, n),
     )?;
-    crate::gpu::timed::warm_for(gpu, &case.plan, crate::bench::DEFAULT_MIN_WARMUP_MS).await?;
+    crate::gpu::timed::warm_for(gpu, &case.plan, crate::gpu::timed::DEFAULT_MIN_WARMUP_MS).await?;
     let t = crate::gpu::time(gpu, &case.plan, 3, 15).await?;
     Ok((t.total_ms > 0.0).then_some(t.total_ms))
 }

@@ -472,7 +472,7 @@ async fn measured(
         if let Ok(case) = algo.bench_case_for(gpu, req)
             && case.plan.passes.len() == passes
         {
-            crate::gpu::timed::warm_for(gpu, &case.plan, crate::bench::DEFAULT_MIN_WARMUP_MS)
+            crate::gpu::timed::warm_for(gpu, &case.plan, crate::gpu::timed::DEFAULT_MIN_WARMUP_MS)
                 .await?;
             let t = crate::gpu::time(gpu, &case.plan, 0, 20).await?;
             if t.pass_ms.len() == passes {
@@ -499,7 +499,8 @@ pub async fn copy_bandwidth(gpu: &Gpu, n: usize) -> Result<Option<f64>> {
     // recording's seconds of CPU work the GPU has idled (with 100 ms the lens read the H100's copy
     // at 2^24 words at 1292-1312 GB/s, the suite after 500 ms at 2645).
     if n > BASE_ELEMENTS {
-        crate::gpu::timed::warm_for(gpu, &case.plan, crate::bench::DEFAULT_MIN_WARMUP_MS).await?;
+        crate::gpu::timed::warm_for(gpu, &case.plan, crate::gpu::timed::DEFAULT_MIN_WARMUP_MS)
+            .await?;
     }
     let t = crate::gpu::time(gpu, &case.plan, 3, 15).await?;
     Ok((t.total_ms > 0.0).then(|| case.bytes as f64 / (t.total_ms * 1e6)))
@@ -556,4 +557,23 @@ mod tests {
         let e = differs(&result(Data::from_f32(&[f32::NAN, 1.0, -0.0, 1.0])), &s).unwrap();
         assert!(e.contains("element 1"), "{e}");
     }
+}
+
+/// The user's access sites the lens recorded, each with its place and source text: the lens's
+/// table names lines, this names what stands there. One JSON object a site, first pass first.
+pub fn kernel_sites(report: &LensReport) -> Vec<serde_json::Value> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for r in &report.records {
+        for s in &r.kernel.sites {
+            if seen.insert((s.line, s.col, s.buffer.clone())) {
+                out.push(json!({
+                    "line": s.line, "col": s.col, "kind": s.kind, "buffer": s.buffer,
+                    "memory": if s.space == sites::Space::Global { "global" } else { "workgroup" },
+                    "expr": s.expr, "text": s.text.trim(),
+                }));
+            }
+        }
+    }
+    out
 }

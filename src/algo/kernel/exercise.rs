@@ -22,6 +22,10 @@ pub struct Exercise {
     pub title: String,
     /// The design note in shared/seeds it comes from.
     pub seed: String,
+    /// Its place in the course (docs/ALGORITHMS.md's order, the easier of a seed's first): menus
+    /// and the grader list exercises by it.
+    #[serde(default)]
+    pub order: u32,
     /// The `--expect` op.
     pub expect: String,
     /// The run's other arguments (`--n`, `--passes`, `--param`, …).
@@ -87,7 +91,8 @@ impl Exercise {
                 let dir = Path::new(name);
                 Self::parse(&dir.join("exercise.toml"), toml, dir)
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()
+            .map(in_course_order)
     }
 
     fn shipped_files(
@@ -123,7 +128,10 @@ impl Exercise {
             .filter(|p| p.join("exercise.toml").is_file())
             .collect();
         dirs.sort();
-        dirs.iter().map(|d| Exercise::load(d)).collect()
+        dirs.iter()
+            .map(|d| Exercise::load(d))
+            .collect::<Result<Vec<_>>>()
+            .map(in_course_order)
     }
 
     /// The folder's name.
@@ -176,6 +184,12 @@ impl Exercise {
     }
 }
 
+/// Exercises by their place in the course, then by name.
+fn in_course_order(mut v: Vec<Exercise>) -> Vec<Exercise> {
+    v.sort_by_key(|e| (e.order, e.name()));
+    v
+}
+
 /// A global access site as the goal names it: `line 12 (read src)`.
 pub fn site_name(line: u32, kind: &str, buffer: &str) -> String {
     format!("line {line} ({kind} {buffer})")
@@ -207,6 +221,18 @@ mod tests {
         let shipped = Exercise::shipped().unwrap();
         let names = |v: &[Exercise]| v.iter().map(Exercise::name).collect::<Vec<_>>();
         assert_eq!(names(&on_disk), names(&shipped));
+        // The course's order: a seed's easier exercise first ("the next exercise fixes that").
+        assert_eq!(
+            names(&shipped),
+            [
+                "bitrev-naive",
+                "bitrev-coalesced",
+                "bpc-tiles",
+                "oddeven-transposition",
+                "scan-ladder",
+                "fft-exchange"
+            ]
+        );
         for (d, b) in on_disk.iter().zip(&shipped) {
             assert_eq!(
                 (&d.title, &d.expect, &d.args),

@@ -286,22 +286,3 @@ impl Algorithm for Options {
 pub fn element_of(opts: &Options) -> Result<Elem> {
     Ok(opts.contract()?.2.elem)
 }
-
-/// The user's access sites the lens recorded, each with its place and source text: the lens's
-/// table names lines, this names what stands there. One JSON object a site, first pass first.
-pub fn lens_sites(report: &crate::lens::LensReport) -> Vec<serde_json::Value> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    for r in &report.records {
-        for s in &r.kernel.sites {
-            if seen.insert((s.line, s.col, s.buffer.clone())) {
-                out.push(json!({
-                    "line": s.line, "col": s.col, "kind": s.kind, "buffer": s.buffer,
-                    "memory": if s.space == crate::lens::sites::Space::Global { "global" } else { "workgroup" },
-                    "expr": s.expr, "text": s.text.trim(),
-                }));
-            }
-        }
-    }
-    out
-}
