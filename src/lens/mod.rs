@@ -506,6 +506,25 @@ pub async fn copy_bandwidth(gpu: &Gpu, n: usize) -> Result<Option<f64>> {
     Ok((t.total_ms > 0.0).then(|| case.bytes as f64 / (t.total_ms * 1e6)))
 }
 
+/// The user's access sites the lens recorded, each with its place and source text: the lens's
+/// table names lines, this names what stands there. One JSON object a site, first pass first.
+pub fn kernel_sites(report: &LensReport) -> Vec<serde_json::Value> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for r in &report.records {
+        for s in &r.kernel.sites {
+            if seen.insert((s.line, s.col, s.buffer.clone())) {
+                out.push(json!({
+                    "line": s.line, "col": s.col, "kind": s.kind, "buffer": s.buffer,
+                    "memory": if s.space == sites::Space::Global { "global" } else { "workgroup" },
+                    "expr": s.expr, "text": s.text.trim(),
+                }));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -557,23 +576,4 @@ mod tests {
         let e = differs(&result(Data::from_f32(&[f32::NAN, 1.0, -0.0, 1.0])), &s).unwrap();
         assert!(e.contains("element 1"), "{e}");
     }
-}
-
-/// The user's access sites the lens recorded, each with its place and source text: the lens's
-/// table names lines, this names what stands there. One JSON object a site, first pass first.
-pub fn kernel_sites(report: &LensReport) -> Vec<serde_json::Value> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    for r in &report.records {
-        for s in &r.kernel.sites {
-            if seen.insert((s.line, s.col, s.buffer.clone())) {
-                out.push(json!({
-                    "line": s.line, "col": s.col, "kind": s.kind, "buffer": s.buffer,
-                    "memory": if s.space == sites::Space::Global { "global" } else { "workgroup" },
-                    "expr": s.expr, "text": s.text.trim(),
-                }));
-            }
-        }
-    }
-    out
 }
