@@ -3,7 +3,7 @@
 // In the browser the CLI's helpers serve the native commands; the page uses its parser only.
 #![cfg_attr(target_arch = "wasm32", allow(dead_code))]
 
-use crate::algo::{self, AlgoOptions, RunRequest};
+use crate::algo::{AlgoOptions, RunRequest};
 use crate::data::{DType, Data, Fill};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -275,11 +275,11 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
             b,
             json,
         } => {
-            let v = algo::bmmc::stats::stats_with(*n, *samples, *seed, *m, *b)?;
+            let v = crate::algo::bmmc::stats::stats_with(*n, *samples, *seed, *m, *b)?;
             out(&if *json {
                 serde_json::to_string(&v).map_err(|e| crate::error::Error::Io(e.to_string()))?
             } else {
-                algo::bmmc::stats::text(&v)
+                crate::algo::bmmc::stats::text(&v)
             });
             Ok(0)
         }
@@ -486,7 +486,7 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     if args.lens {
         crate::lens::check(&gpu, req.input.len(), &lo)?;
     }
-    let res = algo::run(algo, &gpu, &req)?;
+    let res = crate::algo::run(algo, &gpu, &req)?;
     let lens = if args.lens {
         Some(crate::lens::record_run_with(algo, &gpu, &req, &res, &lo)?)
     } else {
