@@ -5,6 +5,7 @@ pub mod adapter;
 pub mod collect;
 pub mod context;
 pub mod hook;
+pub mod pipeline;
 pub mod runner;
 pub mod timed;
 
