@@ -1289,3 +1289,63 @@ fn transposition_odd_phase_narrates_the_seeds_barrier() {
         );
     }
 }
+
+/// A session holds what was on screen: saved with the stage shown, the tab and the lens, it opens
+/// (as `stagewise --session FILE` does) on that stage once the run has it; a session written
+/// before the format had a version opens too, one from a newer Stagewise is refused.
+#[test]
+fn a_session_reopens_at_its_stage_tab_and_lens() {
+    use stagewise::ui::app::{SESSION_VERSION, Session};
+    let saved = {
+        let mut h = harness();
+        wait_for_run(&mut h);
+        // The seed example (Demo B on 16 elements): the input and four stages.
+        assert_eq!(h.state().result.as_ref().unwrap().stages.len(), 5);
+        h.state_mut().timeline.stage = 3;
+        h.state().session_now()
+    };
+    assert_eq!(saved.version, SESSION_VERSION);
+    assert_eq!(saved.view.stage, Some(3));
+    assert_eq!(
+        (saved.view.tab.as_str(), saved.view.lens),
+        ("stages", false)
+    );
+    let mut text: serde_json::Value = serde_json::to_value(&saved).unwrap();
+    text["view"]["lens"] = true.into();
+    let back = Session::from_json("s", text.to_string().as_bytes()).unwrap();
+    let mut h = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .with_max_steps(10)
+        .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
+        .build_eframe(move |cc| StagewiseApp::new(cc, Some(back)));
+    // The lens records after the run (its spinner keeps frames coming): step, do not settle.
+    let start = Instant::now();
+    while h.state().is_running() || h.state().lens.is_recording() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the run and the lens did not end"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.step();
+    assert_eq!(h.state().timeline.stage, 3);
+    assert!(h.state().lens.on);
+    // The documented example opens (docs/SESSION.md).
+    let ex = Session::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/session-example.json"),
+    )
+    .unwrap();
+    assert_eq!(
+        (ex.version, ex.view.stage, ex.variant.as_str()),
+        (1, Some(2), "staged")
+    );
+    assert!(ex.job().is_ok());
+    // Older and newer files.
+    let old = Session::from_json("old", br#"{"variant": "naive", "log_n": 5}"#).unwrap();
+    assert_eq!((old.version, old.view.stage), (0, None));
+    let e = Session::from_json("new", br#"{"version": 99}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("version 99 is newer"), "{e}");
+}

@@ -19,7 +19,7 @@ mod session;
 
 use io::IoMsg;
 pub use run::{RunJob, RunMsg, TraceState};
-pub use session::Session;
+pub use session::{SESSION_VERSION, Session, SessionView};
 
 const STORAGE_KEY: &str = "stagewise-session";
 
@@ -54,6 +54,8 @@ pub struct StagewiseApp {
     webtest: Option<super::webtest::WebTest>,
     /// The room "Your kernel": the watched file, its compile error, the open exercise.
     pub workbench: super::workbench::Workbench,
+    /// A session's stage, shown once the run's trace has it.
+    want_stage: Option<usize>,
 }
 
 const HELP: &[(&str, &str)] = &[
@@ -108,9 +110,39 @@ impl StagewiseApp {
             #[cfg(target_arch = "wasm32")]
             webtest: super::webtest::WebTest::from_page(),
             workbench: Default::default(),
+            want_stage: None,
         };
+        app.apply_view();
         app.start_run(&cc.egui_ctx);
         app
+    }
+
+    /// Show what the session's view says: its tab and lens now, its stage once it arrives.
+    fn apply_view(&mut self) {
+        let v = &self.session.view;
+        self.tab = if v.tab == "performance" {
+            Tab::Performance
+        } else {
+            Tab::Stages
+        };
+        self.lens.on = v.lens;
+        self.want_stage = v.stage;
+    }
+
+    /// The session as it stands, with what is on screen (saved on exit and by *Save session*).
+    pub fn session_now(&self) -> Session {
+        let mut s = self.session.clone();
+        s.version = SESSION_VERSION;
+        s.view = SessionView {
+            stage: self.result.as_ref().map(|_| self.timeline.stage),
+            tab: match self.tab {
+                Tab::Performance => "performance",
+                Tab::Stages => "stages",
+            }
+            .into(),
+            lens: self.lens.on,
+        };
+        s
     }
 
     pub fn is_running(&self) -> bool {
@@ -275,6 +307,6 @@ impl eframe::App for StagewiseApp {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        eframe::set_value(storage, STORAGE_KEY, &self.session);
+        eframe::set_value(storage, STORAGE_KEY, &self.session_now());
     }
 }

@@ -67,7 +67,7 @@ impl StagewiseApp {
     }
 
     pub(super) fn save_session(&self, ctx: &egui::Context) {
-        let s = self.session.clone();
+        let s = self.session_now();
         #[cfg(target_arch = "wasm32")]
         {
             let _ = ctx;
@@ -156,6 +156,7 @@ impl StagewiseApp {
                 IoMsg::Session(s) => match *s {
                     Ok(s) => {
                         self.session = s;
+                        self.apply_view();
                         self.start_run(ctx);
                     }
                     Err(e) => self.message = Some(e.to_string()),

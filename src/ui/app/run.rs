@@ -182,6 +182,13 @@ impl StagewiseApp {
                         if r.stages.len() == 2 && self.timeline.stage == 0 {
                             self.timeline.stage = 1;
                         }
+                        // A session's stage, as soon as it is here.
+                        if let Some(k) = self.want_stage
+                            && k < r.stages.len()
+                        {
+                            self.timeline.stage = k;
+                            self.want_stage = None;
+                        }
                     }
                 }
                 RunMsg::Done(r) => {
@@ -206,6 +213,9 @@ impl StagewiseApp {
             self.timeline.stage = 1.min(r.stages.len().saturating_sub(1));
             self.timeline.playing = false;
         }
+        if let Some(k) = self.want_stage.take() {
+            self.timeline.stage = k.min(r.stages.len().saturating_sub(1));
+        }
         if r.algorithm == "kernel" {
             self.workbench.ran();
         }
@@ -220,6 +230,8 @@ impl StagewiseApp {
     /// The run ended with `e`. A lost device is replaced; a trace that had begun keeps the stages
     /// that arrived and says where it stopped.
     fn stopped(&mut self, e: Error) {
+        // A session's stage belongs to the run that failed, not to the next one.
+        self.want_stage = None;
         // A lost device (reported by the run, or by the device-lost callback): replace it.
         let lost = match &e {
             Error::DeviceLost(why) => Some(why.clone()),

@@ -18,6 +18,27 @@ pub struct Session {
     pub typed: bool,
     /// The room "Your kernel"'s element count (its `--n`; other rooms use `log_n`).
     pub n: Option<usize>,
+    /// The session format's version ([`SESSION_VERSION`]; 0: written before it had one).
+    #[serde(default)]
+    pub version: u32,
+    /// What was on screen: the stage, the tab, the lens.
+    pub view: SessionView,
+}
+
+/// The format written now. Older files open (missing fields take their defaults); a newer one is
+/// refused, naming both versions.
+pub const SESSION_VERSION: u32 = 1;
+
+/// What a session shows when it opens.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionView {
+    /// The stage shown once the run's trace has it (0: the input); unset: the first pass's result.
+    pub stage: Option<usize>,
+    /// `performance` opens the performance lab; anything else the stages.
+    pub tab: String,
+    /// The memory lens under the stage view.
+    pub lens: bool,
 }
 
 impl Default for Session {
@@ -32,27 +53,30 @@ impl Default for Session {
             text: String::new(),
             typed: false,
             n: None,
+            version: SESSION_VERSION,
+            view: SessionView::default(),
         }
     }
 }
 
 impl Session {
     pub fn load(path: &std::path::Path) -> Result<Session> {
-        let s = std::fs::read_to_string(path)
+        let s = std::fs::read(path)
             .map_err(|e| Error::Io(format!("cannot read session '{}': {e}", path.display())))?;
-        serde_json::from_str(&s).map_err(|e| {
-            Error::Input(format!(
-                "session '{}': line {}: {e}",
-                path.display(),
-                e.line()
-            ))
-        })
+        Self::from_json(&path.display().to_string(), &s)
     }
 
     /// A session from a file's contents (`name`: the file, for errors).
     pub fn from_json(name: &str, bytes: &[u8]) -> Result<Session> {
-        serde_json::from_slice(bytes)
-            .map_err(|e| Error::Input(format!("session '{name}': line {}: {e}", e.line())))
+        let s: Session = serde_json::from_slice(bytes)
+            .map_err(|e| Error::Input(format!("session '{name}': line {}: {e}", e.line())))?;
+        if s.version > SESSION_VERSION {
+            return Err(Error::Input(format!(
+                "session '{name}': version {} is newer than this Stagewise reads ({SESSION_VERSION})",
+                s.version
+            )));
+        }
+        Ok(s)
     }
 
     /// The element type runs use: the algorithm's own when it has one (the FFT's f32).
