@@ -15,13 +15,48 @@ use std::time::{Duration, Instant};
 /// A kernel file larger than this is refused before it runs (every shipped kernel is under 40 KiB).
 const MAX_KERNEL_BYTES: u64 = 1 << 20;
 
+/// What became of one file (written as [`Outcome::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Passed,
+    /// The output differs from the exercise's op.
+    Wrong,
+    /// Verified, but the goal (the lens's sectors a request) is not met.
+    GoalMissed,
+    /// Stagewise refused or could not run it: compile errors, bindings, limits.
+    Error,
+    TimedOut,
+    Crashed,
+    /// Not run: empty, too large or not text.
+    Refused,
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl Outcome {
+    fn name(self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::Wrong => "wrong",
+            Outcome::GoalMissed => "goal missed",
+            Outcome::Error => "error",
+            Outcome::TimedOut => "timed out",
+            Outcome::Crashed => "crashed",
+            Outcome::Refused => "refused",
+        }
+    }
+}
+
 /// One student's row.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     pub file: String,
-    /// `passed`, `wrong`, `goal missed`, `error` (compile errors among them), `timed out`,
-    /// `crashed` or `refused`.
-    pub result: &'static str,
+    pub result: Outcome,
+    /// `result` is `passed`.
     pub passed: bool,
     /// The check of the output, or why there is none.
     pub check: String,
@@ -44,7 +79,8 @@ pub(super) fn grade_cmd(adapter: Option<&str>, args: &GradeArgs) -> Result<i32> 
         .map_err(|e| Error::Io(format!("cannot find the stagewise binary: {e}")))?;
     let mut rows = Vec::with_capacity(files.len());
     for f in &files {
-        let row = grade_one(&exe, adapter, &ex, f, args);
+        let mut row = grade_one(&exe, adapter, &ex, f, args);
+        row.passed = row.result == Outcome::Passed;
         if !args.json {
             out(&text_row(&row));
         }
@@ -60,7 +96,7 @@ pub(super) fn grade_cmd(adapter: Option<&str>, args: &GradeArgs) -> Result<i32> 
             s.push_str(&format!(
                 "{},{},{},{},{},{},{},{:.2}\n",
                 csv_field(&r.file),
-                r.result,
+                r.result.name(),
                 r.passed,
                 csv_field(&r.check),
                 csv_field(&r.goal),
@@ -147,7 +183,7 @@ fn grade_one(exe: &Path, adapter: Option<&str>, ex: &Exercise, f: &Path, args: &
     let t0 = Instant::now();
     let mut row = Row {
         file: f.display().to_string(),
-        result: "error",
+        result: Outcome::Error,
         passed: false,
         check: String::new(),
         goal: format!("goal: {}", ex.goal),
@@ -169,7 +205,7 @@ fn grade_one(exe: &Path, adapter: Option<&str>, ex: &Exercise, f: &Path, args: &
         Err(e) => Some(format!("cannot read it: {e}")),
     };
     if let Some(why) = refused {
-        row.result = "refused";
+        row.result = Outcome::Refused;
         row.check = why;
         return row;
     }
@@ -194,12 +230,12 @@ fn grade_one(exe: &Path, adapter: Option<&str>, ex: &Exercise, f: &Path, args: &
     let (code, stdout, stderr) = match ran {
         Child::Exited(code, o, e) => (code, o, e),
         Child::TimedOut => {
-            row.result = "timed out";
+            row.result = Outcome::TimedOut;
             row.check = format!("stopped after {:.0} s (the time limit)", args.timeout);
             return row;
         }
         Child::Signalled(why) => {
-            row.result = "crashed";
+            row.result = Outcome::Crashed;
             row.check = why;
             return row;
         }
@@ -218,16 +254,16 @@ fn grade_one(exe: &Path, adapter: Option<&str>, ex: &Exercise, f: &Path, args: &
             let verified = v["verified"] == true;
             let mismatch = v["mismatch"].as_str();
             row.check = check_line(verified, mismatch).0;
-            row.result = if verified { "passed" } else { "wrong" };
             let (goal, met) = ex.goal_line(verified, worst_site(v));
             row.goal = goal;
-            row.passed = verified && met;
-            if verified && !met {
-                row.result = "goal missed";
-            }
+            row.result = match (verified, met) {
+                (true, true) => Outcome::Passed,
+                (true, false) => Outcome::GoalMissed,
+                (false, _) => Outcome::Wrong,
+            };
         }
         (3, None) => {
-            row.result = "wrong";
+            row.result = Outcome::Wrong;
             row.check = format!("wrong: {}", first_line(&stderr));
         }
         _ => {
@@ -238,7 +274,7 @@ fn grade_one(exe: &Path, adapter: Option<&str>, ex: &Exercise, f: &Path, args: &
             return row;
         }
     }
-    if row.result != "wrong" && !args.no_time {
+    if row.result != Outcome::Wrong && !args.no_time {
         let mut bench = kernel_args("bench");
         bench.extend(["--reps".into(), args.reps.to_string()]);
         if let Child::Exited(0, o, _) = child(exe, &bench, limit)
@@ -336,10 +372,15 @@ fn text_row(r: &Row) -> String {
         .map_or(r.file.clone(), |n| n.to_string_lossy().into_owned());
     // The goal is said where the output verified (else the check says what is wrong).
     let goal = match r.result {
-        "passed" | "goal missed" => format!("; {}", r.goal),
+        Outcome::Passed | Outcome::GoalMissed => format!("; {}", r.goal),
         _ => String::new(),
     };
-    format!("{name:<28} {:<11} {:<28} {}{goal}", r.result, time, r.check)
+    format!(
+        "{name:<28} {:<11} {:<28} {}{goal}",
+        r.result.name(),
+        time,
+        r.check
+    )
 }
 
 /// A CSV field, quoted where it holds a comma, a quote or a line break.

@@ -58,17 +58,12 @@ impl Gpu {
         let shown = source;
         // Keyed by the kernel as written, its entry, checks and build, so a cached pipeline is
         // never rebuilt by the instrument. Logged and stubbed kernels skip the cache.
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        source.hash(&mut h);
-        entry.hash(&mut h);
-        if checked {
-            // Kept apart from the same text compiled unchecked; shipped kernels' names unchanged.
-            "checked".hash(&mut h);
-        }
-        if let Some(i) = &self.instrument {
-            i.mode().hash(&mut h);
-        }
-        let key = h.finish();
+        let key = kernel_key(
+            source,
+            entry,
+            checked,
+            self.instrument.as_ref().map(|i| i.mode()),
+        );
         let cached = || {
             self.pipelines
                 .lock()
@@ -94,14 +89,8 @@ impl Gpu {
             // A logging device logs every kernel asked for, then takes the cache's.
             return Ok(p);
         }
-        // The file name keeps the hash of the text compiled, as before instruments had a hook.
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        source.hash(&mut h);
-        built_entry.hash(&mut h);
-        if checked {
-            "checked".hash(&mut h);
-        }
-        let file_key = h.finish();
+        // The dump's file name: the hash of the text compiled (an instrument's build included).
+        let file_key = kernel_key(source, built_entry, checked, None);
         let file = format!("{}-{file_key:016x}.wgsl", label.replace(' ', "_"));
         if let Some(dir) = &self.kernel_env.dump {
             // Debugging aid: every compiled kernel's WGSL, named by label and source hash.
@@ -180,4 +169,20 @@ impl Gpu {
         }
         Ok(p)
     }
+}
+
+/// A kernel's hash: its text, entry point, whether wgpu's checks are kept (apart from the same text
+/// compiled unchecked; unchecked kernels' hashes are the text's and entry's alone) and the
+/// instrument's mode.
+fn kernel_key(source: &str, entry: &str, checked: bool, mode: Option<&str>) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    source.hash(&mut h);
+    entry.hash(&mut h);
+    if checked {
+        "checked".hash(&mut h);
+    }
+    if let Some(m) = mode {
+        m.hash(&mut h);
+    }
+    h.finish()
 }

@@ -69,8 +69,11 @@ const HELP: &[(&str, &str)] = &[
     ("F2", "show / hide the narration and code panel"),
 ];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The central panel's tab (a session's `view.tab`: `stages` or `performance`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Tab {
+    #[default]
     Stages,
     Performance,
 }
@@ -120,11 +123,7 @@ impl StagewiseApp {
     /// Show what the session's view says: its tab and lens now, its stage once it arrives.
     fn apply_view(&mut self) {
         let v = &self.session.view;
-        self.tab = if v.tab == "performance" {
-            Tab::Performance
-        } else {
-            Tab::Stages
-        };
+        self.tab = v.tab;
         self.lens.on = v.lens;
         self.want_stage = v.stage;
     }
@@ -135,11 +134,7 @@ impl StagewiseApp {
         s.version = SESSION_VERSION;
         s.view = SessionView {
             stage: self.result.as_ref().map(|_| self.timeline.stage),
-            tab: match self.tab {
-                Tab::Performance => "performance",
-                Tab::Stages => "stages",
-            }
-            .into(),
+            tab: self.tab,
             lens: self.lens.on,
         };
         s

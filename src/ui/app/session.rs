@@ -35,8 +35,8 @@ pub const SESSION_VERSION: u32 = 1;
 pub struct SessionView {
     /// The stage shown once the run's trace has it (0: the input); unset: the first pass's result.
     pub stage: Option<usize>,
-    /// `performance` opens the performance lab; anything else the stages.
-    pub tab: String,
+    /// The tab: `stages` or `performance` (the lab).
+    pub tab: Tab,
     /// The memory lens under the stage view.
     pub lens: bool,
 }
