@@ -60,8 +60,11 @@ const MIN_VERDICT_SECONDS: f64 = 0.01;
 const MIN_CLOCK_SHARE: f64 = 0.5;
 /// Under this share in every try, the timestamps do not measure the work.
 const MAX_BROKEN_SHARE: f64 = 0.1;
-/// At most this many passes in one checked or wall-timed batch.
+/// At most this many passes in one wall-timed batch.
 const MAX_BATCH_PASSES: usize = 8192;
+/// At most this many passes in one batch of the clock check (a 2^18-element copy on an H200 is
+/// about 2 µs a run: 8192 runs would not fill the 10 ms a verdict needs).
+const MAX_CHECK_PASSES: usize = 1 << 16;
 /// Wall-timed samples aim at this long each (seconds): well above a submission's latency.
 const WALL_SAMPLE_SECONDS: f64 = 0.01;
 
@@ -121,12 +124,24 @@ pub async fn clock_agrees(gpu: &Gpu, plan: &Plan) -> Result<Option<bool>> {
         return Ok(None);
     }
     let probe = wall_once(gpu, plan).await?;
-    let runs = batch_runs(probe, np, CHECK_SECONDS);
-    let span = Timestamps::span(gpu, runs * np);
+    // One run's wall time on a fast GPU is mostly the submission's latency: a batch sized from
+    // it can take a millisecond of work. Batches grow until they are long enough to judge.
+    let cap = (MAX_CHECK_PASSES / np).max(1);
+    let mut runs = batch_runs(probe, np, CHECK_SECONDS).min(cap);
+    let mut span = Timestamps::span(gpu, runs * np);
     let buf = gpu.scoped(|| readback_buffer(gpu, 16))?;
     let mut best = 0f64;
-    for _ in 0..3 {
+    let (mut tries, mut grown) = (0, 0);
+    while tries < 3 {
         let wall = timed_batch(gpu, &plan.passes, runs, Some((&span, &buf))).await?;
+        if wall < MIN_VERDICT_SECONDS && runs < cap && grown < 4 {
+            runs = ((runs as f64 * CHECK_SECONDS / wall.max(1e-6)).ceil() as usize)
+                .clamp(runs + 1, cap);
+            span = Timestamps::span(gpu, runs * np);
+            grown += 1;
+            continue;
+        }
+        tries += 1;
         let words = read_all(gpu, &[(&buf, 16)])
             .await?
             .pop()
