@@ -16,5 +16,6 @@ pub mod suite;
 pub mod ui;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
+pub mod wisdom;
 
 pub use error::{Error, Result};

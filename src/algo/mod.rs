@@ -31,6 +31,7 @@ pub mod radix;
 pub mod scan;
 pub mod stage;
 pub mod stream;
+pub mod tune;
 
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};

@@ -93,10 +93,26 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             "algo", "variant", "n", "median ms", "GB/s", "copy GB/s", "×copy"
         ));
     }
-    let rows = pollster::block_on(bench::run(
-        &gpu,
-        &spec,
-        &mut |e| match e {
+    let wisdom = super::tune::load(cli, &gpu);
+    let (specs, applied) = match &wisdom {
+        Some(w) if workbench.is_none() => with_wisdom(&spec, w),
+        _ => (vec![spec.clone()], Vec::new()),
+    };
+    if !quiet {
+        for a in &applied {
+            out(&format!(
+                "wisdom ({}): {} {} n={}: {}",
+                a["from"].as_str().unwrap_or(""),
+                a["algorithm"].as_str().unwrap_or(""),
+                a["variant"].as_str().unwrap_or(""),
+                a["n"],
+                a["text"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    let mut rows = Vec::new();
+    for one in &specs {
+        let mut on_event = |e: Event| match e {
             Event::Row(r) if !quiet => out(format!(
                 "{:<8} {:<14} {:>11} {:>11.4} {:>9.1} {:>9.1} {:>7.3}  {}",
                 r.algorithm,
@@ -111,9 +127,28 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             .trim_end()),
             Event::Skipped(m) => eprintln!("stagewise: skipped {m}"),
             _ => {}
-        },
-        &|| false,
-    ))?;
+        };
+        match pollster::block_on(bench::run(&gpu, one, &mut on_event, &|| false)) {
+            Ok(r) => rows.extend(r),
+            // A choice this adapter no longer allows: the built-in defaults, said once.
+            Err(e @ (Error::Input(_) | Error::Limit(_))) if !applied.is_empty() => {
+                eprintln!(
+                    "warning: a wisdom choice was refused ({e}); using the built-in defaults"
+                );
+                let plain = BenchSpec {
+                    sizes: one.sizes.clone(),
+                    ..spec.clone()
+                };
+                rows.extend(pollster::block_on(bench::run(
+                    &gpu,
+                    &plain,
+                    &mut on_event,
+                    &|| false,
+                ))?);
+            }
+            Err(e) => return Err(e),
+        }
+    }
     if let Some(why) = gpu.clock_distrusted() {
         eprintln!("stagewise: timed by the wall clock: {why}");
     }
@@ -147,6 +182,20 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         });
         if let Some(c) = compare {
             v["compare"] = json!(c);
+        }
+        if !applied.is_empty() {
+            v["wisdom"] = json!(
+                applied
+                    .iter()
+                    .map(|a| {
+                        let mut a = a.clone();
+                        if let Some(o) = a.as_object_mut() {
+                            o.remove("text");
+                        }
+                        a
+                    })
+                    .collect::<Vec<_>>()
+            );
         }
         out(&v.to_string());
     }
@@ -273,4 +322,46 @@ fn compare(rows: &[crate::bench::BenchRow], builtin: Option<&str>) -> Vec<serde_
         }));
     }
     out
+}
+
+/// The sweep with wisdom: one spec per size, each case's options filled from the wisdom for its
+/// variant at that size (the same order of rows as one spec). Unchanged where nothing applies.
+fn with_wisdom(
+    spec: &BenchSpec,
+    w: &crate::wisdom::Loaded,
+) -> (Vec<BenchSpec>, Vec<serde_json::Value>) {
+    let mut applied = Vec::new();
+    let mut specs = Vec::new();
+    for &n in &spec.sizes {
+        let mut cases = Vec::new();
+        for (opts, vs) in &spec.cases {
+            let info = opts.algo().info();
+            let vs: Vec<&'static algo::Variant> = if vs.is_empty() {
+                info.variants.iter().collect()
+            } else {
+                vs.clone()
+            };
+            for v in vs {
+                let (o, a) = w.apply(opts, v.name, spec.dtype, n);
+                if !a.is_empty() {
+                    let mut j = a.to_json();
+                    j["algorithm"] = json!(info.name);
+                    j["variant"] = json!(v.name);
+                    j["n"] = json!(n);
+                    j["text"] = json!(a.describe());
+                    applied.push(j);
+                }
+                cases.push((o, vec![v]));
+            }
+        }
+        specs.push(BenchSpec {
+            cases,
+            sizes: vec![n],
+            ..spec.clone()
+        });
+    }
+    if applied.is_empty() {
+        return (vec![spec.clone()], applied);
+    }
+    (specs, applied)
 }

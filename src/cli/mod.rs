@@ -18,6 +18,7 @@ mod bench_cmds;
 use bench_cmds::{bench_cmd, report_cmd, suite_cmd};
 #[cfg(not(target_arch = "wasm32"))]
 mod grade;
+mod tune;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -32,6 +33,12 @@ pub struct Cli {
     /// Open the app on a saved session (JSON).
     #[arg(long)]
     pub session: Option<std::path::PathBuf>,
+    /// Use this wisdom file (`stagewise tune`'s defaults) instead of this adapter's own.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub wisdom: Option<std::path::PathBuf>,
+    /// The built-in defaults: read no wisdom.
+    #[arg(long, global = true, conflicts_with = "wisdom")]
+    pub no_wisdom: bool,
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
 }
@@ -69,6 +76,14 @@ pub enum Cmd {
     /// Grade a class's kernels against an exercise: each file in a process of its own under a
     /// time limit, checked, its goal measured, timed beside the built-in kernel and the copy.
     Grade(GradeArgs),
+    /// Measure this GPU's best defaults for each room (wisdom): every candidate verified against
+    /// the CPU model, then timed; written to the data directory and read by every command after.
+    Tune(tune::TuneArgs),
+    /// Show, export, import or forget this adapter's wisdom.
+    Wisdom {
+        #[command(subcommand)]
+        action: tune::WisdomCmd,
+    },
     /// BMMC (seed 001): distributions of rank_m, rank_b and pass counts over random bit permutations.
     BmmcStats {
         /// Index bits (N = 2^n).
@@ -262,6 +277,8 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
         Cmd::Bench(args) => bench_cmd(cli, args),
         Cmd::Selftest(args) => selftest_cmd(cli, args),
         Cmd::Grade(args) => grade::grade_cmd(cli.adapter.as_deref(), args),
+        Cmd::Tune(args) => tune::tune_cmd(cli, args),
+        Cmd::Wisdom { action } => tune::wisdom_cmd(cli, action),
         Cmd::Report {
             result,
             markdown,
@@ -474,8 +491,13 @@ fn parse_sample(s: &str) -> std::result::Result<crate::lens::sample::SampleSpec,
 fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     let req = prepare(args)?;
     let trace = req.trace;
-    let algo = args.algo.algo();
     let gpu = gpu(cli.adapter.as_deref())?;
+    // Wisdom fills untraced runs' unset options (a trace shows the teaching kernels as they are).
+    let (tuned, applied) = match tune::load(cli, &gpu) {
+        Some(w) if !trace => w.apply(&args.algo, req.variant.name, req.dtype, req.input.len()),
+        _ => (args.algo.clone(), Default::default()),
+    };
+    let algo = tuned.algo();
     let lo = crate::lens::LensOptions {
         warp: args
             .lens_warp
@@ -486,7 +508,23 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     if args.lens {
         crate::lens::check(&gpu, req.input.len(), &lo)?;
     }
-    let res = crate::algo::run(algo, &gpu, &req)?;
+    let (res, algo, applied) = match crate::algo::run(algo, &gpu, &req) {
+        Ok(r) => (r, algo, applied),
+        // A choice this adapter no longer allows: the built-in defaults, said once.
+        Err(e @ (Error::Input(_) | Error::Limit(_))) if !applied.is_empty() => {
+            eprintln!(
+                "warning: wisdom's {} was refused ({e}); using the built-in defaults",
+                applied.describe()
+            );
+            let algo = args.algo.algo();
+            (
+                crate::algo::run(algo, &gpu, &req)?,
+                algo,
+                Default::default(),
+            )
+        }
+        Err(e) => return Err(e),
+    };
     let lens = if args.lens {
         Some(crate::lens::record_run_with(algo, &gpu, &req, &res, &lo)?)
     } else {
@@ -494,6 +532,9 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     };
     if args.json {
         let mut more = serde_json::Map::new();
+        if !applied.is_empty() {
+            more.insert("wisdom".into(), applied.to_json());
+        }
         if let Some(l) = &lens {
             more.insert("lens".into(), l.to_json());
             more.insert("lens_model".into(), l.model_json());
@@ -514,6 +555,13 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             "{} / {} on {}  n = {}  dtype {}",
             res.algorithm, res.variant, res.adapter, res.n, res.dtype
         ));
+        if !applied.is_empty() {
+            out(&format!(
+                "wisdom ({}): {}",
+                applied.from,
+                applied.describe()
+            ));
+        }
         if trace {
             for s in &res.stages {
                 out(&format!("{:<28} {}", s.label, fmt_values(&s.data, 64)));

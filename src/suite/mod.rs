@@ -173,11 +173,16 @@ struct PeerRow {
 pub fn load(path: &Path) -> Result<Suite> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Io(format!("cannot read '{}': {e}", path.display())))?;
-    let suite: Suite = toml::from_str(&text).map_err(|e| {
+    parse(&path.display().to_string(), &text)
+}
+
+/// A suite from its TOML text (`name` for errors), every case parsed.
+pub fn parse(name: &str, text: &str) -> Result<Suite> {
+    let suite: Suite = toml::from_str(text).map_err(|e| {
         let line = e.span().map_or(String::new(), |s| {
             format!(" (line {})", text[..s.start].lines().count().max(1))
         });
-        Error::Input(format!("{}: {}{line}", path.display(), e.message()))
+        Error::Input(format!("{name}: {}{line}", e.message()))
     })?;
     for c in &suite.cases {
         // Parse every case before any GPU work: a typo fails at once, with the case named.

@@ -9,6 +9,7 @@ pub mod matrix;
 pub mod plan;
 pub mod stats;
 pub mod trace;
+mod tune;
 
 use super::prelude::*;
 use matrix::{Affine, BitMatrix};

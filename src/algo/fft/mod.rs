@@ -27,6 +27,7 @@ mod large_run;
 mod options;
 mod plan;
 mod run;
+mod tune;
 
 use self::plan::*;
 pub use self::plan::{plan, shader_source};

@@ -15,6 +15,7 @@ mod run;
 mod tile_runner;
 mod tiles;
 mod traced;
+mod tune;
 
 use phases::*;
 pub use run::plan_summary;

@@ -14,6 +14,7 @@ pub mod model;
 pub mod options;
 pub mod plan;
 pub mod trace;
+mod tune;
 
 pub use options::{Options, Shape, TileOrder, Values};
 

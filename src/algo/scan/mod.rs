@@ -18,6 +18,7 @@ mod options;
 mod plan;
 mod run;
 mod traced;
+mod tune;
 
 use check::*;
 pub use check::{F32Check, check_f32};

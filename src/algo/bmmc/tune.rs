@@ -1,0 +1,15 @@
+//! The tiled kernel's search space: the tile (log2 words per workgroup; default 12).
+use super::Options;
+use crate::algo::tune::{Knob, Space};
+
+impl Options {
+    pub(crate) fn space(&self, variant: &str) -> Space {
+        match variant {
+            "tiled" => Space {
+                key: &[],
+                knobs: vec![Knob::new("tile_bits", [12, 11, 13, 10])],
+            },
+            _ => Space::default(),
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! The tiled sorts' search space: the workgroup tile, its threads, and the register kernel's
+//! keys per invocation and tiles per workgroup. Segmented sorts are keyed by their segment.
+use super::Options;
+use crate::algo::tune::{Knob, Space};
+
+impl Options {
+    pub(crate) fn space(&self, variant: &str) -> Space {
+        match variant {
+            "batcher" | "merge-split" => Space {
+                key: &["segment", "descending"],
+                knobs: vec![
+                    Knob::new("tile", [8192, 4096, 2048]),
+                    Knob::new("threads", [512, 256, 1024]),
+                    Knob::new("keys_per_invocation", [32, 16]),
+                    Knob::new("tiles_per_workgroup", [1, 2, 4, 8]),
+                ],
+            },
+            _ => Space::default(),
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! `stagewise tune` (measure this GPU's defaults: wisdom) and `stagewise wisdom` (show, export,
+//! import, forget). The cases are the benchmark suite's (bench/suite.toml, built in) whose room
+//! declares a search space; the tuner is [`crate::wisdom::search`].
+
+use super::{Cli, gpu, out};
+use crate::error::{Error, Result};
+use crate::wisdom::search::{self, Event, Outcome};
+use crate::wisdom::{self, Source, Wisdom};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+/// The suite the tuner takes its cases from (the one `bench --suite` runs).
+const SUITE: &str = include_str!("../../bench/suite.toml");
+
+/// Sizes verified per candidate (an FFT: odd batches of about this many values).
+const VERIFY_N: usize = 1 << 20;
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// Rooms to tune (bmmc, scan, fft, radix, oddeven); default: every room with parameters.
+    pub algorithms: Vec<String>,
+    /// Only the suite cases whose id contains one of these (comma-separated), e.g. fft-256.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// The whole search's time budget in minutes, shared equally among the cases left; what
+    /// finished is kept.
+    #[arg(long, default_value_t = 5.0)]
+    pub minutes: f64,
+    /// Time every case at N elements (an FFT: N values) instead of the suite's largest size
+    /// (CPU adapters: at most 2^20).
+    #[arg(long)]
+    pub n: Option<usize>,
+    /// Timed repetitions per candidate (median kept).
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    /// Write the wisdom here instead of this adapter's file in the data directory.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print the wisdom as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WisdomCmd {
+    /// What this adapter's wisdom holds, and where it came from.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy this adapter's wisdom to FILE.
+    Export { file: PathBuf },
+    /// Make FILE this adapter's wisdom (it must have been measured on this GPU).
+    Import { file: PathBuf },
+    /// Delete this adapter's local wisdom (shipped files stay).
+    Forget,
+}
+
+/// The wisdom a command uses: `--wisdom FILE`, none with `--no-wisdom`, else this adapter's.
+pub(super) fn source(cli: &Cli) -> Source {
+    match (&cli.wisdom, cli.no_wisdom) {
+        (_, true) => Source::Off,
+        (Some(f), false) => Source::File(f.clone()),
+        (None, false) => Source::Auto,
+    }
+}
+
+/// Load it, warning (stderr) about a file that cannot be used.
+pub(super) fn load(cli: &Cli, gpu: &crate::gpu::Gpu) -> Option<wisdom::Loaded> {
+    let (w, warn) = wisdom::load(gpu, &source(cli));
+    if let Some(warn) = warn {
+        eprintln!("{warn}");
+    }
+    w
+}
+
+fn cases(args: &TuneArgs, cpu: bool) -> Result<Vec<search::Case>> {
+    let suite = crate::suite::parse("bench/suite.toml (built in)", SUITE)?;
+    let mut cases = Vec::new();
+    for c in &suite.cases {
+        if !args.only.is_empty() && !args.only.iter().any(|o| c.id.contains(o.as_str())) {
+            continue;
+        }
+        let b = c.bench_args()?;
+        let Some(algo) = b.algo else { continue };
+        let name = algo.algo().info().name;
+        if !args.algorithms.is_empty() && !args.algorithms.iter().any(|a| a == name) {
+            continue;
+        }
+        let max = 1usize << c.log_n.iter().copied().max().unwrap_or(20);
+        let n = args.n.unwrap_or(if cpu { max.min(1 << 20) } else { max });
+        if algo.space(&c.variant, n).knobs.is_empty() {
+            continue;
+        }
+        cases.push(search::Case::new(
+            &c.id, algo, &c.variant, b.dtype, n, VERIFY_N,
+        ));
+    }
+    if cases.is_empty() {
+        return Err(Error::input(
+            "tune: no suite case with tunable parameters matches (rooms: bmmc, scan, fft, radix, oddeven)",
+        ));
+    }
+    Ok(cases)
+}
+
+fn show_choice(c: &serde_json::Map<String, serde_json::Value>) -> String {
+    if c.is_empty() {
+        return "(built-in default)".into();
+    }
+    crate::wisdom::Applied {
+        fields: c.clone(),
+        ..Default::default()
+    }
+    .describe()
+}
+
+pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
+    if !(args.minutes > 0.0 && args.minutes <= 600.0) {
+        return Err(Error::input("--minutes: expected more than 0, at most 600"));
+    }
+    if args.reps == 0 {
+        return Err(Error::input("--reps must be at least 1"));
+    }
+    for a in &args.algorithms {
+        if !matches!(a.as_str(), "bmmc" | "scan" | "fft" | "radix" | "oddeven") {
+            return Err(Error::Input(format!(
+                "tune: '{a}' has no tunable parameters (rooms: bmmc, scan, fft, radix, oddeven)"
+            )));
+        }
+    }
+    let gpu = gpu(cli.adapter.as_deref())?;
+    let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
+    let cases = cases(args, cpu)?;
+    let path = args.out.clone().unwrap_or_else(|| wisdom::local_path(&gpu));
+    // Entries of cases not tuned this time stay (a partial run adds to what was measured).
+    let mut w = match Wisdom::read(&path) {
+        Ok(w) if w.adapter.same_gpu(&wisdom::AdapterId::of(&gpu)) => w,
+        _ => Wisdom::new(&gpu, crate::suite::utc_now()),
+    };
+    eprintln!(
+        "tuning {} cases on {} for at most {} min; every candidate verified before it is timed",
+        cases.len(),
+        gpu.info.name,
+        args.minutes
+    );
+    let rules = search::Rules {
+        reps: args.reps,
+        ..Default::default()
+    };
+    let mut on = |e: Event| match e {
+        Event::Case { case, index, total } => {
+            eprintln!("[{}/{total}] {} at n = {}", index + 1, case.id, case.n);
+        }
+        Event::Tried {
+            choice, outcome, ..
+        } => {
+            let what = match outcome {
+                Outcome::Timed(ms) => format!("{ms:.4} ms"),
+                Outcome::Refused(m) => format!("refused: {m}"),
+                Outcome::Wrong(m) => format!("WRONG, not timed: {m}"),
+            };
+            eprintln!("    {:<44} {what}", show_choice(choice));
+        }
+        Event::Skipped { case, why } => eprintln!("{}: skipped: {why}", case.id),
+        Event::Done(_) => {}
+    };
+    let entries = pollster::block_on(search::tune(
+        &gpu,
+        &cases,
+        rules,
+        args.minutes,
+        &mut on,
+        &|| false,
+    ))?;
+    w.date = crate::suite::utc_now();
+    for e in &entries {
+        w.put(e.clone());
+    }
+    w.write(&path)?;
+    if args.json {
+        out(&serde_json::to_string_pretty(&w).unwrap_or_default());
+    } else {
+        out(&format!(
+            "{:<22} {:<44} {:>10} {:>10} {:>7}",
+            "case", "choice", "ms", "default", "speedup"
+        ));
+        for e in &entries {
+            out(&format!(
+                "{:<22} {:<44} {:>10.4} {:>10.4} {:>6.3}×",
+                e.case,
+                show_choice(&e.choice),
+                e.ms,
+                e.default_ms,
+                e.default_ms / e.ms
+            ));
+        }
+        out(&format!("wisdom written to {}", path.display()));
+    }
+    Ok(if entries.len() == cases.len() { 0 } else { 3 })
+}
+
+pub(super) fn wisdom_cmd(cli: &Cli, cmd: &WisdomCmd) -> Result<i32> {
+    let gpu = gpu(cli.adapter.as_deref())?;
+    let path = wisdom::local_path(&gpu);
+    match cmd {
+        WisdomCmd::Show { json } => match load(cli, &gpu) {
+            None => {
+                if *json {
+                    out("null");
+                } else {
+                    out(&format!(
+                        "no wisdom for {}: the built-in defaults (run `stagewise tune`)",
+                        gpu.info.name
+                    ));
+                }
+            }
+            Some(l) if *json => out(&serde_json::to_string_pretty(&l.wisdom).unwrap_or_default()),
+            Some(l) => {
+                out(&format!(
+                    "wisdom for {} ({}, {}) from {}, measured {}",
+                    l.wisdom.adapter.name,
+                    l.wisdom.adapter.backend,
+                    l.wisdom.adapter.driver_info,
+                    l.from,
+                    l.wisdom.date
+                ));
+                for e in &l.wisdom.entries {
+                    out(&format!(
+                        "{:<22} 2^{:<2} {:<44} {:>6.3}× the default",
+                        e.case,
+                        e.log_n,
+                        show_choice(&e.choice),
+                        e.default_ms / e.ms
+                    ));
+                }
+            }
+        },
+        WisdomCmd::Export { file } => {
+            let Some(l) = load(cli, &gpu) else {
+                return Err(Error::Input(format!(
+                    "no wisdom for {} to export",
+                    gpu.info.name
+                )));
+            };
+            l.wisdom.write(file)?;
+            out(&format!("exported {} to {}", l.from, file.display()));
+        }
+        WisdomCmd::Import { file } => {
+            let w = Wisdom::read(file)?;
+            if !w.adapter.same_gpu(&wisdom::AdapterId::of(&gpu)) {
+                return Err(Error::Input(format!(
+                    "wisdom '{}' was measured on {} ({}), not this {}",
+                    file.display(),
+                    w.adapter.name,
+                    w.adapter.backend,
+                    gpu.info.name
+                )));
+            }
+            w.write(&path)?;
+            out(&format!(
+                "imported {} as {}",
+                file.display(),
+                path.display()
+            ));
+        }
+        WisdomCmd::Forget => match std::fs::remove_file(&path) {
+            Ok(()) => out(&format!("removed {}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out(&format!("no local wisdom for {}", gpu.info.name))
+            }
+            Err(e) => return Err(Error::Io(format!("{}: {e}", path.display()))),
+        },
+    }
+    Ok(0)
+}

@@ -1,0 +1,497 @@
+//! Wisdom: defaults measured on the user's GPU. `stagewise tune` searches each room's declared
+//! parameters ([`crate::algo::tune`]), verifying every candidate before timing it, and writes one
+//! JSON file per adapter and driver into the data directory. Front ends read it at start and fill
+//! the options the user left unset; an option given explicitly always wins. Files shipped in
+//! assets/wisdom/ stand in where an adapter matches and nothing was measured locally.
+//!
+//! A file that cannot be read, is from another version, or names another adapter gives one
+//! warning and the built-in defaults: wisdom never stops a run.
+
+pub mod search;
+
+use crate::algo::AlgoOptions;
+use crate::data::DType;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// The file format's version; a file of another version is ignored with a warning.
+pub const VERSION: u32 = 1;
+
+/// Measured files shipped with Stagewise, used when their adapter matches and no local file exists.
+const SHIPPED: &[(&str, &str)] = &[];
+
+/// Which adapter and driver a file was measured on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterId {
+    pub name: String,
+    pub vendor: u32,
+    pub device: u32,
+    pub backend: String,
+    pub driver: String,
+    pub driver_info: String,
+}
+
+impl AdapterId {
+    pub fn of(gpu: &Gpu) -> AdapterId {
+        let i = &gpu.info;
+        AdapterId {
+            name: i.name.clone(),
+            vendor: i.vendor,
+            device: i.device,
+            backend: format!("{:?}", i.backend).to_lowercase(),
+            driver: i.driver.clone(),
+            driver_info: i.driver_info.clone(),
+        }
+    }
+
+    /// The same GPU model on the same backend (a driver update may move the best choice, but
+    /// every choice is still checked against the adapter's limits when it runs).
+    pub fn same_gpu(&self, other: &AdapterId) -> bool {
+        self.name == other.name
+            && self.vendor == other.vendor
+            && self.device == other.device
+            && self.backend == other.backend
+    }
+
+    /// A file name for this adapter and driver: lowercase words joined by dashes.
+    pub fn slug(&self) -> String {
+        let s = format!("{} {} {}", self.name, self.backend, self.driver_info);
+        let mut out = String::new();
+        for c in s.chars() {
+            if c.is_ascii_alphanumeric() {
+                out.push(c.to_ascii_lowercase());
+            } else if !out.ends_with('-') {
+                out.push('-');
+            }
+        }
+        out.trim_matches('-').to_string()
+    }
+}
+
+/// The adapter's limits when the file was measured (a choice they no longer allow is skipped).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSeen {
+    pub max_invocations_per_workgroup: u32,
+    pub max_workgroup_storage_bytes: u32,
+    pub max_storage_binding_bytes: u64,
+}
+
+/// One tuned case: what it is, the choice, and what it was measured against.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// The case's name (the suite's id).
+    pub case: String,
+    pub algorithm: String,
+    pub variant: String,
+    pub dtype: DType,
+    /// log2 of the size it was timed at (elements; an FFT's complex values).
+    pub log_n: u32,
+    /// The options the case is keyed by (e.g. an FFT's size): a run uses this entry only where
+    /// they are equal.
+    #[serde(default)]
+    pub key: Map<String, Value>,
+    /// The options chosen; empty: nothing beat the built-in default beyond noise.
+    pub choice: Map<String, Value>,
+    /// Median ms of the choice and of the built-in default, in the same tuning run.
+    pub ms: f64,
+    pub default_ms: f64,
+    /// The second-best verified candidate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_up: Option<Tried>,
+    /// Candidates verified and timed, and those refused (limits) or wrong (failed verification).
+    pub timed: usize,
+    pub refused: usize,
+    pub wrong: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tried {
+    pub choice: Map<String, Value>,
+    pub ms: f64,
+}
+
+/// A wisdom file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wisdom {
+    pub version: u32,
+    pub adapter: AdapterId,
+    pub limits: LimitsSeen,
+    /// When it was measured (UTC).
+    pub date: String,
+    pub entries: Vec<Entry>,
+}
+
+/// Where a run's wisdom came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loaded {
+    pub wisdom: Wisdom,
+    /// The file (a shipped file: its path in the source tree).
+    pub from: String,
+}
+
+/// Options a run took from wisdom: the fields and values, and the file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Applied {
+    pub fields: Map<String, Value>,
+    pub from: String,
+    pub case: String,
+}
+
+impl Applied {
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// `tile_bits=11 sequential_ffts=4`.
+    pub fn describe(&self) -> String {
+        self.fields
+            .iter()
+            .map(|(k, v)| format!("{k}={}", plain(v)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// For a run's JSON: {"from": FILE, "case": ID, "options": {…}}.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({"from": self.from, "case": self.case, "options": self.fields})
+    }
+}
+
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+impl Wisdom {
+    /// An empty file for `gpu`, dated `date` (UTC, ISO 8601).
+    pub fn new(gpu: &Gpu, date: String) -> Wisdom {
+        let l = &gpu.limits;
+        Wisdom {
+            version: VERSION,
+            adapter: AdapterId::of(gpu),
+            limits: LimitsSeen {
+                max_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+                max_workgroup_storage_bytes: l.max_compute_workgroup_storage_size,
+                max_storage_binding_bytes: u64::from(l.max_storage_buffer_binding_size),
+            },
+            date,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Parse a file's text (`name` for errors: line and column of what is wrong).
+    pub fn parse(name: &str, text: &str) -> Result<Wisdom> {
+        let w: Wisdom = serde_json::from_str(text).map_err(|e| {
+            Error::Input(format!(
+                "wisdom '{name}': line {} column {}: {e}",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        if w.version != VERSION {
+            return Err(Error::Input(format!(
+                "wisdom '{name}': version {} (this Stagewise reads {VERSION})",
+                w.version
+            )));
+        }
+        Ok(w)
+    }
+
+    pub fn read(path: &Path) -> Result<Wisdom> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Io(format!("wisdom '{}': {e}", path.display())))?;
+        Wisdom::parse(&path.display().to_string(), &text)
+    }
+
+    pub fn write(&self, path: &Path) -> Result<()> {
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d)
+                .map_err(|e| Error::Io(format!("wisdom: {}: {e}", d.display())))?;
+        }
+        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Io(e.to_string()))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| Error::Io(format!("wisdom '{}': {e}", path.display())))
+    }
+
+    /// Add or replace the entry of the same case.
+    pub fn put(&mut self, e: Entry) {
+        self.entries.retain(|o| o.case != e.case);
+        self.entries.push(e);
+    }
+
+    /// The entry for a run of `algo`/`variant`/`dtype` at `n` elements: same algorithm, variant,
+    /// type and key options, the nearest size.
+    pub fn entry_for(
+        &self,
+        algo: &AlgoOptions,
+        variant: &str,
+        dtype: DType,
+        n: usize,
+    ) -> Option<&Entry> {
+        let name = algo.algo().info().name;
+        let fields = algo.fields();
+        let log_n = usize::BITS - n.max(1).leading_zeros() - 1;
+        self.entries
+            .iter()
+            .filter(|e| e.algorithm == name && e.variant == variant && e.dtype == dtype)
+            .filter(|e| e.key.iter().all(|(k, v)| fields.get(k) == Some(v)))
+            .min_by_key(|e| e.log_n.abs_diff(log_n))
+    }
+}
+
+/// The data directory's wisdom folder: `$XDG_DATA_HOME/stagewise/wisdom`, else
+/// `~/.local/share/stagewise/wisdom`.
+pub fn dir() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("stagewise")
+        .join("wisdom")
+}
+
+/// This adapter's local file (it may not exist yet).
+pub fn local_path(gpu: &Gpu) -> PathBuf {
+    dir().join(format!("{}.json", AdapterId::of(gpu).slug()))
+}
+
+/// Which wisdom a front end uses.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Source {
+    /// The local file for this adapter, else a shipped one that matches.
+    #[default]
+    Auto,
+    /// None: the built-in defaults.
+    Off,
+    /// This file (it must match the adapter).
+    File(PathBuf),
+}
+
+/// The wisdom for `gpu` from `source`, and a warning line for anything that could not be used
+/// (a corrupt file, another adapter's): never an error, the built-in defaults stand in.
+pub fn load(gpu: &Gpu, source: &Source) -> (Option<Loaded>, Option<String>) {
+    let me = AdapterId::of(gpu);
+    let check = |w: Wisdom, from: String| -> (Option<Loaded>, Option<String>) {
+        if w.adapter.same_gpu(&me) {
+            (Some(Loaded { wisdom: w, from }), None)
+        } else {
+            let warn = format!(
+                "warning: wisdom '{from}' was measured on {} ({}), not this {} ({}); using the built-in defaults",
+                w.adapter.name, w.adapter.backend, me.name, me.backend
+            );
+            (None, Some(warn))
+        }
+    };
+    let warn = |e: Error| {
+        (
+            None,
+            Some(format!("warning: {e}; using the built-in defaults")),
+        )
+    };
+    match source {
+        Source::Off => (None, None),
+        Source::File(p) => match Wisdom::read(p) {
+            Ok(w) => check(w, p.display().to_string()),
+            Err(e) => warn(e),
+        },
+        Source::Auto => {
+            let p = local_path(gpu);
+            if p.exists() {
+                return match Wisdom::read(&p) {
+                    Ok(w) => check(w, p.display().to_string()),
+                    Err(e) => warn(e),
+                };
+            }
+            for (name, text) in SHIPPED {
+                if let Ok(w) = Wisdom::parse(name, text)
+                    && w.adapter.same_gpu(&me)
+                {
+                    return (
+                        Some(Loaded {
+                            wisdom: w,
+                            from: (*name).to_string(),
+                        }),
+                        None,
+                    );
+                }
+            }
+            (None, None)
+        }
+    }
+}
+
+impl Loaded {
+    /// `algo` with this wisdom's choice for the run filled into its unset options, and what was
+    /// filled (empty: no entry, or every field was given).
+    pub fn apply(
+        &self,
+        algo: &AlgoOptions,
+        variant: &str,
+        dtype: DType,
+        n: usize,
+    ) -> (AlgoOptions, Applied) {
+        let Some(e) = self.wisdom.entry_for(algo, variant, dtype, n) else {
+            return (algo.clone(), Applied::default());
+        };
+        match algo.with_choice(&e.choice, false) {
+            Ok((o, set)) => {
+                let fields = set
+                    .into_iter()
+                    .filter_map(|k| e.choice.get(&k).map(|v| (k, v.clone())))
+                    .collect();
+                (
+                    o,
+                    Applied {
+                        fields,
+                        from: self.from.clone(),
+                        case: e.case.clone(),
+                    },
+                )
+            }
+            Err(_) => (algo.clone(), Applied::default()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(name: &str) -> AdapterId {
+        AdapterId {
+            name: name.into(),
+            vendor: 0x10de,
+            device: 0x2335,
+            backend: "vulkan".into(),
+            driver: "NVIDIA".into(),
+            driver_info: "580.95.05".into(),
+        }
+    }
+
+    fn entry(case: &str, log_n: u32, size: Option<usize>, choice: Value) -> Entry {
+        let mut key = Map::new();
+        if let Some(s) = size {
+            key.insert("size".into(), s.into());
+        }
+        Entry {
+            case: case.into(),
+            algorithm: if size.is_some() { "fft" } else { "bmmc" }.into(),
+            variant: if size.is_some() { "workgroup" } else { "tiled" }.into(),
+            dtype: if size.is_some() {
+                DType::F32
+            } else {
+                DType::U32
+            },
+            log_n,
+            key,
+            choice: choice.as_object().unwrap().clone(),
+            ms: 1.0,
+            default_ms: 1.1,
+            runner_up: None,
+            timed: 4,
+            refused: 0,
+            wrong: 0,
+        }
+    }
+
+    fn loaded() -> Loaded {
+        let w = Wisdom {
+            version: VERSION,
+            adapter: id("NVIDIA H200"),
+            limits: LimitsSeen {
+                max_invocations_per_workgroup: 1024,
+                max_workgroup_storage_bytes: 49152,
+                max_storage_binding_bytes: 1 << 31,
+            },
+            date: "2026-11-29T00:00:00Z".into(),
+            entries: vec![
+                entry("bmmc-24", 24, None, serde_json::json!({"tile_bits": 11})),
+                entry("bmmc-28", 28, None, serde_json::json!({"tile_bits": 13})),
+                entry(
+                    "fft-256",
+                    27,
+                    Some(256),
+                    serde_json::json!({"ffts_per_workgroup": 1}),
+                ),
+            ],
+        };
+        Loaded {
+            wisdom: w,
+            from: "test.json".into(),
+        }
+    }
+
+    #[test]
+    fn a_file_reads_back_what_was_written() {
+        let l = loaded();
+        let text = serde_json::to_string_pretty(&l.wisdom).unwrap();
+        assert_eq!(Wisdom::parse("t", &text).unwrap(), l.wisdom);
+        let bad = text.replace("\"version\": 1", "\"version\": 9");
+        let e = Wisdom::parse("t", &bad).unwrap_err().to_string();
+        assert!(e.contains("version 9"), "{e}");
+        let e = Wisdom::parse("t", &text[..text.len() / 2])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line"), "{e}");
+    }
+
+    #[test]
+    fn the_nearest_size_and_equal_keys_decide() {
+        let l = loaded();
+        let bmmc = AlgoOptions::Bmmc(Default::default());
+        let (o, a) = l.apply(&bmmc, "tiled", DType::U32, 1 << 27);
+        assert_eq!(a.describe(), "tile_bits=13");
+        let AlgoOptions::Bmmc(b) = o else { panic!() };
+        assert_eq!(b.tile_bits, Some(13));
+        let (_, a) = l.apply(&bmmc, "tiled", DType::U32, 1 << 20);
+        assert_eq!(a.describe(), "tile_bits=11");
+        // Given by the user: wisdom leaves it.
+        let mine = AlgoOptions::Bmmc(crate::algo::bmmc::Options {
+            tile_bits: Some(10),
+            ..Default::default()
+        });
+        let (o, a) = l.apply(&mine, "tiled", DType::U32, 1 << 28);
+        assert!(a.is_empty());
+        let AlgoOptions::Bmmc(b) = o else { panic!() };
+        assert_eq!(b.tile_bits, Some(10));
+        // Another variant, type or FFT size: nothing.
+        assert!(l.apply(&bmmc, "naive", DType::U32, 1 << 28).1.is_empty());
+        assert!(l.apply(&bmmc, "tiled", DType::F32, 1 << 28).1.is_empty());
+        let fft = |size| {
+            AlgoOptions::Fft(crate::algo::fft::Options {
+                size: Some(size),
+                ..Default::default()
+            })
+        };
+        let a = l.apply(&fft(256), "workgroup", DType::F32, 1 << 27).1;
+        assert_eq!(a.describe(), "ffts_per_workgroup=1");
+        assert!(
+            l.apply(&fft(1024), "workgroup", DType::F32, 1 << 27)
+                .1
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_slug_is_a_plain_file_name() {
+        assert_eq!(id("NVIDIA H200").slug(), "nvidia-h200-vulkan-580-95-05");
+    }
+
+    #[test]
+    fn the_shipped_files_parse() {
+        for (name, text) in SHIPPED {
+            let w = Wisdom::parse(name, text).unwrap();
+            assert!(!w.entries.is_empty(), "{name}");
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! The tuner: for each case, the built-in default first, then each knob's values in the room's
+//! order (one knob at a time, keeping the best so far: a bounded walk, not a grid). Every
+//! candidate is verified against the CPU model on a fresh random input before it is timed, so a
+//! fast wrong configuration never wins; one the adapter refuses is skipped. A choice replaces the
+//! default only when it is faster beyond noise, confirmed by timing both again.
+
+use super::{Entry, Tried};
+use crate::algo::AlgoOptions;
+use crate::data::DType;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::request::{InputSpec, RunSpec};
+use serde_json::{Map, Value};
+use web_time::Instant;
+
+/// How much faster a candidate must be to replace the best so far (timing noise on a busy GPU
+/// is about 1 %).
+pub const NOISE: f64 = 0.02;
+
+/// One case to tune: a room's options (what the user would give), the variant and type, the size
+/// it is timed at, and the size it is verified at.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub id: String,
+    pub algo: AlgoOptions,
+    pub variant: String,
+    pub dtype: DType,
+    pub n: usize,
+    /// The verification run (its options are replaced by each candidate's).
+    pub verify: RunSpec,
+}
+
+impl Case {
+    /// A case verified on `verify_n` random elements (an FFT: odd batches of its size, so that
+    /// partial workgroups are checked too).
+    pub fn new(
+        id: &str,
+        algo: AlgoOptions,
+        variant: &str,
+        dtype: DType,
+        n: usize,
+        verify_n: usize,
+    ) -> Case {
+        let mut checked = algo.clone();
+        let verify_n = match &mut checked {
+            AlgoOptions::Fft(o) => {
+                let size = o.size.unwrap_or(1024);
+                let per = if o.real { 1 } else { 2 };
+                o.batch = (verify_n / size).max(3) | 1;
+                o.batch * size * per
+            }
+            _ => verify_n.min(n),
+        };
+        let mut verify = RunSpec::new(checked);
+        verify.variant = Some(variant.to_string());
+        verify.dtype = Some(dtype);
+        verify.input = InputSpec::Generate {
+            n: Some(verify_n),
+            fill: Some(crate::data::Fill::Random),
+            seed: 1,
+        };
+        Case {
+            id: id.to_string(),
+            algo,
+            variant: variant.to_string(),
+            dtype,
+            n,
+            verify,
+        }
+    }
+}
+
+/// What the tuner reports as it goes.
+pub enum Event<'a> {
+    Case {
+        case: &'a Case,
+        index: usize,
+        total: usize,
+    },
+    /// A candidate: its choice, and its median ms or why it was not timed.
+    Tried {
+        case: &'a Case,
+        choice: &'a Map<String, Value>,
+        outcome: &'a Outcome,
+    },
+    Done(&'a Entry),
+    Skipped {
+        case: &'a Case,
+        why: String,
+    },
+}
+
+/// One candidate's fate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Timed(f64),
+    /// The adapter or the room refused the configuration.
+    Refused(String),
+    /// It ran but its output differs from the CPU model's.
+    Wrong(String),
+}
+
+/// The timing rules: wall-time warm-up, then medians of `reps` timestamped runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    pub reps: usize,
+    pub min_warmup_ms: f64,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            reps: 20,
+            min_warmup_ms: 200.0,
+        }
+    }
+}
+
+/// A planted wrong candidate (`STAGEWISE_FAULT=wrong-candidate:FIELD=VALUE`, a test hook): its
+/// verification gets one wrong element and its time is divided by 100, so it would win if the
+/// tuner ever timed what it had not verified.
+fn planted(choice: &Map<String, Value>) -> bool {
+    let fault = std::env::var("STAGEWISE_FAULT").unwrap_or_default();
+    fault.split(',').any(|f| {
+        f.strip_prefix("wrong-candidate:")
+            .and_then(|kv| kv.split_once('='))
+            .is_some_and(|(k, v)| choice.get(k).is_some_and(|c| super::plain(c) == v))
+    })
+}
+
+/// Verify then time `opts`.
+async fn try_one(
+    gpu: &Gpu,
+    case: &Case,
+    choice: &Map<String, Value>,
+    rules: Rules,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Outcome> {
+    let (opts, _) = match case.algo.with_choice(choice, true) {
+        Ok(o) => o,
+        Err(e) => return Ok(Outcome::Refused(e.to_string())),
+    };
+    let plant = planted(choice);
+    let mut spec = case.verify.clone();
+    if let InputSpec::Generate { seed, .. } = &mut spec.input {
+        *seed = rand::random();
+    }
+    spec.algo = match (&opts, &case.verify.algo) {
+        // The verification batch stays the verification's own.
+        (AlgoOptions::Fft(o), AlgoOptions::Fft(v)) => {
+            let mut o = o.clone();
+            o.batch = v.batch;
+            AlgoOptions::Fft(o)
+        }
+        _ => opts.clone(),
+    };
+    let refused = |e: Error| match e {
+        Error::Input(m) | Error::Limit(m) => Ok(Outcome::Refused(m)),
+        e => Err(e),
+    };
+    let req = match spec.resolve() {
+        Ok(r) => r,
+        Err(e) => return refused(e),
+    };
+    if plant {
+        gpu.inject_wrong_output();
+    }
+    let res = match crate::algo::run_streamed(
+        spec.algo.algo(),
+        gpu,
+        &req,
+        &mut crate::algo::stream::Stages::keep(),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(e) => return refused(e),
+    };
+    if !res.verified {
+        return Ok(Outcome::Wrong(
+            res.mismatch
+                .unwrap_or_else(|| "output differs from the CPU model".into()),
+        ));
+    }
+    let algo = opts.algo();
+    let variant = algo.info().variant(Some(&case.variant))?;
+    let bench = match algo
+        .check_len(case.n)
+        .and_then(|_| algo.bench_case(gpu, variant, case.n, case.dtype))
+    {
+        Ok(b) => b,
+        Err(e) => return refused(e),
+    };
+    crate::gpu::timed::warm_for(gpu, &bench.plan, rules.min_warmup_ms).await?;
+    let t = crate::gpu::timed::time_with(gpu, &bench.plan, 0, rules.reps, cancelled).await?;
+    Ok(Outcome::Timed(if plant {
+        t.total_ms / 100.0
+    } else {
+        t.total_ms
+    }))
+}
+
+/// Tune one case within `budget_s` seconds (the default and at least one knob's first value are
+/// always tried). `None`: the default itself failed (the case is reported skipped).
+pub async fn tune_case(
+    gpu: &Gpu,
+    case: &Case,
+    rules: Rules,
+    budget_s: f64,
+    on: &mut dyn FnMut(Event),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Option<Entry>> {
+    let t0 = Instant::now();
+    let space = case.algo.space(&case.variant, case.n);
+    let none = Map::new();
+    let default_ms = match try_one(gpu, case, &none, rules, cancelled).await? {
+        Outcome::Timed(ms) => ms,
+        o => {
+            let why = match o {
+                Outcome::Refused(m) => format!("the default was refused: {m}"),
+                Outcome::Wrong(m) => format!("the default failed verification: {m}"),
+                Outcome::Timed(_) => unreachable!(),
+            };
+            on(Event::Skipped { case, why });
+            return Ok(None);
+        }
+    };
+    on(Event::Tried {
+        case,
+        choice: &none,
+        outcome: &Outcome::Timed(default_ms),
+    });
+    let (mut best, mut best_ms) = (none.clone(), default_ms);
+    let mut runner_up: Option<Tried> = None;
+    let (mut timed, mut refused, mut wrong) = (1, 0, 0);
+    'knobs: for knob in &space.knobs {
+        let base = best.clone();
+        for v in &knob.values {
+            if cancelled() {
+                return Err(Error::Cancelled);
+            }
+            if t0.elapsed().as_secs_f64() > budget_s {
+                break 'knobs;
+            }
+            let mut choice = base.clone();
+            choice.insert(knob.field.to_string(), v.clone());
+            if choice == best {
+                continue;
+            }
+            let outcome = try_one(gpu, case, &choice, rules, cancelled).await?;
+            on(Event::Tried {
+                case,
+                choice: &choice,
+                outcome: &outcome,
+            });
+            match outcome {
+                Outcome::Timed(ms) => {
+                    timed += 1;
+                    if ms < best_ms * (1.0 - NOISE) {
+                        runner_up = Some(Tried {
+                            choice: std::mem::replace(&mut best, choice),
+                            ms: best_ms,
+                        });
+                        best_ms = ms;
+                    } else if runner_up.as_ref().is_none_or(|r| ms < r.ms) {
+                        runner_up = Some(Tried { choice, ms });
+                    }
+                }
+                Outcome::Refused(_) => refused += 1,
+                Outcome::Wrong(_) => wrong += 1,
+            }
+        }
+    }
+    // Confirm: the default and the choice once more, side by side; noise never replaces it.
+    let mut default_ms = default_ms;
+    if !best.is_empty() {
+        let again = |o: Outcome| match o {
+            Outcome::Timed(ms) => Some(ms),
+            _ => None,
+        };
+        let d = again(try_one(gpu, case, &none, rules, cancelled).await?);
+        let b = again(try_one(gpu, case, &best, rules, cancelled).await?);
+        match (d, b) {
+            (Some(d), Some(b)) if b.min(best_ms) < d.min(default_ms) * (1.0 - NOISE) => {
+                best_ms = b.min(best_ms);
+                default_ms = d.min(default_ms);
+            }
+            (d, _) => {
+                default_ms = d.map_or(default_ms, |d| d.min(default_ms));
+                runner_up = Some(Tried {
+                    choice: std::mem::take(&mut best),
+                    ms: best_ms,
+                });
+                best_ms = default_ms;
+            }
+        }
+    }
+    let name = case.algo.algo().info().name.to_string();
+    let fields = case.algo.fields();
+    let key = space
+        .key
+        .iter()
+        .filter_map(|k| fields.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect();
+    let entry = Entry {
+        case: case.id.clone(),
+        algorithm: name,
+        variant: case.variant.clone(),
+        dtype: case.dtype,
+        log_n: case.n.trailing_zeros(),
+        key,
+        choice: best,
+        ms: best_ms,
+        default_ms,
+        runner_up,
+        timed,
+        refused,
+        wrong,
+    };
+    on(Event::Done(&entry));
+    Ok(Some(entry))
+}
+
+/// Tune `cases` within `minutes` (each case gets an equal share of what is left). Entries come
+/// back as they finish; a cancelled run keeps what it finished.
+pub async fn tune(
+    gpu: &Gpu,
+    cases: &[Case],
+    rules: Rules,
+    minutes: f64,
+    on: &mut dyn FnMut(Event),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Vec<Entry>> {
+    if !gpu.has_timestamps() {
+        return Err(Error::TimestampsUnavailable);
+    }
+    let t0 = Instant::now();
+    let mut out = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let left = minutes * 60.0 - t0.elapsed().as_secs_f64();
+        if left <= 0.0 {
+            on(Event::Skipped {
+                case,
+                why: "out of time (--minutes)".into(),
+            });
+            continue;
+        }
+        on(Event::Case {
+            case,
+            index: i,
+            total: cases.len(),
+        });
+        match tune_case(
+            gpu,
+            case,
+            rules,
+            left / (cases.len() - i) as f64,
+            on,
+            cancelled,
+        )
+        .await
+        {
+            Ok(Some(e)) => out.push(e),
+            Ok(None) => {}
+            Err(Error::Cancelled) => break,
+            Err(e) => on(Event::Skipped {
+                case,
+                why: e.to_string(),
+            }),
+        }
+    }
+    Ok(out)
+}

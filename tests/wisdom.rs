@@ -1,0 +1,286 @@
+//! Wisdom: `stagewise tune` on this adapter (a short, bounded round), the file it writes used by
+//! `run` and `bench` where the user left an option unset and never where they gave it; corrupt
+//! and foreign files give one warning and the built-in defaults; a planted wrong candidate is never
+//! chosen; a candidate past the adapter's limits is refused, never run.
+mod common;
+
+use common::bin;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn stagewise(args: &[&str], env: &[(&str, &str)]) -> Out {
+    let mut cmd = bin();
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("spawn stagewise");
+    let out = Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into(),
+        stderr: String::from_utf8_lossy(&o.stderr).into(),
+    };
+    assert!(!out.stderr.contains("panicked"), "{args:?}: {}", out.stderr);
+    out
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("stagewise-wisdom-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn read(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// One short tuning round of the tiled transpose at 2^16 (a few seconds on lavapipe).
+fn tune(out: &Path, env: &[(&str, &str)]) -> Out {
+    let o = out.to_str().unwrap();
+    stagewise(
+        &[
+            "tune",
+            "bmmc",
+            "--only",
+            "bmmc-transpose",
+            "--n",
+            "65536",
+            "--minutes",
+            "3",
+            "--reps",
+            "3",
+            "--out",
+            o,
+        ],
+        env,
+    )
+}
+
+const RUN: &[&str] = &[
+    "run",
+    "bmmc",
+    "--variant",
+    "tiled",
+    "--preset",
+    "transpose",
+    "--n",
+    "65536",
+    "--fill",
+    "random",
+    "--json",
+];
+
+fn run_with(wisdom: &Path, more: &[&str]) -> (Value, String) {
+    let mut a: Vec<&str> = RUN.to_vec();
+    a.extend(more);
+    a.extend(["--wisdom", wisdom.to_str().unwrap()]);
+    let o = stagewise(&a, &[]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["verified"], true);
+    (v, o.stderr)
+}
+
+#[test]
+fn tuned_wisdom_is_used_where_no_option_is_given() {
+    let d = temp("use");
+    let w = d.join("w.json");
+    let o = tune(&w, &[]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("bmmc-transpose"), "{}", o.stdout);
+    let mut file = read(&w);
+    assert_eq!(file["version"], 1);
+    let e = &file["entries"][0];
+    assert_eq!(e["case"], "bmmc-transpose");
+    assert_eq!(e["algorithm"], "bmmc");
+    assert_eq!(e["log_n"], 16);
+    // The default and each of the tile's other values: verified and timed, or refused.
+    let tried = e["timed"].as_u64().unwrap() + e["refused"].as_u64().unwrap();
+    assert!(tried >= 2, "{e}");
+    assert_eq!(e["wrong"], 0, "{e}");
+    assert!(e["ms"].as_f64().unwrap() > 0.0 && e["default_ms"].as_f64().unwrap() > 0.0);
+
+    // Whatever the tuner chose, a file that chooses tile_bits 11 is used ...
+    file["entries"][0]["choice"] = serde_json::json!({"tile_bits": 11});
+    std::fs::write(&w, file.to_string()).unwrap();
+    let (v, _) = run_with(&w, &[]);
+    assert_eq!(v["wisdom"]["options"]["tile_bits"], 11, "{}", v["wisdom"]);
+    assert_eq!(v["wisdom"]["case"], "bmmc-transpose");
+    // ... unless the option is given, or wisdom is off.
+    let (v, _) = run_with(&w, &["--tile-bits", "10"]);
+    assert!(v.get("wisdom").is_none());
+    let mut a: Vec<&str> = RUN.to_vec();
+    a.push("--no-wisdom");
+    let o = stagewise(&a, &[]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(!o.stdout.contains("\"wisdom\""));
+    // A trace shows the kernels as they are: no wisdom.
+    let o = stagewise(
+        &[
+            "run",
+            "bmmc",
+            "--variant",
+            "tiled",
+            "--preset",
+            "transpose",
+            "--n",
+            "256",
+            "--fill",
+            "iota",
+            "--trace",
+            "--json",
+            "--wisdom",
+            w.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(!o.stdout.contains("\"wisdom\""));
+    // bench says which rows took it.
+    let o = stagewise(
+        &[
+            "bench",
+            "bmmc",
+            "--variant",
+            "tiled",
+            "--preset",
+            "transpose",
+            "--n",
+            "65536",
+            "--reps",
+            "2",
+            "--warmup-ms",
+            "0",
+            "--json",
+            "--wisdom",
+            w.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["wisdom"][0]["options"]["tile_bits"], 11, "{v}");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 1);
+    // wisdom show reads the same file.
+    let o = stagewise(&["wisdom", "show", "--wisdom", w.to_str().unwrap()], &[]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("tile_bits=11"), "{}", o.stdout);
+}
+
+#[test]
+fn corrupt_and_foreign_files_warn_and_change_nothing() {
+    let d = temp("bad");
+    let corrupt = d.join("corrupt.json");
+    std::fs::write(&corrupt, "{\"version\": 1, \"adapter\": ").unwrap();
+    let (v, err) = run_with(&corrupt, &[]);
+    assert!(v.get("wisdom").is_none());
+    assert_eq!(
+        err.lines().filter(|l| l.contains("warning")).count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("line"), "{err}");
+
+    let foreign = d.join("foreign.json");
+    let w = serde_json::json!({
+        "version": 1,
+        "adapter": {"name": "Some Other GPU", "vendor": 4318, "device": 1, "backend": "vulkan",
+                    "driver": "x", "driver_info": "1"},
+        "limits": {"max_invocations_per_workgroup": 1024, "max_workgroup_storage_bytes": 49152,
+                   "max_storage_binding_bytes": 2147483648u64},
+        "date": "2026-11-29T00:00:00Z",
+        "entries": [{"case": "bmmc-transpose", "algorithm": "bmmc", "variant": "tiled",
+                     "dtype": "u32", "log_n": 16, "key": {}, "choice": {"tile_bits": 11},
+                     "ms": 1.0, "default_ms": 2.0, "timed": 2, "refused": 0, "wrong": 0}]
+    });
+    std::fs::write(&foreign, w.to_string()).unwrap();
+    let (v, err) = run_with(&foreign, &[]);
+    assert!(v.get("wisdom").is_none());
+    assert!(
+        err.contains("Some Other GPU") && err.contains("warning"),
+        "{err}"
+    );
+    // Importing it is refused, naming both adapters.
+    let o = stagewise(&["wisdom", "import", foreign.to_str().unwrap()], &[]);
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("Some Other GPU"), "{}", o.stderr);
+}
+
+#[test]
+fn a_planted_wrong_candidate_is_never_chosen() {
+    let d = temp("fault");
+    let w = d.join("w.json");
+    let o = tune(&w, &[("STAGEWISE_FAULT", "wrong-candidate:tile_bits=11")]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .lines()
+            .any(|l| l.contains("tile_bits=11") && l.contains("WRONG")),
+        "{}",
+        o.stderr
+    );
+    let e = &read(&w)["entries"][0];
+    assert_eq!(e["wrong"], 1, "{e}");
+    assert_ne!(e["choice"]["tile_bits"], 11, "{e}");
+}
+
+#[test]
+fn a_candidate_past_the_limits_is_refused_not_run() {
+    // Under WebGPU's default limits (256 invocations per workgroup) the scan's 512 and 1024 are
+    // refused before any dispatch.
+    let d = temp("limits");
+    let w = d.join("w.json");
+    let o = stagewise(
+        &[
+            "tune",
+            "scan",
+            "--only",
+            "scan-decoupled",
+            "--n",
+            "65536",
+            "--minutes",
+            "3",
+            "--reps",
+            "3",
+            "--out",
+            w.to_str().unwrap(),
+        ],
+        &[("STAGEWISE_LIMITS", "webgpu")],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let refused: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.contains("workgroup_size=") && l.contains("refused"))
+        .collect();
+    assert!(refused.len() >= 2, "{}", o.stderr);
+    for e in read(&w)["entries"].as_array().unwrap() {
+        let wg = e["choice"]["workgroup_size"].as_u64().unwrap_or(0);
+        assert!(wg <= 256, "{e}");
+        assert!(e["refused"].as_u64().unwrap() >= 2, "{e}");
+    }
+}
+
+#[test]
+fn tune_refuses_what_it_cannot_do_in_one_line() {
+    for args in [
+        &["tune", "bitrev"][..],
+        &["tune", "--minutes", "0"],
+        &["tune", "fft", "--only", "no-such-case"],
+    ] {
+        let o = stagewise(args, &[]);
+        assert_ne!(o.code, 0, "{args:?}");
+        assert_eq!(
+            o.stderr.trim_end().lines().count(),
+            1,
+            "{args:?}: {}",
+            o.stderr
+        );
+    }
+}
