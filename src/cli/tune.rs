@@ -56,12 +56,17 @@ pub enum WisdomCmd {
     Forget,
 }
 
-/// The wisdom a command uses: `--wisdom FILE`, none with `--no-wisdom`, else this adapter's.
+/// The wisdom a command uses: `--wisdom FILE`, none with `--no-wisdom`, else
+/// `STAGEWISE_WISDOM` (`off` or a file), else this adapter's.
 pub(super) fn source(cli: &Cli) -> Source {
     match (&cli.wisdom, cli.no_wisdom) {
         (_, true) => Source::Off,
         (Some(f), false) => Source::File(f.clone()),
-        (None, false) => Source::Auto,
+        (None, false) => match std::env::var_os("STAGEWISE_WISDOM") {
+            Some(v) if v == "off" => Source::Off,
+            Some(v) if !v.is_empty() => Source::File(v.into()),
+            _ => Source::Auto,
+        },
     }
 }
 

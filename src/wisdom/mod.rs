@@ -21,7 +21,10 @@ use std::path::{Path, PathBuf};
 pub const VERSION: u32 = 1;
 
 /// Measured files shipped with Stagewise, used when their adapter matches and no local file exists.
-const SHIPPED: &[(&str, &str)] = &[];
+const SHIPPED: &[(&str, &str)] = &[(
+    "assets/wisdom/nvidia-h200.json",
+    include_str!("../../assets/wisdom/nvidia-h200.json"),
+)];
 
 /// Which adapter and driver a file was measured on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -239,6 +242,8 @@ impl Wisdom {
         n: usize,
     ) -> Option<&Entry> {
         let name = algo.algo().info().name;
+        // An algorithm with its own element type (the FFT's f32) ignores the one asked for.
+        let dtype = algo.algo().fixed_dtype().unwrap_or(dtype);
         let fields = algo.fields();
         let log_n = usize::BITS - n.max(1).leading_zeros() - 1;
         self.entries
@@ -474,6 +479,9 @@ mod tests {
             })
         };
         let a = l.apply(&fft(256), "workgroup", DType::F32, 1 << 27).1;
+        assert_eq!(a.describe(), "ffts_per_workgroup=1");
+        // `bench fft` leaves --dtype at u32: the FFT's own f32 decides.
+        let a = l.apply(&fft(256), "workgroup", DType::U32, 1 << 27).1;
         assert_eq!(a.describe(), "ffts_per_workgroup=1");
         assert!(
             l.apply(&fft(1024), "workgroup", DType::F32, 1 << 27)
