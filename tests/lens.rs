@@ -236,7 +236,7 @@ fn unmarked_kernels_and_oversized_runs_are_refused() {
         sample: lens::sample::SampleSpec::All,
         seed: 1,
     };
-    let e = lens::record_run_with(algo, g, &req, &normal, &all).unwrap_err();
+    let e = pollster::block_on(lens::record_run_async(algo, g, &req, &normal, &all)).unwrap_err();
     assert!(e.to_string().contains("too large to record"), "{e}");
     assert!(
         e.to_string().contains(&lens::max_elements(g).to_string()),

@@ -22,6 +22,7 @@ pub mod applies;
 pub mod bitrev;
 pub mod bmmc;
 pub mod copy;
+pub mod drive;
 pub mod facts;
 pub mod fft;
 mod json;
@@ -35,6 +36,7 @@ pub mod stream;
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan};
+pub use drive::Run;
 pub use facts::RunFacts;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -43,13 +45,14 @@ pub use stream::Stages;
 
 /// What the rooms use from the engine, the data and the errors (`use super::prelude::*;`).
 mod prelude {
+    pub(super) use super::drive::Run;
     pub(super) use super::{
         AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
         Task, Variant, first_mismatch, require_pow2,
     };
     pub(super) use crate::data::{DType, Data};
     pub(super) use crate::error::{Error, Result};
-    pub(super) use crate::gpu::{Gpu, Plan, Region, Running, start};
+    pub(super) use crate::gpu::{Gpu, Plan, Region, Running};
 }
 
 /// A variant of an algorithm (a different kernel or plan).
@@ -369,17 +372,13 @@ pub trait Algorithm {
     /// A run, every stage kept for the result, waited for on this thread (native: the CLI, tests).
     #[cfg(not(target_arch = "wasm32"))]
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-        pollster::block_on(self.run_streamed(gpu, req, &mut Stages::keep()))
+        pollster::block_on(self.run_streamed(Run::new(gpu, req, &mut Stages::keep())))
     }
-    /// A run that hands its stages to `out` as they are read back and checked (the app streams a
-    /// trace this way); the result holds the stages `out` kept. Async: in the browser it yields
-    /// to the page at every read-back.
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult>;
+    /// A run that hands its stages to `run.out` as they are read back and checked (the app
+    /// streams a trace this way); the result holds the stages `out` kept. Async: in the browser
+    /// it yields to the page at every read-back. Rooms state their plan, tracer and check and
+    /// leave the rest to [`Run::drive`].
+    fn run_streamed<'a>(&'a self, run: Run<'a, '_>) -> Task<'a, RunResult>;
     /// A plan for timed mode at size `n` (inputs filled, no read-back).
     fn bench_case(&self, gpu: &Gpu, variant: &Variant, n: usize, dtype: DType)
     -> Result<BenchCase>;
@@ -481,7 +480,7 @@ pub async fn run_streamed(
     out: &mut Stages<'_>,
 ) -> Result<RunResult> {
     check_request(algo, gpu, req)?;
-    algo.run_streamed(gpu, req, out).await
+    algo.run_streamed(Run::new(gpu, req, out)).await
 }
 
 /// A GPU run in progress: awaited in the browser, driven by `pollster::block_on` natively.

@@ -488,7 +488,9 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     }
     let res = crate::algo::run(algo, &gpu, &req)?;
     let lens = if args.lens {
-        Some(crate::lens::record_run_with(algo, &gpu, &req, &res, &lo)?)
+        Some(pollster::block_on(crate::lens::record_run_async(
+            algo, &gpu, &req, &res, &lo,
+        ))?)
     } else {
         None
     };

@@ -153,37 +153,31 @@ impl Algorithm for Options {
         require_pow2("bitrev", n).map(|_| ())
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
-            let (input, variant) = (&req.input, req.variant.name);
+            let (gpu, req) = (r.gpu, r.req);
+            let (input, variant, dtype) = (&req.input, req.variant.name, req.dtype);
             let n = input.len();
             let log_n = require_pow2("bitrev", n)?;
             let a = gpu.storage_init("bitrev a", &input.bits)?;
             let b = gpu.storage_poisoned("bitrev b", n, POISON)?;
             let (mut plan, output) = plan(gpu, variant, &a, &b, n, req.trace)?;
             plan.output = Some(output);
-            let result = RunResult::head("bitrev", variant, gpu, input, req.dtype, &plan);
-            let mut run = start(gpu, &plan, req.trace)?;
-            let mut stage_mismatch = None;
-            if req.trace {
-                let count = if variant == "staged" {
-                    log_n as usize
-                } else {
-                    1
-                };
-                out.head(&result, count + 1)?;
-                out.push(Stage::with(
+            let head = RunResult::head("bitrev", variant, gpu, input, dtype, &plan);
+            let count = if variant == "staged" {
+                log_n as usize
+            } else {
+                1
+            };
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                let input_stage = Stage::with(
                     "stage 0 (input)",
                     input.clone(),
                     trace::Notes::room(0, n, 1),
-                ))?;
+                );
+                out.begin(head, count + 1, input_stage)?;
                 // The CPU model steps along the GPU's stages (one stage for naive and tiled).
-                let mut cpu = input.bits.clone();
+                let (mut cpu, mut mismatch) = (input.bits.clone(), None);
                 for s in 1..=count {
                     let Some((_, captures)) = run.next_capture().await? else {
                         break;
@@ -193,23 +187,26 @@ impl Algorithm for Options {
                         "staged" => model::stage(&cpu, n >> s),
                         _ => model::naive(&input.bits),
                     };
-                    if stage_mismatch.is_none()
-                        && let Some(m) = first_mismatch(req.dtype, &g, &cpu)
+                    if mismatch.is_none()
+                        && let Some(m) = first_mismatch(dtype, &g, &cpu)
                     {
-                        stage_mismatch = Some(format!("stage {s}: {m}"));
+                        mismatch = Some(format!("stage {s}: {m}"));
                     }
-                    out.push(traced_stage(variant, n, log_n, s, Data::new(req.dtype, g)))?;
+                    out.push(traced_stage(variant, n, log_n, s, Data::new(dtype, g)))?;
                 }
-            }
-            let ex = run.finish().await?;
-            let mismatch = crate::algo::verdict(gpu, || {
-                first_mismatch(req.dtype, &ex.output, &model::naive(&input.bits))
+                Ok(mismatch)
+            };
+            r.drive(&plan, head, trace, |ex, stage_mismatch| {
+                let mismatch = crate::algo::verdict(gpu, || {
+                    first_mismatch(dtype, &ex.output, &model::naive(&input.bits))
+                });
+                let extra = json!({"log_n": log_n}).as_object().cloned();
+                Ok((
+                    mismatch.or(stage_mismatch.flatten()),
+                    extra.unwrap_or_default(),
+                ))
             })
-            .or(stage_mismatch);
-            let extra = json!({"log_n": log_n}).as_object().cloned();
-            Ok(result
-                .ran(&plan, ex)
-                .checked(mismatch, out.take(), extra.unwrap_or_default()))
+            .await
         })
     }
 

@@ -283,13 +283,9 @@ impl Algorithm for Options {
         self.target(bits).map(|_| ())
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
+            let (gpu, req) = (r.gpu, r.req);
             let input = &req.input;
             let len = input.len();
             self.check_tile_bits()?;
@@ -306,18 +302,13 @@ impl Algorithm for Options {
             };
             let (mut plan, output) = gpu_plan(gpu, &spec, n, &a, &b, &c, req.trace)?;
             plan.output = Some(output);
-            let mut result =
-                RunResult::head("bmmc", req.variant.name, gpu, input, req.dtype, &plan);
-            result.extra = plan_facts(n, &target, &spec);
-            let mut run = start(gpu, &plan, req.trace)?;
-            let mut pass_mismatch = None;
-            if req.trace {
-                out.head(&result, spec.passes.len() + 1)?;
-                out.push(Stage::with(
-                    "input",
-                    input.clone(),
-                    RoomNotes::Bmmc(trace::Notes::new(0, target.a.row_strings(), target.c, n)),
-                ))?;
+            let mut head = RunResult::head("bmmc", req.variant.name, gpu, input, req.dtype, &plan);
+            head.extra = plan_facts(n, &target, &spec);
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                let notes = trace::Notes::new(0, target.a.row_strings(), target.c, n);
+                let input_stage = Stage::with("input", input.clone(), RoomNotes::Bmmc(notes));
+                out.begin(head, spec.passes.len() + 1, input_stage)?;
+                let mut pass_mismatch = None;
                 // The CPU model pass by pass, beside the whole map at once (below).
                 let mut cur = input.bits.clone();
                 for (i, p) in spec.passes.iter().enumerate() {
@@ -339,15 +330,15 @@ impl Algorithm for Options {
                         RoomNotes::Bmmc(notes),
                     ))?;
                 }
-            }
-            let ex = run.finish().await?;
-            let mismatch = crate::algo::verdict(gpu, || {
-                first_mismatch(req.dtype, &ex.output, &target.permute(&input.bits))
+                Ok(pass_mismatch)
+            };
+            r.drive(&plan, head, trace, |ex, pass_mismatch| {
+                let mismatch = crate::algo::verdict(gpu, || {
+                    first_mismatch(req.dtype, &ex.output, &target.permute(&input.bits))
+                });
+                Ok((mismatch.or(pass_mismatch.flatten()), Default::default()))
             })
-            .or(pass_mismatch);
-            Ok(result
-                .ran(&plan, ex)
-                .checked(mismatch, out.take(), Default::default()))
+            .await
         })
     }
 

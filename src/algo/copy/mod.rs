@@ -111,13 +111,9 @@ impl Algorithm for Options {
         &INFO
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
+            let (gpu, req) = (r.gpu, r.req);
             let n = req.input.len();
             let mut words = req.input.bits.clone();
             words.resize(padded(n), 0);
@@ -128,24 +124,22 @@ impl Algorithm for Options {
             if req.trace {
                 plan.passes[0].capture.push(Region::words(&dst, n));
             }
-            let result =
-                RunResult::head("copy", req.variant.name, gpu, &req.input, req.dtype, &plan);
-            let mut run = start(gpu, &plan, req.trace)?;
-            if req.trace {
-                out.head(&result, 2)?;
-                out.push(Stage::new("input", req.input.clone()))?;
+            let head = RunResult::head("copy", req.variant.name, gpu, &req.input, req.dtype, &plan);
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                out.begin(head, 2, Stage::new("input", req.input.clone()))?;
                 if let Some((_, captures)) = run.next_capture().await? {
                     let g = captures.into_iter().next().unwrap_or_default();
                     out.push(Stage::new("after copy", Data::new(req.dtype, g)))?;
                 }
-            }
-            let ex = run.finish().await?;
-            let mismatch = crate::algo::verdict(gpu, || {
-                first_mismatch(req.dtype, &ex.output, &req.input.bits)
-            });
-            Ok(result
-                .ran(&plan, ex)
-                .checked(mismatch, out.take(), Default::default()))
+                Ok(())
+            };
+            r.drive(&plan, head, trace, |ex, _| {
+                let mismatch = crate::algo::verdict(gpu, || {
+                    first_mismatch(req.dtype, &ex.output, &req.input.bits)
+                });
+                Ok((mismatch, Default::default()))
+            })
+            .await
         })
     }
 

@@ -33,8 +33,8 @@ pub use self::plan::{plan, shader_source};
 pub use run::reference;
 
 use super::{
-    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
-    Task, Variant, pass_infos,
+    AlgoInfo, Algorithm, BenchCase, RoomNotes, Run, RunFacts, RunRequest, RunResult, Stage, Task,
+    Variant, pass_infos,
 };
 use crate::data::{DType, Data, f32_to_json};
 use crate::error::{Error, Result};

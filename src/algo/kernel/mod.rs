@@ -168,13 +168,9 @@ impl Algorithm for Options {
         &INFO
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
+            let (gpu, req) = (r.gpu, r.req);
             let (file, text, c) = self.contract()?;
             let expect = self.expected()?;
             let elem = c.elem;
@@ -199,56 +195,57 @@ impl Algorithm for Options {
             let mut plan = built.plan;
             let result_buf = if built.out_is_a { &a } else { &b };
             plan.output = Some(Region::words(result_buf, words));
-            let result = RunResult::head("kernel", "wgsl", gpu, &req.input, req.dtype, &plan);
-            let mut run = start(gpu, &plan, req.trace)?;
-            if req.trace {
-                out.head(&result, built.steps.len() + 1)?;
-                out.push(Stage::new("input", req.input.clone()))?;
+            let head = RunResult::head("kernel", "wgsl", gpu, &req.input, req.dtype, &plan);
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                out.begin(
+                    head,
+                    built.steps.len() + 1,
+                    Stage::new("input", req.input.clone()),
+                )?;
                 for (i, s) in built.steps.iter().enumerate() {
                     let Some((_, captures)) = run.next_capture().await? else {
                         break;
                     };
                     let g = captures.into_iter().next().unwrap_or_default();
-                    let label = plan.passes[i].label.clone();
+                    let label = &plan.passes[i].label;
                     out.push(
                         Stage::new(format!("after {label}"), Data::new(req.dtype, g))
                             .passes(vec![i])
                             .narration(narrate(s, n)),
                     )?;
                 }
-            }
-            let ex = run.finish().await?;
-            // The lens's recording run is compared with the normal run (crate::algo::verdict).
-            let mismatch = match &expect {
-                Some(e) if !gpu.is_instrumented() => e.check(elem, &req.input, &ex.output)?,
-                _ => None,
+                Ok(())
             };
-            let steps: Vec<_> = built
-                .steps
-                .iter()
-                .map(|s| {
-                    json!({"entry": s.entry, "pass": s.pass, "passes": s.passes,
+            let check = |ex: &crate::gpu::Execution, _| {
+                // The lens's recording run is compared with the normal run (crate::algo::verdict).
+                let mismatch = match &expect {
+                    Some(e) if !gpu.is_instrumented() => e.check(elem, &req.input, &ex.output)?,
+                    _ => None,
+                };
+                let steps: Vec<_> = built
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        json!({"entry": s.entry, "pass": s.pass, "passes": s.passes,
                            "workgroup_size": s.workgroup_size, "workgroups": s.groups})
-                })
-                .collect();
-            let mut extra = json!({
-                "kernel": {
-                    "file": file,
-                    "element": elem.wgsl(),
-                    "elements": n,
-                    "expect": self.expect.clone().or(self.expect_file.as_ref().map(|f| format!("file:{f}"))),
-                    "dispatches": steps,
+                    })
+                    .collect();
+                let mut extra = json!({
+                    "kernel": {
+                        "file": file,
+                        "element": elem.wgsl(),
+                        "elements": n,
+                        "expect": self.expect.clone().or(self.expect_file.as_ref().map(|f| format!("file:{f}"))),
+                        "dispatches": steps,
+                    }
+                });
+                if expect.is_none() {
+                    extra["unverified"] =
+                        json!("no --expect or --expect-file: the output is not checked");
                 }
-            });
-            if expect.is_none() {
-                extra["unverified"] =
-                    json!("no --expect or --expect-file: the output is not checked");
-            }
-            let mut r = result.ran(&plan, ex).checked(
-                mismatch,
-                out.take(),
-                extra.as_object().cloned().unwrap_or_default(),
-            );
+                Ok((mismatch, extra.as_object().cloned().unwrap_or_default()))
+            };
+            let mut r = r.drive(&plan, head, trace, check).await?;
             if expect.is_none() {
                 r.verified = false;
             }

@@ -171,16 +171,12 @@ impl Options {
         (head, run): (&RunResult, &mut Running<'_>),
         out: &mut Stages<'_>,
     ) -> Result<traced::Traced> {
-        out.head(head, follows.stages(s.n) + 1)?;
         let notes = trace::Notes {
             pairs: Some(trace::Pairs::default()),
             ..Default::default()
         };
-        out.push(Stage::with(
-            "input",
-            input.clone(),
-            RoomNotes::Oddeven(notes),
-        ))?;
+        let input_stage = Stage::with("input", input.clone(), RoomNotes::Oddeven(notes));
+        out.begin(head, follows.stages(s.n) + 1, input_stage)?;
         let seg = Some(s.seg);
         match follows {
             Follows::Phases {
@@ -251,66 +247,59 @@ impl Algorithm for Options {
         Ok(())
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
+            let (gpu, req) = (r.gpu, r.req);
             let (input, variant) = (&req.input, req.variant.name);
             let s = self.shape(variant, req.dtype, input.len())?;
             let caps = self.caps(gpu, variant)?;
             let p = self.plan_run(gpu, input, &s, caps, variant, req.trace)?;
-            let mut result = RunResult::head("oddeven", variant, gpu, input, s.dtype, &p.plan);
-            result.extra = p.facts.to_map();
-            let mut run = start(gpu, &p.plan, req.trace)?;
-            let traced = match req.trace {
-                true => Some(
-                    self.trace(&s, input, &p.follows, (&result, &mut run), out)
-                        .await?,
-                ),
-                false => None,
+            let mut head = RunResult::head("oddeven", variant, gpu, input, s.dtype, &p.plan);
+            head.extra = p.facts.to_map();
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                self.trace(&s, input, &p.follows, (head, run), out).await
             };
-            let ex = run.finish().await?;
-            let (dtype, desc) = (s.dtype, s.desc);
-            // The first sorted stage: from the trace, else from the CPU model where affordable.
-            let (sorted_at, stage_mismatch) = match traced {
-                Some(t) => (Some(t.sorted_at), t.mismatch),
-                None if p.model_cost <= 1 << 27 => {
-                    let at = match &p.follows {
-                        Follows::Phases { rules, .. } => {
-                            model::first_sorted_network(dtype, desc, &input.bits, rules, s.seg)
-                        }
-                        Follows::Batcher(stages) => {
-                            let rules: Vec<Rule> = stages.iter().map(|&(r, _)| r).collect();
-                            model::first_sorted_network(dtype, desc, &input.bits, &rules, s.seg)
-                        }
-                        &Follows::MergeSplit { block } => {
-                            let rows: Vec<Vec<u32>> =
-                                model::merge_split(dtype, desc, &input.bits, block)
-                                    .into_iter()
-                                    .map(|p| p.data)
-                                    .collect();
-                            model::first_sorted(dtype, desc, &input.bits, &rows, s.n)
-                        }
-                    };
-                    (Some(at), None)
+            let check = |ex: &crate::gpu::Execution, traced: Option<traced::Traced>| {
+                let (dtype, desc) = (s.dtype, s.desc);
+                // The first sorted stage: from the trace, else from the CPU model where affordable.
+                let (sorted_at, stage_mismatch) = match traced {
+                    Some(t) => (Some(t.sorted_at), t.mismatch),
+                    None if p.model_cost <= 1 << 27 => {
+                        let at = match &p.follows {
+                            Follows::Phases { rules, .. } => {
+                                model::first_sorted_network(dtype, desc, &input.bits, rules, s.seg)
+                            }
+                            Follows::Batcher(stages) => {
+                                let rules: Vec<Rule> = stages.iter().map(|&(r, _)| r).collect();
+                                model::first_sorted_network(dtype, desc, &input.bits, &rules, s.seg)
+                            }
+                            &Follows::MergeSplit { block } => {
+                                let rows: Vec<Vec<u32>> =
+                                    model::merge_split(dtype, desc, &input.bits, block)
+                                        .into_iter()
+                                        .map(|p| p.data)
+                                        .collect();
+                                model::first_sorted(dtype, desc, &input.bits, &rows, s.n)
+                            }
+                        };
+                        (Some(at), None)
+                    }
+                    None => (None, None),
+                };
+                let extra = Facts {
+                    first_sorted_phase: sorted_at,
+                    ..p.facts
                 }
-                None => (None, None),
+                .to_map();
+                let mismatch = stage_mismatch.or_else(|| {
+                    crate::algo::verdict(gpu, || {
+                        let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
+                        first_mismatch(dtype, &ex.output, &want)
+                    })
+                });
+                Ok((mismatch, extra))
             };
-            let extra = Facts {
-                first_sorted_phase: sorted_at,
-                ..p.facts
-            }
-            .to_map();
-            let mismatch = stage_mismatch.or_else(|| {
-                crate::algo::verdict(gpu, || {
-                    let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
-                    first_mismatch(dtype, &ex.output, &want)
-                })
-            });
-            Ok(result.ran(&p.plan, ex).checked(mismatch, out.take(), extra))
+            r.drive(&p.plan, head, trace, check).await
         })
     }
 

@@ -118,13 +118,9 @@ impl Algorithm for Options {
         Ok(())
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, mut r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
+            let (gpu, req) = (r.gpu, r.req);
             let variant = req.variant.name;
             self.check_variant(variant)?;
             let dtype = req.dtype;
@@ -133,14 +129,12 @@ impl Algorithm for Options {
             let vals = self.values_for(x);
             let built = self.build_sort(gpu, variant, dtype, x, &vals, req.trace)?;
             let shape = built.shape;
-            let mut result = RunResult::head("radix", variant, gpu, &req.input, dtype, &built.plan);
-            result.extra = self.facts(gpu, variant, &built);
-            let mut run = start(gpu, &built.plan, req.trace || self.has_values())?;
+            let mut head = RunResult::head("radix", variant, gpu, &req.input, dtype, &built.plan);
+            head.extra = self.facts(gpu, variant, &built);
+            // The values are read back from the last pass's captures, traced or not.
+            r.capture |= self.has_values();
             // Traced: every pass's stage handed on as soon as it is read back and checked.
-            let mut trace_mismatch = None;
-            let mut fallbacks = 0u64;
-            let mut traced_values = None;
-            if req.trace {
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 let steps =
                     model::steps(dtype, self.descending, shape.bits, shape.tile(), x, &vals);
                 let tracer = trace::Tracer {
@@ -161,44 +155,48 @@ impl Algorithm for Options {
                     .iter()
                     .map(|&k| trace::Tracer::stage_count(k))
                     .sum();
-                out.head(&result, stages + 1)?;
-                out.push(tracer.input())?;
+                out.begin(head, stages + 1, tracer.input())?;
+                let (mut mismatch, mut fallbacks, mut values) = (None, 0u64, None);
                 while let Some((i, caps)) = run.next_capture().await? {
                     let kind = built.kinds[i];
                     if self.has_values() && i + 1 == built.kinds.len() {
-                        traced_values = caps.get(2).cloned();
+                        values = caps.get(2).cloned();
                     }
-                    for st in tracer.stages(i, kind, &caps, &mut trace_mismatch) {
+                    for st in tracer.stages(i, kind, &caps, &mut mismatch) {
                         fallbacks += trace::RadixNote::of(&st).map_or(0, |nt| nt.fallbacks);
                         out.push(st)?;
                     }
                 }
-            }
-            let ex = run.finish().await?;
-            let got_v = if self.has_values() {
-                traced_values.unwrap_or_else(|| sorted_values(&ex))
-            } else {
-                Vec::new()
+                Ok((mismatch, fallbacks, values))
             };
-            let mismatch = crate::algo::verdict(gpu, || {
-                let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
-                first_mismatch(dtype, &ex.output, &want_k)
-                    .map(|m| format!("keys: {m}"))
-                    .or_else(|| {
-                        // Keys only: both lists are empty.
-                        first_mismatch(DType::U32, &got_v, &want_v).map(|m| format!("values: {m}"))
-                    })
-            });
-            let mut extra = Map::new();
-            if self.has_values() {
-                extra.insert("values".into(), json!(got_v));
-            }
-            if req.trace && variant == "onesweep" {
-                extra.insert("fallbacks".into(), json!(fallbacks));
-            }
-            Ok(result
-                .ran(&built.plan, ex)
-                .checked(mismatch.or(trace_mismatch), out.take(), extra))
+            let check =
+                |ex: &Execution, traced: Option<(Option<String>, u64, Option<Vec<u32>>)>| {
+                    let (trace_mismatch, fallbacks, traced_values) = traced.unwrap_or_default();
+                    let got_v = if self.has_values() {
+                        traced_values.unwrap_or_else(|| sorted_values(ex))
+                    } else {
+                        Vec::new()
+                    };
+                    let mismatch = crate::algo::verdict(gpu, || {
+                        let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
+                        first_mismatch(dtype, &ex.output, &want_k)
+                            .map(|m| format!("keys: {m}"))
+                            .or_else(|| {
+                                // Keys only: both lists are empty.
+                                first_mismatch(DType::U32, &got_v, &want_v)
+                                    .map(|m| format!("values: {m}"))
+                            })
+                    });
+                    let mut extra = Map::new();
+                    if self.has_values() {
+                        extra.insert("values".into(), json!(got_v));
+                    }
+                    if req.trace && variant == "onesweep" {
+                        extra.insert("fallbacks".into(), json!(fallbacks));
+                    }
+                    Ok((mismatch.or(trace_mismatch), extra))
+                };
+            r.drive(&built.plan, head, trace, check).await
         })
     }
 

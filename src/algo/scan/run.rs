@@ -70,13 +70,9 @@ impl Options {
 impl Algorithm for Options {
     info_and_example!(INFO, EXAMPLE);
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
+            let (gpu, req) = (r.gpu, r.req);
             let variant = req.variant.name;
             let dtype = req.dtype;
             if self.mirror && variant != "folded" {
@@ -89,62 +85,59 @@ impl Algorithm for Options {
             let n = x.len();
             let suffix = variant == "folded" && !self.mirror;
             let built = self.build(gpu, variant, dtype, &Init::Data(x), req.trace)?;
-            let mut result = RunResult::head("scan", variant, gpu, &req.input, dtype, &built.plan);
-            result.extra = self.plan_facts(gpu, variant, &built);
-            let mut run = start(gpu, &built.plan, req.trace)?;
-            let traced = match req.trace {
-                true => Some(self.trace(req, &built, &result, &mut run, out).await?),
-                false => None,
+            let mut head = RunResult::head("scan", variant, gpu, &req.input, dtype, &built.plan);
+            head.extra = self.plan_facts(gpu, variant, &built);
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                self.trace(req, &built, head, run, out).await
             };
-            let ex = run.finish().await?;
-
-            // The whole-result check.
-            let log_n = model::pow2_ceil(n).trailing_zeros() as usize;
-            let tile_depth = tile_depth(&built);
-            let depth = |i: usize| -> usize {
-                let d = match variant {
-                    "sequential" => i + 1,
-                    "ladder" | "folded" | "hillis-steele" => log_n + 1,
-                    "blelloch" => 2 * log_n + 2,
-                    _ => tile_depth,
+            let check = |ex: &crate::gpu::Execution, traced: Option<super::traced::Traced>| {
+                // The whole-result check.
+                let log_n = model::pow2_ceil(n).trailing_zeros() as usize;
+                let tile_depth = tile_depth(&built);
+                let depth = |i: usize| -> usize {
+                    let d = match variant {
+                        "sequential" => i + 1,
+                        "ladder" | "folded" | "hillis-steele" => log_n + 1,
+                        "blelloch" => 2 * log_n + 2,
+                        _ => tile_depth,
+                    };
+                    d.min(if suffix { n - i } else { i + 1 })
                 };
-                d.min(if suffix { n - i } else { i + 1 })
-            };
-            let mut extra = Map::new();
-            let mismatch = if gpu.is_instrumented() {
-                // The lens compares the recording run with the normal run (crate::algo::verdict).
-                None
-            } else if dtype == DType::F32 {
-                let (exact, abs) = model::exact_f64(x, self.exclusive, suffix);
-                let c = check_f32(&ex.output, &exact, &abs, &depth);
-                extra.insert("max_abs_error".into(), json!(c.max_abs_error));
-                extra.insert("max_rel_error".into(), json!(c.max_rel_error));
-                extra.insert(
+                let mut extra = Map::new();
+                let mismatch = if gpu.is_instrumented() {
+                    // The lens compares the recording run with the normal run (crate::algo::verdict).
+                    None
+                } else if dtype == DType::F32 {
+                    let (exact, abs) = model::exact_f64(x, self.exclusive, suffix);
+                    let c = check_f32(&ex.output, &exact, &abs, &depth);
+                    extra.insert("max_abs_error".into(), json!(c.max_abs_error));
+                    extra.insert("max_rel_error".into(), json!(c.max_rel_error));
+                    extra.insert(
                 "f32_tolerance".into(),
                 json!("|gpu_i - exact_i| <= 1.01 (d_i + 2) 2^-24 sum_j |x_j| + (d_i + 2) 2^-126, exact = f64 sum, d_i = summation-tree height"),
             );
-                c.mismatch
-            } else {
-                let want = if suffix {
-                    model::suffix(dtype, x, self.exclusive)
+                    c.mismatch
                 } else {
-                    model::sequential(dtype, x, self.exclusive)
+                    let want = if suffix {
+                        model::suffix(dtype, x, self.exclusive)
+                    } else {
+                        model::sequential(dtype, x, self.exclusive)
+                    };
+                    first_mismatch(dtype, &ex.output, &want)
                 };
-                first_mismatch(dtype, &ex.output, &want)
+                let (steps, mismatch) = match traced {
+                    Some(t) => {
+                        extra.extend(t.extra);
+                        extra.insert("work".into(), json!(t.work));
+                        (t.steps, mismatch.or(t.mismatch))
+                    }
+                    None => (untraced_steps(variant, n), mismatch),
+                };
+                extra.insert("steps".into(), json!(steps));
+                extra.insert("n_log2_n".into(), json!(n * log_n));
+                Ok((mismatch, extra))
             };
-            let (steps, mismatch) = match traced {
-                Some(t) => {
-                    extra.extend(t.extra);
-                    extra.insert("work".into(), json!(t.work));
-                    (t.steps, mismatch.or(t.mismatch))
-                }
-                None => (untraced_steps(variant, n), mismatch),
-            };
-            extra.insert("steps".into(), json!(steps));
-            extra.insert("n_log2_n".into(), json!(n * log_n));
-            Ok(result
-                .ran(&built.plan, ex)
-                .checked(mismatch, out.take(), extra))
+            r.drive(&built.plan, head, trace, check).await
         })
     }
 

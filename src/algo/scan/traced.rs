@@ -104,16 +104,12 @@ impl Options {
         };
         // Announce `count` stages after the input, and hand on the input.
         let begin = |out: &mut Stages, count: usize| -> Result<()> {
-            out.head(head, count + 1)?;
             let notes = trace::Notes {
                 phase: Some(0),
                 ..Default::default()
             };
-            out.push(Stage::with(
-                "input",
-                req.input.clone(),
-                RoomNotes::Scan(notes),
-            ))
+            let input = Stage::with("input", req.input.clone(), RoomNotes::Scan(notes));
+            out.begin(head, count + 1, input)
         };
         match variant {
             "ladder" | "folded" | "hillis-steele" => {
