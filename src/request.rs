@@ -126,7 +126,7 @@ impl RunSpec {
         algo::applies::check(
             &self.algo,
             algo::applies::RunShape {
-                variant: variant.name,
+                variant,
                 trace,
                 generated_input: self.is_example(),
             },

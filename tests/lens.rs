@@ -182,7 +182,7 @@ fn every_bmmc_plan_pass_moves_elements_by_its_map() {
         let target = opts.target(n_bits).unwrap();
         let params = opts.params(gpu());
         for variant in ["naive", "seed-plu", "seed-ulp", "tiled"] {
-            let Ok(spec) = plan::build(variant, &target, &params) else {
+            let Ok(spec) = plan::build(variant.parse().unwrap(), &target, &params) else {
                 continue;
             };
             let rep = record(&AlgoOptions::Bmmc(opts.clone()), variant, 1 << n_bits);

@@ -18,6 +18,66 @@ macro_rules! info_and_example {
     };
 }
 
+/// A room's `Variant` enum, each variant spelled as the CLI, the JSON and `stagewise list` spell
+/// it (`Display`, `FromStr`, serde), with its summary; the first is the default.
+/// `Variant::INFO` is the room's list for its `AlgoInfo`, `Variant::of` the variant a checked
+/// request names (its name was parsed against that list by `RunSpec::resolve`).
+macro_rules! variants {
+    ($($v:ident = $name:literal: $summary:expr,)+) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Variant {
+            $($v,)+
+        }
+
+        impl Variant {
+            pub const ALL: &'static [Variant] = &[$(Variant::$v,)+];
+            pub const INFO: &'static [$crate::algo::VariantInfo] =
+                &[$($crate::algo::VariantInfo { name: $name, summary: $summary },)+];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Variant::$v => $name,)+
+                }
+            }
+
+            /// The variant `info` describes (a checked request's; the default for another room's).
+            pub fn of(info: &$crate::algo::VariantInfo) -> Variant {
+                info.name.parse().unwrap_or(Variant::ALL[0])
+            }
+        }
+
+        impl std::fmt::Display for Variant {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for Variant {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<Variant, String> {
+                Variant::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.name() == s)
+                    .ok_or_else(|| format!("unknown variant '{s}'"))
+            }
+        }
+
+        impl serde::Serialize for Variant {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for Variant {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Variant, D::Error> {
+                let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                name.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
 pub mod applies;
 pub mod bitrev;
 pub mod bmmc;
@@ -48,7 +108,7 @@ mod prelude {
     pub(super) use super::drive::Run;
     pub(super) use super::{
         AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
-        Task, Variant, first_mismatch, require_pow2,
+        Task, VariantInfo, first_mismatch, require_pow2,
     };
     pub(super) use crate::data::{DType, Data};
     pub(super) use crate::error::{Error, Result};
@@ -57,7 +117,7 @@ mod prelude {
 
 /// A variant of an algorithm (a different kernel or plan).
 #[derive(Clone, Copy, Debug)]
-pub struct Variant {
+pub struct VariantInfo {
     pub name: &'static str,
     pub summary: &'static str,
 }
@@ -69,7 +129,7 @@ pub struct AlgoInfo {
     pub title: &'static str,
     pub summary: &'static str,
     /// The first variant is the default.
-    pub variants: &'static [Variant],
+    pub variants: &'static [VariantInfo],
     pub dtypes: &'static [DType],
     /// Which design note in `shared/seeds` it comes from.
     pub seed: &'static str,
@@ -78,7 +138,11 @@ pub struct AlgoInfo {
 impl AlgoInfo {
     /// A room over 32-bit elements of every type (u32, i32, f32), its title and summary set by
     /// [`AlgoInfo::title`] and [`AlgoInfo::summary`] (a `static` is built in const context).
-    pub const fn new(name: &'static str, seed: &'static str, variants: &'static [Variant]) -> Self {
+    pub const fn new(
+        name: &'static str,
+        seed: &'static str,
+        variants: &'static [VariantInfo],
+    ) -> Self {
         AlgoInfo {
             name,
             title: "",
@@ -97,7 +161,7 @@ impl AlgoInfo {
         AlgoInfo { summary, ..self }
     }
 
-    pub fn variant(&self, name: Option<&str>) -> Result<&'static Variant> {
+    pub fn variant(&self, name: Option<&str>) -> Result<&'static VariantInfo> {
         match name {
             None => Ok(&self.variants[0]),
             Some(v) => self.variants.iter().find(|x| x.name == v).ok_or_else(|| {
@@ -126,7 +190,7 @@ impl AlgoInfo {
 /// One run, as the CLI and the UI ask for it.
 #[derive(Clone, Debug)]
 pub struct RunRequest {
-    pub variant: &'static Variant,
+    pub variant: &'static VariantInfo,
     pub dtype: DType,
     pub input: Data,
     pub trace: bool,
@@ -243,6 +307,11 @@ impl RunResult {
             stages,
             ..self
         }
+    }
+
+    /// The run's variant as its room's `Variant` (None: a name that room does not have).
+    pub fn variant_as<V: std::str::FromStr>(&self) -> Option<V> {
+        self.variant.parse().ok()
     }
 
     /// The room's run-level facts in `extra`, as its type (None: another room's run).
@@ -380,8 +449,13 @@ pub trait Algorithm {
     /// leave the rest to [`Run::drive`].
     fn run_streamed<'a>(&'a self, run: Run<'a, '_>) -> Task<'a, RunResult>;
     /// A plan for timed mode at size `n` (inputs filled, no read-back).
-    fn bench_case(&self, gpu: &Gpu, variant: &Variant, n: usize, dtype: DType)
-    -> Result<BenchCase>;
+    fn bench_case(
+        &self,
+        gpu: &Gpu,
+        variant: &VariantInfo,
+        n: usize,
+        dtype: DType,
+    ) -> Result<BenchCase>;
     /// The bench plan of this request's run, same shape and size (the lens times a run's passes
     /// with it): [`Algorithm::bench_case`] at the input's length, where its `n` counts elements.
     fn bench_case_for(&self, gpu: &Gpu, req: &RunRequest) -> Result<BenchCase> {

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use serde_json::json;
 
 pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
-    let cases: Vec<(AlgoOptions, Vec<&'static algo::Variant>)> = match (&args.algo, args.all) {
+    let cases: Vec<(AlgoOptions, Vec<&'static algo::VariantInfo>)> = match (&args.algo, args.all) {
         (Some(_), true) => return Err(Error::input("give an algorithm or --all, not both")),
         (None, false) => {
             return Err(Error::input(
@@ -236,7 +236,7 @@ pub(super) fn report_cmd(
 /// `--expect` op as a second case; returns that kernel's name (None: no room computes the op).
 fn workbench_case(
     k: &algo::kernel::Options,
-    cases: &mut Vec<(AlgoOptions, Vec<&'static algo::Variant>)>,
+    cases: &mut Vec<(AlgoOptions, Vec<&'static algo::VariantInfo>)>,
 ) -> Result<Option<String>> {
     let Some((builtin, v)) = k.builtin_case()? else {
         return Ok(None);

@@ -500,7 +500,7 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             more.insert("lens".into(), l.to_json());
             more.insert("lens_model".into(), l.model_json());
             more.insert("lens_sample".into(), l.sample_json());
-            if res.algorithm == "kernel" {
+            if matches!(args.algo, AlgoOptions::Kernel(_)) {
                 more.insert("lens_sites".into(), crate::lens::kernel_sites(l).into());
             }
         }
@@ -557,7 +557,7 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
         }
         if let Some(l) = &lens {
             out(l.text().trim_end());
-            if res.algorithm == "kernel" {
+            if matches!(args.algo, AlgoOptions::Kernel(_)) {
                 out("  your kernel's access sites:");
                 for s in crate::lens::kernel_sites(l) {
                     out(&format!(

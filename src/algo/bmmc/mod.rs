@@ -16,30 +16,15 @@ use plan::{Params, PlanSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "auto",
-        summary: "the cheapest plan that applies (fewest coalesced passes: tiled unless a seed plan is shorter)",
-    },
-    Variant {
-        name: "naive",
-        summary: "one thread per element computes y = A·x XOR c and writes there (scattered writes)",
-    },
-    Variant {
-        name: "seed-plu",
-        summary: "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by Cormen's alternation (<= 7 passes)",
-    },
-    Variant {
-        name: "seed-ulp",
-        summary: "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U in one tiled pass (<= 6 passes)",
-    },
-    Variant {
-        name: "tiled",
-        summary: "coalesced tiled passes through workgroup memory: 1 for any BPC, at most 2 for any BMMC",
-    },
-];
+variants! {
+    Auto = "auto": "the cheapest plan that applies (fewest coalesced passes: tiled unless a seed plan is shorter)",
+    Naive = "naive": "one thread per element computes y = A·x XOR c and writes there (scattered writes)",
+    SeedPlu = "seed-plu": "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by Cormen's alternation (<= 7 passes)",
+    SeedUlp = "seed-ulp": "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U in one tiled pass (<= 6 passes)",
+    Tiled = "tiled": "coalesced tiled passes through workgroup memory: 1 for any BPC, at most 2 for any BMMC",
+}
 
-static INFO: AlgoInfo = AlgoInfo::new("bmmc", "001", VARIANTS)
+static INFO: AlgoInfo = AlgoInfo::new("bmmc", "001", Variant::INFO)
     .title("BMMC / BPC permutation")
     .summary("Element x moves to y = A·x XOR c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.");
 
@@ -292,7 +277,7 @@ impl Algorithm for Options {
             let n = require_pow2("bmmc", len)? as usize;
             let target = self.target(n)?;
             let params = self.params(gpu);
-            let spec = plan::build(req.variant.name, &target, &params)?;
+            let spec = plan::build(Variant::of(req.variant), &target, &params)?;
             let a = gpu.storage_init("bmmc input", &input.bits)?;
             let b = gpu.storage_poisoned("bmmc ping", len, POISON)?;
             let c = if spec.passes.len() > 1 {
@@ -342,11 +327,11 @@ impl Algorithm for Options {
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, v: &Variant, len: usize, _: DType) -> Result<BenchCase> {
+    fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, len: usize, _: DType) -> Result<BenchCase> {
         self.check_tile_bits()?;
         let n = require_pow2("bmmc", len)? as usize;
         let target = self.target(n)?;
-        let spec = plan::build(v.name, &target, &self.params(gpu))?;
+        let spec = plan::build(Variant::of(v), &target, &self.params(gpu))?;
         // Ping-pong between the two buffers: a → b → a → …. The floor: one read and one write of
         // every element, whatever the plan does.
         BenchCase::between_buffers(gpu, ["bmmc a", "bmmc b"], len, len, |a, b| {
@@ -375,8 +360,9 @@ fn plan_facts(log_n: usize, target: &Affine, spec: &PlanSpec) -> Map<String, Val
 
 /// The plan facts for the view's live status (no GPU): pass count per variant.
 pub fn plan_summary(target: &Affine, params: &Params) -> Vec<(String, Result<usize>)> {
-    ["tiled", "seed-ulp", "seed-plu", "naive"]
-        .iter()
+    use Variant::*;
+    [Tiled, SeedUlp, SeedPlu, Naive]
+        .into_iter()
         .map(|v| {
             (
                 v.to_string(),

@@ -5,18 +5,12 @@ use super::prelude::*;
 use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "vec4",
-        summary: "tuned: 16-byte loads, several per thread, loads before stores",
-    },
-    Variant {
-        name: "scalar",
-        summary: "one u32 per thread, for contrast",
-    },
-];
+variants! {
+    Vec4 = "vec4": "tuned: 16-byte loads, several per thread, loads before stores",
+    Scalar = "scalar": "one u32 per thread, for contrast",
+}
 
-static INFO: AlgoInfo = AlgoInfo::new("copy", "-", VARIANTS)
+static INFO: AlgoInfo = AlgoInfo::new("copy", "-", Variant::INFO)
     .title("Copy (roofline)")
     .summary("Reads N words and writes them to another buffer: the bandwidth every other kernel is measured against.");
 
@@ -65,14 +59,14 @@ impl Options {
     fn plan(
         &self,
         gpu: &Gpu,
-        variant: &str,
+        variant: Variant,
         src: &wgpu::Buffer,
         dst: &wgpu::Buffer,
         n: usize,
     ) -> Result<Plan> {
         self.validate(gpu)?;
         let mut plan = Plan::default();
-        if variant == "scalar" {
+        if variant == Variant::Scalar {
             let p = gpu.pipeline(
                 "copy_scalar",
                 include_str!("../../../shaders/copy/copy_scalar.wgsl"),
@@ -119,7 +113,7 @@ impl Algorithm for Options {
             words.resize(padded(n), 0);
             let src = gpu.storage_init("copy src", &words)?;
             let dst = gpu.storage_poisoned("copy dst", padded(n), 0xDEAD_BEEF)?;
-            let mut plan = self.plan(gpu, req.variant.name, &src, &dst, n)?;
+            let mut plan = self.plan(gpu, Variant::of(req.variant), &src, &dst, n)?;
             plan.output = Some(Region::words(&dst, n));
             if req.trace {
                 plan.passes[0].capture.push(Region::words(&dst, n));
@@ -143,9 +137,9 @@ impl Algorithm for Options {
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, _: DType) -> Result<BenchCase> {
+    fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, n: usize, _: DType) -> Result<BenchCase> {
         BenchCase::between_buffers(gpu, ["copy src", "copy dst"], padded(n), n, |src, dst| {
-            self.plan(gpu, v.name, src, dst, n)
+            self.plan(gpu, Variant::of(v), src, dst, n)
         })
     }
 }

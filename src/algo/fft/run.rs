@@ -369,7 +369,7 @@ impl Algorithm for Options {
     fn bench_case(
         &self,
         gpu: &Gpu,
-        _variant: &Variant,
+        _variant: &VariantInfo,
         n: usize,
         _dtype: DType,
     ) -> Result<BenchCase> {

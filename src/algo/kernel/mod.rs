@@ -18,12 +18,11 @@ use contract::{Contract, Elem, Role};
 pub use options::Options;
 use serde_json::json;
 
-const VARIANTS: &[Variant] = &[Variant {
-    name: "wgsl",
-    summary: "the kernel of --wgsl FILE, its entry points in order, each --passes times",
-}];
+variants! {
+    Wgsl = "wgsl": "the kernel of --wgsl FILE, its entry points in order, each --passes times",
+}
 
-static INFO: AlgoInfo = AlgoInfo::new("kernel", "-", VARIANTS)
+static INFO: AlgoInfo = AlgoInfo::new("kernel", "-", Variant::INFO)
     .title("Your kernel (workbench)")
     .summary(
         "Your WGSL kernel run pass by pass: read back, checked with --expect, lensed and timed.",
@@ -195,7 +194,14 @@ impl Algorithm for Options {
             let mut plan = built.plan;
             let result_buf = if built.out_is_a { &a } else { &b };
             plan.output = Some(Region::words(result_buf, words));
-            let head = RunResult::head("kernel", "wgsl", gpu, &req.input, req.dtype, &plan);
+            let head = RunResult::head(
+                "kernel",
+                Variant::Wgsl.name(),
+                gpu,
+                &req.input,
+                req.dtype,
+                &plan,
+            );
             let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 out.begin(
                     head,
@@ -253,7 +259,7 @@ impl Algorithm for Options {
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, _: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
+    fn bench_case(&self, gpu: &Gpu, _: &VariantInfo, n: usize, dtype: DType) -> Result<BenchCase> {
         let (file, text, c) = self.contract()?;
         if dtype != c.elem.dtype() {
             return Err(Error::Input(format!(

@@ -47,10 +47,10 @@ impl Options {
         &self,
         caps: &Caps,
         s: &Shape,
-        variant: &str,
+        variant: Variant,
         trace: bool,
     ) -> Result<(Net, Vec<TilePass>, usize)> {
-        if variant == "batcher" {
+        if variant == Variant::Batcher {
             let (net, tps) = batcher_passes(caps, s, !trace)?;
             Ok((net, tps, 0))
         } else {
@@ -66,7 +66,7 @@ impl Options {
         input: &Data,
         s: &Shape,
         caps: Caps,
-        variant: &str,
+        variant: Variant,
         trace: bool,
     ) -> Result<Planned> {
         let n = s.n;
@@ -78,9 +78,9 @@ impl Options {
             ..Facts::default()
         };
         let (plan, follows, model_cost) = match variant {
-            "transposition" | "global" => {
+            Variant::Transposition | Variant::Global => {
                 let data = gpu.storage_init("oddeven data", &input.bits)?;
-                let plan = if variant == "transposition" {
+                let plan = if variant == Variant::Transposition {
                     let mut t = plan_transposition(gpu, &caps, s, &data, trace)?;
                     t.plan.output = Some(t.out.clone());
                     t.plan
@@ -102,7 +102,7 @@ impl Options {
                 facts.compare_exchanges = work;
                 facts.wg_size = Some(caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1));
                 let rules = model::transposition_rules(s.seg);
-                let in_workgroup = variant == "transposition";
+                let in_workgroup = variant == Variant::Transposition;
                 (
                     plan,
                     Follows::Phases {
@@ -112,8 +112,8 @@ impl Options {
                     s.seg * n,
                 )
             }
-            "batcher" | "merge-split" => {
-                if variant == "batcher" && trace && n > 1 << 16 {
+            Variant::Batcher | Variant::MergeSplit => {
+                if variant == Variant::Batcher && trace && n > 1 << 16 {
                     return Err(Error::Limit(format!(
                         "a batcher trace reads back every stage; trace N ≤ 65536 (got {n})"
                     )));
@@ -127,7 +127,7 @@ impl Options {
                 let (mut plan, out) = plan_tiles(&runner, net, &tps, &a, &b, &flags)?;
                 plan.output = Some(out);
                 plan.keep.extend([a, b, flags]);
-                if variant == "batcher" {
+                if variant == Variant::Batcher {
                     let stage_list = model::batcher_stages(s.seg.next_power_of_two());
                     facts.phases = stage_list.len();
                     facts.compare_exchanges = model::batcher_work(n, s.seg);
@@ -152,7 +152,6 @@ impl Options {
                     (plan, Follows::MergeSplit { block }, n * (m + 1))
                 }
             }
-            other => return Err(Error::Input(format!("unknown variant {other}"))),
         };
         Ok(Planned {
             plan,
@@ -250,11 +249,11 @@ impl Algorithm for Options {
     fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
             let (gpu, req) = (r.gpu, r.req);
-            let (input, variant) = (&req.input, req.variant.name);
+            let (input, variant) = (&req.input, Variant::of(req.variant));
             let s = self.shape(variant, req.dtype, input.len())?;
             let caps = self.caps(gpu, variant)?;
             let p = self.plan_run(gpu, input, &s, caps, variant, req.trace)?;
-            let mut head = RunResult::head("oddeven", variant, gpu, input, s.dtype, &p.plan);
+            let mut head = RunResult::head("oddeven", variant.name(), gpu, input, s.dtype, &p.plan);
             head.extra = p.facts.to_map();
             let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 self.trace(&s, input, &p.follows, (head, run), out).await
@@ -306,14 +305,15 @@ impl Algorithm for Options {
     fn bench_case(
         &self,
         gpu: &Gpu,
-        variant: &Variant,
+        info: &VariantInfo,
         n: usize,
         dtype: DType,
     ) -> Result<BenchCase> {
-        let s = self.shape(variant.name, dtype, n)?;
-        let caps = self.caps(gpu, variant.name)?;
-        let plan = match variant.name {
-            "transposition" => {
+        let variant = Variant::of(info);
+        let s = self.shape(variant, dtype, n)?;
+        let caps = self.caps(gpu, variant)?;
+        let plan = match variant {
+            Variant::Transposition => {
                 let data = gpu.storage_zeroed("oddeven data", n)?;
                 let mut t = plan_transposition(gpu, &caps, &s, &data, false)?;
                 t.plan.keep.push(data);
@@ -322,7 +322,7 @@ impl Algorithm for Options {
                     .extend(t.trace.map(|(a, b)| vec![a, b]).unwrap_or_default());
                 t.plan
             }
-            "global" => {
+            Variant::Global => {
                 if n > 1 << 16 {
                     return Err(Error::Limit(format!(
                         "bench global runs N dispatches per repetition; bench it at N ≤ 65536 (got {n})"
@@ -336,7 +336,7 @@ impl Algorithm for Options {
             }
             _ => {
                 let runner = TileRunner::new(self, gpu, caps, &s, false)?;
-                let (net, tps, _) = self.tile_passes(&caps, &s, variant.name, false)?;
+                let (net, tps, _) = self.tile_passes(&caps, &s, variant, false)?;
                 let a = gpu.storage_zeroed("oddeven a", n)?;
                 let b = gpu.storage_zeroed("oddeven b", n)?;
                 let flags = gpu.storage_zeroed("oddeven flags", 1)?;
@@ -357,16 +357,16 @@ impl Algorithm for Options {
 }
 
 /// The tile passes of a run (labels), for docs and tests.
-pub fn plan_summary(gpu: &Gpu, opts: &Options, variant: &str, n: usize) -> Result<Vec<String>> {
+pub fn plan_summary(gpu: &Gpu, opts: &Options, variant: Variant, n: usize) -> Result<Vec<String>> {
     let s = opts.shape(variant, DType::U32, n)?;
     let caps = opts.caps(gpu, variant)?;
     Ok(match variant {
-        "batcher" => batcher_passes(&caps, &s, true)?
+        Variant::Batcher => batcher_passes(&caps, &s, true)?
             .1
             .into_iter()
             .map(|t| format!("{} ({} stages)", t.label, t.stages()))
             .collect(),
-        "merge-split" => merge_split_passes(&s, opts.block_size(&caps, n)?)
+        Variant::MergeSplit => merge_split_passes(&s, opts.block_size(&caps, n)?)
             .into_iter()
             .map(|t| t.label)
             .collect(),

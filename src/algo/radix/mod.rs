@@ -22,35 +22,29 @@ use crate::gpu::Execution;
 use plan::Init;
 use serde_json::{Map, json};
 
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "onesweep",
-        summary: "histogram of every digit in one pass (its last workgroup scans the counts), then per digit one pass: rank the tile, decoupled look-back over the tiles' bucket counts (with fallback), scatter through workgroup memory",
-    },
-    Variant {
-        name: "classic",
-        summary: "per digit three passes: tile histograms, one scan of the counts, stable scatter (for teaching)",
-    },
-];
+variants! {
+    Onesweep = "onesweep": "histogram of every digit in one pass (its last workgroup scans the counts), then per digit one pass: rank the tile, decoupled look-back over the tiles' bucket counts (with fallback), scatter through workgroup memory",
+    Classic = "classic": "per digit three passes: tile histograms, one scan of the counts, stable scatter (for teaching)",
+}
 
-static INFO: AlgoInfo = AlgoInfo::new("radix", "004 (scan) + 000/001 (permutations)", VARIANTS)
+static INFO: AlgoInfo = AlgoInfo::new("radix", "004 (scan) + 000/001 (permutations)", Variant::INFO)
     .title("Radix sort (LSD)")
     .summary("stable LSD radix sort by digits of --digit-bits bits; u32/i32/f32 keys (f32: -NaN < -inf < … < -0 < +0 < … < +inf < +NaN), --descending, --values for a u32 payload");
 
 impl Options {
     /// Options that only one variant uses are an error elsewhere.
-    pub fn check_variant(&self, variant: &str) -> Result<()> {
-        if variant != "onesweep" && self.tile_order != TileOrder::Auto {
+    pub fn check_variant(&self, variant: Variant) -> Result<()> {
+        if variant != Variant::Onesweep && self.tile_order != TileOrder::Auto {
             return Err(crate::input_err!(
                 "--tile-order applies to --variant onesweep only (the look-back); radix {variant} has none"
             ));
         }
-        if variant != "onesweep" && self.prefetch.is_some() {
+        if variant != Variant::Onesweep && self.prefetch.is_some() {
             return Err(crate::input_err!(
                 "--prefetch applies to --variant onesweep only; radix {variant} does not prefetch"
             ));
         }
-        if variant != "onesweep" && self.spin != Options::default().spin {
+        if variant != Variant::Onesweep && self.spin != Options::default().spin {
             return Err(crate::input_err!(
                 "--spin applies to --variant onesweep only (the look-back); radix {variant} has none"
             ));
@@ -62,7 +56,7 @@ impl Options {
     fn facts(
         &self,
         gpu: &Gpu,
-        variant: &str,
+        variant: Variant,
         built: &plan::Built,
     ) -> Map<String, serde_json::Value> {
         let shape = built.shape;
@@ -73,7 +67,7 @@ impl Options {
         extra.insert("workgroup_size".into(), json!(shape.wg));
         extra.insert("keys_per_thread".into(), json!(shape.kpt));
         extra.insert("tile".into(), json!(shape.tile()));
-        if variant == "onesweep" {
+        if variant == Variant::Onesweep {
             let order = if self.dispatch_order(gpu) {
                 "dispatch"
             } else {
@@ -121,7 +115,7 @@ impl Algorithm for Options {
     fn run_streamed<'a>(&'a self, mut r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
             let (gpu, req) = (r.gpu, r.req);
-            let variant = req.variant.name;
+            let variant = Variant::of(req.variant);
             self.check_variant(variant)?;
             let dtype = req.dtype;
             let x = &req.input.bits;
@@ -129,7 +123,8 @@ impl Algorithm for Options {
             let vals = self.values_for(x);
             let built = self.build_sort(gpu, variant, dtype, x, &vals, req.trace)?;
             let shape = built.shape;
-            let mut head = RunResult::head("radix", variant, gpu, &req.input, dtype, &built.plan);
+            let mut head =
+                RunResult::head("radix", variant.name(), gpu, &req.input, dtype, &built.plan);
             head.extra = self.facts(gpu, variant, &built);
             // The values are read back from the last pass's captures, traced or not.
             r.capture |= self.has_values();
@@ -191,7 +186,7 @@ impl Algorithm for Options {
                     if self.has_values() {
                         extra.insert("values".into(), json!(got_v));
                     }
-                    if req.trace && variant == "onesweep" {
+                    if req.trace && variant == Variant::Onesweep {
                         extra.insert("fallbacks".into(), json!(fallbacks));
                     }
                     Ok((mismatch.or(trace_mismatch), extra))
@@ -200,10 +195,11 @@ impl Algorithm for Options {
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
-        self.check_variant(v.name)?;
+    fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, n: usize, dtype: DType) -> Result<BenchCase> {
+        let variant = Variant::of(v);
+        self.check_variant(variant)?;
         self.check_len(n)?;
-        let built = plan::build(gpu, self, v.name, dtype, &Init::Random(n), false)?;
+        let built = plan::build(gpu, self, variant, dtype, &Init::Random(n), false)?;
         let mut p = built.plan;
         p.output = None;
         for pass in &mut p.passes {
@@ -211,7 +207,7 @@ impl Algorithm for Options {
         }
         Ok(BenchCase {
             plan: p,
-            bytes: floor_bytes(self, v.name, n, built.shape),
+            bytes: floor_bytes(self, variant, n, built.shape),
             items: n as u64,
         })
     }
@@ -225,10 +221,10 @@ impl Algorithm for Options {
 /// (and value): 8 bytes per key, 16 with values. onesweep adds one histogram read of the keys (4
 /// bytes per key); classic adds a histogram read of the keys per digit. Counts, statuses and the
 /// clear are left out (they shrink with the tile).
-pub fn floor_bytes(o: &Options, variant: &str, n: usize, shape: Shape) -> u64 {
+pub fn floor_bytes(o: &Options, variant: Variant, n: usize, shape: Shape) -> u64 {
     let per_key = if o.has_values() { 16 } else { 8 };
     let d = shape.digits() as u64;
-    let hist = if variant == "onesweep" { 1 } else { d };
+    let hist = if variant == Variant::Onesweep { 1 } else { d };
     n as u64 * (d * per_key + 4 * hist)
 }
 
@@ -241,7 +237,7 @@ impl Options {
     pub fn repeated_runs(
         &self,
         gpu: &Gpu,
-        variant: &str,
+        variant: Variant,
         dtype: DType,
         inputs: &[&[u32]],
     ) -> Result<Vec<(Vec<u32>, Vec<u32>)>> {
@@ -276,7 +272,7 @@ impl Options {
     fn build_sort(
         &self,
         gpu: &Gpu,
-        variant: &str,
+        variant: Variant,
         dtype: DType,
         keys: &[u32],
         values: &[u32],

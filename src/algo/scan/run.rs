@@ -6,7 +6,7 @@ use super::*;
 use facts::{Facts, Form, Tile};
 
 /// Parallel steps of an untraced run (a traced run counts them stage by stage).
-fn untraced_steps(variant: &str, n: usize) -> usize {
+fn untraced_steps(variant: Variant, n: usize) -> usize {
     let lg = |mut p: usize, up: bool| {
         let mut c = 0;
         if up {
@@ -23,20 +23,20 @@ fn untraced_steps(variant: &str, n: usize) -> usize {
         c
     };
     match variant {
-        "ladder" | "hillis-steele" => lg(1, true),
-        "folded" => lg(model::pow2_ceil(n) / 2, false),
-        "blelloch" => 2 * model::pow2_ceil(n).trailing_zeros() as usize + 1,
-        "reduce-then-scan" => 3,
-        "sequential" => n,
+        Variant::Ladder | Variant::HillisSteele => lg(1, true),
+        Variant::Folded => lg(model::pow2_ceil(n) / 2, false),
+        Variant::Blelloch => 2 * model::pow2_ceil(n).trailing_zeros() as usize + 1,
+        Variant::ReduceThenScan => 3,
+        Variant::Sequential => n,
         _ => 1,
     }
 }
 
 impl Options {
     /// The run's top-level JSON facts known before the GPU runs: the form, the tile shape.
-    fn plan_facts(&self, gpu: &Gpu, variant: &str, built: &Built) -> Map<String, Value> {
-        let suffix = variant == "folded" && !self.mirror;
-        let decoupled = variant == "decoupled";
+    fn plan_facts(&self, gpu: &Gpu, variant: Variant, built: &Built) -> Map<String, Value> {
+        let suffix = variant == Variant::Folded && !self.mirror;
+        let decoupled = variant == Variant::Decoupled;
         Facts {
             exclusive: self.exclusive,
             form: if suffix { Form::Suffix } else { Form::Prefix },
@@ -73,9 +73,9 @@ impl Algorithm for Options {
     fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
             let (gpu, req) = (r.gpu, r.req);
-            let variant = req.variant.name;
+            let variant = Variant::of(req.variant);
             let dtype = req.dtype;
-            if self.mirror && variant != "folded" {
+            if self.mirror && variant != Variant::Folded {
                 return Err(crate::input_err!(
                     "--mirror applies to --variant folded only (it turns folded's suffix sums into prefix sums)"
                 ));
@@ -83,9 +83,10 @@ impl Algorithm for Options {
             self.check_tile_options(variant)?;
             let x = &req.input.bits;
             let n = x.len();
-            let suffix = variant == "folded" && !self.mirror;
+            let suffix = variant == Variant::Folded && !self.mirror;
             let built = self.build(gpu, variant, dtype, &Init::Data(x), req.trace)?;
-            let mut head = RunResult::head("scan", variant, gpu, &req.input, dtype, &built.plan);
+            let mut head =
+                RunResult::head("scan", variant.name(), gpu, &req.input, dtype, &built.plan);
             head.extra = self.plan_facts(gpu, variant, &built);
             let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 self.trace(req, &built, head, run, out).await
@@ -96,9 +97,9 @@ impl Algorithm for Options {
                 let tile_depth = tile_depth(&built);
                 let depth = |i: usize| -> usize {
                     let d = match variant {
-                        "sequential" => i + 1,
-                        "ladder" | "folded" | "hillis-steele" => log_n + 1,
-                        "blelloch" => 2 * log_n + 2,
+                        Variant::Sequential => i + 1,
+                        Variant::Ladder | Variant::Folded | Variant::HillisSteele => log_n + 1,
+                        Variant::Blelloch => 2 * log_n + 2,
                         _ => tile_depth,
                     };
                     d.min(if suffix { n - i } else { i + 1 })
@@ -141,17 +142,17 @@ impl Algorithm for Options {
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
-        if v.name == "sequential" && n > SEQUENTIAL_BENCH_MAX {
+    fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, n: usize, dtype: DType) -> Result<BenchCase> {
+        if Variant::of(v) == Variant::Sequential && n > SEQUENTIAL_BENCH_MAX {
             return Err(Error::Limit(format!(
                 "scan sequential (one GPU thread) is benchmarked up to N = 2^24; got N = {n}"
             )));
         }
         let opts = Options {
-            mirror: self.mirror && v.name == "folded",
+            mirror: self.mirror && Variant::of(v) == Variant::Folded,
             ..self.clone()
         };
-        let built = opts.build(gpu, v.name, dtype, &Init::Zeroed(n), false)?;
+        let built = opts.build(gpu, Variant::of(v), dtype, &Init::Zeroed(n), false)?;
         if built.plan.passes.is_empty() {
             return Err(crate::input_err!(
                 "scan {}: N = {n} needs no pass; nothing to time",
