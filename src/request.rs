@@ -131,14 +131,7 @@ impl RunSpec {
                 generated_input: self.is_example(),
             },
         )?;
-        let input = self.input_data()?;
-        algo.check_len(input.len())?;
-        Ok(RunRequest {
-            variant,
-            dtype,
-            input,
-            trace,
-        })
+        RunRequest::new(algo, variant, dtype, self.input_data()?, trace)
     }
 
     /// The input this spec describes.

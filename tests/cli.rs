@@ -111,6 +111,37 @@ fn json_has_no_stages_without_trace_and_reads_files() {
     assert_eq!(v["output"], serde_json::json!([-1, -3, 2, 4]));
 }
 
+/// A length is checked once (`RunRequest::new`, the binding limit when the run starts): each bad
+/// N gives exactly one error, the message it always gave.
+#[test]
+fn a_bad_length_is_one_error() {
+    let too_large = "bitrev: N = 67108864 needs a 256 MiB storage buffer, above this adapter's \
+                     binding limit of 128 MiB (max_storage_buffer_binding_size), i.e. at most \
+                     33554432 32-bit elements";
+    for (n, limits, want) in [
+        ("0", None, "n must be at least 1"),
+        (
+            "12",
+            None,
+            "bitrev needs N to be a power of two; got N = 12 (nearest: 8 or 16)",
+        ),
+        ("67108864", Some("webgpu"), too_large),
+    ] {
+        let mut cmd = bin();
+        if let Some(l) = limits {
+            cmd.env("STAGEWISE_LIMITS", l);
+        }
+        let out = cmd
+            .args(["run", "bitrev", "--n", n, "--fill", "iota"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "N = {n}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err, format!("stagewise: error: {want}\n"), "N = {n}");
+        assert!(out.stdout.is_empty(), "N = {n}");
+    }
+}
+
 #[test]
 fn errors_are_one_clear_line() {
     let (_, e) = run_err(&["run", "bitrev", "--n", "12"], None);

@@ -196,6 +196,32 @@ pub struct RunRequest {
     pub trace: bool,
 }
 
+impl RunRequest {
+    /// A request for `algo`, checked before any GPU work: the element type and the input's
+    /// length (not empty, then the room's [`Algorithm::check_len`]). The one place a length is
+    /// checked ([`crate::request::RunSpec::resolve`] and the app make requests here); a run adds
+    /// only what needs the device, the binding limit.
+    pub fn new(
+        algo: &dyn Algorithm,
+        variant: &'static VariantInfo,
+        dtype: DType,
+        input: Data,
+        trace: bool,
+    ) -> Result<RunRequest> {
+        algo.info().check_dtype(dtype)?;
+        if input.is_empty() {
+            return Err(Error::input("input is empty"));
+        }
+        algo.check_len(input.len())?;
+        Ok(RunRequest {
+            variant,
+            dtype,
+            input,
+            trace,
+        })
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct PassInfo {
     pub label: String,
@@ -528,24 +554,20 @@ impl AlgoOptions {
     }
 }
 
-/// Resolve a request's input against the algorithm's rules; shared by CLI and UI.
-pub fn check_request(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Result<()> {
-    algo.info().check_dtype(req.dtype)?;
-    if req.input.is_empty() {
-        return Err(Error::input("input is empty"));
-    }
-    algo.check_len(req.input.len())?;
+/// What only the device can say about a checked request ([`RunRequest::new`]): that its input
+/// fits one storage binding (the allocations check it again, as an invariant).
+fn check_fits(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Result<()> {
     gpu.check_elements(req.input.len(), algo.info().name)
 }
 
-/// Run with the request checked first, waited for on this thread (native: the CLI, tests).
+/// Run a checked request, waited for on this thread (native: the CLI, tests).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn run(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-    check_request(algo, gpu, req)?;
+    check_fits(algo, gpu, req)?;
     algo.run(gpu, req)
 }
 
-/// A run with the request checked first, the stages handed to `out` as they are ready
+/// Run a checked request, the stages handed to `out` as they are ready
 /// ([`Algorithm::run_streamed`]).
 pub async fn run_streamed(
     algo: &dyn Algorithm,
@@ -553,7 +575,7 @@ pub async fn run_streamed(
     req: &RunRequest,
     out: &mut Stages<'_>,
 ) -> Result<RunResult> {
-    check_request(algo, gpu, req)?;
+    check_fits(algo, gpu, req)?;
     algo.run_streamed(Run::new(gpu, req, out)).await
 }
 

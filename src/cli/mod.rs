@@ -483,9 +483,6 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
         sample: args.lens_sample,
         seed: args.seed,
     };
-    if args.lens {
-        crate::lens::check(&gpu, req.input.len(), &lo)?;
-    }
     let res = crate::algo::run(algo, &gpu, &req)?;
     let lens = if args.lens {
         Some(pollster::block_on(crate::lens::record_run_async(

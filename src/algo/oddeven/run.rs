@@ -231,9 +231,6 @@ impl Algorithm for Options {
     info_and_example!(INFO, EXAMPLE);
 
     fn check_len(&self, n: usize) -> Result<()> {
-        if n == 0 {
-            return Err(Error::input("input is empty"));
-        }
         if let Some(l) = self.segment
             && l > 0
             && !n.is_multiple_of(l)

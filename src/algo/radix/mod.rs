@@ -198,7 +198,6 @@ impl Algorithm for Options {
     fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, n: usize, dtype: DType) -> Result<BenchCase> {
         let variant = Variant::of(v);
         self.check_variant(variant)?;
-        self.check_len(n)?;
         let built = plan::build(gpu, self, variant, dtype, &Init::Random(n), false)?;
         let mut p = built.plan;
         p.output = None;
