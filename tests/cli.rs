@@ -142,6 +142,90 @@ fn a_bad_length_is_one_error() {
     }
 }
 
+/// `run --spec FILE` (or `-`, stdin) runs exactly what the flags it stands for run; a flag that
+/// describes the run too is refused with one line naming it.
+#[test]
+fn a_spec_runs_what_its_flags_would() {
+    let dir = std::env::temp_dir().join(format!("stagewise-spec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The pass times differ from run to run; everything else must not.
+    let untimed = |mut v: serde_json::Value| {
+        v.as_object_mut().unwrap().remove("passes");
+        v
+    };
+    let cases: [(&str, &[&str]); 2] = [
+        (
+            r#"{"algorithm": "bitrev", "variant": "staged", "input": {"from": "generate", "n": 64, "fill": "iota"}, "mode": "trace"}"#,
+            &[
+                "bitrev",
+                "--variant",
+                "staged",
+                "--n",
+                "64",
+                "--fill",
+                "iota",
+                "--trace",
+            ],
+        ),
+        (
+            r#"{"algorithm": "oddeven", "descending": true, "variant": "merge-split", "dtype": "i32", "input": {"from": "generate", "n": 300, "seed": 9}}"#,
+            &[
+                "oddeven",
+                "--descending",
+                "--variant",
+                "merge-split",
+                "--dtype",
+                "i32",
+                "--n",
+                "300",
+                "--seed",
+                "9",
+            ],
+        ),
+    ];
+    for (i, (spec, flags)) in cases.iter().enumerate() {
+        let file = dir.join(format!("spec{i}.json"));
+        std::fs::write(&file, spec).unwrap();
+        let by_flags = untimed(run_ok(&[&["run"], *flags, &["--json"]].concat()));
+        let by_file = untimed(run_ok(&["run", "--spec", file.to_str().unwrap(), "--json"]));
+        assert_eq!(by_file, by_flags, "{spec}");
+        let mut cmd = bin();
+        cmd.args(["run", "--spec", "-", "--json"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), spec.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{spec} on stdin");
+        let by_stdin = untimed(serde_json::from_slice(&out.stdout).unwrap());
+        assert_eq!(by_stdin, by_flags, "{spec} on stdin");
+    }
+    let file = dir.join("spec0.json");
+    let file = file.to_str().unwrap();
+    for (args, flag) in [
+        (vec!["run", "--spec", file, "--n", "8"], "--n"),
+        (vec!["run", "bitrev", "--spec", file], "an algorithm"),
+        (vec!["run", "--spec", file, "--trace"], "--trace"),
+    ] {
+        let (code, e) = run_err(&args, None);
+        assert_eq!(code, 1, "{args:?}");
+        assert_eq!(
+            e.trim_end(),
+            format!(
+                "stagewise: error: {flag} cannot be combined with --spec: the spec describes the \
+                 whole run (only --json and --save-output go beside it)"
+            ),
+            "{args:?}"
+        );
+    }
+    let (_, e) = run_err(&["run", "--spec", "-"], Some("{\"algorithm\": \"nosuch\"}"));
+    assert!(
+        e.starts_with("stagewise: error: run spec '-': line 1"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn errors_are_one_clear_line() {
     let (_, e) = run_err(&["run", "bitrev", "--n", "12"], None);

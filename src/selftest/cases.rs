@@ -235,7 +235,7 @@ fn oddeven(rng: &mut StdRng, variant: oddeven::Variant, args: &mut Vec<String>) 
 
 /// The tile a case's options give on this adapter (`None`: the options are refused).
 fn tile_of(gpu: &Gpu, variant: &VariantInfo, args: &[String]) -> Option<usize> {
-    match parse_run(args).ok()?.algo {
+    match parse_run(args).ok()?.algo? {
         AlgoOptions::Scan(o) => o
             .tile_shape(gpu, scan::Variant::of(variant))
             .ok()
