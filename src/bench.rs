@@ -1,7 +1,7 @@
 //! Benchmarks in timed mode, shared by `stagewise bench` and the app's performance lab. Every row
 //! carries the copy roofline measured on the same adapter, at the same N, in the same run.
 
-use crate::algo::{AlgoOptions, Variant};
+use crate::algo::{AlgoOptions, VariantInfo};
 use crate::data::DType;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, time_with};
@@ -58,7 +58,7 @@ pub struct PassTime {
 #[derive(Clone, Debug)]
 pub struct BenchSpec {
     /// (algorithm, variants to run; empty = all of its variants)
-    pub cases: Vec<(AlgoOptions, Vec<&'static Variant>)>,
+    pub cases: Vec<(AlgoOptions, Vec<&'static VariantInfo>)>,
     pub sizes: Vec<usize>,
     pub reps: usize,
     pub warmup: usize,
@@ -223,7 +223,7 @@ pub async fn run(
         for (case_index, (algo_opts, variants)) in spec.cases.iter().enumerate() {
             let algo = algo_opts.algo();
             let info = algo.info();
-            let vs: Vec<&Variant> = if variants.is_empty() {
+            let vs: Vec<&VariantInfo> = if variants.is_empty() {
                 info.variants.iter().collect()
             } else {
                 variants.clone()
@@ -251,7 +251,7 @@ pub async fn run(
                     }
                 };
                 let shape = crate::algo::applies::RunShape {
-                    variant: v.name,
+                    variant: v,
                     trace: false,
                     generated_input: false,
                 };

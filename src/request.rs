@@ -126,19 +126,12 @@ impl RunSpec {
         algo::applies::check(
             &self.algo,
             algo::applies::RunShape {
-                variant: variant.name,
+                variant,
                 trace,
                 generated_input: self.is_example(),
             },
         )?;
-        let input = self.input_data()?;
-        algo.check_len(input.len())?;
-        Ok(RunRequest {
-            variant,
-            dtype,
-            input,
-            trace,
-        })
+        RunRequest::new(algo, variant, dtype, self.input_data()?, trace)
     }
 
     /// The input this spec describes.

@@ -5,7 +5,7 @@ use common::{bin, gpu, random_data, run, run_ok, try_run};
 use stagewise::algo::AlgoOptions;
 use stagewise::algo::bmmc::matrix::{Affine, BitMatrix};
 use stagewise::algo::bmmc::plan::{self, Params};
-use stagewise::algo::bmmc::{Options, preset, stats};
+use stagewise::algo::bmmc::{self, Options, preset, stats};
 use stagewise::data::{DType, Data};
 
 const VARIANTS: [&str; 5] = ["naive", "tiled", "seed-plu", "seed-ulp", "auto"];
@@ -246,9 +246,9 @@ fn pass_counts_stay_within_the_bounds() {
                     BitMatrix::random_invertible(n, s)
                 };
                 let t = Affine { a, c: s as u32 & 7 };
-                let plu = plan::build("seed-plu", &t, &p).unwrap();
-                let ulp = plan::build("seed-ulp", &t, &p).unwrap();
-                let tiled = plan::build("tiled", &t, &p).unwrap();
+                let plu = plan::build(bmmc::Variant::SeedPlu, &t, &p).unwrap();
+                let ulp = plan::build(bmmc::Variant::SeedUlp, &t, &p).unwrap();
+                let tiled = plan::build(bmmc::Variant::Tiled, &t, &p).unwrap();
                 assert!(plu.passes.len() <= 7, "plu n={n}: {}", plu.passes.len());
                 assert!(ulp.passes.len() <= 6, "ulp n={n}: {}", ulp.passes.len());
                 assert!(tiled.passes.len() <= 2);
@@ -493,7 +493,7 @@ fn tiled_tables_are_coalesced_and_bank_conflict_free() {
             }
             for a in targets {
                 let t = Affine { a, c: 0 };
-                let plan = plan::build("tiled", &t, &Params::default()).unwrap();
+                let plan = plan::build(bmmc::Variant::Tiled, &t, &Params::default()).unwrap();
                 for p in &plan.passes {
                     let Kernel::Tiled { tin } = &p.kernel else {
                         panic!("tiled plan with a {} pass", p.kernel.kind())

@@ -111,6 +111,121 @@ fn json_has_no_stages_without_trace_and_reads_files() {
     assert_eq!(v["output"], serde_json::json!([-1, -3, 2, 4]));
 }
 
+/// A length is checked once (`RunRequest::new`, the binding limit when the run starts): each bad
+/// N gives exactly one error, the message it always gave.
+#[test]
+fn a_bad_length_is_one_error() {
+    let too_large = "bitrev: N = 67108864 needs a 256 MiB storage buffer, above this adapter's \
+                     binding limit of 128 MiB (max_storage_buffer_binding_size), i.e. at most \
+                     33554432 32-bit elements";
+    for (n, limits, want) in [
+        ("0", None, "n must be at least 1"),
+        (
+            "12",
+            None,
+            "bitrev needs N to be a power of two; got N = 12 (nearest: 8 or 16)",
+        ),
+        ("67108864", Some("webgpu"), too_large),
+    ] {
+        let mut cmd = bin();
+        if let Some(l) = limits {
+            cmd.env("STAGEWISE_LIMITS", l);
+        }
+        let out = cmd
+            .args(["run", "bitrev", "--n", n, "--fill", "iota"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "N = {n}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err, format!("stagewise: error: {want}\n"), "N = {n}");
+        assert!(out.stdout.is_empty(), "N = {n}");
+    }
+}
+
+/// `run --spec FILE` (or `-`, stdin) runs exactly what the flags it stands for run; a flag that
+/// describes the run too is refused with one line naming it.
+#[test]
+fn a_spec_runs_what_its_flags_would() {
+    let dir = std::env::temp_dir().join(format!("stagewise-spec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The pass times differ from run to run; everything else must not.
+    let untimed = |mut v: serde_json::Value| {
+        v.as_object_mut().unwrap().remove("passes");
+        v
+    };
+    let cases: [(&str, &[&str]); 2] = [
+        (
+            r#"{"algorithm": "bitrev", "variant": "staged", "input": {"from": "generate", "n": 64, "fill": "iota"}, "mode": "trace"}"#,
+            &[
+                "bitrev",
+                "--variant",
+                "staged",
+                "--n",
+                "64",
+                "--fill",
+                "iota",
+                "--trace",
+            ],
+        ),
+        (
+            r#"{"algorithm": "oddeven", "descending": true, "variant": "merge-split", "dtype": "i32", "input": {"from": "generate", "n": 300, "seed": 9}}"#,
+            &[
+                "oddeven",
+                "--descending",
+                "--variant",
+                "merge-split",
+                "--dtype",
+                "i32",
+                "--n",
+                "300",
+                "--seed",
+                "9",
+            ],
+        ),
+    ];
+    for (i, (spec, flags)) in cases.iter().enumerate() {
+        let file = dir.join(format!("spec{i}.json"));
+        std::fs::write(&file, spec).unwrap();
+        let by_flags = untimed(run_ok(&[&["run"], *flags, &["--json"]].concat()));
+        let by_file = untimed(run_ok(&["run", "--spec", file.to_str().unwrap(), "--json"]));
+        assert_eq!(by_file, by_flags, "{spec}");
+        let mut cmd = bin();
+        cmd.args(["run", "--spec", "-", "--json"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), spec.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{spec} on stdin");
+        let by_stdin = untimed(serde_json::from_slice(&out.stdout).unwrap());
+        assert_eq!(by_stdin, by_flags, "{spec} on stdin");
+    }
+    let file = dir.join("spec0.json");
+    let file = file.to_str().unwrap();
+    for (args, flag) in [
+        (vec!["run", "--spec", file, "--n", "8"], "--n"),
+        (vec!["run", "bitrev", "--spec", file], "an algorithm"),
+        (vec!["run", "--spec", file, "--trace"], "--trace"),
+    ] {
+        let (code, e) = run_err(&args, None);
+        assert_eq!(code, 1, "{args:?}");
+        assert_eq!(
+            e.trim_end(),
+            format!(
+                "stagewise: error: {flag} cannot be combined with --spec: the spec describes the \
+                 whole run (only --json and --save-output go beside it)"
+            ),
+            "{args:?}"
+        );
+    }
+    let (_, e) = run_err(&["run", "--spec", "-"], Some("{\"algorithm\": \"nosuch\"}"));
+    assert!(
+        e.starts_with("stagewise: error: run spec '-': line 1"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn errors_are_one_clear_line() {
     let (_, e) = run_err(&["run", "bitrev", "--n", "12"], None);

@@ -813,8 +813,10 @@ fn audit_run_and_bench_options() {
     let mut covered: Vec<&str> = probes.iter().map(|p| p.0).collect();
     // --save-* are checked above and in save_options_write_every_algorithms_result; --all in
     // tests/cli.rs (bench_all_covers_every_algorithm: a row for every algorithm and variant).
-    // --suite, --out, --only, --peers: bench_suite_runs_and_reports.
+    // --suite, --out, --only, --peers: bench_suite_runs_and_reports. --spec: tests/cli.rs
+    // (a_spec_runs_what_its_flags_would).
     covered.extend([
+        "--spec",
         "--save-output",
         "--save-trace",
         "--all",

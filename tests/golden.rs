@@ -219,9 +219,8 @@ fn traced_json(case: &str) -> Value {
     let Some(Cmd::Run(args)) = &cli.cmd else {
         panic!("{case}: not a run command")
     };
-    let req = prepare(args).unwrap_or_else(|e| panic!("{case}: {e}"));
-    let res =
-        algo::run(args.algo.algo(), common::gpu(), &req).unwrap_or_else(|e| panic!("{case}: {e}"));
+    let (opts, req) = prepare(args).unwrap_or_else(|e| panic!("{case}: {e}"));
+    let res = algo::run(opts.algo(), common::gpu(), &req).unwrap_or_else(|e| panic!("{case}: {e}"));
     assert!(res.verified, "{case}: {:?}", res.mismatch);
     assert!(!res.stages.is_empty(), "{case}: no stages");
     normalise(res.to_json(true))

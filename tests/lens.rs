@@ -182,7 +182,7 @@ fn every_bmmc_plan_pass_moves_elements_by_its_map() {
         let target = opts.target(n_bits).unwrap();
         let params = opts.params(gpu());
         for variant in ["naive", "seed-plu", "seed-ulp", "tiled"] {
-            let Ok(spec) = plan::build(variant, &target, &params) else {
+            let Ok(spec) = plan::build(variant.parse().unwrap(), &target, &params) else {
                 continue;
             };
             let rep = record(&AlgoOptions::Bmmc(opts.clone()), variant, 1 << n_bits);
@@ -236,7 +236,7 @@ fn unmarked_kernels_and_oversized_runs_are_refused() {
         sample: lens::sample::SampleSpec::All,
         seed: 1,
     };
-    let e = lens::record_run_with(algo, g, &req, &normal, &all).unwrap_err();
+    let e = pollster::block_on(lens::record_run_async(algo, g, &req, &normal, &all)).unwrap_err();
     assert!(e.to_string().contains("too large to record"), "{e}");
     assert!(
         e.to_string().contains(&lens::max_elements(g).to_string()),

@@ -92,7 +92,10 @@ fn scan_decoupled_fallback_matrix() {
                         exclusive: k % 2 == 1,
                         ..Default::default()
                     };
-                    let tile = o.tile_shape(g, "decoupled").unwrap().elements();
+                    let tile = o
+                        .tile_shape(g, stagewise::algo::scan::Variant::Decoupled)
+                        .unwrap()
+                        .elements();
                     // spin 0: tile t reduces its t predecessors itself; a few tiles suffice.
                     for (j, n) in sizes(tile, 3).into_iter().enumerate() {
                         let x = input(n, dtype, (k * 4 + j) as u64, j == 3);
@@ -126,7 +129,10 @@ fn scan_issue_46_default_shape_spin_0() {
                     tile_order: order,
                     ..Default::default()
                 };
-                let tile = o.tile_shape(g, "decoupled").unwrap().elements();
+                let tile = o
+                    .tile_shape(g, stagewise::algo::scan::Variant::Decoupled)
+                    .unwrap()
+                    .elements();
                 for n in [6145, tile + 1, 2 * tile + 1, 3 * tile - 1] {
                     let x = input(n, dtype, n as u64, false);
                     scan_check(&o, &x, &format!("n={n} {dtype} {o:?}"));

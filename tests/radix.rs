@@ -6,7 +6,7 @@ mod common;
 
 use common::{bin, gpu, random_data, run, run_ok, try_run};
 use stagewise::algo::radix::trace::{RadixNote, StepKind};
-use stagewise::algo::radix::{Options, TileOrder, Values, model};
+use stagewise::algo::radix::{self, Options, TileOrder, Values, model};
 use stagewise::algo::{AlgoOptions, RunResult};
 use stagewise::data::{DType, Data};
 
@@ -344,7 +344,9 @@ fn lookback_fallback_and_reset_between_runs() {
             ..Default::default()
         },
     ] {
-        let runs = o.repeated_runs(g, "onesweep", DType::U32, &inputs).unwrap();
+        let runs = o
+            .repeated_runs(g, radix::Variant::Onesweep, DType::U32, &inputs)
+            .unwrap();
         for (i, ((k, v), (wk, wv))) in runs.iter().zip(&want).enumerate() {
             assert_eq!(k, wk, "{o:?} run {i}: keys");
             if o.has_values() {
@@ -355,7 +357,7 @@ fn lookback_fallback_and_reset_between_runs() {
         }
     }
     let runs = small()
-        .repeated_runs(g, "classic", DType::U32, &inputs)
+        .repeated_runs(g, radix::Variant::Classic, DType::U32, &inputs)
         .unwrap();
     for (i, ((k, _), (wk, _))) in runs.iter().zip(&want).enumerate() {
         assert_eq!(k, wk, "classic run {i}");
@@ -674,7 +676,12 @@ fn dispatch_tile_order_matches_the_model_and_runs_again() {
     }
     let (want, want_v) = model::sort(DType::F32, false, &x.bits, &(0..3001).collect::<Vec<u32>>());
     for (i, (k, vv)) in o
-        .repeated_runs(g, "onesweep", DType::F32, &[x.bits.as_slice(); 3])
+        .repeated_runs(
+            g,
+            radix::Variant::Onesweep,
+            DType::F32,
+            &[x.bits.as_slice(); 3],
+        )
         .unwrap()
         .iter()
         .enumerate()

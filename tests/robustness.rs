@@ -148,7 +148,7 @@ fn a_lost_device_is_reported_and_a_new_one_works() {
         AlgoOptions::Bitrev(Default::default()).algo(),
         &g,
         &stagewise::algo::RunRequest {
-            variant: &stagewise::algo::bitrev::VARIANTS[0],
+            variant: &stagewise::algo::bitrev::Variant::INFO[0],
             dtype: DType::U32,
             input: Data::from_u32(&[1, 2]),
             trace: false,
@@ -162,7 +162,7 @@ fn a_lost_device_is_reported_and_a_new_one_works() {
         AlgoOptions::Bitrev(Default::default()).algo(),
         &fresh,
         &stagewise::algo::RunRequest {
-            variant: &stagewise::algo::bitrev::VARIANTS[1],
+            variant: &stagewise::algo::bitrev::Variant::INFO[1],
             dtype: DType::U32,
             input: Data::from_u32(&[1, 2, 3, 4]),
             trace: true,
@@ -176,7 +176,7 @@ fn a_lost_device_is_reported_and_a_new_one_works() {
 fn an_injected_out_of_memory_fails_one_run_and_the_next_works() {
     let g = Gpu::headless(None).unwrap();
     let req = |input: &[u32]| stagewise::algo::RunRequest {
-        variant: &stagewise::algo::bitrev::VARIANTS[1],
+        variant: &stagewise::algo::bitrev::Variant::INFO[1],
         dtype: DType::U32,
         input: Data::from_u32(input),
         trace: true,

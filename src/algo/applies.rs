@@ -5,13 +5,13 @@
 //! The rooms check the values of the options they use; this table holds the cross-cutting rule
 //! "given, but not used by this run", which no single room sees whole.
 
-use super::{AlgoOptions, fft, oddeven};
+use super::{AlgoOptions, VariantInfo, bmmc, copy, fft, oddeven, scan};
 use crate::error::{Error, Result};
 
 /// What the run is, beyond its options.
 #[derive(Clone, Copy, Debug)]
 pub struct RunShape<'a> {
-    pub variant: &'a str,
+    pub variant: &'a VariantInfo,
     /// Read back every pass (traced runs use the teaching / generic kernels).
     pub trace: bool,
     /// The input is the algorithm's own generated example (FFT: `--signal`).
@@ -28,38 +28,53 @@ fn only(flag: &str, given: bool, ok: bool, why: impl FnOnce() -> String) -> Resu
 
 /// Refuse an option the run would ignore.
 pub fn check(opts: &AlgoOptions, run: RunShape) -> Result<()> {
-    let v = run.variant;
     match opts {
         AlgoOptions::Copy(o) => {
-            let d = super::copy::Options::default();
+            let d = copy::Options::default();
+            let v = copy::Variant::of(run.variant);
             let why = || format!("applies to --variant vec4 only; copy {v} does not use it");
             only(
                 "--workgroup-size",
                 o.workgroup_size != d.workgroup_size,
-                v == "vec4",
+                v == copy::Variant::Vec4,
                 why,
             )?;
             only(
                 "--per-thread",
                 o.per_thread != d.per_thread,
-                v == "vec4",
+                v == copy::Variant::Vec4,
                 why,
             )
         }
-        AlgoOptions::Bmmc(o) => only(
-            "--tile-bits",
-            o.tile_bits.is_some(),
-            matches!(v, "tiled" | "auto"),
-            || format!("applies to --variant tiled or auto only; bmmc {v} does not use it"),
-        ),
+        AlgoOptions::Bmmc(o) => {
+            let v = bmmc::Variant::of(run.variant);
+            only(
+                "--tile-bits",
+                o.tile_bits.is_some(),
+                matches!(v, bmmc::Variant::Tiled | bmmc::Variant::Auto),
+                || format!("applies to --variant tiled or auto only; bmmc {v} does not use it"),
+            )
+        }
         AlgoOptions::Scan(o) => {
-            let d = super::scan::Options::default();
+            let d = scan::Options::default();
+            let v = scan::Variant::of(run.variant);
             let why = || format!("applies to --variant decoupled only; scan {v} does not use it");
-            only("--spin", o.spin != d.spin, v == "decoupled", why)?;
-            only("--shared-scan", o.shared_scan, v == "decoupled", why)
+            only(
+                "--spin",
+                o.spin != d.spin,
+                v == scan::Variant::Decoupled,
+                why,
+            )?;
+            only(
+                "--shared-scan",
+                o.shared_scan,
+                v == scan::Variant::Decoupled,
+                why,
+            )
         }
         AlgoOptions::Oddeven(o) => {
-            let tiled = matches!(v, "batcher" | "merge-split");
+            let v = oddeven::Variant::of(run.variant);
+            let tiled = matches!(v, oddeven::Variant::Batcher | oddeven::Variant::MergeSplit);
             only("--tile", o.tile.is_some(), tiled, || {
                 format!(
                     "applies to --variant batcher or merge-split only; oddeven {v} has no tiles"

@@ -18,10 +18,71 @@ macro_rules! info_and_example {
     };
 }
 
+/// A room's `Variant` enum, each variant spelled as the CLI, the JSON and `stagewise list` spell
+/// it (`Display`, `FromStr`, serde), with its summary; the first is the default.
+/// `Variant::INFO` is the room's list for its `AlgoInfo`, `Variant::of` the variant a checked
+/// request names (its name was parsed against that list by `RunSpec::resolve`).
+macro_rules! variants {
+    ($($v:ident = $name:literal: $summary:expr,)+) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Variant {
+            $($v,)+
+        }
+
+        impl Variant {
+            pub const ALL: &'static [Variant] = &[$(Variant::$v,)+];
+            pub const INFO: &'static [$crate::algo::VariantInfo] =
+                &[$($crate::algo::VariantInfo { name: $name, summary: $summary },)+];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Variant::$v => $name,)+
+                }
+            }
+
+            /// The variant `info` describes (a checked request's; the default for another room's).
+            pub fn of(info: &$crate::algo::VariantInfo) -> Variant {
+                info.name.parse().unwrap_or(Variant::ALL[0])
+            }
+        }
+
+        impl std::fmt::Display for Variant {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for Variant {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<Variant, String> {
+                Variant::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.name() == s)
+                    .ok_or_else(|| format!("unknown variant '{s}'"))
+            }
+        }
+
+        impl serde::Serialize for Variant {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for Variant {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Variant, D::Error> {
+                let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                name.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
 pub mod applies;
 pub mod bitrev;
 pub mod bmmc;
 pub mod copy;
+pub mod drive;
 pub mod facts;
 pub mod fft;
 mod json;
@@ -36,6 +97,7 @@ pub mod tune;
 use crate::data::{DType, Data};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan};
+pub use drive::Run;
 pub use facts::RunFacts;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -44,18 +106,19 @@ pub use stream::Stages;
 
 /// What the rooms use from the engine, the data and the errors (`use super::prelude::*;`).
 mod prelude {
+    pub(super) use super::drive::Run;
     pub(super) use super::{
         AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
-        Task, Variant, first_mismatch, require_pow2,
+        Task, VariantInfo, first_mismatch, require_pow2,
     };
     pub(super) use crate::data::{DType, Data};
     pub(super) use crate::error::{Error, Result};
-    pub(super) use crate::gpu::{Gpu, Plan, Region, Running, start};
+    pub(super) use crate::gpu::{Gpu, Plan, Region, Running};
 }
 
 /// A variant of an algorithm (a different kernel or plan).
 #[derive(Clone, Copy, Debug)]
-pub struct Variant {
+pub struct VariantInfo {
     pub name: &'static str,
     pub summary: &'static str,
 }
@@ -67,7 +130,7 @@ pub struct AlgoInfo {
     pub title: &'static str,
     pub summary: &'static str,
     /// The first variant is the default.
-    pub variants: &'static [Variant],
+    pub variants: &'static [VariantInfo],
     pub dtypes: &'static [DType],
     /// Which design note in `shared/seeds` it comes from.
     pub seed: &'static str,
@@ -76,7 +139,11 @@ pub struct AlgoInfo {
 impl AlgoInfo {
     /// A room over 32-bit elements of every type (u32, i32, f32), its title and summary set by
     /// [`AlgoInfo::title`] and [`AlgoInfo::summary`] (a `static` is built in const context).
-    pub const fn new(name: &'static str, seed: &'static str, variants: &'static [Variant]) -> Self {
+    pub const fn new(
+        name: &'static str,
+        seed: &'static str,
+        variants: &'static [VariantInfo],
+    ) -> Self {
         AlgoInfo {
             name,
             title: "",
@@ -95,7 +162,7 @@ impl AlgoInfo {
         AlgoInfo { summary, ..self }
     }
 
-    pub fn variant(&self, name: Option<&str>) -> Result<&'static Variant> {
+    pub fn variant(&self, name: Option<&str>) -> Result<&'static VariantInfo> {
         match name {
             None => Ok(&self.variants[0]),
             Some(v) => self.variants.iter().find(|x| x.name == v).ok_or_else(|| {
@@ -124,10 +191,36 @@ impl AlgoInfo {
 /// One run, as the CLI and the UI ask for it.
 #[derive(Clone, Debug)]
 pub struct RunRequest {
-    pub variant: &'static Variant,
+    pub variant: &'static VariantInfo,
     pub dtype: DType,
     pub input: Data,
     pub trace: bool,
+}
+
+impl RunRequest {
+    /// A request for `algo`, checked before any GPU work: the element type and the input's
+    /// length (not empty, then the room's [`Algorithm::check_len`]). The one place a length is
+    /// checked ([`crate::request::RunSpec::resolve`] and the app make requests here); a run adds
+    /// only what needs the device, the binding limit.
+    pub fn new(
+        algo: &dyn Algorithm,
+        variant: &'static VariantInfo,
+        dtype: DType,
+        input: Data,
+        trace: bool,
+    ) -> Result<RunRequest> {
+        algo.info().check_dtype(dtype)?;
+        if input.is_empty() {
+            return Err(Error::input("input is empty"));
+        }
+        algo.check_len(input.len())?;
+        Ok(RunRequest {
+            variant,
+            dtype,
+            input,
+            trace,
+        })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -241,6 +334,11 @@ impl RunResult {
             stages,
             ..self
         }
+    }
+
+    /// The run's variant as its room's `Variant` (None: a name that room does not have).
+    pub fn variant_as<V: std::str::FromStr>(&self) -> Option<V> {
+        self.variant.parse().ok()
     }
 
     /// The room's run-level facts in `extra`, as its type (None: another room's run).
@@ -370,20 +468,21 @@ pub trait Algorithm {
     /// A run, every stage kept for the result, waited for on this thread (native: the CLI, tests).
     #[cfg(not(target_arch = "wasm32"))]
     fn run(&self, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-        pollster::block_on(self.run_streamed(gpu, req, &mut Stages::keep()))
+        pollster::block_on(self.run_streamed(Run::new(gpu, req, &mut Stages::keep())))
     }
-    /// A run that hands its stages to `out` as they are read back and checked (the app streams a
-    /// trace this way); the result holds the stages `out` kept. Async: in the browser it yields
-    /// to the page at every read-back.
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult>;
+    /// A run that hands its stages to `run.out` as they are read back and checked (the app
+    /// streams a trace this way); the result holds the stages `out` kept. Async: in the browser
+    /// it yields to the page at every read-back. Rooms state their plan, tracer and check and
+    /// leave the rest to [`Run::drive`].
+    fn run_streamed<'a>(&'a self, run: Run<'a, '_>) -> Task<'a, RunResult>;
     /// A plan for timed mode at size `n` (inputs filled, no read-back).
-    fn bench_case(&self, gpu: &Gpu, variant: &Variant, n: usize, dtype: DType)
-    -> Result<BenchCase>;
+    fn bench_case(
+        &self,
+        gpu: &Gpu,
+        variant: &VariantInfo,
+        n: usize,
+        dtype: DType,
+    ) -> Result<BenchCase>;
     /// The bench plan of this request's run, same shape and size (the lens times a run's passes
     /// with it): [`Algorithm::bench_case`] at the input's length, where its `n` counts elements.
     fn bench_case_for(&self, gpu: &Gpu, req: &RunRequest) -> Result<BenchCase> {
@@ -456,24 +555,20 @@ impl AlgoOptions {
     }
 }
 
-/// Resolve a request's input against the algorithm's rules; shared by CLI and UI.
-pub fn check_request(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Result<()> {
-    algo.info().check_dtype(req.dtype)?;
-    if req.input.is_empty() {
-        return Err(Error::input("input is empty"));
-    }
-    algo.check_len(req.input.len())?;
+/// What only the device can say about a checked request ([`RunRequest::new`]): that its input
+/// fits one storage binding (the allocations check it again, as an invariant).
+fn check_fits(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Result<()> {
     gpu.check_elements(req.input.len(), algo.info().name)
 }
 
-/// Run with the request checked first, waited for on this thread (native: the CLI, tests).
+/// Run a checked request, waited for on this thread (native: the CLI, tests).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn run(algo: &dyn Algorithm, gpu: &Gpu, req: &RunRequest) -> Result<RunResult> {
-    check_request(algo, gpu, req)?;
+    check_fits(algo, gpu, req)?;
     algo.run(gpu, req)
 }
 
-/// A run with the request checked first, the stages handed to `out` as they are ready
+/// Run a checked request, the stages handed to `out` as they are ready
 /// ([`Algorithm::run_streamed`]).
 pub async fn run_streamed(
     algo: &dyn Algorithm,
@@ -481,8 +576,8 @@ pub async fn run_streamed(
     req: &RunRequest,
     out: &mut Stages<'_>,
 ) -> Result<RunResult> {
-    check_request(algo, gpu, req)?;
-    algo.run_streamed(gpu, req, out).await
+    check_fits(algo, gpu, req)?;
+    algo.run_streamed(Run::new(gpu, req, out)).await
 }
 
 /// A GPU run in progress: awaited in the browser, driven by `pollster::block_on` natively.

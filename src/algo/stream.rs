@@ -54,6 +54,12 @@ impl<'a> Stages<'a> {
         }
     }
 
+    /// [`Stages::head`] with `stages` stages (the input's included), then the input's stage.
+    pub fn begin(&mut self, head: &RunResult, stages: usize, input: Stage) -> Result<()> {
+        self.head(head, stages)?;
+        self.push(input)
+    }
+
     /// The next stage: kept, or sent on. Fails with [`Error::Cancelled`] when nobody listens.
     pub fn push(&mut self, stage: Stage) -> Result<()> {
         match &mut self.send {

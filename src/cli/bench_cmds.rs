@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use serde_json::json;
 
 pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
-    let cases: Vec<(AlgoOptions, Vec<&'static algo::Variant>)> = match (&args.algo, args.all) {
+    let cases: Vec<(AlgoOptions, Vec<&'static algo::VariantInfo>)> = match (&args.algo, args.all) {
         (Some(_), true) => return Err(Error::input("give an algorithm or --all, not both")),
         (None, false) => {
             return Err(Error::input(
@@ -285,7 +285,7 @@ pub(super) fn report_cmd(
 /// `--expect` op as a second case; returns that kernel's name (None: no room computes the op).
 fn workbench_case(
     k: &algo::kernel::Options,
-    cases: &mut Vec<(AlgoOptions, Vec<&'static algo::Variant>)>,
+    cases: &mut Vec<(AlgoOptions, Vec<&'static algo::VariantInfo>)>,
 ) -> Result<Option<String>> {
     let Some((builtin, v)) = k.builtin_case()? else {
         return Ok(None);
@@ -336,7 +336,7 @@ fn with_wisdom(
         let mut cases = Vec::new();
         for (opts, vs) in &spec.cases {
             let info = opts.algo().info();
-            let vs: Vec<&'static algo::Variant> = if vs.is_empty() {
+            let vs: Vec<&'static algo::VariantInfo> = if vs.is_empty() {
                 info.variants.iter().collect()
             } else {
                 vs.clone()

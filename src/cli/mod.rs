@@ -56,6 +56,7 @@ pub enum Cmd {
         json: bool,
     },
     /// Run one algorithm on the GPU, check it against the CPU model, optionally trace every pass.
+    #[command(arg_required_else_help = true)]
     Run(RunArgs),
     /// Time algorithms in timed mode against the copy roofline.
     Bench(BenchArgs),
@@ -151,8 +152,13 @@ pub struct RunArgs {
     /// sample's offsets follow --seed.
     #[arg(long, global = true, requires = "lens", default_value = "auto", value_parser = parse_sample)]
     pub lens_sample: crate::lens::sample::SampleSpec,
+    /// Run what a run spec (JSON, docs/CLI.md) describes, `-` = stdin: the algorithm, its
+    /// options, variant, dtype, input and mode; only --json and --save-output go beside it.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub spec: Option<String>,
+    /// The algorithm and its options (none with --spec).
     #[command(subcommand)]
-    pub algo: AlgoOptions,
+    pub algo: Option<AlgoOptions>,
 }
 
 #[derive(Args, Debug)]
@@ -449,6 +455,14 @@ fn adapters(as_json: bool) -> Result<i32> {
 impl RunArgs {
     /// The request these options make (the CLI's one translation from flags to a [`RunSpec`]).
     pub fn spec(&self) -> Result<RunSpec> {
+        if let Some(file) = &self.spec {
+            return self.spec_file(file);
+        }
+        let Some(algo) = &self.algo else {
+            return Err(Error::input(
+                "run needs an algorithm (see `stagewise list`) or --spec FILE",
+            ));
+        };
         if self.input.is_some() && (self.n.is_some() || self.fill.is_some()) {
             return Err(Error::input(
                 "--input cannot be combined with --n or --fill",
@@ -463,7 +477,7 @@ impl RunArgs {
             },
         };
         Ok(RunSpec {
-            algo: self.algo.clone(),
+            algo: algo.clone(),
             variant: self.variant.clone(),
             dtype: Some(self.dtype),
             input,
@@ -477,10 +491,44 @@ impl RunArgs {
     }
 }
 
+impl RunArgs {
+    /// `--spec FILE`: the run it describes. A flag that describes the run too is refused, naming
+    /// itself: the spec is the whole run, as the flags would give it.
+    fn spec_file(&self, file: &str) -> Result<RunSpec> {
+        let given = [
+            ("an algorithm", self.algo.is_some()),
+            ("--variant", self.variant.is_some()),
+            ("--dtype", self.dtype != DType::U32),
+            ("--input", self.input.is_some()),
+            ("--n", self.n.is_some()),
+            ("--fill", self.fill.is_some()),
+            ("--seed", self.seed != 1),
+            ("--trace", self.trace),
+            ("--save-trace", self.save_trace.is_some()),
+            ("--lens", self.lens),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(Error::Input(format!(
+                "{flag} cannot be combined with --spec: the spec describes the whole run (only \
+                 --json and --save-output go beside it)"
+            )));
+        }
+        let text = if file == "-" {
+            std::io::read_to_string(std::io::stdin())
+        } else {
+            std::fs::read_to_string(file)
+        }
+        .map_err(|e| Error::Input(format!("run spec '{file}': {e}")))?;
+        RunSpec::from_json(file, &text)
+    }
+}
+
 /// Check a `run` command's options and resolve its input into a request, before any GPU work
-/// (a typo costs no device start).
-pub fn prepare(args: &RunArgs) -> Result<RunRequest> {
-    args.spec()?.resolve()
+/// (a typo costs no device start): the algorithm and the request.
+pub fn prepare(args: &RunArgs) -> Result<(AlgoOptions, RunRequest)> {
+    let spec = args.spec()?;
+    let req = spec.resolve()?;
+    Ok((spec.algo, req))
 }
 
 fn parse_sample(s: &str) -> std::result::Result<crate::lens::sample::SampleSpec, String> {
@@ -489,13 +537,13 @@ fn parse_sample(s: &str) -> std::result::Result<crate::lens::sample::SampleSpec,
 
 #[cfg(not(target_arch = "wasm32"))]
 fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
-    let req = prepare(args)?;
+    let (opts, req) = prepare(args)?;
     let trace = req.trace;
     let gpu = gpu(cli.adapter.as_deref())?;
     // Wisdom fills untraced runs' unset options (a trace shows the teaching kernels as they are).
     let (tuned, applied) = match tune::load(cli, &gpu) {
-        Some(w) if !trace => w.apply(&args.algo, req.variant.name, req.dtype, req.input.len()),
-        _ => (args.algo.clone(), Default::default()),
+        Some(w) if !trace => w.apply(&opts, req.variant.name, req.dtype, req.input.len()),
+        _ => (opts.clone(), Default::default()),
     };
     let algo = tuned.algo();
     let lo = crate::lens::LensOptions {
@@ -505,9 +553,6 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
         sample: args.lens_sample,
         seed: args.seed,
     };
-    if args.lens {
-        crate::lens::check(&gpu, req.input.len(), &lo)?;
-    }
     let (res, algo, applied) = match crate::algo::run(algo, &gpu, &req) {
         Ok(r) => (r, algo, applied),
         // A choice this adapter no longer allows: the built-in defaults, said once.
@@ -516,7 +561,7 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
                 "warning: wisdom's {} was refused ({e}); using the built-in defaults",
                 applied.describe()
             );
-            let algo = args.algo.algo();
+            let algo = opts.algo();
             (
                 crate::algo::run(algo, &gpu, &req)?,
                 algo,
@@ -526,7 +571,9 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
         Err(e) => return Err(e),
     };
     let lens = if args.lens {
-        Some(crate::lens::record_run_with(algo, &gpu, &req, &res, &lo)?)
+        Some(pollster::block_on(crate::lens::record_run_async(
+            algo, &gpu, &req, &res, &lo,
+        ))?)
     } else {
         None
     };
@@ -539,7 +586,7 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             more.insert("lens".into(), l.to_json());
             more.insert("lens_model".into(), l.model_json());
             more.insert("lens_sample".into(), l.sample_json());
-            if res.algorithm == "kernel" {
+            if matches!(opts, AlgoOptions::Kernel(_)) {
                 more.insert("lens_sites".into(), crate::lens::kernel_sites(l).into());
             }
         }
@@ -603,7 +650,7 @@ fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
         }
         if let Some(l) = &lens {
             out(l.text().trim_end());
-            if res.algorithm == "kernel" {
+            if matches!(opts, AlgoOptions::Kernel(_)) {
                 out("  your kernel's access sites:");
                 for s in crate::lens::kernel_sites(l) {
                     out(&format!(

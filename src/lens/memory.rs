@@ -166,6 +166,21 @@ pub enum Limit {
 }
 
 impl MemoryModel {
+    /// The L2 and the rates past DRAM, in words (the CLI's lens header and the app's lens panel).
+    pub fn cache_and_rates(&self) -> String {
+        format!(
+            "L2 {} MiB ({}) at {:.0} GB/s, scattered sectors written at {:.0} and read at {:.0} \
+             GB/s, {:.0} idle workgroups launched and {:.0} warps' round trips a µs",
+            self.l2_bytes >> 20,
+            self.l2_source,
+            self.l2_gbps,
+            self.scatter_gbps,
+            self.gather_gbps,
+            self.launch_per_us,
+            self.warps_per_us
+        )
+    }
+
     pub fn predict(&self, p: &PassLens) -> Prediction {
         let requested = p.sectors() * SECTOR;
         let ms = |bytes: u64, gbps: f64| bytes as f64 / (gbps.max(1e-9) * 1e6);

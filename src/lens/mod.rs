@@ -167,18 +167,10 @@ impl LensReport {
             self.copy_gbps
                 .map_or("unmeasured".to_string(), |b| format!("{b:.1}")),
             self.memory.as_ref().map_or(String::new(), |m| format!(
-                "; DRAM {:.0} GB/s after {:.4} ms a pass, L2 {} MiB ({}) at {:.0} GB/s, scattered \
-                 sectors written at {:.0} and read at {:.0} GB/s, {:.0} idle workgroups launched \
-                 and {:.0} warps' round trips a µs",
+                "; DRAM {:.0} GB/s after {:.4} ms a pass, {}",
                 m.dram_gbps,
                 m.fixed_ms,
-                m.l2_bytes >> 20,
-                m.l2_source,
-                m.l2_gbps,
-                m.scatter_gbps,
-                m.gather_gbps,
-                m.launch_per_us,
-                m.warps_per_us
+                m.cache_and_rates()
             )),
             self.sample_text()
         );
@@ -300,22 +292,11 @@ pub fn record_run(
     normal: &RunResult,
     warp: u32,
 ) -> Result<LensReport> {
-    record_run_with(algo, gpu, req, normal, &LensOptions::auto(warp))
+    let o = LensOptions::auto(warp);
+    pollster::block_on(record_run_async(algo, gpu, req, normal, &o))
 }
 
-/// [`record_run`] with the sample chosen by `o`.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn record_run_with(
-    algo: &dyn Algorithm,
-    gpu: &Gpu,
-    req: &RunRequest,
-    normal: &RunResult,
-    o: &LensOptions,
-) -> Result<LensReport> {
-    pollster::block_on(record_run_async(algo, gpu, req, normal, o))
-}
-
-/// [`record_run_with`], async.
+/// [`record_run`] with the sample chosen by `o`, async (native callers: `pollster::block_on`).
 pub async fn record_run_async(
     algo: &dyn Algorithm,
     gpu: &Gpu,

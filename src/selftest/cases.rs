@@ -4,7 +4,7 @@
 //! whole tiles and the look-back's forced-fallback modes (`--spin 0/1`, both tile orders) come up
 //! often, since that is where such kernels break.
 
-use crate::algo::AlgoOptions;
+use crate::algo::{AlgoOptions, VariantInfo, bmmc, copy, oddeven, radix, scan};
 use crate::cli::{Cli, Cmd, RunArgs};
 use crate::data::DType;
 use crate::gpu::Gpu;
@@ -133,6 +133,7 @@ pub fn generate(
 ) -> Case {
     let algo = AlgoOptions::by_name(algorithm).expect("a listed algorithm");
     let a = algo.algo();
+    let v = a.info().variant(Some(variant)).expect("a listed variant");
     let mut args = vec![algorithm.to_string(), "--variant".into(), variant.into()];
     if a.fixed_dtype().is_none() {
         let dt: DType = pick(rng, a.info().dtypes);
@@ -144,20 +145,20 @@ pub fn generate(
         .max_compute_invocations_per_workgroup
         .min(l.max_compute_workgroup_size_x);
     // The options first, then a size that may depend on the tile they give.
-    let n = match algorithm {
-        "copy" => {
-            if variant == "vec4" && chance(rng, 0.5) {
+    let n = match algo {
+        AlgoOptions::Copy(_) => {
+            if copy::Variant::of(v) == copy::Variant::Vec4 && chance(rng, 0.5) {
                 opt(&mut args, "--workgroup-size", pick(rng, &pow2s(32, max_wg)));
                 opt(&mut args, "--per-thread", rng.random_range(1..=8));
             }
             size(rng, if big { 1 << 22 } else { 1 << 16 })
         }
-        "bitrev" => 1 << rng.random_range(1..=if big { 20 } else { 14 }),
-        "bmmc" => bmmc(rng, variant, &mut args),
-        "oddeven" => oddeven(rng, variant, &mut args),
-        "radix" => radix(gpu, rng, variant, &mut args),
-        "scan" => scan(gpu, rng, variant, max_wg, big, &mut args),
-        "fft" => fft(rng, &mut args),
+        AlgoOptions::Bitrev(_) => 1 << rng.random_range(1..=if big { 20 } else { 14 }),
+        AlgoOptions::Bmmc(_) => bmmc(rng, bmmc::Variant::of(v), &mut args),
+        AlgoOptions::Oddeven(_) => oddeven(rng, oddeven::Variant::of(v), &mut args),
+        AlgoOptions::Radix(_) => radix(gpu, rng, v, &mut args),
+        AlgoOptions::Scan(_) => scan(gpu, rng, v, max_wg, big, &mut args),
+        AlgoOptions::Fft(_) => fft(rng, &mut args),
         _ => size(rng, 1 << 12),
     };
     // Sizes the room refuses (powers of two only) move to the next power of two.
@@ -176,7 +177,7 @@ pub fn generate(
     }
 }
 
-fn bmmc(rng: &mut StdRng, variant: &str, args: &mut Vec<String>) -> usize {
+fn bmmc(rng: &mut StdRng, variant: bmmc::Variant, args: &mut Vec<String>) -> usize {
     let bits = rng.random_range(1..=16u32);
     let seed = rng.random_range(1..1000u32);
     let preset = match rng.random_range(0..9) {
@@ -194,17 +195,20 @@ fn bmmc(rng: &mut StdRng, variant: &str, args: &mut Vec<String>) -> usize {
     if chance(rng, 0.3) {
         opt(args, "--complement", rng.random_range(0..1u64 << bits));
     }
-    if matches!(variant, "tiled" | "auto") && chance(rng, 0.3) {
+    if matches!(variant, bmmc::Variant::Tiled | bmmc::Variant::Auto) && chance(rng, 0.3) {
         opt(args, "--tile-bits", rng.random_range(5..=12));
     }
     1 << bits
 }
 
-fn oddeven(rng: &mut StdRng, variant: &str, args: &mut Vec<String>) -> usize {
+fn oddeven(rng: &mut StdRng, variant: oddeven::Variant, args: &mut Vec<String>) -> usize {
     if chance(rng, 0.4) {
         args.push("--descending".into());
     }
-    let tiled = matches!(variant, "batcher" | "merge-split");
+    let tiled = matches!(
+        variant,
+        oddeven::Variant::Batcher | oddeven::Variant::MergeSplit
+    );
     if tiled {
         let kernel = pick(rng, &["auto", "auto", "generic", "registers"]);
         opt(args, "--kernel", kernel);
@@ -213,11 +217,15 @@ fn oddeven(rng: &mut StdRng, variant: &str, args: &mut Vec<String>) -> usize {
         }
     }
     let max = match variant {
-        "transposition" => 2048,
-        "global" => 1024,
+        oddeven::Variant::Transposition => 2048,
+        oddeven::Variant::Global => 1024,
         _ => 1 << 16,
     };
-    if matches!(variant, "transposition" | "batcher") && chance(rng, 0.3) {
+    if matches!(
+        variant,
+        oddeven::Variant::Transposition | oddeven::Variant::Batcher
+    ) && chance(rng, 0.3)
+    {
         let seg = size(rng, 1024);
         opt(args, "--segment", seg);
         return seg * rng.random_range(1..=(max / seg).clamp(1, 16));
@@ -226,9 +234,12 @@ fn oddeven(rng: &mut StdRng, variant: &str, args: &mut Vec<String>) -> usize {
 }
 
 /// The tile a case's options give on this adapter (`None`: the options are refused).
-fn tile_of(gpu: &Gpu, variant: &str, args: &[String]) -> Option<usize> {
-    match parse_run(args).ok()?.algo {
-        AlgoOptions::Scan(o) => o.tile_shape(gpu, variant).ok().map(|t| t.elements()),
+fn tile_of(gpu: &Gpu, variant: &VariantInfo, args: &[String]) -> Option<usize> {
+    match parse_run(args).ok()?.algo? {
+        AlgoOptions::Scan(o) => o
+            .tile_shape(gpu, scan::Variant::of(variant))
+            .ok()
+            .map(|t| t.elements()),
         AlgoOptions::Radix(o) => o.shape(gpu).ok().map(|s| s.tile()),
         _ => None,
     }
@@ -247,7 +258,7 @@ fn look_back(rng: &mut StdRng, args: &mut Vec<String>) -> bool {
     spin == Some(0)
 }
 
-fn radix(gpu: &Gpu, rng: &mut StdRng, variant: &str, args: &mut Vec<String>) -> usize {
+fn radix(gpu: &Gpu, rng: &mut StdRng, variant: &VariantInfo, args: &mut Vec<String>) -> usize {
     opt(
         args,
         "--values",
@@ -267,7 +278,7 @@ fn radix(gpu: &Gpu, rng: &mut StdRng, variant: &str, args: &mut Vec<String>) -> 
         args.push("--shared-rank".into());
     }
     let mut spin0 = false;
-    if variant == "onesweep" {
+    if radix::Variant::of(variant) == radix::Variant::Onesweep {
         spin0 = look_back(rng, args);
         if chance(rng, 0.2) {
             opt(args, "--prefetch", pick(rng, &[0, 1, 2, 7]));
@@ -283,7 +294,7 @@ fn radix(gpu: &Gpu, rng: &mut StdRng, variant: &str, args: &mut Vec<String>) -> 
 fn scan(
     gpu: &Gpu,
     rng: &mut StdRng,
-    variant: &str,
+    info: &VariantInfo,
     max_wg: u32,
     big: bool,
     args: &mut Vec<String>,
@@ -291,10 +302,14 @@ fn scan(
     if chance(rng, 0.3) {
         args.push("--exclusive".into());
     }
-    if variant == "folded" && chance(rng, 0.5) {
+    let variant = scan::Variant::of(info);
+    if variant == scan::Variant::Folded && chance(rng, 0.5) {
         args.push("--mirror".into());
     }
-    let tiled = matches!(variant, "decoupled" | "reduce-then-scan");
+    let tiled = matches!(
+        variant,
+        scan::Variant::Decoupled | scan::Variant::ReduceThenScan
+    );
     if tiled && chance(rng, 0.6) {
         opt(
             args,
@@ -304,18 +319,18 @@ fn scan(
         opt(args, "--per-thread", pick(rng, &[1, 2, 3, 4, 6, 8]));
     }
     let mut spin0 = false;
-    if variant == "decoupled" {
+    if variant == scan::Variant::Decoupled {
         if chance(rng, 0.5) {
             args.push("--shared-scan".into());
         }
         spin0 = look_back(rng, args);
     }
     let max = match variant {
-        "sequential" => 1 << 14,
+        scan::Variant::Sequential => 1 << 14,
         _ if big => 1 << 22,
         _ => 1 << 18,
     };
-    match tiled.then(|| tile_of(gpu, variant, args)).flatten() {
+    match tiled.then(|| tile_of(gpu, info, args)).flatten() {
         // spin 0: tile k reduces its k predecessors itself; lavapipe ends long shader loops.
         Some(t) => tiled_size(rng, t, if spin0 { 40 } else { 64 }, max),
         None => size(rng, max),

@@ -223,9 +223,9 @@ pub async fn run_case(gpu: &Gpu, case: &Case) -> Outcome {
         Err(e) => return Outcome::Failed(format!("the CLI does not accept the case: {e}")),
     };
     let run = async {
-        let req = crate::cli::prepare(&args)?;
+        let (algo, req) = crate::cli::prepare(&args)?;
         let mut keep = crate::algo::Stages::keep();
-        let res = crate::algo::run_streamed(args.algo.algo(), gpu, &req, &mut keep).await?;
+        let res = crate::algo::run_streamed(algo.algo(), gpu, &req, &mut keep).await?;
         Ok::<_, Error>(res.mismatch)
     };
     // Natively a panic is caught and reported as the case's failure; in the browser a panic

@@ -338,7 +338,7 @@ pub fn run(
         let words = c.run_words(vn, seed)[1..].join(" ");
         // A case that fails is recorded and the suite goes on: nothing measured is lost.
         let verify = match crate::cli::prepare(&args)
-            .and_then(|req| crate::algo::run(args.algo.algo(), gpu, &req))
+            .and_then(|(algo, req)| crate::algo::run(algo.algo(), gpu, &req))
         {
             Ok(res) => Verify {
                 run: words,

@@ -205,7 +205,7 @@ fn compact_series(
             }
         }
     }
-    draw_ours(chart, &ours, color, "ours".into())?;
+    draw_series(chart, &ours, color, "ours".into(), false)?;
     if !peer.is_empty() {
         // "torch.fft:8192" and its siblings are one peer at different sizes.
         let name = cases
@@ -213,49 +213,42 @@ fn compact_series(
             .find_map(|c| c.case.peer.as_deref())
             .map(|p| p.split(':').next().unwrap_or(p).to_string())
             .unwrap_or_default();
-        draw_peer(chart, &peer, pc, format!("{name} (peer)"))?;
+        draw_series(chart, &peer, pc, format!("{name} (peer)"), true)?;
     }
     Ok(())
 }
 
-/// Our series: a line with circles, `label` in the legend.
-fn draw_ours(
+/// A series, `label` in the legend: ours a line with circles (the legend shows the line), a
+/// peer's (`peer`) a thin line with triangles (the legend shows a triangle).
+fn draw_series(
     chart: &mut Chart,
     pts: &[(f64, f64)],
     color: plotters::style::RGBAColor,
     label: String,
+    peer: bool,
 ) -> std::result::Result<(), String> {
     use plotters::prelude::*;
-    chart
-        .draw_series(LineSeries::new(pts.to_vec(), color.stroke_width(2)))
-        .map_err(|e| e.to_string())?
-        .label(label)
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-    chart
-        .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
+    let width = if peer { 1 } else { 2 };
+    let line = chart
+        .draw_series(LineSeries::new(pts.to_vec(), color.stroke_width(width)))
         .map_err(|e| e.to_string())?;
-    Ok(())
-}
-
-/// A peer's series: a thin line with triangles, `label` in the legend.
-fn draw_peer(
-    chart: &mut Chart,
-    pts: &[(f64, f64)],
-    color: plotters::style::RGBAColor,
-    label: String,
-) -> std::result::Result<(), String> {
-    use plotters::prelude::*;
-    chart
-        .draw_series(LineSeries::new(pts.to_vec(), color.stroke_width(1)))
-        .map_err(|e| e.to_string())?;
-    chart
-        .draw_series(
-            pts.iter()
-                .map(|&p| TriangleMarker::new(p, 5, color.filled())),
-        )
-        .map_err(|e| e.to_string())?
-        .label(label)
-        .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 5, color.filled()));
+    if peer {
+        chart
+            .draw_series(
+                pts.iter()
+                    .map(|&p| TriangleMarker::new(p, 5, color.filled())),
+            )
+            .map_err(|e| e.to_string())?
+            .label(label)
+            .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 5, color.filled()));
+    } else {
+        line.label(label).legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+        });
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
+            .map_err(|e| e.to_string())?;
+    }
     Ok(())
 }
 
@@ -364,7 +357,8 @@ pub fn plot(r: &SuiteResult, path: &std::path::Path) -> Result<()> {
                         .iter()
                         .map(|row| (x_of(i, row.ours.n), row.ours.copy_gbps)),
                 );
-                draw_ours(&mut chart, &ours, color, c.case.id.clone()).map_err(|e| err(&e))?;
+                draw_series(&mut chart, &ours, color, c.case.id.clone(), false)
+                    .map_err(|e| err(&e))?;
                 let peer: Vec<(f64, f64)> = c
                     .rows
                     .iter()
@@ -375,7 +369,8 @@ pub fn plot(r: &SuiteResult, path: &std::path::Path) -> Result<()> {
                     .collect();
                 if !peer.is_empty() {
                     let label = format!("{} (peer)", c.case.peer.as_deref().unwrap_or(""));
-                    draw_peer(&mut chart, &peer, color.mix(0.55), label).map_err(|e| err(&e))?;
+                    draw_series(&mut chart, &peer, color.mix(0.55), label, true)
+                        .map_err(|e| err(&e))?;
                 }
             }
             copy_pts.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -5,7 +5,7 @@
 
 use super::app::TraceState;
 use crate::algo::fft::model::StepKind;
-use crate::algo::{PassInfo, RoomNotes, RunResult, Stage};
+use crate::algo::{PassInfo, RoomNotes, RunResult, Stage, oddeven, scan};
 use eframe::egui::{self, Color32, RichText};
 use std::sync::Arc;
 
@@ -150,7 +150,7 @@ pub fn stage_steps(result: &RunResult, stage: usize) -> Vec<&'static str> {
     let is_exchange = |s: &Stage| s.fft().is_some_and(|n| n.kind == StepKind::Exchange);
     match &s.notes.room {
         RoomNotes::Oddeven(n) => {
-            if n.parity.is_some() && result.variant == "transposition" {
+            if n.parity.is_some() && result.variant_as() == Some(oddeven::Variant::Transposition) {
                 vec!["phase"]
             } else if n.p.is_some() && n.k.is_some() {
                 vec!["compare-exchange"]
@@ -158,11 +158,13 @@ pub fn stage_steps(result: &RunResult, stage: usize) -> Vec<&'static str> {
                 Vec::new()
             }
         }
-        RoomNotes::Scan(n) if result.variant == "decoupled" => match n.array {
-            Some("tile inclusive prefixes") => vec!["reduce", "publish", "look-back", "prefix"],
-            Some("output") => vec!["store"],
-            _ => Vec::new(),
-        },
+        RoomNotes::Scan(n) if result.variant_as() == Some(scan::Variant::Decoupled) => {
+            match n.array {
+                Some("tile inclusive prefixes") => vec!["reduce", "publish", "look-back", "prefix"],
+                Some("output") => vec!["store"],
+                _ => Vec::new(),
+            }
+        }
         RoomNotes::Fft(n) => match n.kind {
             StepKind::Regroup => vec!["regroup"],
             StepKind::Exchange => vec!["exchange"],

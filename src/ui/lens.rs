@@ -381,18 +381,10 @@ pub fn recorded(rep: &LensReport) -> String {
         .as_ref()
         .map_or("no timestamps here: no prediction".to_string(), |m| {
             format!(
-                "memory model: a pass's fixed {:.4} ms, DRAM {:.0} GB/s, L2 {} MiB ({}) at {:.0} \
-                 GB/s; scattered sectors written at {:.0} GB/s, read at {:.0} GB/s; {:.0} idle \
-                 workgroups launched and {:.0} warps' round trips a µs",
+                "memory model: a pass's fixed {:.4} ms, DRAM {:.0} GB/s, {}",
                 m.fixed_ms,
                 m.dram_gbps,
-                m.l2_bytes >> 20,
-                m.l2_source,
-                m.l2_gbps,
-                m.scatter_gbps,
-                m.gather_gbps,
-                m.launch_per_us,
-                m.warps_per_us
+                m.cache_and_rates()
             )
         });
     format!("Recorded: {}. {mem}.", rep.sample_text())

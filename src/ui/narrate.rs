@@ -1,7 +1,7 @@
 //! One or two sentences per stage, derived from the stage's notes, for algorithms whose runner does
 //! not write the stage's narration itself.
 
-use crate::algo::{RunResult, Stage};
+use crate::algo::{RunResult, Stage, scan};
 
 /// Sentences for `stage` of `result`, or None to fall back to the generic text.
 pub fn narrate(result: &RunResult, stage: usize) -> Option<String> {
@@ -118,14 +118,14 @@ fn scan(result: &RunResult, s: &Stage) -> Option<String> {
         });
     }
     if let (Some(p), Some(a)) = (nt.phase, active) {
-        let rule = match result.variant.as_str() {
-            "ladder" => {
+        let rule = match result.variant_as() {
+            Some(scan::Variant::Ladder) => {
                 format!("thread t with bit {p} set adds a[(t & ~({p}-1)) − 1], its prev_rung")
             }
-            "hillis-steele" => {
+            Some(scan::Variant::HillisSteele) => {
                 format!("every thread i ≥ {p} adds a[i − {p}] into the other buffer")
             }
-            "folded" => format!("a[i] += a[i + {p}] wherever i + {p} < n"),
+            Some(scan::Variant::Folded) => format!("a[i] += a[i + {p}] wherever i + {p} < n"),
             _ => format!("phase {p}"),
         };
         return Some(format!(

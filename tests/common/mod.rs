@@ -33,17 +33,8 @@ pub fn try_run(
 ) -> stagewise::Result<RunResult> {
     let a = algo.algo();
     let variant = a.info().variant(Some(variant))?;
-    let dtype = input.dtype;
-    algo::run(
-        a,
-        gpu(),
-        &RunRequest {
-            variant,
-            dtype,
-            input,
-            trace,
-        },
-    )
+    let req = RunRequest::new(a, variant, input.dtype, input, trace)?;
+    algo::run(a, gpu(), &req)
 }
 
 /// Under `STAGEWISE_LIMITS=webgpu` (CI runs the rooms' tests so) a fixed test shape past WebGPU's

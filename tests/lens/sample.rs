@@ -121,7 +121,13 @@ fn half_of_the_workgroups_counts_what_all_of_them_do() {
                     trace: false,
                 };
                 let normal = algo::run(algo, gpu(), &req).ok()?;
-                let full = lens::record_run_with(algo, gpu(), &req, &normal, &o(SampleSpec::All));
+                let full = pollster::block_on(lens::record_run_async(
+                    algo,
+                    gpu(),
+                    &req,
+                    &normal,
+                    &o(SampleSpec::All),
+                ));
                 Some((req, normal, full.ok()?))
             })
             .unwrap_or_else(|| panic!("{}: nothing recorded whole", a.name()));
@@ -130,14 +136,27 @@ fn half_of_the_workgroups_counts_what_all_of_them_do() {
         // again; three that overflow fail.
         let part = (0..3)
             .map(|_| {
-                lens::record_run_with(algo, gpu(), &req, &normal, &o(SampleSpec::Fraction(0.5)))
+                pollster::block_on(lens::record_run_async(
+                    algo,
+                    gpu(),
+                    &req,
+                    &normal,
+                    &o(SampleSpec::Fraction(0.5)),
+                ))
             })
             .find(|r| !matches!(r, Err(stagewise::error::Error::Limit(_))))
             .unwrap_or_else(|| panic!("{}: three half samples overflowed the log", a.name()))
             .unwrap();
         assert!(full.records.iter().all(|r| r.sample.is_all()));
         sampled_passes += part.records.iter().filter(|r| !r.sample.is_all()).count();
-        let again = lens::record_run_with(algo, gpu(), &req, &normal, &o(SampleSpec::All)).unwrap();
+        let again = pollster::block_on(lens::record_run_async(
+            algo,
+            gpu(),
+            &req,
+            &normal,
+            &o(SampleSpec::All),
+        ))
+        .unwrap();
         let at = format!("{} {}", a.name(), variant.name);
         assert!(
             agree(&part, &full, &again, &at) > 0,

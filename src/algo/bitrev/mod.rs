@@ -9,23 +9,14 @@ use crate::gpu::grid;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-pub const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "naive",
-        summary: "one kernel: each thread computes its target by Demo A's loop and writes there",
-    },
-    Variant {
-        name: "staged",
-        summary: "Demo B: log2(N) stages of kernel1 (split blocks into evens | odds) + kernel2 (copy back)",
-    },
+variants! {
+    Naive = "naive": "one kernel: each thread computes its target by Demo A's loop and writes there",
+    Staged = "staged": "Demo B: log2(N) stages of kernel1 (split blocks into evens | odds) + kernel2 (copy back)",
     // --- bmmc room: one-pass tiled BPC kernel (coalesced reads and writes) ---
-    Variant {
-        name: "tiled",
-        summary: "one pass of the bmmc room's tiled BPC kernel: coalesced reads and writes through workgroup memory",
-    },
-];
+    Tiled = "tiled": "one pass of the bmmc room's tiled BPC kernel: coalesced reads and writes through workgroup memory",
+}
 
-static INFO: AlgoInfo = AlgoInfo::new("bitrev", "000", VARIANTS)
+static INFO: AlgoInfo = AlgoInfo::new("bitrev", "000", Variant::INFO)
     .title("Bit-reversal permutation")
     .summary("Element i moves to the index whose bits are i's bits reversed; N is a power of two.");
 
@@ -49,16 +40,16 @@ fn params(gpu: &Gpu, n: usize, log_n: u32, k: usize) -> Result<wgpu::Buffer> {
 /// captured (after kernel2) when `capture` is set.
 fn plan(
     gpu: &Gpu,
-    variant: &str,
+    variant: Variant,
     a: &wgpu::Buffer,
     b: &wgpu::Buffer,
     n: usize,
     capture: bool,
 ) -> Result<(Plan, Region)> {
-    let log_n = require_pow2("bitrev", n)?;
+    let log_n = n.trailing_zeros(); // a power of two (check_len)
     let groups = grid((n as u32).div_ceil(256));
     // --- bmmc room: the tiled variant is the bit-reversal matrix on the tiled BPC kernel ---
-    if variant == "tiled" {
+    if variant == Variant::Tiled {
         let perm: Vec<usize> = (0..log_n as usize)
             .map(|j| log_n as usize - 1 - j)
             .collect();
@@ -66,7 +57,7 @@ fn plan(
         return crate::algo::bmmc::tiled_bpc_plan(gpu, &m, a, b, capture);
     }
     let mut plan = Plan::default();
-    if variant == "naive" {
+    if variant == Variant::Naive {
         let p = gpu.pipeline("bitrev naive", SHADER, "naive")?;
         let u = params(gpu, n, log_n, 0)?;
         let bg = gpu.bind(&p, &[a, b, &u])?;
@@ -109,13 +100,13 @@ fn plan(
 }
 
 /// Stage `s` of a trace (`data`: the array the GPU read back after it), labelled and narrated.
-fn traced_stage(variant: &str, n: usize, log_n: u32, s: usize, data: Data) -> Stage {
-    let (label, block) = if variant != "staged" {
+fn traced_stage(variant: Variant, n: usize, log_n: u32, s: usize, data: Data) -> Stage {
+    let (label, block) = if variant != Variant::Staged {
         (format!("after {variant} kernel"), 1)
     } else {
         (format!("stage {s}"), n >> s)
     };
-    let (passes, narration) = if variant == "naive" {
+    let (passes, narration) = if variant == Variant::Naive {
         (
             vec![0],
             format!(
@@ -153,70 +144,67 @@ impl Algorithm for Options {
         require_pow2("bitrev", n).map(|_| ())
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
-            let (input, variant) = (&req.input, req.variant.name);
+            let (gpu, req) = (r.gpu, r.req);
+            let (input, variant, dtype) = (&req.input, Variant::of(req.variant), req.dtype);
             let n = input.len();
-            let log_n = require_pow2("bitrev", n)?;
+            let log_n = n.trailing_zeros();
             let a = gpu.storage_init("bitrev a", &input.bits)?;
             let b = gpu.storage_poisoned("bitrev b", n, POISON)?;
             let (mut plan, output) = plan(gpu, variant, &a, &b, n, req.trace)?;
             plan.output = Some(output);
-            let result = RunResult::head("bitrev", variant, gpu, input, req.dtype, &plan);
-            let mut run = start(gpu, &plan, req.trace)?;
-            let mut stage_mismatch = None;
-            if req.trace {
-                let count = if variant == "staged" {
-                    log_n as usize
-                } else {
-                    1
-                };
-                out.head(&result, count + 1)?;
-                out.push(Stage::with(
+            let head = RunResult::head("bitrev", variant.name(), gpu, input, dtype, &plan);
+            let count = if variant == Variant::Staged {
+                log_n as usize
+            } else {
+                1
+            };
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                let input_stage = Stage::with(
                     "stage 0 (input)",
                     input.clone(),
                     trace::Notes::room(0, n, 1),
-                ))?;
+                );
+                out.begin(head, count + 1, input_stage)?;
                 // The CPU model steps along the GPU's stages (one stage for naive and tiled).
-                let mut cpu = input.bits.clone();
+                let (mut cpu, mut mismatch) = (input.bits.clone(), None);
                 for s in 1..=count {
                     let Some((_, captures)) = run.next_capture().await? else {
                         break;
                     };
                     let g = captures.into_iter().next().unwrap_or_default();
                     cpu = match variant {
-                        "staged" => model::stage(&cpu, n >> s),
+                        Variant::Staged => model::stage(&cpu, n >> s),
                         _ => model::naive(&input.bits),
                     };
-                    if stage_mismatch.is_none()
-                        && let Some(m) = first_mismatch(req.dtype, &g, &cpu)
+                    if mismatch.is_none()
+                        && let Some(m) = first_mismatch(dtype, &g, &cpu)
                     {
-                        stage_mismatch = Some(format!("stage {s}: {m}"));
+                        mismatch = Some(format!("stage {s}: {m}"));
                     }
-                    out.push(traced_stage(variant, n, log_n, s, Data::new(req.dtype, g)))?;
+                    out.push(traced_stage(variant, n, log_n, s, Data::new(dtype, g)))?;
                 }
-            }
-            let ex = run.finish().await?;
-            let mismatch = crate::algo::verdict(gpu, || {
-                first_mismatch(req.dtype, &ex.output, &model::naive(&input.bits))
+                Ok(mismatch)
+            };
+            r.drive(&plan, head, trace, |ex, stage_mismatch| {
+                let mismatch = crate::algo::verdict(gpu, || {
+                    first_mismatch(dtype, &ex.output, &model::naive(&input.bits))
+                });
+                let extra = json!({"log_n": log_n}).as_object().cloned();
+                Ok((
+                    mismatch.or(stage_mismatch.flatten()),
+                    extra.unwrap_or_default(),
+                ))
             })
-            .or(stage_mismatch);
-            let extra = json!({"log_n": log_n}).as_object().cloned();
-            Ok(result
-                .ran(&plan, ex)
-                .checked(mismatch, out.take(), extra.unwrap_or_default()))
+            .await
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, _: DType) -> Result<BenchCase> {
+    fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, n: usize, _: DType) -> Result<BenchCase> {
         // The floor is one read and one write of every element, whatever the variant does.
         BenchCase::between_buffers(gpu, ["bitrev a", "bitrev b"], n, n, |a, b| {
-            Ok(plan(gpu, v.name, a, b, n, false)?.0)
+            Ok(plan(gpu, Variant::of(v), a, b, n, false)?.0)
         })
     }
 

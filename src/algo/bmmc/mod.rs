@@ -17,30 +17,15 @@ use plan::{Params, PlanSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "auto",
-        summary: "the cheapest plan that applies (fewest coalesced passes: tiled unless a seed plan is shorter)",
-    },
-    Variant {
-        name: "naive",
-        summary: "one thread per element computes y = A·x XOR c and writes there (scattered writes)",
-    },
-    Variant {
-        name: "seed-plu",
-        summary: "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by Cormen's alternation (<= 7 passes)",
-    },
-    Variant {
-        name: "seed-ulp",
-        summary: "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U in one tiled pass (<= 6 passes)",
-    },
-    Variant {
-        name: "tiled",
-        summary: "coalesced tiled passes through workgroup memory: 1 for any BPC, at most 2 for any BMMC",
-    },
-];
+variants! {
+    Auto = "auto": "the cheapest plan that applies (fewest coalesced passes: tiled unless a seed plan is shorter)",
+    Naive = "naive": "one thread per element computes y = A·x XOR c and writes there (scattered writes)",
+    SeedPlu = "seed-plu": "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by Cormen's alternation (<= 7 passes)",
+    SeedUlp = "seed-ulp": "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U in one tiled pass (<= 6 passes)",
+    Tiled = "tiled": "coalesced tiled passes through workgroup memory: 1 for any BPC, at most 2 for any BMMC",
+}
 
-static INFO: AlgoInfo = AlgoInfo::new("bmmc", "001", VARIANTS)
+static INFO: AlgoInfo = AlgoInfo::new("bmmc", "001", Variant::INFO)
     .title("BMMC / BPC permutation")
     .summary("Element x moves to y = A·x XOR c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.");
 
@@ -284,20 +269,16 @@ impl Algorithm for Options {
         self.target(bits).map(|_| ())
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
+            let (gpu, req) = (r.gpu, r.req);
             let input = &req.input;
             let len = input.len();
             self.check_tile_bits()?;
-            let n = require_pow2("bmmc", len)? as usize;
+            let n = len.trailing_zeros() as usize; // a power of two (check_len)
             let target = self.target(n)?;
             let params = self.params(gpu);
-            let spec = plan::build(req.variant.name, &target, &params)?;
+            let spec = plan::build(Variant::of(req.variant), &target, &params)?;
             let a = gpu.storage_init("bmmc input", &input.bits)?;
             let b = gpu.storage_poisoned("bmmc ping", len, POISON)?;
             let c = if spec.passes.len() > 1 {
@@ -307,18 +288,13 @@ impl Algorithm for Options {
             };
             let (mut plan, output) = gpu_plan(gpu, &spec, n, &a, &b, &c, req.trace)?;
             plan.output = Some(output);
-            let mut result =
-                RunResult::head("bmmc", req.variant.name, gpu, input, req.dtype, &plan);
-            result.extra = plan_facts(n, &target, &spec);
-            let mut run = start(gpu, &plan, req.trace)?;
-            let mut pass_mismatch = None;
-            if req.trace {
-                out.head(&result, spec.passes.len() + 1)?;
-                out.push(Stage::with(
-                    "input",
-                    input.clone(),
-                    RoomNotes::Bmmc(trace::Notes::new(0, target.a.row_strings(), target.c, n)),
-                ))?;
+            let mut head = RunResult::head("bmmc", req.variant.name, gpu, input, req.dtype, &plan);
+            head.extra = plan_facts(n, &target, &spec);
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                let notes = trace::Notes::new(0, target.a.row_strings(), target.c, n);
+                let input_stage = Stage::with("input", input.clone(), RoomNotes::Bmmc(notes));
+                out.begin(head, spec.passes.len() + 1, input_stage)?;
+                let mut pass_mismatch = None;
                 // The CPU model pass by pass, beside the whole map at once (below).
                 let mut cur = input.bits.clone();
                 for (i, p) in spec.passes.iter().enumerate() {
@@ -340,23 +316,23 @@ impl Algorithm for Options {
                         RoomNotes::Bmmc(notes),
                     ))?;
                 }
-            }
-            let ex = run.finish().await?;
-            let mismatch = crate::algo::verdict(gpu, || {
-                first_mismatch(req.dtype, &ex.output, &target.permute(&input.bits))
+                Ok(pass_mismatch)
+            };
+            r.drive(&plan, head, trace, |ex, pass_mismatch| {
+                let mismatch = crate::algo::verdict(gpu, || {
+                    first_mismatch(req.dtype, &ex.output, &target.permute(&input.bits))
+                });
+                Ok((mismatch.or(pass_mismatch.flatten()), Default::default()))
             })
-            .or(pass_mismatch);
-            Ok(result
-                .ran(&plan, ex)
-                .checked(mismatch, out.take(), Default::default()))
+            .await
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, v: &Variant, len: usize, _: DType) -> Result<BenchCase> {
+    fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, len: usize, _: DType) -> Result<BenchCase> {
         self.check_tile_bits()?;
-        let n = require_pow2("bmmc", len)? as usize;
+        let n = len.trailing_zeros() as usize; // a power of two (check_len)
         let target = self.target(n)?;
-        let spec = plan::build(v.name, &target, &self.params(gpu))?;
+        let spec = plan::build(Variant::of(v), &target, &self.params(gpu))?;
         // Ping-pong between the two buffers: a → b → a → …. The floor: one read and one write of
         // every element, whatever the plan does.
         BenchCase::between_buffers(gpu, ["bmmc a", "bmmc b"], len, len, |a, b| {
@@ -385,8 +361,9 @@ fn plan_facts(log_n: usize, target: &Affine, spec: &PlanSpec) -> Map<String, Val
 
 /// The plan facts for the view's live status (no GPU): pass count per variant.
 pub fn plan_summary(target: &Affine, params: &Params) -> Vec<(String, Result<usize>)> {
-    ["tiled", "seed-ulp", "seed-plu", "naive"]
-        .iter()
+    use Variant::*;
+    [Tiled, SeedUlp, SeedPlu, Naive]
+        .into_iter()
         .map(|v| {
             (
                 v.to_string(),

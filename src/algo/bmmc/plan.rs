@@ -11,6 +11,7 @@
 //! - `block` (the seed's kernel 1): (A B; 0 C) at split k, K = 2^k elements per workgroup.
 //! - `blockmove` (the seed's kernel 2): (Id 0; 0 X) at split k.
 
+use super::Variant;
 use super::facts::Bound;
 use super::matrix::{Affine, BitMatrix};
 use crate::error::{Error, Result};
@@ -521,13 +522,13 @@ fn seed_ulp_with(target: &Affine, p: &Params, r: &BitMatrix) -> Result<Option<Pl
 }
 
 /// Build the plan for a variant.
-pub fn build(variant: &str, target: &Affine, p: &Params) -> Result<PlanSpec> {
+pub fn build(variant: Variant, target: &Affine, p: &Params) -> Result<PlanSpec> {
     let plan = match variant {
-        "naive" => naive(target),
-        "tiled" => tiled(target, p),
-        "seed-plu" => seed_plu(target, p)?,
-        "seed-ulp" => seed_ulp(target, p)?,
-        "auto" => {
+        Variant::Naive => naive(target),
+        Variant::Tiled => tiled(target, p),
+        Variant::SeedPlu => seed_plu(target, p)?,
+        Variant::SeedUlp => seed_ulp(target, p)?,
+        Variant::Auto => {
             // The cheapest: fewest passes; ties go to the tiled plan (coalesced on both sides).
             let mut best = tiled(target, p);
             for cand in [seed_ulp(target, p)?, seed_plu(target, p)?] {
@@ -536,11 +537,6 @@ pub fn build(variant: &str, target: &Affine, p: &Params) -> Result<PlanSpec> {
                 }
             }
             best
-        }
-        other => {
-            return Err(Error::Input(format!(
-                "unknown bmmc variant '{other}'; variants: naive, seed-plu, seed-ulp, tiled, auto"
-            )));
         }
     };
     plan.check(target, p)?;

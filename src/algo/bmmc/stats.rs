@@ -4,6 +4,7 @@
 //! exact rank distributions (hypergeometric: rank_k counts the k low bits that land among the
 //! n − k high ones) are given for every n.
 
+use super::Variant;
 use super::matrix::{Affine, BitMatrix};
 use super::plan::{self, Params, SEED_B, SEED_M, cormen_passes, rank_k};
 use crate::error::{Error, Result};
@@ -175,8 +176,8 @@ pub fn stats_with(n: usize, samples: usize, seed: u64, m: usize, b: usize) -> Re
                 a: BitMatrix::from_bit_perm(&perm),
                 c: 0,
             };
-            let plu = plan::build("seed-plu", &t, &p)?.passes.len();
-            let ulp = plan::build("seed-ulp", &t, &p)?.passes.len();
+            let plu = plan::build(Variant::SeedPlu, &t, &p)?.passes.len();
+            let ulp = plan::build(Variant::SeedUlp, &t, &p)?.passes.len();
             record(&perm, (plu, ulp));
         }
     }

@@ -5,18 +5,12 @@ use super::prelude::*;
 use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "vec4",
-        summary: "tuned: 16-byte loads, several per thread, loads before stores",
-    },
-    Variant {
-        name: "scalar",
-        summary: "one u32 per thread, for contrast",
-    },
-];
+variants! {
+    Vec4 = "vec4": "tuned: 16-byte loads, several per thread, loads before stores",
+    Scalar = "scalar": "one u32 per thread, for contrast",
+}
 
-static INFO: AlgoInfo = AlgoInfo::new("copy", "-", VARIANTS)
+static INFO: AlgoInfo = AlgoInfo::new("copy", "-", Variant::INFO)
     .title("Copy (roofline)")
     .summary("Reads N words and writes them to another buffer: the bandwidth every other kernel is measured against.");
 
@@ -65,14 +59,14 @@ impl Options {
     fn plan(
         &self,
         gpu: &Gpu,
-        variant: &str,
+        variant: Variant,
         src: &wgpu::Buffer,
         dst: &wgpu::Buffer,
         n: usize,
     ) -> Result<Plan> {
         self.validate(gpu)?;
         let mut plan = Plan::default();
-        if variant == "scalar" {
+        if variant == Variant::Scalar {
             let p = gpu.pipeline(
                 "copy_scalar",
                 include_str!("../../../shaders/copy/copy_scalar.wgsl"),
@@ -111,47 +105,41 @@ impl Algorithm for Options {
         &INFO
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
+            let (gpu, req) = (r.gpu, r.req);
             let n = req.input.len();
             let mut words = req.input.bits.clone();
             words.resize(padded(n), 0);
             let src = gpu.storage_init("copy src", &words)?;
             let dst = gpu.storage_poisoned("copy dst", padded(n), 0xDEAD_BEEF)?;
-            let mut plan = self.plan(gpu, req.variant.name, &src, &dst, n)?;
+            let mut plan = self.plan(gpu, Variant::of(req.variant), &src, &dst, n)?;
             plan.output = Some(Region::words(&dst, n));
             if req.trace {
                 plan.passes[0].capture.push(Region::words(&dst, n));
             }
-            let result =
-                RunResult::head("copy", req.variant.name, gpu, &req.input, req.dtype, &plan);
-            let mut run = start(gpu, &plan, req.trace)?;
-            if req.trace {
-                out.head(&result, 2)?;
-                out.push(Stage::new("input", req.input.clone()))?;
+            let head = RunResult::head("copy", req.variant.name, gpu, &req.input, req.dtype, &plan);
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                out.begin(head, 2, Stage::new("input", req.input.clone()))?;
                 if let Some((_, captures)) = run.next_capture().await? {
                     let g = captures.into_iter().next().unwrap_or_default();
                     out.push(Stage::new("after copy", Data::new(req.dtype, g)))?;
                 }
-            }
-            let ex = run.finish().await?;
-            let mismatch = crate::algo::verdict(gpu, || {
-                first_mismatch(req.dtype, &ex.output, &req.input.bits)
-            });
-            Ok(result
-                .ran(&plan, ex)
-                .checked(mismatch, out.take(), Default::default()))
+                Ok(())
+            };
+            r.drive(&plan, head, trace, |ex, _| {
+                let mismatch = crate::algo::verdict(gpu, || {
+                    first_mismatch(req.dtype, &ex.output, &req.input.bits)
+                });
+                Ok((mismatch, Default::default()))
+            })
+            .await
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, _: DType) -> Result<BenchCase> {
+    fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, n: usize, _: DType) -> Result<BenchCase> {
         BenchCase::between_buffers(gpu, ["copy src", "copy dst"], padded(n), n, |src, dst| {
-            self.plan(gpu, v.name, src, dst, n)
+            self.plan(gpu, Variant::of(v), src, dst, n)
         })
     }
 }

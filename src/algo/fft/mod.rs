@@ -34,8 +34,8 @@ pub use self::plan::{plan, shader_source};
 pub use run::reference;
 
 use super::{
-    AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
-    Task, Variant, pass_infos,
+    AlgoInfo, Algorithm, BenchCase, RoomNotes, Run, RunFacts, RunRequest, RunResult, Stage, Task,
+    VariantInfo, pass_infos,
 };
 use crate::data::{DType, Data, f32_to_json};
 use crate::error::{Error, Result};
@@ -45,16 +45,15 @@ use model::{C64, StepKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-const VARIANTS: &[Variant] = &[Variant {
-    name: "workgroup",
-    summary: "one workgroup per FFT: registers + xor exchanges through workgroup memory",
-}];
+variants! {
+    Workgroup = "workgroup": "one workgroup per FFT: registers + xor exchanges through workgroup memory",
+}
 
 static INFO: AlgoInfo = AlgoInfo {
     name: "fft",
     title: "FFT (Nabla workgroup FFT)",
     summary: "Complex f32 FFT of size 2^k in one workgroup: WorkgroupSize threads × ElementsPerInvocation elements, xor exchanges, raw (Nabla) or natural order, real-pair and real-only modes.",
-    variants: VARIANTS,
+    variants: Variant::INFO,
     dtypes: &[DType::F32],
     seed: "003",
 };

@@ -145,13 +145,9 @@ impl Algorithm for Options {
 
     /// A workgroup kernel is one dispatch: its trace steps are handed on together once it is
     /// back; a large plan hands on each pass as it is read back.
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
+            let Run { gpu, req, out, .. } = r;
             // Input numbers as f32 whatever their dtype (u32/i32 values converted numerically).
             let floats: Vec<f32> = (0..req.input.len())
                 .map(|i| req.input.as_f64(i) as f32)
@@ -373,7 +369,7 @@ impl Algorithm for Options {
     fn bench_case(
         &self,
         gpu: &Gpu,
-        _variant: &Variant,
+        _variant: &VariantInfo,
         n: usize,
         _dtype: DType,
     ) -> Result<BenchCase> {

@@ -1,7 +1,7 @@
 //! The FFT's search space, by plan. One workgroup (complex FFTs whose values fit workgroup
 //! memory): the kernel, FFTs per workgroup, FFTs in turn and elements per invocation. The large
 //! plan (bigger sizes, real input): the first pass's size N1 around √N and the exchange's parts.
-use super::Options;
+use super::{Options, Variant};
 use crate::algo::tune::{Knob, Space};
 
 /// Complex sizes whose values fit the smallest workgroup memory a GPU gives (48 KiB).
@@ -12,7 +12,7 @@ impl Options {
         let Some(size) = self.size else {
             return Space::default();
         };
-        if variant != "workgroup" || !size.is_power_of_two() || size < 4 {
+        if variant.parse() != Ok(Variant::Workgroup) || !size.is_power_of_two() || size < 4 {
             return Space::default();
         }
         const KEY: &[&str] = &["size", "real", "real_pair", "order", "inverse"];

@@ -18,12 +18,11 @@ use contract::{Contract, Elem, Role};
 pub use options::Options;
 use serde_json::json;
 
-const VARIANTS: &[Variant] = &[Variant {
-    name: "wgsl",
-    summary: "the kernel of --wgsl FILE, its entry points in order, each --passes times",
-}];
+variants! {
+    Wgsl = "wgsl": "the kernel of --wgsl FILE, its entry points in order, each --passes times",
+}
 
-static INFO: AlgoInfo = AlgoInfo::new("kernel", "-", VARIANTS)
+static INFO: AlgoInfo = AlgoInfo::new("kernel", "-", Variant::INFO)
     .title("Your kernel (workbench)")
     .summary(
         "Your WGSL kernel run pass by pass: read back, checked with --expect, lensed and timed.",
@@ -168,13 +167,9 @@ impl Algorithm for Options {
         &INFO
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
+            let (gpu, req) = (r.gpu, r.req);
             let (file, text, c) = self.contract()?;
             let expect = self.expected()?;
             let elem = c.elem;
@@ -199,56 +194,64 @@ impl Algorithm for Options {
             let mut plan = built.plan;
             let result_buf = if built.out_is_a { &a } else { &b };
             plan.output = Some(Region::words(result_buf, words));
-            let result = RunResult::head("kernel", "wgsl", gpu, &req.input, req.dtype, &plan);
-            let mut run = start(gpu, &plan, req.trace)?;
-            if req.trace {
-                out.head(&result, built.steps.len() + 1)?;
-                out.push(Stage::new("input", req.input.clone()))?;
+            let head = RunResult::head(
+                "kernel",
+                Variant::Wgsl.name(),
+                gpu,
+                &req.input,
+                req.dtype,
+                &plan,
+            );
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                out.begin(
+                    head,
+                    built.steps.len() + 1,
+                    Stage::new("input", req.input.clone()),
+                )?;
                 for (i, s) in built.steps.iter().enumerate() {
                     let Some((_, captures)) = run.next_capture().await? else {
                         break;
                     };
                     let g = captures.into_iter().next().unwrap_or_default();
-                    let label = plan.passes[i].label.clone();
+                    let label = &plan.passes[i].label;
                     out.push(
                         Stage::new(format!("after {label}"), Data::new(req.dtype, g))
                             .passes(vec![i])
                             .narration(narrate(s, n)),
                     )?;
                 }
-            }
-            let ex = run.finish().await?;
-            // The lens's recording run is compared with the normal run (crate::algo::verdict).
-            let mismatch = match &expect {
-                Some(e) if !gpu.is_instrumented() => e.check(elem, &req.input, &ex.output)?,
-                _ => None,
+                Ok(())
             };
-            let steps: Vec<_> = built
-                .steps
-                .iter()
-                .map(|s| {
-                    json!({"entry": s.entry, "pass": s.pass, "passes": s.passes,
+            let check = |ex: &crate::gpu::Execution, _| {
+                // The lens's recording run is compared with the normal run (crate::algo::verdict).
+                let mismatch = match &expect {
+                    Some(e) if !gpu.is_instrumented() => e.check(elem, &req.input, &ex.output)?,
+                    _ => None,
+                };
+                let steps: Vec<_> = built
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        json!({"entry": s.entry, "pass": s.pass, "passes": s.passes,
                            "workgroup_size": s.workgroup_size, "workgroups": s.groups})
-                })
-                .collect();
-            let mut extra = json!({
-                "kernel": {
-                    "file": file,
-                    "element": elem.wgsl(),
-                    "elements": n,
-                    "expect": self.expect.clone().or(self.expect_file.as_ref().map(|f| format!("file:{f}"))),
-                    "dispatches": steps,
+                    })
+                    .collect();
+                let mut extra = json!({
+                    "kernel": {
+                        "file": file,
+                        "element": elem.wgsl(),
+                        "elements": n,
+                        "expect": self.expect.clone().or(self.expect_file.as_ref().map(|f| format!("file:{f}"))),
+                        "dispatches": steps,
+                    }
+                });
+                if expect.is_none() {
+                    extra["unverified"] =
+                        json!("no --expect or --expect-file: the output is not checked");
                 }
-            });
-            if expect.is_none() {
-                extra["unverified"] =
-                    json!("no --expect or --expect-file: the output is not checked");
-            }
-            let mut r = result.ran(&plan, ex).checked(
-                mismatch,
-                out.take(),
-                extra.as_object().cloned().unwrap_or_default(),
-            );
+                Ok((mismatch, extra.as_object().cloned().unwrap_or_default()))
+            };
+            let mut r = r.drive(&plan, head, trace, check).await?;
             if expect.is_none() {
                 r.verified = false;
             }
@@ -256,7 +259,7 @@ impl Algorithm for Options {
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, _: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
+    fn bench_case(&self, gpu: &Gpu, _: &VariantInfo, n: usize, dtype: DType) -> Result<BenchCase> {
         let (file, text, c) = self.contract()?;
         if dtype != c.elem.dtype() {
             return Err(Error::Input(format!(

@@ -106,7 +106,7 @@ impl Options {
     /// performance lab), after the contract and options are checked; None where the op has none.
     pub fn builtin_case(
         &self,
-    ) -> Result<Option<(crate::algo::AlgoOptions, &'static crate::algo::Variant)>> {
+    ) -> Result<Option<(crate::algo::AlgoOptions, &'static crate::algo::VariantInfo)>> {
         let (_, _, c) = self.contract()?;
         self.validate(&c)?;
         let Some((builtin, variant)) = self.expected()?.and_then(|e| e.builtin()) else {

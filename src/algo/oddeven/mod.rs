@@ -26,26 +26,14 @@ use super::prelude::*;
 use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "transposition",
-        summary: "the seed: n phases of even/odd pairs in ONE workgroup, keys in workgroup memory (--segment L: one workgroup per segment)",
-    },
-    Variant {
-        name: "global",
-        summary: "the seed's phases over a global buffer, one dispatch per phase (any N up to 2^20; slow by nature)",
-    },
-    Variant {
-        name: "merge-split",
-        summary: "block odd-even transposition (Baudet–Stevenson): sort blocks in workgroup memory, then phases of merge-split between neighbouring blocks",
-    },
-    Variant {
-        name: "batcher",
-        summary: "Batcher's odd-even merge sort network: tiles in workgroup memory, fused global stages (--segment L: every segment in one dispatch)",
-    },
-];
+variants! {
+    Transposition = "transposition": "the seed: n phases of even/odd pairs in ONE workgroup, keys in workgroup memory (--segment L: one workgroup per segment)",
+    Global = "global": "the seed's phases over a global buffer, one dispatch per phase (any N up to 2^20; slow by nature)",
+    MergeSplit = "merge-split": "block odd-even transposition (Baudet–Stevenson): sort blocks in workgroup memory, then phases of merge-split between neighbouring blocks",
+    Batcher = "batcher": "Batcher's odd-even merge sort network: tiles in workgroup memory, fused global stages (--segment L: every segment in one dispatch)",
+}
 
-static INFO: AlgoInfo = AlgoInfo::new("oddeven", "002", VARIANTS)
+static INFO: AlgoInfo = AlgoInfo::new("oddeven", "002", Variant::INFO)
     .title("Odd-even sorting")
     .summary("Odd-even transposition sort (the seed), its one-dispatch-per-phase form, block merge-split and Batcher's odd-even merge sort. f32 sorts in the total order -NaN < -inf < … < -0 < +0 < … < inf < NaN.");
 

@@ -4,10 +4,10 @@ use super::*;
 
 impl Options {
     /// The adapter's caps, narrowed by --tile / --threads.
-    pub(super) fn caps(&self, gpu: &Gpu, variant: &str) -> Result<Caps> {
+    pub(super) fn caps(&self, gpu: &Gpu, variant: Variant) -> Result<Caps> {
         let adapter = caps_of(gpu);
         let mut c = adapter;
-        if variant == "batcher" {
+        if variant == Variant::Batcher {
             // Defaults from the H100 sweeps (docs/perf/oddeven.md). Generic kernel: 4096-key tiles
             // with 512 threads beat 8192 with 1024 in every batcher case. Register kernel, whole
             // arrays: 8192-key tiles where they fit (one workgroup buffer; full sort 2^28: 95 ms
@@ -57,14 +57,14 @@ impl Options {
         Ok(c)
     }
 
-    pub(super) fn shape(&self, variant: &str, dtype: DType, n: usize) -> Result<Shape> {
+    pub(super) fn shape(&self, variant: Variant, dtype: DType, n: usize) -> Result<Shape> {
         if n == 0 {
             return Err(Error::input("input is empty"));
         }
         let seg = match self.segment {
             None => n,
             Some(l) => {
-                if !matches!(variant, "transposition" | "batcher") {
+                if !matches!(variant, Variant::Transposition | Variant::Batcher) {
                     return Err(Error::Input(format!(
                         "--segment is for the transposition and batcher variants, not {variant}"
                     )));
@@ -83,7 +83,7 @@ impl Options {
                 l
             }
         };
-        if !matches!(variant, "batcher" | "merge-split") {
+        if !matches!(variant, Variant::Batcher | Variant::MergeSplit) {
             let flag = if self.kernel != TileKernel::Auto {
                 Some("--kernel")
             } else if self.keys_per_invocation.is_some() {
@@ -99,7 +99,7 @@ impl Options {
                 )));
             }
         }
-        if self.block.is_some() && variant != "merge-split" {
+        if self.block.is_some() && variant != Variant::MergeSplit {
             return Err(Error::Input(format!(
                 "--block is for the merge-split variant, not {variant}"
             )));

@@ -47,10 +47,10 @@ impl Options {
         &self,
         caps: &Caps,
         s: &Shape,
-        variant: &str,
+        variant: Variant,
         trace: bool,
     ) -> Result<(Net, Vec<TilePass>, usize)> {
-        if variant == "batcher" {
+        if variant == Variant::Batcher {
             let (net, tps) = batcher_passes(caps, s, !trace)?;
             Ok((net, tps, 0))
         } else {
@@ -66,7 +66,7 @@ impl Options {
         input: &Data,
         s: &Shape,
         caps: Caps,
-        variant: &str,
+        variant: Variant,
         trace: bool,
     ) -> Result<Planned> {
         let n = s.n;
@@ -78,9 +78,9 @@ impl Options {
             ..Facts::default()
         };
         let (plan, follows, model_cost) = match variant {
-            "transposition" | "global" => {
+            Variant::Transposition | Variant::Global => {
                 let data = gpu.storage_init("oddeven data", &input.bits)?;
-                let plan = if variant == "transposition" {
+                let plan = if variant == Variant::Transposition {
                     let mut t = plan_transposition(gpu, &caps, s, &data, trace)?;
                     t.plan.output = Some(t.out.clone());
                     t.plan
@@ -102,7 +102,7 @@ impl Options {
                 facts.compare_exchanges = work;
                 facts.wg_size = Some(caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1));
                 let rules = model::transposition_rules(s.seg);
-                let in_workgroup = variant == "transposition";
+                let in_workgroup = variant == Variant::Transposition;
                 (
                     plan,
                     Follows::Phases {
@@ -112,8 +112,8 @@ impl Options {
                     s.seg * n,
                 )
             }
-            "batcher" | "merge-split" => {
-                if variant == "batcher" && trace && n > 1 << 16 {
+            Variant::Batcher | Variant::MergeSplit => {
+                if variant == Variant::Batcher && trace && n > 1 << 16 {
                     return Err(Error::Limit(format!(
                         "a batcher trace reads back every stage; trace N ≤ 65536 (got {n})"
                     )));
@@ -127,7 +127,7 @@ impl Options {
                 let (mut plan, out) = plan_tiles(&runner, net, &tps, &a, &b, &flags)?;
                 plan.output = Some(out);
                 plan.keep.extend([a, b, flags]);
-                if variant == "batcher" {
+                if variant == Variant::Batcher {
                     let stage_list = model::batcher_stages(s.seg.next_power_of_two());
                     facts.phases = stage_list.len();
                     facts.compare_exchanges = model::batcher_work(n, s.seg);
@@ -152,7 +152,6 @@ impl Options {
                     (plan, Follows::MergeSplit { block }, n * (m + 1))
                 }
             }
-            other => return Err(Error::Input(format!("unknown variant {other}"))),
         };
         Ok(Planned {
             plan,
@@ -171,16 +170,12 @@ impl Options {
         (head, run): (&RunResult, &mut Running<'_>),
         out: &mut Stages<'_>,
     ) -> Result<traced::Traced> {
-        out.head(head, follows.stages(s.n) + 1)?;
         let notes = trace::Notes {
             pairs: Some(trace::Pairs::default()),
             ..Default::default()
         };
-        out.push(Stage::with(
-            "input",
-            input.clone(),
-            RoomNotes::Oddeven(notes),
-        ))?;
+        let input_stage = Stage::with("input", input.clone(), RoomNotes::Oddeven(notes));
+        out.begin(head, follows.stages(s.n) + 1, input_stage)?;
         let seg = Some(s.seg);
         match follows {
             Follows::Phases {
@@ -236,9 +231,6 @@ impl Algorithm for Options {
     info_and_example!(INFO, EXAMPLE);
 
     fn check_len(&self, n: usize) -> Result<()> {
-        if n == 0 {
-            return Err(Error::input("input is empty"));
-        }
         if let Some(l) = self.segment
             && l > 0
             && !n.is_multiple_of(l)
@@ -251,80 +243,74 @@ impl Algorithm for Options {
         Ok(())
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
-            let (input, variant) = (&req.input, req.variant.name);
+            let (gpu, req) = (r.gpu, r.req);
+            let (input, variant) = (&req.input, Variant::of(req.variant));
             let s = self.shape(variant, req.dtype, input.len())?;
             let caps = self.caps(gpu, variant)?;
             let p = self.plan_run(gpu, input, &s, caps, variant, req.trace)?;
-            let mut result = RunResult::head("oddeven", variant, gpu, input, s.dtype, &p.plan);
-            result.extra = p.facts.to_map();
-            let mut run = start(gpu, &p.plan, req.trace)?;
-            let traced = match req.trace {
-                true => Some(
-                    self.trace(&s, input, &p.follows, (&result, &mut run), out)
-                        .await?,
-                ),
-                false => None,
+            let mut head = RunResult::head("oddeven", variant.name(), gpu, input, s.dtype, &p.plan);
+            head.extra = p.facts.to_map();
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                self.trace(&s, input, &p.follows, (head, run), out).await
             };
-            let ex = run.finish().await?;
-            let (dtype, desc) = (s.dtype, s.desc);
-            // The first sorted stage: from the trace, else from the CPU model where affordable.
-            let (sorted_at, stage_mismatch) = match traced {
-                Some(t) => (Some(t.sorted_at), t.mismatch),
-                None if p.model_cost <= 1 << 27 => {
-                    let at = match &p.follows {
-                        Follows::Phases { rules, .. } => {
-                            model::first_sorted_network(dtype, desc, &input.bits, rules, s.seg)
-                        }
-                        Follows::Batcher(stages) => {
-                            let rules: Vec<Rule> = stages.iter().map(|&(r, _)| r).collect();
-                            model::first_sorted_network(dtype, desc, &input.bits, &rules, s.seg)
-                        }
-                        &Follows::MergeSplit { block } => {
-                            let rows: Vec<Vec<u32>> =
-                                model::merge_split(dtype, desc, &input.bits, block)
-                                    .into_iter()
-                                    .map(|p| p.data)
-                                    .collect();
-                            model::first_sorted(dtype, desc, &input.bits, &rows, s.n)
-                        }
-                    };
-                    (Some(at), None)
+            let check = |ex: &crate::gpu::Execution, traced: Option<traced::Traced>| {
+                let (dtype, desc) = (s.dtype, s.desc);
+                // The first sorted stage: from the trace, else from the CPU model where affordable.
+                let (sorted_at, stage_mismatch) = match traced {
+                    Some(t) => (Some(t.sorted_at), t.mismatch),
+                    None if p.model_cost <= 1 << 27 => {
+                        let at = match &p.follows {
+                            Follows::Phases { rules, .. } => {
+                                model::first_sorted_network(dtype, desc, &input.bits, rules, s.seg)
+                            }
+                            Follows::Batcher(stages) => {
+                                let rules: Vec<Rule> = stages.iter().map(|&(r, _)| r).collect();
+                                model::first_sorted_network(dtype, desc, &input.bits, &rules, s.seg)
+                            }
+                            &Follows::MergeSplit { block } => {
+                                let rows: Vec<Vec<u32>> =
+                                    model::merge_split(dtype, desc, &input.bits, block)
+                                        .into_iter()
+                                        .map(|p| p.data)
+                                        .collect();
+                                model::first_sorted(dtype, desc, &input.bits, &rows, s.n)
+                            }
+                        };
+                        (Some(at), None)
+                    }
+                    None => (None, None),
+                };
+                let extra = Facts {
+                    first_sorted_phase: sorted_at,
+                    ..p.facts
                 }
-                None => (None, None),
+                .to_map();
+                let mismatch = stage_mismatch.or_else(|| {
+                    crate::algo::verdict(gpu, || {
+                        let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
+                        first_mismatch(dtype, &ex.output, &want)
+                    })
+                });
+                Ok((mismatch, extra))
             };
-            let extra = Facts {
-                first_sorted_phase: sorted_at,
-                ..p.facts
-            }
-            .to_map();
-            let mismatch = stage_mismatch.or_else(|| {
-                crate::algo::verdict(gpu, || {
-                    let want = model::sort_segments(dtype, desc, &input.bits, s.seg);
-                    first_mismatch(dtype, &ex.output, &want)
-                })
-            });
-            Ok(result.ran(&p.plan, ex).checked(mismatch, out.take(), extra))
+            r.drive(&p.plan, head, trace, check).await
         })
     }
 
     fn bench_case(
         &self,
         gpu: &Gpu,
-        variant: &Variant,
+        info: &VariantInfo,
         n: usize,
         dtype: DType,
     ) -> Result<BenchCase> {
-        let s = self.shape(variant.name, dtype, n)?;
-        let caps = self.caps(gpu, variant.name)?;
-        let plan = match variant.name {
-            "transposition" => {
+        let variant = Variant::of(info);
+        let s = self.shape(variant, dtype, n)?;
+        let caps = self.caps(gpu, variant)?;
+        let plan = match variant {
+            Variant::Transposition => {
                 let data = gpu.storage_zeroed("oddeven data", n)?;
                 let mut t = plan_transposition(gpu, &caps, &s, &data, false)?;
                 t.plan.keep.push(data);
@@ -333,7 +319,7 @@ impl Algorithm for Options {
                     .extend(t.trace.map(|(a, b)| vec![a, b]).unwrap_or_default());
                 t.plan
             }
-            "global" => {
+            Variant::Global => {
                 if n > 1 << 16 {
                     return Err(Error::Limit(format!(
                         "bench global runs N dispatches per repetition; bench it at N ≤ 65536 (got {n})"
@@ -347,7 +333,7 @@ impl Algorithm for Options {
             }
             _ => {
                 let runner = TileRunner::new(self, gpu, caps, &s, false)?;
-                let (net, tps, _) = self.tile_passes(&caps, &s, variant.name, false)?;
+                let (net, tps, _) = self.tile_passes(&caps, &s, variant, false)?;
                 let a = gpu.storage_zeroed("oddeven a", n)?;
                 let b = gpu.storage_zeroed("oddeven b", n)?;
                 let flags = gpu.storage_zeroed("oddeven flags", 1)?;
@@ -368,16 +354,16 @@ impl Algorithm for Options {
 }
 
 /// The tile passes of a run (labels), for docs and tests.
-pub fn plan_summary(gpu: &Gpu, opts: &Options, variant: &str, n: usize) -> Result<Vec<String>> {
+pub fn plan_summary(gpu: &Gpu, opts: &Options, variant: Variant, n: usize) -> Result<Vec<String>> {
     let s = opts.shape(variant, DType::U32, n)?;
     let caps = opts.caps(gpu, variant)?;
     Ok(match variant {
-        "batcher" => batcher_passes(&caps, &s, true)?
+        Variant::Batcher => batcher_passes(&caps, &s, true)?
             .1
             .into_iter()
             .map(|t| format!("{} ({} stages)", t.label, t.stages()))
             .collect(),
-        "merge-split" => merge_split_passes(&s, opts.block_size(&caps, n)?)
+        Variant::MergeSplit => merge_split_passes(&s, opts.block_size(&caps, n)?)
             .into_iter()
             .map(|t| t.label)
             .collect(),

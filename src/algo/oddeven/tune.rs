@@ -1,12 +1,12 @@
 //! The tiled sorts' search space: the workgroup tile, its threads, and the register kernel's
 //! keys per invocation and tiles per workgroup. Segmented sorts are keyed by their segment.
-use super::Options;
+use super::{Options, Variant};
 use crate::algo::tune::{Knob, Space};
 
 impl Options {
     pub(crate) fn space(&self, variant: &str) -> Space {
-        match variant {
-            "batcher" | "merge-split" => Space {
+        match variant.parse() {
+            Ok(Variant::Batcher | Variant::MergeSplit) => Space {
                 key: &["segment", "descending"],
                 knobs: vec![
                     Knob::new("tile", [8192, 4096, 2048]),

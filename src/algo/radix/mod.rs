@@ -23,35 +23,29 @@ use crate::gpu::Execution;
 use plan::Init;
 use serde_json::{Map, json};
 
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "onesweep",
-        summary: "histogram of every digit in one pass (its last workgroup scans the counts), then per digit one pass: rank the tile, decoupled look-back over the tiles' bucket counts (with fallback), scatter through workgroup memory",
-    },
-    Variant {
-        name: "classic",
-        summary: "per digit three passes: tile histograms, one scan of the counts, stable scatter (for teaching)",
-    },
-];
+variants! {
+    Onesweep = "onesweep": "histogram of every digit in one pass (its last workgroup scans the counts), then per digit one pass: rank the tile, decoupled look-back over the tiles' bucket counts (with fallback), scatter through workgroup memory",
+    Classic = "classic": "per digit three passes: tile histograms, one scan of the counts, stable scatter (for teaching)",
+}
 
-static INFO: AlgoInfo = AlgoInfo::new("radix", "004 (scan) + 000/001 (permutations)", VARIANTS)
+static INFO: AlgoInfo = AlgoInfo::new("radix", "004 (scan) + 000/001 (permutations)", Variant::INFO)
     .title("Radix sort (LSD)")
     .summary("stable LSD radix sort by digits of --digit-bits bits; u32/i32/f32 keys (f32: -NaN < -inf < … < -0 < +0 < … < +inf < +NaN), --descending, --values for a u32 payload");
 
 impl Options {
     /// Options that only one variant uses are an error elsewhere.
-    pub fn check_variant(&self, variant: &str) -> Result<()> {
-        if variant != "onesweep" && self.tile_order != TileOrder::Auto {
+    pub fn check_variant(&self, variant: Variant) -> Result<()> {
+        if variant != Variant::Onesweep && self.tile_order != TileOrder::Auto {
             return Err(crate::input_err!(
                 "--tile-order applies to --variant onesweep only (the look-back); radix {variant} has none"
             ));
         }
-        if variant != "onesweep" && self.prefetch.is_some() {
+        if variant != Variant::Onesweep && self.prefetch.is_some() {
             return Err(crate::input_err!(
                 "--prefetch applies to --variant onesweep only; radix {variant} does not prefetch"
             ));
         }
-        if variant != "onesweep" && self.spin != Options::default().spin {
+        if variant != Variant::Onesweep && self.spin != Options::default().spin {
             return Err(crate::input_err!(
                 "--spin applies to --variant onesweep only (the look-back); radix {variant} has none"
             ));
@@ -63,7 +57,7 @@ impl Options {
     fn facts(
         &self,
         gpu: &Gpu,
-        variant: &str,
+        variant: Variant,
         built: &plan::Built,
     ) -> Map<String, serde_json::Value> {
         let shape = built.shape;
@@ -74,7 +68,7 @@ impl Options {
         extra.insert("workgroup_size".into(), json!(shape.wg));
         extra.insert("keys_per_thread".into(), json!(shape.kpt));
         extra.insert("tile".into(), json!(shape.tile()));
-        if variant == "onesweep" {
+        if variant == Variant::Onesweep {
             let order = if self.dispatch_order(gpu) {
                 "dispatch"
             } else {
@@ -119,14 +113,10 @@ impl Algorithm for Options {
         Ok(())
     }
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, mut r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
-            let variant = req.variant.name;
+            let (gpu, req) = (r.gpu, r.req);
+            let variant = Variant::of(req.variant);
             self.check_variant(variant)?;
             let dtype = req.dtype;
             let x = &req.input.bits;
@@ -134,14 +124,13 @@ impl Algorithm for Options {
             let vals = self.values_for(x);
             let built = self.build_sort(gpu, variant, dtype, x, &vals, req.trace)?;
             let shape = built.shape;
-            let mut result = RunResult::head("radix", variant, gpu, &req.input, dtype, &built.plan);
-            result.extra = self.facts(gpu, variant, &built);
-            let mut run = start(gpu, &built.plan, req.trace || self.has_values())?;
+            let mut head =
+                RunResult::head("radix", variant.name(), gpu, &req.input, dtype, &built.plan);
+            head.extra = self.facts(gpu, variant, &built);
+            // The values are read back from the last pass's captures, traced or not.
+            r.capture |= self.has_values();
             // Traced: every pass's stage handed on as soon as it is read back and checked.
-            let mut trace_mismatch = None;
-            let mut fallbacks = 0u64;
-            let mut traced_values = None;
-            if req.trace {
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 let steps =
                     model::steps(dtype, self.descending, shape.bits, shape.tile(), x, &vals);
                 let tracer = trace::Tracer {
@@ -162,51 +151,55 @@ impl Algorithm for Options {
                     .iter()
                     .map(|&k| trace::Tracer::stage_count(k))
                     .sum();
-                out.head(&result, stages + 1)?;
-                out.push(tracer.input())?;
+                out.begin(head, stages + 1, tracer.input())?;
+                let (mut mismatch, mut fallbacks, mut values) = (None, 0u64, None);
                 while let Some((i, caps)) = run.next_capture().await? {
                     let kind = built.kinds[i];
                     if self.has_values() && i + 1 == built.kinds.len() {
-                        traced_values = caps.get(2).cloned();
+                        values = caps.get(2).cloned();
                     }
-                    for st in tracer.stages(i, kind, &caps, &mut trace_mismatch) {
+                    for st in tracer.stages(i, kind, &caps, &mut mismatch) {
                         fallbacks += trace::RadixNote::of(&st).map_or(0, |nt| nt.fallbacks);
                         out.push(st)?;
                     }
                 }
-            }
-            let ex = run.finish().await?;
-            let got_v = if self.has_values() {
-                traced_values.unwrap_or_else(|| sorted_values(&ex))
-            } else {
-                Vec::new()
+                Ok((mismatch, fallbacks, values))
             };
-            let mismatch = crate::algo::verdict(gpu, || {
-                let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
-                first_mismatch(dtype, &ex.output, &want_k)
-                    .map(|m| format!("keys: {m}"))
-                    .or_else(|| {
-                        // Keys only: both lists are empty.
-                        first_mismatch(DType::U32, &got_v, &want_v).map(|m| format!("values: {m}"))
-                    })
-            });
-            let mut extra = Map::new();
-            if self.has_values() {
-                extra.insert("values".into(), json!(got_v));
-            }
-            if req.trace && variant == "onesweep" {
-                extra.insert("fallbacks".into(), json!(fallbacks));
-            }
-            Ok(result
-                .ran(&built.plan, ex)
-                .checked(mismatch.or(trace_mismatch), out.take(), extra))
+            let check =
+                |ex: &Execution, traced: Option<(Option<String>, u64, Option<Vec<u32>>)>| {
+                    let (trace_mismatch, fallbacks, traced_values) = traced.unwrap_or_default();
+                    let got_v = if self.has_values() {
+                        traced_values.unwrap_or_else(|| sorted_values(ex))
+                    } else {
+                        Vec::new()
+                    };
+                    let mismatch = crate::algo::verdict(gpu, || {
+                        let (want_k, want_v) = model::sort(dtype, self.descending, x, &vals);
+                        first_mismatch(dtype, &ex.output, &want_k)
+                            .map(|m| format!("keys: {m}"))
+                            .or_else(|| {
+                                // Keys only: both lists are empty.
+                                first_mismatch(DType::U32, &got_v, &want_v)
+                                    .map(|m| format!("values: {m}"))
+                            })
+                    });
+                    let mut extra = Map::new();
+                    if self.has_values() {
+                        extra.insert("values".into(), json!(got_v));
+                    }
+                    if req.trace && variant == Variant::Onesweep {
+                        extra.insert("fallbacks".into(), json!(fallbacks));
+                    }
+                    Ok((mismatch.or(trace_mismatch), extra))
+                };
+            r.drive(&built.plan, head, trace, check).await
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
-        self.check_variant(v.name)?;
-        self.check_len(n)?;
-        let built = plan::build(gpu, self, v.name, dtype, &Init::Random(n), false)?;
+    fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, n: usize, dtype: DType) -> Result<BenchCase> {
+        let variant = Variant::of(v);
+        self.check_variant(variant)?;
+        let built = plan::build(gpu, self, variant, dtype, &Init::Random(n), false)?;
         let mut p = built.plan;
         p.output = None;
         for pass in &mut p.passes {
@@ -214,7 +207,7 @@ impl Algorithm for Options {
         }
         Ok(BenchCase {
             plan: p,
-            bytes: floor_bytes(self, v.name, n, built.shape),
+            bytes: floor_bytes(self, variant, n, built.shape),
             items: n as u64,
         })
     }
@@ -228,10 +221,10 @@ impl Algorithm for Options {
 /// (and value): 8 bytes per key, 16 with values. onesweep adds one histogram read of the keys (4
 /// bytes per key); classic adds a histogram read of the keys per digit. Counts, statuses and the
 /// clear are left out (they shrink with the tile).
-pub fn floor_bytes(o: &Options, variant: &str, n: usize, shape: Shape) -> u64 {
+pub fn floor_bytes(o: &Options, variant: Variant, n: usize, shape: Shape) -> u64 {
     let per_key = if o.has_values() { 16 } else { 8 };
     let d = shape.digits() as u64;
-    let hist = if variant == "onesweep" { 1 } else { d };
+    let hist = if variant == Variant::Onesweep { 1 } else { d };
     n as u64 * (d * per_key + 4 * hist)
 }
 
@@ -244,7 +237,7 @@ impl Options {
     pub fn repeated_runs(
         &self,
         gpu: &Gpu,
-        variant: &str,
+        variant: Variant,
         dtype: DType,
         inputs: &[&[u32]],
     ) -> Result<Vec<(Vec<u32>, Vec<u32>)>> {
@@ -279,7 +272,7 @@ impl Options {
     fn build_sort(
         &self,
         gpu: &Gpu,
-        variant: &str,
+        variant: Variant,
         dtype: DType,
         keys: &[u32],
         values: &[u32],

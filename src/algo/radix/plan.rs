@@ -4,6 +4,7 @@
 //! buffer is only read: the digit passes ping-pong between two scratch buffers, so every
 //! repetition of a timed plan sorts the same keys.
 
+use super::Variant;
 use super::options::{Options, Shape};
 use crate::data::DType;
 use crate::error::Result;
@@ -182,7 +183,7 @@ pub fn source(
 pub fn build(
     gpu: &Gpu,
     opts: &Options,
-    variant: &str,
+    variant: Variant,
     dtype: DType,
     init: &Init,
     trace: bool,
@@ -193,7 +194,7 @@ pub fn build(
     let tile = shape.tile();
     let tiles = n.div_ceil(tile);
     let nd = shape.digits() as usize;
-    let onesweep = variant == "onesweep";
+    let onesweep = variant == Variant::Onesweep;
     let (input, vals_in) = match init {
         Init::Data { keys, values } => (
             gpu.storage_init("radix keys", keys)?,

@@ -1,13 +1,13 @@
 //! Onesweep's search space: keys per thread, threads per workgroup (the tile is their product)
 //! and how far ahead the L2 prefetch reaches. The digit width changes the passes, not the tile,
 //! and stays the user's.
-use super::Options;
+use super::{Options, Variant};
 use crate::algo::tune::{Knob, Space};
 
 impl Options {
     pub(crate) fn space(&self, variant: &str) -> Space {
-        match variant {
-            "onesweep" => Space {
+        match variant.parse() {
+            Ok(Variant::Onesweep) => Space {
                 key: &["values", "descending"],
                 knobs: vec![
                     Knob::new("keys_per_thread", [16, 20, 12, 8]),

@@ -6,13 +6,13 @@ impl Options {
     /// `--workgroup-size` and `--per-thread` shape the tiles of `decoupled` and `reduce-then-scan`
     /// only, `--tile-order` numbers the tiles of `decoupled` only; given to another variant they
     /// would be silently ignored, so they are an error.
-    pub fn check_tile_options(&self, variant: &str) -> Result<()> {
-        if self.tile_order != TileOrder::Auto && variant != "decoupled" {
+    pub fn check_tile_options(&self, variant: Variant) -> Result<()> {
+        if self.tile_order != TileOrder::Auto && variant != Variant::Decoupled {
             return Err(crate::input_err!(
                 "--tile-order applies to --variant decoupled only (it picks how tiles are numbered)"
             ));
         }
-        if matches!(variant, "decoupled" | "reduce-then-scan") {
+        if matches!(variant, Variant::Decoupled | Variant::ReduceThenScan) {
             return Ok(());
         }
         for (flag, v) in [
@@ -29,8 +29,8 @@ impl Options {
     }
 
     /// The tile shape for this adapter, or a clear error naming the limit.
-    pub fn tile_shape(&self, gpu: &Gpu, variant: &str) -> Result<TileShape> {
-        let sg = variant == "decoupled" && !self.shared_scan && gpu.has_subgroups();
+    pub fn tile_shape(&self, gpu: &Gpu, variant: Variant) -> Result<TileShape> {
+        let sg = variant == Variant::Decoupled && !self.shared_scan && gpu.has_subgroups();
         let l = &gpu.limits;
         let max_wg = l
             .max_compute_invocations_per_workgroup

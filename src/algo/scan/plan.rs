@@ -77,7 +77,7 @@ impl Options {
     pub(super) fn build(
         &self,
         gpu: &Gpu,
-        variant: &str,
+        variant: Variant,
         dtype: DType,
         init: &Init,
         trace: bool,
@@ -91,11 +91,11 @@ impl Options {
             tiles: 0,
         };
         match variant {
-            "ladder" | "folded" | "hillis-steele" => {
+            Variant::Ladder | Variant::Folded | Variant::HillisSteele => {
                 let mut cur = init.buffer(gpu, "scan a", n)?;
                 let mut other = init.scratch(gpu, "scan b", n)?;
-                let suffix = variant == "folded" && !self.mirror;
-                if variant == "ladder" {
+                let suffix = variant == Variant::Folded && !self.mirror;
+                if variant == Variant::Ladder {
                     let p_ =
                         gpu.pipeline("scan ladder", &specialize(INPLACE, &base), "ladder_step")?;
                     let mut p = 1usize;
@@ -108,13 +108,13 @@ impl Options {
                         p <<= 1;
                     }
                 } else {
-                    let entry = if variant == "folded" {
+                    let entry = if variant == Variant::Folded {
                         "fold_step"
                     } else {
                         "hs_step"
                     };
                     let p_ = gpu.pipeline("scan pingpong", &specialize(PINGPONG, &base), entry)?;
-                    let phases: Vec<usize> = if variant == "folded" {
+                    let phases: Vec<usize> = if variant == Variant::Folded {
                         let mut v = Vec::new();
                         let mut p = model::pow2_ceil(n) / 2;
                         while p >= 1 {
@@ -154,7 +154,7 @@ impl Options {
                 plan.output = Some(Region::words(&cur, n));
                 plan.keep.extend([cur, other]);
             }
-            "blelloch" => {
+            Variant::Blelloch => {
                 let big = model::pow2_ceil(n);
                 let log_n = big.trailing_zeros();
                 let a = init.buffer(gpu, "scan tree", big)?;
@@ -209,7 +209,7 @@ impl Options {
                 plan.output = Some(Region::words(&a, n));
                 plan.keep.push(a);
             }
-            "sequential" => {
+            Variant::Sequential => {
                 let nv = n.div_ceil(4);
                 let src = init.buffer(gpu, "scan input", nv * 4)?;
                 let dst = init.scratch(gpu, "scan output", nv * 4)?;
@@ -225,7 +225,7 @@ impl Options {
                 plan.output = Some(Region::words(&dst, n));
                 plan.keep.extend([u, src, dst]);
             }
-            "reduce-then-scan" | "decoupled" => {
+            Variant::ReduceThenScan | Variant::Decoupled => {
                 let shape = self.tile_shape(gpu, variant)?;
                 let te = shape.elements();
                 let nv = n.div_ceil(4);
@@ -234,7 +234,7 @@ impl Options {
                 let src = init.buffer(gpu, "scan input", nv * 4)?;
                 let dst = init.scratch(gpu, "scan output", nv * 4)?;
                 let u = gpu.uniform("scan params", &[n as u32, nv as u32, tiles as u32])?;
-                if variant == "reduce-then-scan" {
+                if variant == Variant::ReduceThenScan {
                     let code = specialize(&format!("{TILE_COMMON}\n{RTS}"), &params);
                     let sums = init.scratch(gpu, "scan tile sums", tiles)?;
                     let reduce = gpu.pipeline("scan rts", &code, "rts_reduce")?;
@@ -291,9 +291,6 @@ impl Options {
                 built.tile = Some(shape);
                 built.tiles = tiles;
             }
-            other => {
-                return Err(crate::input_err!("unknown scan variant '{other}'"));
-            }
         }
         built.plan = plan;
         Ok(built)
@@ -322,8 +319,8 @@ impl Options {
         x: &[u32],
         runs: usize,
     ) -> Result<Vec<DecoupledRun>> {
-        self.check_tile_options("decoupled")?;
-        let built = self.build(gpu, "decoupled", dtype, &Init::Data(x), true)?;
+        self.check_tile_options(Variant::Decoupled)?;
+        let built = self.build(gpu, Variant::Decoupled, dtype, &Init::Data(x), true)?;
         let look_back = built
             .plan
             .passes

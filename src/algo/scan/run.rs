@@ -6,7 +6,7 @@ use super::*;
 use facts::{Facts, Form, Tile};
 
 /// Parallel steps of an untraced run (a traced run counts them stage by stage).
-fn untraced_steps(variant: &str, n: usize) -> usize {
+fn untraced_steps(variant: Variant, n: usize) -> usize {
     let lg = |mut p: usize, up: bool| {
         let mut c = 0;
         if up {
@@ -23,20 +23,20 @@ fn untraced_steps(variant: &str, n: usize) -> usize {
         c
     };
     match variant {
-        "ladder" | "hillis-steele" => lg(1, true),
-        "folded" => lg(model::pow2_ceil(n) / 2, false),
-        "blelloch" => 2 * model::pow2_ceil(n).trailing_zeros() as usize + 1,
-        "reduce-then-scan" => 3,
-        "sequential" => n,
+        Variant::Ladder | Variant::HillisSteele => lg(1, true),
+        Variant::Folded => lg(model::pow2_ceil(n) / 2, false),
+        Variant::Blelloch => 2 * model::pow2_ceil(n).trailing_zeros() as usize + 1,
+        Variant::ReduceThenScan => 3,
+        Variant::Sequential => n,
         _ => 1,
     }
 }
 
 impl Options {
     /// The run's top-level JSON facts known before the GPU runs: the form, the tile shape.
-    fn plan_facts(&self, gpu: &Gpu, variant: &str, built: &Built) -> Map<String, Value> {
-        let suffix = variant == "folded" && !self.mirror;
-        let decoupled = variant == "decoupled";
+    fn plan_facts(&self, gpu: &Gpu, variant: Variant, built: &Built) -> Map<String, Value> {
+        let suffix = variant == Variant::Folded && !self.mirror;
+        let decoupled = variant == Variant::Decoupled;
         Facts {
             exclusive: self.exclusive,
             form: if suffix { Form::Suffix } else { Form::Prefix },
@@ -70,16 +70,12 @@ impl Options {
 impl Algorithm for Options {
     info_and_example!(INFO, EXAMPLE);
 
-    fn run_streamed<'a>(
-        &'a self,
-        gpu: &'a Gpu,
-        req: &'a RunRequest,
-        out: &'a mut Stages<'_>,
-    ) -> Task<'a, RunResult> {
+    fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
-            let variant = req.variant.name;
+            let (gpu, req) = (r.gpu, r.req);
+            let variant = Variant::of(req.variant);
             let dtype = req.dtype;
-            if self.mirror && variant != "folded" {
+            if self.mirror && variant != Variant::Folded {
                 return Err(crate::input_err!(
                     "--mirror applies to --variant folded only (it turns folded's suffix sums into prefix sums)"
                 ));
@@ -87,78 +83,76 @@ impl Algorithm for Options {
             self.check_tile_options(variant)?;
             let x = &req.input.bits;
             let n = x.len();
-            let suffix = variant == "folded" && !self.mirror;
+            let suffix = variant == Variant::Folded && !self.mirror;
             let built = self.build(gpu, variant, dtype, &Init::Data(x), req.trace)?;
-            let mut result = RunResult::head("scan", variant, gpu, &req.input, dtype, &built.plan);
-            result.extra = self.plan_facts(gpu, variant, &built);
-            let mut run = start(gpu, &built.plan, req.trace)?;
-            let traced = match req.trace {
-                true => Some(self.trace(req, &built, &result, &mut run, out).await?),
-                false => None,
+            let mut head =
+                RunResult::head("scan", variant.name(), gpu, &req.input, dtype, &built.plan);
+            head.extra = self.plan_facts(gpu, variant, &built);
+            let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
+                self.trace(req, &built, head, run, out).await
             };
-            let ex = run.finish().await?;
-
-            // The whole-result check.
-            let log_n = model::pow2_ceil(n).trailing_zeros() as usize;
-            let tile_depth = tile_depth(&built);
-            let depth = |i: usize| -> usize {
-                let d = match variant {
-                    "sequential" => i + 1,
-                    "ladder" | "folded" | "hillis-steele" => log_n + 1,
-                    "blelloch" => 2 * log_n + 2,
-                    _ => tile_depth,
+            let check = |ex: &crate::gpu::Execution, traced: Option<super::traced::Traced>| {
+                // The whole-result check.
+                let log_n = model::pow2_ceil(n).trailing_zeros() as usize;
+                let tile_depth = tile_depth(&built);
+                let depth = |i: usize| -> usize {
+                    let d = match variant {
+                        Variant::Sequential => i + 1,
+                        Variant::Ladder | Variant::Folded | Variant::HillisSteele => log_n + 1,
+                        Variant::Blelloch => 2 * log_n + 2,
+                        _ => tile_depth,
+                    };
+                    d.min(if suffix { n - i } else { i + 1 })
                 };
-                d.min(if suffix { n - i } else { i + 1 })
-            };
-            let mut extra = Map::new();
-            let mismatch = if gpu.is_instrumented() {
-                // The lens compares the recording run with the normal run (crate::algo::verdict).
-                None
-            } else if dtype == DType::F32 {
-                let (exact, abs) = model::exact_f64(x, self.exclusive, suffix);
-                let c = check_f32(&ex.output, &exact, &abs, &depth);
-                extra.insert("max_abs_error".into(), json!(c.max_abs_error));
-                extra.insert("max_rel_error".into(), json!(c.max_rel_error));
-                extra.insert(
+                let mut extra = Map::new();
+                let mismatch = if gpu.is_instrumented() {
+                    // The lens compares the recording run with the normal run (crate::algo::verdict).
+                    None
+                } else if dtype == DType::F32 {
+                    let (exact, abs) = model::exact_f64(x, self.exclusive, suffix);
+                    let c = check_f32(&ex.output, &exact, &abs, &depth);
+                    extra.insert("max_abs_error".into(), json!(c.max_abs_error));
+                    extra.insert("max_rel_error".into(), json!(c.max_rel_error));
+                    extra.insert(
                 "f32_tolerance".into(),
                 json!("|gpu_i - exact_i| <= 1.01 (d_i + 2) 2^-24 sum_j |x_j| + (d_i + 2) 2^-126, exact = f64 sum, d_i = summation-tree height"),
             );
-                c.mismatch
-            } else {
-                let want = if suffix {
-                    model::suffix(dtype, x, self.exclusive)
+                    c.mismatch
                 } else {
-                    model::sequential(dtype, x, self.exclusive)
+                    let want = if suffix {
+                        model::suffix(dtype, x, self.exclusive)
+                    } else {
+                        model::sequential(dtype, x, self.exclusive)
+                    };
+                    first_mismatch(dtype, &ex.output, &want)
                 };
-                first_mismatch(dtype, &ex.output, &want)
+                let (steps, mismatch) = match traced {
+                    Some(t) => {
+                        extra.extend(t.extra);
+                        extra.insert("work".into(), json!(t.work));
+                        (t.steps, mismatch.or(t.mismatch))
+                    }
+                    None => (untraced_steps(variant, n), mismatch),
+                };
+                extra.insert("steps".into(), json!(steps));
+                extra.insert("n_log2_n".into(), json!(n * log_n));
+                Ok((mismatch, extra))
             };
-            let (steps, mismatch) = match traced {
-                Some(t) => {
-                    extra.extend(t.extra);
-                    extra.insert("work".into(), json!(t.work));
-                    (t.steps, mismatch.or(t.mismatch))
-                }
-                None => (untraced_steps(variant, n), mismatch),
-            };
-            extra.insert("steps".into(), json!(steps));
-            extra.insert("n_log2_n".into(), json!(n * log_n));
-            Ok(result
-                .ran(&built.plan, ex)
-                .checked(mismatch, out.take(), extra))
+            r.drive(&built.plan, head, trace, check).await
         })
     }
 
-    fn bench_case(&self, gpu: &Gpu, v: &Variant, n: usize, dtype: DType) -> Result<BenchCase> {
-        if v.name == "sequential" && n > SEQUENTIAL_BENCH_MAX {
+    fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, n: usize, dtype: DType) -> Result<BenchCase> {
+        if Variant::of(v) == Variant::Sequential && n > SEQUENTIAL_BENCH_MAX {
             return Err(Error::Limit(format!(
                 "scan sequential (one GPU thread) is benchmarked up to N = 2^24; got N = {n}"
             )));
         }
         let opts = Options {
-            mirror: self.mirror && v.name == "folded",
+            mirror: self.mirror && Variant::of(v) == Variant::Folded,
             ..self.clone()
         };
-        let built = opts.build(gpu, v.name, dtype, &Init::Zeroed(n), false)?;
+        let built = opts.build(gpu, Variant::of(v), dtype, &Init::Zeroed(n), false)?;
         if built.plan.passes.is_empty() {
             return Err(crate::input_err!(
                 "scan {}: N = {n} needs no pass; nothing to time",

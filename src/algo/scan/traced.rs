@@ -85,10 +85,10 @@ impl Options {
         run: &mut Running<'_>,
         out: &mut Stages<'_>,
     ) -> Result<Traced> {
-        let (variant, dtype, x) = (req.variant.name, req.dtype, &req.input.bits);
+        let (variant, dtype, x) = (Variant::of(req.variant), req.dtype, &req.input.bits);
         let n = x.len();
         let log_n = model::pow2_ceil(n).trailing_zeros() as usize;
-        let suffix = variant == "folded" && !self.mirror;
+        let suffix = variant == Variant::Folded && !self.mirror;
         let tile_depth = tile_depth(built);
         let mut extra = Map::new();
         let mut mismatch = None;
@@ -104,23 +104,19 @@ impl Options {
         };
         // Announce `count` stages after the input, and hand on the input.
         let begin = |out: &mut Stages, count: usize| -> Result<()> {
-            out.head(head, count + 1)?;
             let notes = trace::Notes {
                 phase: Some(0),
                 ..Default::default()
             };
-            out.push(Stage::with(
-                "input",
-                req.input.clone(),
-                RoomNotes::Scan(notes),
-            ))
+            let input = Stage::with("input", req.input.clone(), RoomNotes::Scan(notes));
+            out.begin(head, count + 1, input)
         };
         match variant {
-            "ladder" | "folded" | "hillis-steele" => {
+            Variant::Ladder | Variant::Folded | Variant::HillisSteele => {
                 // The model's phases one at a time, beside the GPU's.
                 let phases: Box<dyn ExactSizeIterator<Item = model::Phase>> = match variant {
-                    "ladder" => Box::new(model::ladder(dtype, x)),
-                    "folded" => Box::new(model::folded(dtype, x, self.mirror)),
+                    Variant::Ladder => Box::new(model::ladder(dtype, x)),
+                    Variant::Folded => Box::new(model::folded(dtype, x, self.mirror)),
                     _ => Box::new(model::hillis_steele(dtype, x)),
                 };
                 begin(out, phases.len() + usize::from(self.exclusive))?;
@@ -131,14 +127,14 @@ impl Options {
                     work += ph.reads.len();
                     let label = format!("phase p={}", ph.p);
                     check(&label, &g, &ph.data, &mut mismatch);
-                    let what = if variant == "ladder" {
+                    let what = if variant == Variant::Ladder {
                         "ladder"
                     } else {
                         "phase"
                     };
                     let mut st = phase_stage(dtype, &ph, g, n, steps, work, what);
                     st.label = label;
-                    if variant == "folded"
+                    if variant == Variant::Folded
                         && let RoomNotes::Scan(notes) = &mut st.notes.room
                     {
                         notes.form = Some(if self.mirror {
@@ -177,7 +173,7 @@ impl Options {
                     out.push(scan_stage("exclusive: shift by one", dtype, g, notes))?;
                 }
             }
-            "blelloch" => {
+            Variant::Blelloch => {
                 let big = model::pow2_ceil(n);
                 let tree = model::blelloch(dtype, x, !self.exclusive);
                 begin(out, tree.len())?;
@@ -216,7 +212,7 @@ impl Options {
                 }
                 extra.insert("padded_to".into(), json!(big));
             }
-            "sequential" => {
+            Variant::Sequential => {
                 begin(out, 1)?;
                 let want = model::sequential(dtype, x, self.exclusive);
                 let g = next(run).await?.into_iter().next().unwrap_or_default();
@@ -235,7 +231,7 @@ impl Options {
                 };
                 out.push(scan_stage("one thread, i = 1 … n-1", dtype, g, notes))?;
             }
-            "reduce-then-scan" => {
+            Variant::ReduceThenScan => {
                 begin(out, 3)?;
                 let te = built.tile.map_or(1, |s| s.elements());
                 let (sums, pre) = model::tile_sums(dtype, x, te);
@@ -267,7 +263,7 @@ impl Options {
                 ))?;
                 steps = 3;
             }
-            "decoupled" => {
+            Variant::Decoupled => {
                 begin(out, 2)?;
                 let te = built.tile.map_or(1, |s| s.elements());
                 let c = next(run).await?;
@@ -365,7 +361,6 @@ impl Options {
                         .passes(vec![lb_pass]),
                 )?;
             }
-            _ => begin(out, 0)?,
         }
         Ok(Traced {
             steps,

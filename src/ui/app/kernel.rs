@@ -35,7 +35,7 @@ fn kernel_defaults() -> kernel::Options {
         .ok()
         .and_then(|c| match c.cmd {
             Some(crate::cli::Cmd::Run(a)) => match a.algo {
-                AlgoOptions::Kernel(o) => Some(o),
+                Some(AlgoOptions::Kernel(o)) => Some(o),
                 _ => None,
             },
             _ => None,
@@ -502,7 +502,7 @@ impl StagewiseApp {
                 return;
             }
         };
-        let AlgoOptions::Kernel(mut o) = args.algo else {
+        let Some(AlgoOptions::Kernel(mut o)) = args.algo else {
             return;
         };
         let in_editor = text.is_some();

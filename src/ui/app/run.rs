@@ -29,14 +29,12 @@ impl RunJob {
     /// returns false once nobody listens (the run then stops at its next stage).
     pub async fn run(self, gpu: &Gpu, send: &mut dyn FnMut(RunMsg) -> bool) {
         let algo = self.algo.algo();
-        let r = match algo.info().variant(Some(&self.variant)) {
-            Ok(variant) => {
-                let req = RunRequest {
-                    variant,
-                    dtype: self.dtype,
-                    input: self.input,
-                    trace: true,
-                };
+        let req = algo
+            .info()
+            .variant(Some(&self.variant))
+            .and_then(|variant| RunRequest::new(algo, variant, self.dtype, self.input, true));
+        let r = match req {
+            Ok(req) => {
                 let mut trace = |e| send(RunMsg::Trace(e));
                 let mut out = algo::Stages::send_to(&mut trace);
                 let mut r = algo::run_streamed(algo, gpu, &req, &mut out).await;

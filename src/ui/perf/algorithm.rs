@@ -3,7 +3,7 @@
 
 use super::plot::{self, Series, Style, rooflines, suspect_marks, x_of};
 use super::{PerfLab, YAxis, nominal_bandwidth};
-use crate::algo::{AlgoOptions, Variant};
+use crate::algo::{AlgoOptions, VariantInfo};
 use crate::bench::BenchRow;
 use crate::gpu::Gpu;
 use eframe::egui;
@@ -21,7 +21,7 @@ impl PerfLab {
             .collect();
     }
 
-    pub(super) fn selected(&self) -> Vec<&'static Variant> {
+    pub(super) fn selected(&self) -> Vec<&'static VariantInfo> {
         let info = self.algo.algo().info();
         info.variants
             .iter()

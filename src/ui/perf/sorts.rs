@@ -5,7 +5,7 @@
 use super::nominal_bandwidth;
 use super::peers::{FileSeries, Overlay};
 use super::plot::{self, Series, Style, rooflines, suspect_marks, x_of};
-use crate::algo::{AlgoOptions, Variant};
+use crate::algo::{AlgoOptions, VariantInfo};
 use crate::bench::{BenchRow, BenchSpec};
 use crate::data::DType;
 use crate::gpu::Gpu;
@@ -50,7 +50,7 @@ impl Group {
         }
     }
 
-    fn variants(self) -> &'static [Variant] {
+    fn variants(self) -> &'static [VariantInfo] {
         self.options().algo().info().variants
     }
 }
@@ -69,7 +69,7 @@ pub fn per_key(r: &BenchRow) -> u64 {
 #[derive(Clone, Debug)]
 pub struct Member {
     pub group: Group,
-    pub variant: &'static Variant,
+    pub variant: &'static VariantInfo,
     pub on: bool,
 }
 
@@ -154,7 +154,7 @@ impl SortFamily {
         let mut cases = Vec::new();
         self.running_groups.clear();
         for g in Group::ALL {
-            let vs: Vec<&'static Variant> = self
+            let vs: Vec<&'static VariantInfo> = self
                 .members
                 .iter()
                 .filter(|m| m.group == g && m.on)

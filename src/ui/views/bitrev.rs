@@ -3,6 +3,7 @@
 
 use super::ViewState;
 use crate::algo::RunResult;
+use crate::algo::bitrev::Variant;
 use crate::algo::bitrev::model;
 use crate::ui::colors;
 use eframe::egui::{self, Color32, RichText, Stroke};
@@ -12,7 +13,7 @@ fn origins(result: &RunResult) -> Vec<Vec<u32>> {
     let n = result.n;
     let iota: Vec<u32> = (0..n as u32).collect();
     let mut rows = vec![iota.clone()];
-    if result.variant != "staged" {
+    if result.variant_as() != Some(Variant::Staged) {
         rows.push(model::naive(&iota));
     } else {
         rows.extend(model::staged(&iota));
@@ -100,7 +101,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     }
     let stage = stage.min(result.stages.len() - 1);
     let bs = block_size(result, stage);
-    let title = if result.variant == "naive" {
+    let title = if result.variant_as() == Some(Variant::Naive) {
         if stage == 0 {
             "Input".to_string()
         } else {
@@ -135,11 +136,13 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                     let bsz = block_size(result, r);
                     let current = r == stage;
                     ui.horizontal(|ui| {
-                        let label = RichText::new(if result.variant == "naive" && r == 1 {
-                            "after".to_string()
-                        } else {
-                            format!("Stage {r}")
-                        });
+                        let label = RichText::new(
+                            if result.variant_as() == Some(Variant::Naive) && r == 1 {
+                                "after".to_string()
+                            } else {
+                                format!("Stage {r}")
+                            },
+                        );
                         ui.add_sized(
                             [100.0, 24.0],
                             egui::Label::new(if current { label.strong() } else { label }),
@@ -186,7 +189,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                             );
                         }
                     });
-                    if current && n / bsz <= 32 && result.variant != "naive" {
+                    if current && n / bsz <= 32 && result.variant_as() != Some(Variant::Naive) {
                         block_labels(ui, prev_row, cell * bsz as f32, n / bsz);
                     }
                 }
@@ -220,7 +223,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
             "Lines between the rows: where every element moves (bold: it moved, thin: it stayed).",
         );
     }
-    if result.variant == "naive" {
+    if result.variant_as() == Some(Variant::Naive) {
         demo_a(ui, result, state);
     } else {
         ui.label(

@@ -4,6 +4,7 @@
 //! stages, and the step / work counters next to the seed's O(n) steps and O(n²) work.
 
 use super::ViewState;
+use crate::algo::oddeven::Variant;
 use crate::algo::oddeven::facts::Facts;
 use crate::algo::oddeven::{model::Pair, trace::Notes};
 use crate::algo::{RunResult, Stage};
@@ -80,7 +81,10 @@ fn counters(ui: &mut egui::Ui, result: &RunResult) {
             Some(f) => ui.label(
                 RichText::new(format!(
                     "first sorted after {} {f} of {}",
-                    if matches!(result.variant.as_str(), "transposition" | "global") {
+                    if matches!(
+                        result.variant_as(),
+                        Some(Variant::Transposition | Variant::Global)
+                    ) {
                         "phase"
                     } else {
                         "stage"
@@ -109,7 +113,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     }
     let stage = stage.min(result.stages.len() - 1);
     let st = &result.stages[stage];
-    if result.variant == "batcher" {
+    if result.variant_as() == Some(Variant::Batcher) {
         network_strip(ui, result, stage);
     }
     ui.horizontal(|ui| {
@@ -155,15 +159,15 @@ fn stage_title(result: &RunResult, stage: usize) -> String {
     if stage == 0 {
         return format!("The input ({} keys)", result.n);
     }
-    match result.variant.as_str() {
-        "batcher" => format!(
+    match result.variant_as() {
+        Some(Variant::Batcher) => format!(
             "Stage {stage}: merge blocks of {}, compare at distance {} - {} compare-exchanges, {} swapped",
             nt(st).merge_block.unwrap_or(0),
             nt(st).k.unwrap_or(0),
             nt(st).compare_exchanges.unwrap_or(0),
             nt(st).swaps.unwrap_or(0)
         ),
-        "merge-split" => {
+        Some(Variant::MergeSplit) => {
             if stage == 1 {
                 format!(
                     "Every block of {} sorted in workgroup memory",
@@ -186,11 +190,11 @@ fn legend(ui: &mut egui::Ui, result: &RunResult) {
     ui.horizontal_wrapped(|ui| {
         ui.label(RichText::new("X swapped").color(SWAP));
         ui.label(RichText::new("|| kept").color(KEEP));
-        match result.variant.as_str() {
-            "merge-split" => ui.label(
+        match result.variant_as() {
+            Some(Variant::MergeSplit) => ui.label(
                 "Brackets join the two blocks of a merge-split; every workgroup merges one pair (Batcher's merge) and keeps the lower half on the left.",
             ),
-            "batcher" => ui.label(
+            Some(Variant::Batcher) => ui.label(
                 "Shaded bands are the 2p-blocks being merged; a pair is (a, a + k). Local stages run in workgroup memory, the rest as fused global passes.",
             ),
             _ => ui.label(
@@ -203,7 +207,7 @@ fn legend(ui: &mut egui::Ui, result: &RunResult) {
 fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
     let n = result.n;
     let row_h = 24.0;
-    let gap = if result.variant == "merge-split" {
+    let gap = if result.variant_as() == Some(Variant::MergeSplit) {
         22.0
     } else {
         36.0
@@ -235,7 +239,7 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
         if r > 0 {
             let ytop = top - gap + 2.0;
             let ybot = top - 2.0;
-            if result.variant == "merge-split" {
+            if result.variant_as() == Some(Variant::MergeSplit) {
                 let block = nt(st).block.unwrap_or(1);
                 for (a, b, moved) in block_pairs(st) {
                     let l = x0 + cell * (a * block) as f32 + 2.0;
@@ -258,7 +262,7 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
                 }
             } else {
                 let seg = nt(st).segment.unwrap_or(n);
-                let label_threads = result.variant != "batcher" && cell >= 30.0;
+                let label_threads = result.variant_as() != Some(Variant::Batcher) && cell >= 30.0;
                 for (a, b, swapped) in pairs(st) {
                     let (xa, xb) = (cx(a), cx(b));
                     let c = if swapped { SWAP } else { KEEP };
@@ -294,7 +298,7 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
             }
         }
         // Batcher: shade the 2p blocks being merged.
-        if result.variant == "batcher"
+        if result.variant_as() == Some(Variant::Batcher)
             && let Some(mb) = nt(st).merge_block
         {
             for (bi, start) in (0..n).step_by(mb.max(1)).enumerate() {
@@ -338,7 +342,7 @@ fn diagram(ui: &mut egui::Ui, result: &RunResult, stage: usize, cell: f32) {
             super::cell_text(&p, c, bg, st.data.fmt_elem(i), font);
         }
         // merge-split block boundaries
-        if result.variant == "merge-split"
+        if result.variant_as() == Some(Variant::MergeSplit)
             && let Some(block) = nt(st).block
         {
             for bnd in (0..=n).step_by(block.max(1)) {

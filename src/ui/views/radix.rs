@@ -8,6 +8,7 @@
 
 use super::ViewState;
 use crate::algo::RunResult;
+use crate::algo::radix::Variant;
 use crate::algo::radix::trace::{RadixNote, StepKind};
 use crate::ui::colors;
 use eframe::egui::{self, Color32, RichText, Sense, Stroke};
@@ -103,7 +104,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
                 scatter_rows(ui, result, stage, &note);
                 ui.add_space(8.0);
                 tile_table(ui, &note);
-                if !note.lookback.is_empty() && result.variant == "onesweep" {
+                if !note.lookback.is_empty() && result.variant_as() == Some(Variant::Onesweep) {
                     ui.add_space(4.0);
                     let falls: u32 = note.lookback.iter().map(|p| p[1]).sum();
                     ui.label(format!(

@@ -4,6 +4,7 @@
 //! and picking: click a cell to highlight every input element and every cell it depends on.
 
 use super::ViewState;
+use crate::algo::scan::Variant;
 use crate::algo::scan::facts::Facts;
 use crate::algo::scan::trace::Notes;
 use crate::algo::{RunResult, Stage};
@@ -142,7 +143,7 @@ pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state
     }
     let rows = |ui: &mut egui::Ui, state: &mut ViewState| {
         phase_rows(ui, result, stage, cell, state);
-        if result.variant == "blelloch" && stage > 0 {
+        if result.variant_as() == Some(Variant::Blelloch) && stage > 0 {
             ui.add_space(8.0);
             tree(ui, result, stage, state);
         }
@@ -421,7 +422,7 @@ fn arrow(p: &egui::Painter, from: egui::Pos2, to: egui::Pos2, stroke: Stroke) {
 
 /// The (thread, reads-from) table: the seed's printout, with the sleeping threads.
 fn table(ui: &mut egui::Ui, result: &RunResult, st: &Stage) {
-    let ladder = result.variant == "ladder";
+    let ladder = result.variant_as() == Some(Variant::Ladder);
     ui.strong(if ladder {
         "thread, prev_rung"
     } else {
@@ -457,7 +458,7 @@ fn table(ui: &mut egui::Ui, result: &RunResult, st: &Stage) {
             .color(Color32::GRAY),
         );
     }
-    if result.variant == "folded" {
+    if result.variant_as() == Some(Variant::Folded) {
         ui.label(RichText::new(nt(st).form.unwrap_or("")).strong());
     }
 }
