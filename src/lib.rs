@@ -9,6 +9,7 @@ pub mod error;
 pub mod export;
 pub mod gpu;
 pub mod lens;
+pub mod lesson;
 pub mod par;
 pub mod request;
 pub mod selftest;

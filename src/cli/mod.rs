@@ -18,6 +18,8 @@ mod bench_cmds;
 use bench_cmds::{bench_cmd, report_cmd, suite_cmd};
 #[cfg(not(target_arch = "wasm32"))]
 mod grade;
+#[cfg(not(target_arch = "wasm32"))]
+mod lesson;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -69,6 +71,10 @@ pub enum Cmd {
     /// Grade a class's kernels against an exercise: each file in a process of its own under a
     /// time limit, checked, its goal measured, timed beside the built-in kernel and the copy.
     Grade(GradeArgs),
+    /// Lessons (docs/LESSONS.md): check a lesson file on the GPU, list the shipped ones.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[command(subcommand)]
+    Lesson(lesson::LessonCmd),
     /// BMMC (seed 001): distributions of rank_m, rank_b and pass counts over random bit permutations.
     BmmcStats {
         /// Index bits (N = 2^n).
@@ -262,6 +268,7 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
         Cmd::Bench(args) => bench_cmd(cli, args),
         Cmd::Selftest(args) => selftest_cmd(cli, args),
         Cmd::Grade(args) => grade::grade_cmd(cli.adapter.as_deref(), args),
+        Cmd::Lesson(c) => lesson::lesson_cmd(cli.adapter.as_deref(), c),
         Cmd::Report {
             result,
             markdown,

@@ -8,6 +8,7 @@ pub mod colors;
 pub mod files;
 pub mod lens;
 pub mod lens_compare;
+pub mod lessons;
 pub mod narrate;
 pub mod params;
 pub mod perf;

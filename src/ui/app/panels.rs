@@ -438,6 +438,8 @@ impl StagewiseApp {
             exercises.response.on_hover_text(
                 "Write a kernel to a statement, in your own editor; the room \"Your kernel\" checks it",
             );
+            ui.toggle_value(&mut self.lessons.open, "Lessons")
+                .on_hover_text("A path through the seeds: steps that set up a run and ask what the GPU will do");
             ui.separator();
             ui.selectable_value(&mut self.tab, Tab::Stages, "Stages")
                 .on_hover_text("Run stage by stage and see every pass");
