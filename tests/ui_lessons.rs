@@ -93,7 +93,7 @@ fn a_lesson_steps_through_its_states_and_checks_predictions_on_the_gpu() {
     );
     h.get_by_label("Step 1 of 8");
     // Step 2: Demo B, stage 1 (a new run).
-    h.get_by_label("Next >").click();
+    h.get_by_label("Next step >").click();
     h.step();
     settle(&mut h);
     assert_eq!(
@@ -148,10 +148,10 @@ fn a_lesson_steps_through_its_states_and_checks_predictions_on_the_gpu() {
             .is_some_and(|n| n.contains("not a whole number"))
     );
     // Step 5: 1024 elements with the lens on; the write's sectors per request from its record.
-    h.get_by_label("Next >").click();
+    h.get_by_label("Next step >").click();
     h.step();
     settle(&mut h);
-    h.get_by_label("Next >").click();
+    h.get_by_label("Next step >").click();
     h.step();
     settle(&mut h);
     assert_eq!(
@@ -203,6 +203,9 @@ fn a_lesson_steps_through_its_states_and_checks_predictions_on_the_gpu() {
         [2, 4]
     );
     h.get_by_label("Step 5 of 8");
+    // The list (folded while a lesson is open) shows the lesson's progress.
+    h.get_by_label("All lessons").click();
+    h.run();
     h.get_by_label_contains("1. Bit-reversal: Demo A, Demo B and a tile  (2/6)");
 }
 

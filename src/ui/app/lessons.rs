@@ -290,7 +290,7 @@ impl StagewiseApp {
         let pos = self.lessons.position();
         ui.horizontal(|ui| {
             if ui
-                .add_enabled(pos > 0, egui::Button::new("< Previous"))
+                .add_enabled(pos > 0, egui::Button::new("< Previous step"))
                 .on_hover_text("The previous step (PageUp)")
                 .clicked()
             {
@@ -298,7 +298,7 @@ impl StagewiseApp {
             }
             ui.label(format!("Step {} of {}", pos + 1, lesson.len()));
             if ui
-                .add_enabled(pos + 1 < lesson.len(), egui::Button::new("Next >"))
+                .add_enabled(pos + 1 < lesson.len(), egui::Button::new("Next step >"))
                 .on_hover_text("The next step (PageDown)")
                 .clicked()
             {
