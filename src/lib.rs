@@ -10,6 +10,7 @@ pub mod export;
 pub mod gpu;
 pub mod lens;
 pub mod lesson;
+pub mod link;
 pub mod par;
 pub mod request;
 pub mod selftest;

@@ -271,3 +271,70 @@ fn an_odd_even_phase_asks_which_pairs_swap_and_an_exercise_unlocks_hints() {
         1
     );
 }
+
+#[test]
+fn a_link_opens_a_run_a_lesson_step_and_copy_link_gives_it_back() {
+    use stagewise::link::Link;
+    let mut h = harness();
+    settle(&mut h);
+    let ctx = h.ctx.clone();
+    // A run at its stage, with the lens on. (The code panel is off: its narration of bmmc's
+    // naive variant, src/ui/narrate.rs, has a character the test fonts lack.)
+    h.state_mut().show_code = false;
+    let l = Link::parse("#bmmc/naive?n=16&fill=iota&preset=gray&stage=1&lens=1").unwrap();
+    h.state_mut().open_link(&l, &ctx);
+    h.step();
+    settle(&mut h);
+    assert_eq!(
+        state(&h),
+        ("bmmc".into(), "naive".into(), 1, Tab::Stages, true)
+    );
+    let r = h.state().result.clone().unwrap();
+    assert_eq!(r.output.bits[7], 5, "the Gray code sends 5 to 7 on the GPU");
+    // Copy link: the same run and view back.
+    let back = h.state().link_now().unwrap();
+    assert_eq!(
+        Link::parse(&back.to_text().unwrap()).unwrap(),
+        Link::parse("#bmmc/naive?n=16&fill=iota&preset=gray&seed=1&stage=1&lens=1").unwrap(),
+        "{}",
+        back.to_text().unwrap()
+    );
+    h.get_by_label("File").click();
+    h.run();
+    h.get_by_label("Copy link").click();
+    h.run();
+    let msg = h.state().message.clone().unwrap_or_default();
+    assert_eq!(
+        msg,
+        "copied the link #bmmc/naive?n=16&fill=iota&preset=gray&stage=1&lens=1"
+    );
+    // A lesson's step: the panel opens there and the step's state is set.
+    let l = Link::parse("#lesson=oddeven&step=3").unwrap();
+    h.state_mut().open_link(&l, &ctx);
+    h.step();
+    settle(&mut h);
+    assert_eq!(h.state().lessons.position(), 2);
+    assert_eq!(
+        state(&h),
+        (
+            "oddeven".into(),
+            "transposition".into(),
+            4,
+            Tab::Stages,
+            false
+        )
+    );
+    assert_eq!(
+        h.state().link_now().unwrap().to_text().unwrap(),
+        "#lesson=oddeven&step=3"
+    );
+    // An unknown lesson is a message, not a panic.
+    h.state_mut()
+        .open_link(&Link::parse("#lesson=nope").unwrap(), &ctx);
+    assert!(
+        h.state()
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("no lesson 'nope'"))
+    );
+}

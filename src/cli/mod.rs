@@ -75,6 +75,10 @@ pub enum Cmd {
     #[cfg(not(target_arch = "wasm32"))]
     #[command(subcommand)]
     Lesson(lesson::LessonCmd),
+    /// Open the app at a link (docs/LESSONS.md): `#bitrev/staged?stage=2`, `#lesson=bitrev&step=4`,
+    /// `#exercise=bitrev-naive`, or a whole address ending in one.
+    #[cfg(not(target_arch = "wasm32"))]
+    Open { link: String },
     /// BMMC (seed 001): distributions of rank_m, rank_b and pass counts over random bit permutations.
     BmmcStats {
         /// Index bits (N = 2^n).
@@ -269,6 +273,10 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
         Cmd::Selftest(args) => selftest_cmd(cli, args),
         Cmd::Grade(args) => grade::grade_cmd(cli.adapter.as_deref(), args),
         Cmd::Lesson(c) => lesson::lesson_cmd(cli.adapter.as_deref(), c),
+        Cmd::Open { link } => {
+            let l = crate::link::Link::parse(link)?;
+            crate::ui::run_app_at(cli.adapter.as_deref(), l)
+        }
         Cmd::Report {
             result,
             markdown,

@@ -14,6 +14,7 @@ use std::sync::mpsc::{Receiver, channel};
 mod io;
 mod kernel;
 mod lessons;
+mod links;
 mod panels;
 mod run;
 mod session;

@@ -269,7 +269,8 @@ impl StagewiseApp {
                     let p = self.lessons.progress.lessons.get(&l.id);
                     let asked = l.steps.iter().filter(|s| s.question.is_some()).count();
                     let right = p.map_or(0, |p| p.right.len());
-                    let label = format!("{}. {}  ({right}/{asked})", i + 1, l.title);
+                    let title = workbench::drawable(ui.ctx(), &l.title, false);
+                    let label = format!("{}. {title}  ({right}/{asked})", i + 1);
                     if ui
                         .selectable_label(self.lessons.current == Some(i), label)
                         .on_hover_text(&l.summary)
@@ -306,10 +307,12 @@ impl StagewiseApp {
             }
         });
         let pos = self.lessons.position();
-        ui.strong(&lesson.title);
+        // Lesson files may hold characters the UI's fonts cannot draw (a '?' then).
+        let text = |s: &str| workbench::drawable(ctx, s, false);
+        ui.strong(text(&lesson.title));
         if let Some(step) = lesson.steps.get(pos) {
-            ui.heading(&step.title);
-            ui.label(&step.text);
+            ui.heading(text(&step.title));
+            ui.label(text(&step.text));
             if ui
                 .small_button("Set up")
                 .on_hover_text("Put the app back in this step's state (run, stage, tab, lens)")
@@ -335,7 +338,7 @@ impl StagewiseApp {
     fn question_ui(&mut self, ui: &mut egui::Ui, q: &Question, pos: usize) {
         ui.separator();
         ui.strong("Predict");
-        ui.label(q.ask());
+        ui.label(workbench::drawable(ui.ctx(), q.ask(), false));
         let answered = self
             .lessons
             .lesson()

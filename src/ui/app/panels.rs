@@ -392,6 +392,13 @@ impl StagewiseApp {
                 {
                     self.open_session(&ctx);
                 }
+                if ui
+                    .button("Copy link")
+                    .on_hover_text("A link to this run and view, or to the lesson's step (docs/LESSONS.md)")
+                    .clicked()
+                {
+                    self.copy_link(&ctx);
+                }
             });
             file.response.on_hover_text(
                 "Open input data, save the output, the diagram, the trace or the session",
