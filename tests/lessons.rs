@@ -98,3 +98,18 @@ fn a_bad_lesson_exits_non_zero_naming_its_line() {
     assert!(err.contains("cannot read lesson"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn open_refuses_a_bad_link_in_one_line() {
+    for (link, why) in [
+        ("#bitrev/sideways", "unknown variant 'sideways'"),
+        ("#bitrev?colour=red", "no option 'colour'"),
+        ("#lesson=bitrev&step=0", "step '0' must be 1 or more"),
+        ("", "empty"),
+    ] {
+        let (code, _, err) = stagewise(&["open", link]);
+        assert_eq!(code, 1, "{link}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(why), "{link}: {err}");
+    }
+}
