@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 #[derive(Clone, Debug)]
 pub enum Link {
     Run {
-        spec: RunSpec,
+        spec: Box<RunSpec>,
         view: SessionView,
     },
     /// `step` counts from 1, as the panel shows it.
@@ -238,7 +238,10 @@ impl Link {
             }
         }
         spec.resolve().map_err(|e| bad(text, e))?;
-        Ok(Link::Run { spec, view })
+        Ok(Link::Run {
+            spec: Box::new(spec),
+            view,
+        })
     }
 
     /// The link, from `#` on.
@@ -341,7 +344,7 @@ mod tests {
 
     fn run(link: &str) -> (RunSpec, SessionView) {
         match Link::parse(link).unwrap() {
-            Link::Run { spec, view } => (spec, view),
+            Link::Run { spec, view } => (*spec, view),
             l => panic!("{l:?}"),
         }
     }

@@ -115,7 +115,7 @@ impl StagewiseApp {
         }
         let s = self.session_now();
         Ok(Link::Run {
-            spec: s.spec(),
+            spec: Box::new(s.spec()),
             view: s.view,
         })
     }
