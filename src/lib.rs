@@ -9,6 +9,8 @@ pub mod error;
 pub mod export;
 pub mod gpu;
 pub mod lens;
+pub mod lesson;
+pub mod link;
 pub mod par;
 pub mod request;
 pub mod selftest;

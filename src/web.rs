@@ -23,6 +23,11 @@ pub fn start() {
             say("Stagewise: the page has no <canvas id=\"stagewise\">");
             return;
         };
+        // The address's `#…`: a run, a lesson's step or an exercise (src/link.rs).
+        let link = web_sys::window()
+            .and_then(|w| w.location().hash().ok())
+            .filter(|h| h.len() > 1)
+            .map(|h| crate::link::Link::parse(&h));
         let options = eframe::WebOptions {
             wgpu_options: crate::ui::wgpu_options(None),
             ..Default::default()
@@ -31,7 +36,7 @@ pub fn start() {
             .start(
                 canvas,
                 options,
-                Box::new(|cc| Ok(Box::new(crate::ui::StagewiseApp::new(cc, None)))),
+                Box::new(move |cc| Ok(Box::new(crate::ui::StagewiseApp::with_link(cc, link)))),
             )
             .await;
         match started {

@@ -84,11 +84,9 @@ impl AlgoOptions {
                     self.algo().info().name
                 )));
             };
-            if force || is_unset(cur) {
-                if cur != val {
-                    *cur = val.clone();
-                    set.push(k.clone());
-                }
+            if (force || is_unset(cur)) && cur != val {
+                *cur = val.clone();
+                set.push(k.clone());
             }
         }
         let o = serde_json::from_value(v).map_err(|e| Error::Input(format!("{e}")))?;

@@ -18,6 +18,9 @@ mod bench_cmds;
 use bench_cmds::{bench_cmd, report_cmd, suite_cmd};
 #[cfg(not(target_arch = "wasm32"))]
 mod grade;
+#[cfg(not(target_arch = "wasm32"))]
+mod lesson;
+#[cfg(not(target_arch = "wasm32"))]
 mod tune;
 
 #[derive(Parser, Debug)]
@@ -79,12 +82,22 @@ pub enum Cmd {
     Grade(GradeArgs),
     /// Measure this GPU's best defaults for each room (wisdom): every candidate verified against
     /// the CPU model, then timed; written to the data directory and read by every command after.
+    #[cfg(not(target_arch = "wasm32"))]
     Tune(tune::TuneArgs),
     /// Show, export, import or forget this adapter's wisdom.
+    #[cfg(not(target_arch = "wasm32"))]
     Wisdom {
         #[command(subcommand)]
         action: tune::WisdomCmd,
     },
+    /// Lessons (docs/LESSONS.md): check a lesson file on the GPU, list the shipped ones.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[command(subcommand)]
+    Lesson(lesson::LessonCmd),
+    /// Open the app at a link (docs/LESSONS.md): `#bitrev/staged?stage=2`, `#lesson=bitrev&step=4`,
+    /// `#exercise=bitrev-naive`, or a whole address ending in one.
+    #[cfg(not(target_arch = "wasm32"))]
+    Open { link: String },
     /// BMMC (seed 001): distributions of rank_m, rank_b and pass counts over random bit permutations.
     BmmcStats {
         /// Index bits (N = 2^n).
@@ -285,6 +298,11 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
         Cmd::Grade(args) => grade::grade_cmd(cli.adapter.as_deref(), args),
         Cmd::Tune(args) => tune::tune_cmd(cli, args),
         Cmd::Wisdom { action } => tune::wisdom_cmd(cli, action),
+        Cmd::Lesson(c) => lesson::lesson_cmd(cli.adapter.as_deref(), c),
+        Cmd::Open { link } => {
+            let l = crate::link::Link::parse(link)?;
+            crate::ui::run_app_at(cli.adapter.as_deref(), l)
+        }
         Cmd::Report {
             result,
             markdown,

@@ -13,6 +13,8 @@ use std::sync::mpsc::{Receiver, channel};
 
 mod io;
 mod kernel;
+mod lessons;
+mod links;
 mod panels;
 mod run;
 mod session;
@@ -56,6 +58,8 @@ pub struct StagewiseApp {
     pub workbench: super::workbench::Workbench,
     /// A session's stage, shown once the run's trace has it.
     want_stage: Option<usize>,
+    /// The *Lessons* panel (docs/LESSONS.md).
+    pub lessons: super::lessons::LessonsPanel,
 }
 
 const HELP: &[(&str, &str)] = &[
@@ -114,7 +118,11 @@ impl StagewiseApp {
             webtest: super::webtest::WebTest::from_page(),
             workbench: Default::default(),
             want_stage: None,
+            lessons: super::lessons::LessonsPanel::load(),
         };
+        if let Some(s) = cc.storage {
+            app.restore_lessons(s);
+        }
         app.apply_view();
         app.start_run(&cc.egui_ctx);
         app
@@ -195,6 +203,9 @@ impl eframe::App for StagewiseApp {
         self.watch_kernel(&ctx);
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
         egui::Panel::top("menu").show(ui, |ui| self.menu(ui));
+        if self.lessons.open {
+            self.lessons_panel(ui);
+        }
         self.selftest.show(&ctx, self.gpu.as_ref());
         if self.tab == Tab::Performance {
             let k = if self.in_kernel_room() {
@@ -303,5 +314,6 @@ impl eframe::App for StagewiseApp {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, STORAGE_KEY, &self.session_now());
+        self.save_lessons(storage);
     }
 }

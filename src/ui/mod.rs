@@ -8,6 +8,7 @@ pub mod colors;
 pub mod files;
 pub mod lens;
 pub mod lens_compare;
+pub mod lessons;
 pub mod narrate;
 pub mod params;
 pub mod perf;
@@ -56,6 +57,22 @@ pub fn run_app(adapter: Option<&str>, session: Option<&std::path::Path>) -> Resu
         Some(p) => Some(app::Session::load(p)?),
         None => None,
     };
+    run_window(adapter, move |cc| StagewiseApp::new(cc, session))
+}
+
+/// Open the app window at a link (`stagewise open LINK`, src/link.rs).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn run_app_at(adapter: Option<&str>, link: crate::link::Link) -> Result<i32> {
+    run_window(adapter, move |cc| {
+        StagewiseApp::with_link(cc, Some(Ok(link)))
+    })
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn run_window(
+    adapter: Option<&str>,
+    make: impl FnOnce(&eframe::CreationContext<'_>) -> StagewiseApp + 'static,
+) -> Result<i32> {
     let options = eframe::NativeOptions {
         viewport: eframe::egui::ViewportBuilder::default()
             .with_title("Stagewise")
@@ -67,7 +84,7 @@ pub fn run_app(adapter: Option<&str>, session: Option<&std::path::Path>) -> Resu
     eframe::run_native(
         "Stagewise",
         options,
-        Box::new(move |cc| Ok(Box::new(StagewiseApp::new(cc, session)))),
+        Box::new(move |cc| Ok(Box::new(make(cc)))),
     )
     .map_err(|e| Error::Gpu(format!("cannot open the window: {e}")))?;
     Ok(0)

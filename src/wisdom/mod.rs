@@ -185,7 +185,7 @@ impl Wisdom {
             limits: LimitsSeen {
                 max_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
                 max_workgroup_storage_bytes: l.max_compute_workgroup_storage_size,
-                max_storage_binding_bytes: u64::from(l.max_storage_buffer_binding_size),
+                max_storage_binding_bytes: l.max_storage_buffer_binding_size,
             },
             date,
             entries: Vec::new(),

@@ -392,6 +392,13 @@ impl StagewiseApp {
                 {
                     self.open_session(&ctx);
                 }
+                if ui
+                    .button("Copy link")
+                    .on_hover_text("A link to this run and view, or to the lesson's step (docs/LESSONS.md)")
+                    .clicked()
+                {
+                    self.copy_link(&ctx);
+                }
             });
             file.response.on_hover_text(
                 "Open input data, save the output, the diagram, the trace or the session",
@@ -438,6 +445,8 @@ impl StagewiseApp {
             exercises.response.on_hover_text(
                 "Write a kernel to a statement, in your own editor; the room \"Your kernel\" checks it",
             );
+            ui.toggle_value(&mut self.lessons.open, "Lessons")
+                .on_hover_text("A path through the seeds: steps that set up a run and ask what the GPU will do");
             ui.separator();
             ui.selectable_value(&mut self.tab, Tab::Stages, "Stages")
                 .on_hover_text("Run stage by stage and see every pass");
