@@ -814,9 +814,12 @@ fn audit_run_and_bench_options() {
     // --save-* are checked above and in save_options_write_every_algorithms_result; --all in
     // tests/cli.rs (bench_all_covers_every_algorithm: a row for every algorithm and variant).
     // --suite, --out, --only, --peers: bench_suite_runs_and_reports. --spec: tests/cli.rs
-    // (a_spec_runs_what_its_flags_would).
+    // (a_spec_runs_what_its_flags_would). --wisdom, --no-wisdom: tests/wisdom.rs (a tuned file
+    // used by run and bench where no option is given, never over one; off).
     covered.extend([
         "--spec",
+        "--wisdom",
+        "--no-wisdom",
         "--save-output",
         "--save-trace",
         "--all",
