@@ -143,7 +143,9 @@ fn bmmc(s: &Stage) -> Option<String> {
         "tiled" => {
             "the tiled kernel: each workgroup reads whole 128-byte lines of a tile into workgroup memory and writes whole lines of the permuted tile"
         }
-        "naive" => "one thread per element writes it to A·x ⊕ c: coalesced reads, scattered writes",
+        "naive" => {
+            "one thread per element writes it to A·x XOR c: coalesced reads, scattered writes"
+        }
         "block" => "the seed's kernel 1, (A B; 0 C): a block permuted through workgroup memory",
         "blockmove" => "the seed's kernel 2, (Id 0; 0 X): whole blocks move, elements inside stay",
         other => other,
