@@ -21,3 +21,15 @@ pub mod web;
 pub mod wisdom;
 
 pub use error::{Error, Result};
+
+/// Stagewise's folder in the platform's data directory (`$XDG_DATA_HOME/stagewise`, else
+/// `~/.local/share/stagewise`, else the temp folder): exercise copies, wisdom.
+pub fn data_dir() -> std::path::PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".local/share"))
+        })
+        .unwrap_or_else(std::env::temp_dir)
+        .join("stagewise")
+}

@@ -99,14 +99,11 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         _ => (vec![spec.clone()], Vec::new()),
     };
     if !quiet {
-        for a in &applied {
+        for (algorithm, variant, n, a) in &applied {
             out(&format!(
-                "wisdom ({}): {} {} n={}: {}",
-                a["from"].as_str().unwrap_or(""),
-                a["algorithm"].as_str().unwrap_or(""),
-                a["variant"].as_str().unwrap_or(""),
-                a["n"],
-                a["text"].as_str().unwrap_or("")
+                "wisdom ({}): {algorithm} {variant} n={n}: {}",
+                a.from,
+                a.describe()
             ));
         }
     }
@@ -184,18 +181,14 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             v["compare"] = json!(c);
         }
         if !applied.is_empty() {
-            v["wisdom"] = json!(
-                applied
-                    .iter()
-                    .map(|a| {
-                        let mut a = a.clone();
-                        if let Some(o) = a.as_object_mut() {
-                            o.remove("text");
-                        }
-                        a
-                    })
-                    .collect::<Vec<_>>()
-            );
+            let rows = applied.iter().map(|(algorithm, variant, n, a)| {
+                let mut j = a.to_json();
+                j["algorithm"] = json!(algorithm);
+                j["variant"] = json!(variant);
+                j["n"] = json!(n);
+                j
+            });
+            v["wisdom"] = json!(rows.collect::<Vec<_>>());
         }
         out(&v.to_string());
     }
@@ -324,12 +317,12 @@ fn compare(rows: &[crate::bench::BenchRow], builtin: Option<&str>) -> Vec<serde_
     out
 }
 
+/// Options a sweep took from wisdom: algorithm, variant, size and what was filled.
+type Applied = (&'static str, &'static str, usize, crate::wisdom::Applied);
+
 /// The sweep with wisdom: one spec per size, each case's options filled from the wisdom for its
 /// variant at that size (the same order of rows as one spec). Unchanged where nothing applies.
-fn with_wisdom(
-    spec: &BenchSpec,
-    w: &crate::wisdom::Loaded,
-) -> (Vec<BenchSpec>, Vec<serde_json::Value>) {
+fn with_wisdom(spec: &BenchSpec, w: &crate::wisdom::Loaded) -> (Vec<BenchSpec>, Vec<Applied>) {
     let mut applied = Vec::new();
     let mut specs = Vec::new();
     for &n in &spec.sizes {
@@ -344,12 +337,7 @@ fn with_wisdom(
             for v in vs {
                 let (o, a) = w.apply(opts, v.name, spec.dtype, n);
                 if !a.is_empty() {
-                    let mut j = a.to_json();
-                    j["algorithm"] = json!(info.name);
-                    j["variant"] = json!(v.name);
-                    j["n"] = json!(n);
-                    j["text"] = json!(a.describe());
-                    applied.push(j);
+                    applied.push((info.name, v.name, n, a));
                 }
                 cases.push((o, vec![v]));
             }

@@ -141,6 +141,13 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
     // Entries of cases not tuned this time stay (a partial run adds to what was measured).
     let mut w = match Wisdom::read(&path) {
         Ok(w) if w.adapter.same_gpu(&wisdom::AdapterId::of(&gpu)) => w,
+        Ok(_) | Err(_) if path.exists() => {
+            eprintln!(
+                "warning: '{}' is not this GPU's wisdom or cannot be read; it is replaced",
+                path.display()
+            );
+            Wisdom::new(&gpu, crate::suite::utc_now())
+        }
         _ => Wisdom::new(&gpu, crate::suite::utc_now()),
     };
     eprintln!(

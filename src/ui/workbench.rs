@@ -109,11 +109,7 @@ impl Drop for Watch {
 
 /// Where exercise copies go: the platform's data folder, else the temp folder.
 pub fn default_home() -> PathBuf {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("stagewise").join("exercises")
+    crate::data_dir().join("exercises")
 }
 
 /// The exercises shipped with Stagewise: `STAGEWISE_EXERCISES`, else assets/exercises of the source

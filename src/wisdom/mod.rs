@@ -257,12 +257,7 @@ impl Wisdom {
 /// The data directory's wisdom folder: `$XDG_DATA_HOME/stagewise/wisdom`, else
 /// `~/.local/share/stagewise/wisdom`.
 pub fn dir() -> PathBuf {
-    std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("stagewise")
-        .join("wisdom")
+    crate::data_dir().join("wisdom")
 }
 
 /// This adapter's local file (it may not exist yet).
