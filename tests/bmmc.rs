@@ -500,7 +500,7 @@ fn tiled_tables_are_coalesced_and_bank_conflict_free() {
                     };
                     let tb = tin.len();
                     let gb = n - tb;
-                    let g = gpu_pass(p, n, &limits).unwrap();
+                    let g = gpu_pass(p, n, &limits, &Params::default()).unwrap();
                     let tab = &g.table;
                     let (rk, pk, wk, lm) = (
                         &tab[0..tb],

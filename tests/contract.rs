@@ -313,10 +313,14 @@ fn strip_timings(v: &mut Value) {
 }
 
 fn observe(args: &[&str]) -> (Seen, String) {
-    let dump = tmpdir(&format!(
-        "wgsl-{}",
-        args.join("_").replace(['/', ' ', ';'], "")
-    ));
+    // Named by a hash of the arguments: a matrix's rows would make too long a file name.
+    let key = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        args.hash(&mut h);
+        h.finish()
+    };
+    let dump = tmpdir(&format!("wgsl-{key:016x}"));
     let o = bin()
         .args(args)
         .env("STAGEWISE_DUMP_WGSL", &dump)
@@ -389,16 +393,20 @@ fn changes_or_refused(base: &[&str], with: &[&str], flag: &str) -> Result<&'stat
 
 /// One value to try for every algorithm option, and the base arguments of its algorithm.
 fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'static str>)>) {
-    let row8 = "00000001;10000000;01000000;00100000;00010000;00001000;00000100;00000010";
+    // A rotation of 16 bits: row i (output bit i) has its 1 at input bit i − 1 (mod 16).
+    let row16 = "0000000000000001;1000000000000000;0100000000000000;0010000000000000;0001000000000000;0000100000000000;0000010000000000;0000001000000000;0000000100000000;0000000010000000;0000000001000000;0000000000100000;0000000000010000;0000000000001000;0000000000000100;0000000000000010";
     match algo {
         "bitrev" => (vec!["--n", "64", "--fill", "random"], vec![]),
+        // 2^16 words: tiles of 2^12, so the tiled kernel's shape shows.
         "bmmc" => (
-            vec!["--n", "256", "--fill", "random"],
+            vec!["--n", "65536", "--fill", "random"],
             vec![
-                ("--matrix", vec!["--matrix", row8]),
-                ("--preset", vec!["--preset", "transpose:4,4"]),
+                ("--matrix", vec!["--matrix", row16]),
+                ("--preset", vec!["--preset", "transpose:6,10"]),
                 ("--complement", vec!["--complement", "5"]),
                 ("--tile-bits", vec!["--tile-bits", "6"]),
+                ("--tile-threads", vec!["--tile-threads", "64"]),
+                ("--tiles-per-workgroup", vec!["--tiles-per-workgroup", "2"]),
             ],
         ),
         // 2048 keys: merge-split's default block (N/8) is above half of a 256-key --tile.

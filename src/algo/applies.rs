@@ -48,11 +48,16 @@ pub fn check(opts: &AlgoOptions, run: RunShape) -> Result<()> {
         }
         AlgoOptions::Bmmc(o) => {
             let v = bmmc::Variant::of(run.variant);
+            let tiled = matches!(v, bmmc::Variant::Tiled | bmmc::Variant::Auto);
+            let why =
+                || format!("applies to --variant tiled or auto only; bmmc {v} does not use it");
+            only("--tile-bits", o.tile_bits.is_some(), tiled, why)?;
+            only("--tile-threads", o.tile_threads.is_some(), tiled, why)?;
             only(
-                "--tile-bits",
-                o.tile_bits.is_some(),
-                matches!(v, bmmc::Variant::Tiled | bmmc::Variant::Auto),
-                || format!("applies to --variant tiled or auto only; bmmc {v} does not use it"),
+                "--tiles-per-workgroup",
+                o.tiles_per_workgroup.is_some(),
+                tiled,
+                why,
             )
         }
         AlgoOptions::Scan(o) => {

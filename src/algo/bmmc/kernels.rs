@@ -1,7 +1,7 @@
 //! From a [`PassSpec`] to a GPU pass: the kernel's specialisation constants and its table of
 //! GF(2) columns (every index map inside a kernel is "XOR the columns of the set bits").
 
-use super::plan::{Kernel, PassSpec, T_LOW};
+use super::plan::{Kernel, Params, PassSpec, T_LOW};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan, grid, specialize};
 
@@ -32,12 +32,16 @@ pub struct GpuPass {
     pub tile: usize,
 }
 
-fn max_threads_log(gpu_limits: &wgpu::Limits) -> usize {
+/// log2 of the most threads a one-dimensional workgroup may have on this adapter.
+fn adapter_threads_log(gpu_limits: &wgpu::Limits) -> usize {
     let inv = gpu_limits
         .max_compute_invocations_per_workgroup
-        .min(gpu_limits.max_compute_workgroup_size_x)
-        .min(WG);
+        .min(gpu_limits.max_compute_workgroup_size_x);
     inv.max(1).ilog2() as usize
+}
+
+fn max_threads_log(gpu_limits: &wgpu::Limits) -> usize {
+    adapter_threads_log(gpu_limits).min(WG.ilog2() as usize)
 }
 
 /// log2 of the threads of a kernel that holds 2^`bits` words in workgroup memory; an error naming
@@ -138,8 +142,20 @@ fn apply_cols(cols: &[u32], v: u32) -> u32 {
         .fold(0, |a, (i, &c)| if v >> i & 1 == 1 { a ^ c } else { a })
 }
 
-/// Build the GPU pass for `spec` on an array of 2^n words.
-pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits) -> Result<GpuPass> {
+/// The tiled kernel's shape for a tile of 2^`tb` words among 2^`gb` tiles: log2 of its threads
+/// (as asked, within the adapter, the tile and a warp) and of the tiles a workgroup walks (never
+/// more than there are).
+pub fn tiled_shape(tb: usize, gb: usize, limits: &wgpu::Limits, p: &Params) -> (usize, usize) {
+    let h = adapter_threads_log(limits)
+        .min(tb)
+        .min(p.threads_log)
+        .max(T_LOW.min(tb));
+    (h, p.tiles_log.min(gb))
+}
+
+/// Build the GPU pass for `spec` on an array of 2^n words (`p`: the tiled kernel's threads and
+/// tiles per workgroup).
+pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits, p: &Params) -> Result<GpuPass> {
     let a = &spec.map.a;
     let c = spec.map.c;
     let cols = a.cols();
@@ -159,9 +175,10 @@ pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits) -> Result<GpuP
         Kernel::Tiled { tin } => {
             let tb = tin.len();
             let words = 1usize << tb;
-            let h = threads_log(limits, tb, &format!("a tile of 2^{tb} words"))?;
             let rest: Vec<usize> = (0..n).filter(|j| !tin.contains(j)).collect();
             let gb = rest.len();
+            let (h, tpb) = tiled_shape(tb, gb, limits, p);
+            threads_log(limits, tb, &format!("a tile of 2^{tb} words"))?;
             let rk: Vec<u32> = tin.iter().map(|&j| 1u32 << j).collect();
             let rg: Vec<u32> = rest.iter().map(|&j| 1u32 << j).collect();
             // Output basis of V = A·span(e_tin): e_0..e_{t-1}, then the rest reduced above bit t.
@@ -204,9 +221,10 @@ pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits) -> Result<GpuP
                     ("WG", (1u32 << h).to_string()),
                     ("ITER", (1u32 << (tb - h)).to_string()),
                     ("GB", gb.to_string()),
+                    ("TPB", tpb.to_string()),
                 ],
                 table,
-                groups: 1u32 << gb,
+                groups: 1u32 << (gb - tpb),
                 tile: words,
             }
         }

@@ -59,6 +59,12 @@ pub struct Options {
     /// Largest tile of the tiled kernel, as log2(words per workgroup), 5..=13 (default 12, capped by the adapter's workgroup memory).
     #[arg(long)]
     pub tile_bits: Option<u32>,
+    /// Threads of the tiled kernel's workgroup, a power of two in 32..=1024 (default 256, capped by the adapter and the tile).
+    #[arg(long)]
+    pub tile_threads: Option<u32>,
+    /// Consecutive tiles one workgroup of the tiled kernel walks, a power of two in 1..=16 (default 4): the next tile's loads are issued before this tile's stores.
+    #[arg(long)]
+    pub tiles_per_workgroup: Option<u32>,
 }
 
 fn seed_of(name: &str, arg: Option<&str>) -> Result<u64> {
@@ -201,20 +207,48 @@ impl Options {
         }
     }
 
+    /// `--tile-threads` a power of two in 32..=1024, `--tiles-per-workgroup` one in 1..=16.
+    pub fn check_tile_shape(&self) -> Result<()> {
+        if let Some(t) = self.tile_threads
+            && !(t.is_power_of_two() && (32..=1024).contains(&t))
+        {
+            return Err(Error::Input(format!(
+                "--tile-threads must be a power of two in 32..=1024; got {t}"
+            )));
+        }
+        if let Some(t) = self.tiles_per_workgroup
+            && !(t.is_power_of_two() && (1..=16).contains(&t))
+        {
+            return Err(Error::Input(format!(
+                "--tiles-per-workgroup must be a power of two in 1..=16; got {t}"
+            )));
+        }
+        Ok(())
+    }
+
     pub fn params(&self, gpu: &Gpu) -> Params {
-        let cap = self.tile_bits.unwrap_or(12).clamp(5, 13) as usize;
+        let d = Params::default();
+        let cap = self.tile_bits.unwrap_or(d.tile_bits as u32).clamp(5, 13) as usize;
         Params {
             tile_bits: kernels::max_tile_bits(&gpu.limits, cap),
-            ..Params::default()
+            threads_log: self
+                .tile_threads
+                .map_or(d.threads_log, |t| t.max(1).ilog2() as usize),
+            tiles_log: self
+                .tiles_per_workgroup
+                .map_or(d.tiles_log, |t| t.max(1).ilog2() as usize),
+            ..d
         }
     }
 }
 
 /// Build the GPU plan of `spec` on buffers: pass i reads `bufs[i]`-chain (first `input`), writes
 /// alternately into `ping`/`pong`. Returns the plan and the region holding the result.
+#[allow(clippy::too_many_arguments)]
 fn gpu_plan(
     gpu: &Gpu,
     spec: &PlanSpec,
+    params: &Params,
     n: usize,
     input: &wgpu::Buffer,
     ping: &wgpu::Buffer,
@@ -227,7 +261,7 @@ fn gpu_plan(
     let mut out = Region::words(input, words);
     for (i, p) in spec.passes.iter().enumerate() {
         let dst = if i % 2 == 0 { ping } else { pong };
-        let gp = kernels::gpu_pass(p, n, &gpu.limits)?;
+        let gp = kernels::gpu_pass(p, n, &gpu.limits, params)?;
         kernels::push(
             gpu,
             &mut plan,
@@ -275,6 +309,7 @@ impl Algorithm for Options {
             let input = &req.input;
             let len = input.len();
             self.check_tile_bits()?;
+            self.check_tile_shape()?;
             let n = len.trailing_zeros() as usize; // a power of two (check_len)
             let target = self.target(n)?;
             let params = self.params(gpu);
@@ -286,10 +321,10 @@ impl Algorithm for Options {
             } else {
                 gpu.storage_poisoned("bmmc pong", 1, POISON)?
             };
-            let (mut plan, output) = gpu_plan(gpu, &spec, n, &a, &b, &c, req.trace)?;
+            let (mut plan, output) = gpu_plan(gpu, &spec, &params, n, &a, &b, &c, req.trace)?;
             plan.output = Some(output);
             let mut head = RunResult::head("bmmc", req.variant.name, gpu, input, req.dtype, &plan);
-            head.extra = plan_facts(n, &target, &spec);
+            head.extra = plan_facts(gpu, &params, n, &target, &spec);
             let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 let notes = trace::Notes::new(0, target.a.row_strings(), target.c, n);
                 let input_stage = Stage::with("input", input.clone(), RoomNotes::Bmmc(notes));
@@ -330,13 +365,15 @@ impl Algorithm for Options {
 
     fn bench_case(&self, gpu: &Gpu, v: &VariantInfo, len: usize, _: DType) -> Result<BenchCase> {
         self.check_tile_bits()?;
+        self.check_tile_shape()?;
         let n = len.trailing_zeros() as usize; // a power of two (check_len)
         let target = self.target(n)?;
-        let spec = plan::build(Variant::of(v), &target, &self.params(gpu))?;
+        let params = self.params(gpu);
+        let spec = plan::build(Variant::of(v), &target, &params)?;
         // Ping-pong between the two buffers: a → b → a → …. The floor: one read and one write of
         // every element, whatever the plan does.
         BenchCase::between_buffers(gpu, ["bmmc a", "bmmc b"], len, len, |a, b| {
-            Ok(gpu_plan(gpu, &spec, n, a, b, a, false)?.0)
+            Ok(gpu_plan(gpu, &spec, &params, n, a, b, a, false)?.0)
         })
     }
 
@@ -346,13 +383,29 @@ impl Algorithm for Options {
 }
 
 /// The run's top-level JSON facts: the map and its plan (known before the GPU runs).
-fn plan_facts(log_n: usize, target: &Affine, spec: &PlanSpec) -> Map<String, Value> {
+fn plan_facts(
+    gpu: &Gpu,
+    params: &Params,
+    log_n: usize,
+    target: &Affine,
+    spec: &PlanSpec,
+) -> Map<String, Value> {
+    // A tiled pass also says the shape it ran with.
+    let pass = |p: &plan::PassSpec| {
+        let mut v = p.to_json();
+        if let plan::Kernel::Tiled { tin } = &p.kernel {
+            let (h, tpb) = kernels::tiled_shape(tin.len(), log_n - tin.len(), &gpu.limits, params);
+            v["threads"] = serde_json::json!(1u32 << h);
+            v["tiles_per_workgroup"] = serde_json::json!(1u32 << tpb);
+        }
+        v
+    };
     facts::Facts {
         log_n,
         matrix: target.a.row_strings(),
         complement: target.c,
         bpc: target.a.is_permutation(),
-        plan: spec.passes.iter().map(|p| p.to_json()).collect(),
+        plan: spec.passes.iter().map(pass).collect(),
         pass_count: spec.passes.len(),
         bound: spec.bound,
     }
@@ -386,5 +439,5 @@ pub fn tiled_bpc_plan(
     let params = Options::default().params(gpu);
     let spec = plan::tiled(&Affine { a: a.clone(), c: 0 }, &params);
     spec.check(&Affine { a: a.clone(), c: 0 }, &params)?;
-    gpu_plan(gpu, &spec, n, src, dst, dst, capture)
+    gpu_plan(gpu, &spec, &params, n, src, dst, dst, capture)
 }

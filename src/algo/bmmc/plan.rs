@@ -73,10 +73,13 @@ impl PassSpec {
     }
 }
 
-/// Tile parameters of the adapter: the largest tile (bits) and the Cormen m, b.
+/// Tile parameters of the adapter: the largest tile (bits), the tiled kernel's threads (log2, at
+/// most this) and tiles per workgroup (log2), and the Cormen m, b.
 #[derive(Clone, Copy, Debug)]
 pub struct Params {
     pub tile_bits: usize,
+    pub threads_log: usize,
+    pub tiles_log: usize,
     pub m: usize,
     pub b: usize,
 }
@@ -85,6 +88,8 @@ impl Default for Params {
     fn default() -> Self {
         Params {
             tile_bits: 12,
+            threads_log: 8,
+            tiles_log: 2,
             m: SEED_M,
             b: SEED_B,
         }

@@ -1,4 +1,5 @@
-//! The tiled kernel's search space: the tile (log2 words per workgroup; default 12).
+//! The tiled kernel's search space: the tile (log2 words), its threads and the tiles a workgroup
+//! walks.
 use super::{Options, Variant};
 use crate::algo::tune::{Knob, Space};
 
@@ -7,7 +8,11 @@ impl Options {
         match variant.parse() {
             Ok(Variant::Tiled) => Space {
                 key: &[],
-                knobs: vec![Knob::new("tile_bits", [12, 11, 13, 10])],
+                knobs: vec![
+                    Knob::new("tile_bits", [12, 11, 13, 10]),
+                    Knob::new("tile_threads", [256, 128, 512]),
+                    Knob::new("tiles_per_workgroup", [4, 2, 8, 1]),
+                ],
             },
             _ => Space::default(),
         }
