@@ -28,21 +28,25 @@ pub fn is_data(buffer: &str) -> bool {
     matches!(buffer, "src" | "dst" | "data")
 }
 
-/// (sectors, min sectors, segments) per request of the one global site of `kind` in `p` on the
-/// element buffers.
+/// (sectors, min sectors, segments) per request of the global sites of `kind` in `p` on the
+/// element buffers, together (the tiled kernel reads its first tile at one site and the tiles it
+/// walks after that at another).
 fn per_request(p: &PassLens, kind: Kind) -> (f64, f64, f64, u64) {
     let g: Vec<_> = p
         .global
         .iter()
         .filter(|g| g.kind == kind && is_data(&g.buffer))
         .collect();
-    assert_eq!(g.len(), 1, "{}: one {kind:?} site", p.label);
-    let r = g[0].requests as f64;
+    assert!(!g.is_empty(), "{}: a {kind:?} site", p.label);
+    let sum = |f: &dyn Fn(&&stagewise::lens::analysis::GlobalSite) -> u64| {
+        g.iter().map(f).sum::<u64>() as f64
+    };
+    let r = sum(&|g| g.requests);
     (
-        g[0].sectors as f64 / r,
-        g[0].min_sectors as f64 / r,
-        g[0].segments as f64 / r,
-        g[0].requests,
+        sum(&|g| g.sectors) / r,
+        sum(&|g| g.min_sectors) / r,
+        sum(&|g| g.segments) / r,
+        r as u64,
     )
 }
 
@@ -133,42 +137,81 @@ fn tiled_bitrev_reads_and_writes_whole_segments() {
     assert_eq!((rs, rmin, rseg), (4.0, 4.0, 1.0));
     assert_eq!((ws, wmin, wseg), (4.0, 4.0, 1.0));
     assert_eq!(p.shared.len(), 2);
-    check_bmmc_pass(&rep.records[0], &|x| x.reverse_bits() >> 16);
+    // 2^16 words in tiles of 2^12: a workgroup walks its tiles (the default, 4).
+    let params = plan::Params::default();
+    let spec = plan::tiled(
+        &bmmc::matrix::Affine {
+            a: bmmc::preset("bit-reverse", 16).unwrap(),
+            c: 0,
+        },
+        &params,
+    );
+    let r = rounds(&spec.passes[0], 16, &params);
+    assert!(r > 1, "the default walks several tiles a workgroup");
+    check_bmmc_pass(&rep.records[0], r, &|x| x.reverse_bits() >> 16);
 }
 
 /// Follow every element through the pass: a global read at x, (in tiled and block kernels) a
 /// workgroup-memory write and the read of that word, then a global write at y; y must be `map(x)`.
-fn check_bmmc_pass(r: &PassRecord, map: &dyn Fn(u32) -> u32) {
-    let site = |a: &stagewise::lens::record::Access| &r.kernel.sites[a.site as usize];
-    // (wg, lid, instance) → global read address; (wg, shared word) → global read address.
-    let mut read = HashMap::new();
-    let mut shared = HashMap::new();
-    let mut shared_read = HashMap::new();
-    let mut seen = 0usize;
+/// A workgroup walks `rounds` tiles one after another, reusing its workgroup memory: an
+/// invocation's accesses of each kind, in program order (sites in source order, each by instance),
+/// split evenly into the rounds.
+fn check_bmmc_pass(r: &PassRecord, rounds: usize, map: &dyn Fn(u32) -> u32) {
+    // Per invocation: [global reads, shared writes, shared reads, global writes] as (site,
+    // instance, address).
+    let mut per: HashMap<(u32, u32), [Vec<(u32, u32, u32)>; 4]> = HashMap::new();
     for a in &r.accesses {
-        let s = site(a);
+        let s = &r.kernel.sites[a.site as usize];
         if s.space == Space::Global && !is_data(&s.buffer) {
             continue; // the kernel's table of matrix columns
         }
-        let key = (a.wg, a.lid, a.instance);
-        match (s.space, s.kind) {
-            (Space::Global, Kind::Read) => {
-                read.insert(key, a.addr);
-            }
-            (Space::Workgroup, Kind::Write) => {
-                shared.insert((a.wg, a.addr), read[&key]);
-            }
-            (Space::Workgroup, Kind::Read) => {
-                shared_read.insert(key, shared[&(a.wg, a.addr)]);
-            }
-            (Space::Global, Kind::Write) => {
-                let x = shared_read.get(&key).copied().unwrap_or_else(|| read[&key]);
-                assert_eq!(a.addr, map(x), "{}: x = {x}", r.label);
-                seen += 1;
-            }
+        let k = match (s.space, s.kind) {
+            (Space::Global, Kind::Read) => 0,
+            (Space::Workgroup, Kind::Write) => 1,
+            (Space::Workgroup, Kind::Read) => 2,
+            (Space::Global, Kind::Write) => 3,
+        };
+        per.entry((a.wg, a.lid)).or_default()[k].push((a.site, a.instance, a.addr));
+    }
+    let mut lanes: Vec<_> = per.into_iter().collect();
+    lanes.sort_unstable_by_key(|(k, _)| *k);
+    for (_, l) in lanes.iter_mut() {
+        l.iter_mut().for_each(|v| v.sort_unstable());
+    }
+    let round = |v: &Vec<(u32, u32, u32)>, i: usize| i / (v.len() / rounds).max(1);
+    // (wg, round, shared word) → the global read address stored there.
+    let mut shared = HashMap::new();
+    for ((wg, _), [reads, sw, _, _]) in &lanes {
+        for (i, w) in sw.iter().enumerate() {
+            shared.insert((*wg, round(sw, i), w.2), reads[i].2);
         }
     }
-    assert_eq!(seen, read.len(), "{}: every element written once", r.label);
+    let (mut seen, mut read) = (0usize, 0usize);
+    for ((wg, lid), [reads, sw, sr, writes]) in &lanes {
+        read += reads.len();
+        for (i, w) in writes.iter().enumerate() {
+            let x = if sw.is_empty() {
+                reads[i].2
+            } else {
+                shared[&(*wg, round(sr, i), sr[i].2)]
+            };
+            assert_eq!(w.2, map(x), "{}: wg {wg} lane {lid}: x = {x}", r.label);
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, read, "{}: every element written once", r.label);
+}
+
+/// The tiles a workgroup of `pass` walks on 2^`n` words (1 for a kernel that is not tiled).
+fn rounds(pass: &plan::PassSpec, n: usize, params: &plan::Params) -> usize {
+    match &pass.kernel {
+        plan::Kernel::Tiled { tin } => {
+            let (_, tpb) =
+                bmmc::kernels::tiled_shape(tin.len(), n - tin.len(), &gpu().limits, params);
+            1 << tpb
+        }
+        _ => 1,
+    }
 }
 
 #[test]
@@ -188,7 +231,7 @@ fn every_bmmc_plan_pass_moves_elements_by_its_map() {
             let rep = record(&AlgoOptions::Bmmc(opts.clone()), variant, 1 << n_bits);
             assert_eq!(rep.records.len(), spec.passes.len(), "{preset} {variant}");
             for (r, ps) in rep.records.iter().zip(&spec.passes) {
-                check_bmmc_pass(r, &|x| ps.map.apply(x));
+                check_bmmc_pass(r, rounds(ps, n_bits, &params), &|x| ps.map.apply(x));
             }
             if variant == "tiled" {
                 for p in &rep.passes {
