@@ -108,12 +108,88 @@ pub use stream::Stages;
 mod prelude {
     pub(super) use super::drive::Run;
     pub(super) use super::{
-        AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
-        Task, VariantInfo, first_mismatch, require_pow2,
+        Algo, AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage,
+        Stages, Task, VariantInfo, first_mismatch, require_pow2,
     };
     pub(super) use crate::data::{DType, Data};
     pub(super) use crate::error::{Error, Result};
     pub(super) use crate::gpu::{Gpu, Plan, Region, Running};
+}
+
+/// Which room a request or a result belongs to: the typed algorithm name, parsed once from its
+/// spelling (`FromStr`, serde) and matched on by the views; written as that name (`Display`,
+/// serde), so the JSON's `"algorithm"` string is the name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Algo {
+    Copy,
+    Bitrev,
+    Bmmc,
+    Oddeven,
+    Radix,
+    Scan,
+    Fft,
+    Kernel,
+}
+
+impl Algo {
+    pub const ALL: [Algo; 8] = [
+        Algo::Copy,
+        Algo::Bitrev,
+        Algo::Bmmc,
+        Algo::Oddeven,
+        Algo::Radix,
+        Algo::Scan,
+        Algo::Fft,
+        Algo::Kernel,
+    ];
+
+    /// The name the CLI, the JSON and `stagewise list` use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Algo::Copy => "copy",
+            Algo::Bitrev => "bitrev",
+            Algo::Bmmc => "bmmc",
+            Algo::Oddeven => "oddeven",
+            Algo::Radix => "radix",
+            Algo::Scan => "scan",
+            Algo::Fft => "fft",
+            Algo::Kernel => "kernel",
+        }
+    }
+
+    /// The name (as [`Algo::name`]; tests and format strings read a result's algorithm so).
+    pub const fn as_str(self) -> &'static str {
+        self.name()
+    }
+}
+
+impl std::fmt::Display for Algo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Algo {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Algo, String> {
+        Algo::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| format!("unknown algorithm '{s}'"))
+    }
+}
+
+impl PartialEq<str> for Algo {
+    fn eq(&self, other: &str) -> bool {
+        self.name() == other
+    }
+}
+
+impl PartialEq<&str> for Algo {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
 }
 
 /// A variant of an algorithm (a different kernel or plan).
@@ -236,7 +312,7 @@ pub struct PassInfo {
 /// Its JSON is `to_json` (docs/CLI.md).
 #[derive(Clone, Debug)]
 pub struct RunResult {
-    pub algorithm: String,
+    pub algorithm: Algo,
     pub variant: String,
     pub dtype: DType,
     pub n: usize,
@@ -258,7 +334,7 @@ impl RunResult {
     /// What every room fills alike: the names, the adapter, the input and output (`dtype` is the
     /// output's), the pass times; checked and traced by [`RunResult::checked`].
     pub fn new(
-        algorithm: &str,
+        algorithm: Algo,
         variant: &str,
         n: usize,
         gpu: &Gpu,
@@ -267,7 +343,7 @@ impl RunResult {
         passes: Vec<PassInfo>,
     ) -> RunResult {
         RunResult {
-            algorithm: algorithm.into(),
+            algorithm,
             variant: variant.into(),
             dtype: output.dtype,
             n,
@@ -286,7 +362,7 @@ impl RunResult {
     /// A run before its first pass ([`stream::Event::Head`]): the names, the input, the plan's
     /// passes without times and an empty output of type `dtype`; [`RunResult::ran`] completes it.
     pub fn head(
-        algorithm: &str,
+        algorithm: Algo,
         variant: &str,
         gpu: &Gpu,
         input: &Data,
@@ -545,13 +621,30 @@ impl AlgoOptions {
     }
 
     pub fn by_name(name: &str) -> Option<AlgoOptions> {
-        Self::all_defaults()
-            .into_iter()
-            .find(|a| a.algo().info().name == name)
+        Self::default_for(name.parse().ok()?)
+    }
+
+    /// The default instance of `algo` (None: the workbench, which has none).
+    pub fn default_for(algo: Algo) -> Option<AlgoOptions> {
+        Self::all_defaults().into_iter().find(|a| a.id() == algo)
     }
 
     pub fn name(&self) -> &'static str {
         self.algo().info().name
+    }
+
+    /// Which algorithm these options are for.
+    pub fn id(&self) -> Algo {
+        match self {
+            AlgoOptions::Copy(_) => Algo::Copy,
+            AlgoOptions::Bitrev(_) => Algo::Bitrev,
+            AlgoOptions::Bmmc(_) => Algo::Bmmc,
+            AlgoOptions::Oddeven(_) => Algo::Oddeven,
+            AlgoOptions::Radix(_) => Algo::Radix,
+            AlgoOptions::Scan(_) => Algo::Scan,
+            AlgoOptions::Fft(_) => Algo::Fft,
+            AlgoOptions::Kernel(_) => Algo::Kernel,
+        }
     }
 }
 

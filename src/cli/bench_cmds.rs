@@ -1,7 +1,7 @@
 //! `stagewise bench` (a sweep, or a whole suite) and `stagewise report`.
 
 use super::{BenchArgs, Cli, gpu, out};
-use crate::algo::{self, AlgoOptions};
+use crate::algo::{self, Algo, AlgoOptions};
 use crate::bench::{self, BenchSpec, CSV_HEADER, Event};
 use crate::error::{Error, Result};
 use serde_json::json;
@@ -292,10 +292,10 @@ fn workbench_case(
 /// ("yours 0.31× copy; the built-in bitrev tiled 0.95×").
 fn compare(rows: &[crate::bench::BenchRow], builtin: Option<&str>) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
-    for r in rows.iter().filter(|r| r.algorithm == "kernel") {
+    for r in rows.iter().filter(|r| r.algorithm == Algo::Kernel) {
         let b = rows
             .iter()
-            .find(|b| b.n == r.n && b.algorithm != "kernel" && b.case == 1);
+            .find(|b| b.n == r.n && b.algorithm != Algo::Kernel && b.case == 1);
         let text = match (builtin, b) {
             (Some(name), Some(b)) => format!(
                 "n = {}: yours {:.2}× copy; the built-in {name} {:.2}× copy",

@@ -154,7 +154,7 @@ impl Algorithm for Options {
             let b = gpu.storage_poisoned("bitrev b", n, POISON)?;
             let (mut plan, output) = plan(gpu, variant, &a, &b, n, req.trace)?;
             plan.output = Some(output);
-            let head = RunResult::head("bitrev", variant.name(), gpu, input, dtype, &plan);
+            let head = RunResult::head(Algo::Bitrev, variant.name(), gpu, input, dtype, &plan);
             let count = if variant == Variant::Staged {
                 log_n as usize
             } else {

@@ -288,7 +288,8 @@ impl Algorithm for Options {
             };
             let (mut plan, output) = gpu_plan(gpu, &spec, n, &a, &b, &c, req.trace)?;
             plan.output = Some(output);
-            let mut head = RunResult::head("bmmc", req.variant.name, gpu, input, req.dtype, &plan);
+            let mut head =
+                RunResult::head(Algo::Bmmc, req.variant.name, gpu, input, req.dtype, &plan);
             head.extra = plan_facts(n, &target, &spec);
             let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 let notes = trace::Notes::new(0, target.a.row_strings(), target.c, n);

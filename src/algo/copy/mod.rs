@@ -118,7 +118,14 @@ impl Algorithm for Options {
             if req.trace {
                 plan.passes[0].capture.push(Region::words(&dst, n));
             }
-            let head = RunResult::head("copy", req.variant.name, gpu, &req.input, req.dtype, &plan);
+            let head = RunResult::head(
+                Algo::Copy,
+                req.variant.name,
+                gpu,
+                &req.input,
+                req.dtype,
+                &plan,
+            );
             let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 out.begin(head, 2, Stage::new("input", req.input.clone()))?;
                 if let Some((_, captures)) = run.next_capture().await? {

@@ -195,7 +195,7 @@ impl Algorithm for Options {
             let result_buf = if built.out_is_a { &a } else { &b };
             plan.output = Some(Region::words(result_buf, words));
             let head = RunResult::head(
-                "kernel",
+                Algo::Kernel,
                 Variant::Wgsl.name(),
                 gpu,
                 &req.input,

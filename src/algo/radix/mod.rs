@@ -124,8 +124,14 @@ impl Algorithm for Options {
             let vals = self.values_for(x);
             let built = self.build_sort(gpu, variant, dtype, x, &vals, req.trace)?;
             let shape = built.shape;
-            let mut head =
-                RunResult::head("radix", variant.name(), gpu, &req.input, dtype, &built.plan);
+            let mut head = RunResult::head(
+                Algo::Radix,
+                variant.name(),
+                gpu,
+                &req.input,
+                dtype,
+                &built.plan,
+            );
             head.extra = self.facts(gpu, variant, &built);
             // The values are read back from the last pass's captures, traced or not.
             r.capture |= self.has_values();

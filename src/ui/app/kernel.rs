@@ -364,7 +364,7 @@ impl StagewiseApp {
         } else if let Some(f) = &wb.failure {
             ui.colored_label(RED, workbench::drawable(ui.ctx(), f, false));
         }
-        let Some(r) = self.result.as_ref().filter(|r| r.algorithm == "kernel") else {
+        let Some(r) = self.result.as_ref().filter(|r| r.algorithm == Algo::Kernel) else {
             return;
         };
         if self.trace != TraceState::Complete {
