@@ -5,12 +5,16 @@
 
 // Before the rooms: a macro_rules! macro is visible only below its definition.
 /// `Algorithm::info` and `Algorithm::example` of a room whose design note gives an example input:
-/// its `AlgoInfo` and that input (`info_and_example!(INFO, EXAMPLE);` inside the impl).
+/// its `AlgoInfo` and that input (`info_and_example!(INFO, EXAMPLE);` inside the impl); of a room
+/// without one, `Algorithm::info` alone (`info_and_example!(INFO);`).
 macro_rules! info_and_example {
-    ($info:ident, $example:ident) => {
+    ($info:ident) => {
         fn info(&self) -> &'static AlgoInfo {
             &$info
         }
+    };
+    ($info:ident, $example:ident) => {
+        info_and_example!($info);
 
         fn example(&self, dtype: DType) -> Option<Data> {
             Some($crate::data::example_data(&$example, dtype))
@@ -22,7 +26,17 @@ macro_rules! info_and_example {
 /// it (`Display`, `FromStr`, serde), with its summary; the first is the default.
 /// `Variant::INFO` is the room's list for its `AlgoInfo`, `Variant::of` the variant a checked
 /// request names (its name was parsed against that list by `RunSpec::resolve`).
+///
+/// Headed by `room "name" (seed "…"): "title", "summary";` it also declares the room's `static
+/// INFO` ([`AlgoInfo::new`]: 32-bit elements of every type).
 macro_rules! variants {
+    (room $room:literal (seed $seed:literal): $title:literal, $about:literal; $($rest:tt)+) => {
+        static INFO: $crate::algo::AlgoInfo = $crate::algo::AlgoInfo::new($room, $seed, Variant::INFO)
+            .title($title)
+            .summary($about);
+
+        variants! { $($rest)+ }
+    };
     ($($v:ident = $name:literal: $summary:expr,)+) => {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Variant {

@@ -10,15 +10,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 variants! {
-    Naive = "naive": "one kernel: each thread computes its target by Demo A's loop and writes there",
-    Staged = "staged": "Demo B: log2(N) stages of kernel1 (split blocks into evens | odds) + kernel2 (copy back)",
+    room "bitrev" (seed "000"): "Bit-reversal permutation",
+        "Element i moves to the index whose bits are i's bits reversed; N is a power of two.";
+    Naive = "naive": "one kernel: each thread computes its target by Demo A's loop and writes \
+        there",
+    Staged = "staged": "Demo B: log2(N) stages of kernel1 (split blocks into evens | odds) + \
+        kernel2 (copy back)",
     // --- bmmc room: one-pass tiled BPC kernel (coalesced reads and writes) ---
-    Tiled = "tiled": "one pass of the bmmc room's tiled BPC kernel: coalesced reads and writes through workgroup memory",
+    Tiled = "tiled": "one pass of the bmmc room's tiled BPC kernel: coalesced reads and writes \
+        through workgroup memory",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("bitrev", "000", Variant::INFO)
-    .title("Bit-reversal permutation")
-    .summary("Element i moves to the index whose bits are i's bits reversed; N is a power of two.");
 
 /// The seed's 16-value example and its result.
 pub const EXAMPLE: [i64; 16] = [41, 67, 34, 0, 69, 24, 78, 58, 62, 64, 5, 45, 81, 27, 61, 91];

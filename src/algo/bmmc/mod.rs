@@ -18,16 +18,20 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 variants! {
-    Auto = "auto": "the cheapest plan that applies (fewest coalesced passes: tiled unless a seed plan is shorter)",
-    Naive = "naive": "one thread per element computes y = A·x XOR c and writes there (scattered writes)",
-    SeedPlu = "seed-plu": "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by Cormen's alternation (<= 7 passes)",
-    SeedUlp = "seed-ulp": "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U in one tiled pass (<= 6 passes)",
-    Tiled = "tiled": "coalesced tiled passes through workgroup memory: 1 for any BPC, at most 2 for any BMMC",
+    room "bmmc" (seed "001"): "BMMC / BPC permutation",
+        "Element x moves to y = A·x XOR c (A an invertible bit matrix over GF(2), c a complement); \
+         N = 2^n.";
+    Auto = "auto": "the cheapest plan that applies (fewest coalesced passes: tiled unless a seed \
+        plan is shorter)",
+    Naive = "naive": "one thread per element computes y = A·x XOR c and writes there (scattered \
+        writes)",
+    SeedPlu = "seed-plu": "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by \
+        Cormen's alternation (<= 7 passes)",
+    SeedUlp = "seed-ulp": "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U \
+        in one tiled pass (<= 6 passes)",
+    Tiled = "tiled": "coalesced tiled passes through workgroup memory: 1 for any BPC, at most 2 \
+        for any BMMC",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("bmmc", "001", Variant::INFO)
-    .title("BMMC / BPC permutation")
-    .summary("Element x moves to y = A·x XOR c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.");
 
 const POISON: u32 = 0xDEAD_BEEF;
 

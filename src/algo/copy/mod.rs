@@ -6,13 +6,12 @@ use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 
 variants! {
+    room "copy" (seed "-"): "Copy (roofline)",
+        "Reads N words and writes them to another buffer: the bandwidth every other kernel is \
+         measured against.";
     Vec4 = "vec4": "tuned: 16-byte loads, several per thread, loads before stores",
     Scalar = "scalar": "one u32 per thread, for contrast",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("copy", "-", Variant::INFO)
-    .title("Copy (roofline)")
-    .summary("Reads N words and writes them to another buffer: the bandwidth every other kernel is measured against.");
 
 #[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
 #[serde(default)]
@@ -101,9 +100,7 @@ fn padded(n: usize) -> usize {
 }
 
 impl Algorithm for Options {
-    fn info(&self) -> &'static AlgoInfo {
-        &INFO
-    }
+    info_and_example!(INFO);
 
     fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {

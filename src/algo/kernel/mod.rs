@@ -19,14 +19,10 @@ pub use options::Options;
 use serde_json::json;
 
 variants! {
+    room "kernel" (seed "-"): "Your kernel (workbench)",
+        "Your WGSL kernel run pass by pass: read back, checked with --expect, lensed and timed.";
     Wgsl = "wgsl": "the kernel of --wgsl FILE, its entry points in order, each --passes times",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("kernel", "-", Variant::INFO)
-    .title("Your kernel (workbench)")
-    .summary(
-        "Your WGSL kernel run pass by pass: read back, checked with --expect, lensed and timed.",
-    );
 
 /// dst starts as this, so elements a kernel never writes show.
 const POISON: u32 = 0xDEAD_BEEF;
@@ -163,9 +159,7 @@ fn narrate(s: &Step, n: usize) -> String {
 }
 
 impl Algorithm for Options {
-    fn info(&self) -> &'static AlgoInfo {
-        &INFO
-    }
+    info_and_example!(INFO);
 
     fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {

@@ -27,15 +27,19 @@ use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 
 variants! {
-    Transposition = "transposition": "the seed: n phases of even/odd pairs in ONE workgroup, keys in workgroup memory (--segment L: one workgroup per segment)",
-    Global = "global": "the seed's phases over a global buffer, one dispatch per phase (any N up to 2^20; slow by nature)",
-    MergeSplit = "merge-split": "block odd-even transposition (Baudet–Stevenson): sort blocks in workgroup memory, then phases of merge-split between neighbouring blocks",
-    Batcher = "batcher": "Batcher's odd-even merge sort network: tiles in workgroup memory, fused global stages (--segment L: every segment in one dispatch)",
+    room "oddeven" (seed "002"): "Odd-even sorting",
+        "Odd-even transposition sort (the seed), its one-dispatch-per-phase form, block \
+         merge-split and Batcher's odd-even merge sort. f32 sorts in the total order -NaN < -inf < \
+         … < -0 < +0 < … < inf < NaN.";
+    Transposition = "transposition": "the seed: n phases of even/odd pairs in ONE workgroup, keys \
+        in workgroup memory (--segment L: one workgroup per segment)",
+    Global = "global": "the seed's phases over a global buffer, one dispatch per phase (any N up \
+        to 2^20; slow by nature)",
+    MergeSplit = "merge-split": "block odd-even transposition (Baudet–Stevenson): sort blocks in \
+        workgroup memory, then phases of merge-split between neighbouring blocks",
+    Batcher = "batcher": "Batcher's odd-even merge sort network: tiles in workgroup memory, fused \
+        global stages (--segment L: every segment in one dispatch)",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("oddeven", "002", Variant::INFO)
-    .title("Odd-even sorting")
-    .summary("Odd-even transposition sort (the seed), its one-dispatch-per-phase form, block merge-split and Batcher's odd-even merge sort. f32 sorts in the total order -NaN < -inf < … < -0 < +0 < … < inf < NaN.");
 
 /// The seed's example (10 elements, 10 phases).
 pub const EXAMPLE: [i64; 10] = [3, 7, 11, 10, 4, 20, 2, 8, 12, 1];

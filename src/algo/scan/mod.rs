@@ -33,18 +33,23 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 variants! {
-    Ladder = "ladder": "the seed's: phases p = 1, 2, 4, …; thread t with bit p set adds a[(t & ~(p-1)) - 1], others sleep; one dispatch per phase",
-    Folded = "folded": "the seed's: p = N/2 … 1, a[i] += a[i+p] (i+p < n): SUFFIX sums; --mirror: a[i] += a[i-p], prefix sums",
-    HillisSteele = "hillis-steele": "p = 1, 2, 4, …: b[i] = a[i] + a[i-p], ping-pong buffers; n log n work",
-    Blelloch = "blelloch": "work-efficient: up-sweep and down-sweep over the implicit heap tree (l_child = 2i+1, r_child = 2i+2)",
-    ReduceThenScan = "reduce-then-scan": "3 passes: tile sums, one-workgroup scan of the sums, rescan of every tile (3n words of traffic)",
-    Decoupled = "decoupled": "single pass, decoupled look-back with fallback (Merrill & Garland; no forward-progress assumption): 2n words",
+    room "scan" (seed "004"): "Prefix sums (scan)",
+        "out[i] = a[0] + … + a[i] (inclusive; --exclusive stops before a[i]); u32/i32 wrap, f32 \
+         checked against an f64 sum.";
+    Ladder = "ladder": "the seed's: phases p = 1, 2, 4, …; thread t with bit p set adds a[(t & \
+        ~(p-1)) - 1], others sleep; one dispatch per phase",
+    Folded = "folded": "the seed's: p = N/2 … 1, a[i] += a[i+p] (i+p < n): SUFFIX sums; --mirror: \
+        a[i] += a[i-p], prefix sums",
+    HillisSteele = "hillis-steele": "p = 1, 2, 4, …: b[i] = a[i] + a[i-p], ping-pong buffers; n \
+        log n work",
+    Blelloch = "blelloch": "work-efficient: up-sweep and down-sweep over the implicit heap tree \
+        (l_child = 2i+1, r_child = 2i+2)",
+    ReduceThenScan = "reduce-then-scan": "3 passes: tile sums, one-workgroup scan of the sums, \
+        rescan of every tile (3n words of traffic)",
+    Decoupled = "decoupled": "single pass, decoupled look-back with fallback (Merrill & Garland; \
+        no forward-progress assumption): 2n words",
     Sequential = "sequential": "the seed's loop on ONE GPU thread, for contrast",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("scan", "004", Variant::INFO)
-    .title("Prefix sums (scan)")
-    .summary("out[i] = a[0] + … + a[i] (inclusive; --exclusive stops before a[i]); u32/i32 wrap, f32 checked against an f64 sum.");
 
 /// Stages list their (thread, source) pairs and sleeping threads up to this many elements.
 pub const MAX_PAIRS_N: usize = 4096;
