@@ -1,7 +1,7 @@
 //! One room per algorithm. Each room has its CPU model (the reference, stage by stage), its GPU
 //! runner and its parameters; the small [`Algorithm`] trait connects it to the engine, the CLI and
-//! the UI. An algorithm's options struct *is* the algorithm instance: clap parses it for the CLI,
-//! the UI edits it, serde saves it in sessions.
+//! the UI. An algorithm's options struct *is* the algorithm instance: the CLI's flags convert into
+//! it (src/cli), the UI edits it, serde saves it in sessions.
 
 // Before the rooms: a macro_rules! macro is visible only below its definition.
 /// `Algorithm::info` and `Algorithm::example` of a room whose design note gives an example input:
@@ -205,6 +205,23 @@ impl PartialEq<&str> for Algo {
         self.name() == *other
     }
 }
+
+/// An option whose values are a closed set: every value with its name (as the CLI, serde and the
+/// app spell it) and its help (the CLI's `--help` and the app's menu read both).
+pub trait Choice: Copy + PartialEq + 'static {
+    const ALL: &'static [Self];
+    /// (name, help) of each of [`Choice::ALL`], in its order.
+    const CHOICES: &'static [(&'static str, &'static str)];
+
+    /// This value's (name, help).
+    fn choice(self) -> (&'static str, &'static str) {
+        let i = Self::ALL.iter().position(|v| *v == self).unwrap_or(0);
+        Self::CHOICES[i]
+    }
+}
+
+/// (option, its values' (name, help)) of a room's closed-set options.
+pub type OptionValues = &'static [(&'static str, &'static [(&'static str, &'static str)])];
 
 /// A variant of an algorithm (a different kernel or plan).
 #[derive(Clone, Copy, Debug)]
@@ -584,25 +601,18 @@ pub trait Algorithm {
     }
 }
 
-/// Every algorithm with its options: the registry. Adding a room means one variant here.
-#[derive(Clone, Debug, Serialize, Deserialize, clap::Subcommand)]
+/// Every algorithm with its options: the registry. Adding a room means one variant here (and
+/// its flags in the CLI's `AlgoArgs`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "algorithm", rename_all = "lowercase")]
 pub enum AlgoOptions {
-    /// Tuned copy kernel: the bandwidth roofline every other kernel is measured against.
     Copy(copy::Options),
-    /// Bit-reversal permutation (seed 000): naive one kernel, staged Demo B.
     Bitrev(bitrev::Options),
-    /// BMMC / BPC permutations (seed 001): y = A·x ⊕ c; naive, seed plans, tiled.
     Bmmc(bmmc::Options),
-    /// Odd-even sorting (seed 002): transposition in one workgroup, per-phase dispatches, merge-split, Batcher's network.
     Oddeven(oddeven::Options),
-    /// LSD radix sort (the scan's look-back + a stable scatter): onesweep, classic; keys or key-value.
     Radix(radix::Options),
-    /// Prefix sums (seed 004): ladder, folded, Hillis-Steele, Blelloch, reduce-then-scan, decoupled look-back.
     Scan(scan::Options),
-    /// Nabla-style workgroup FFT (seed 003): xor exchanges, raw/natural order, real FFTs.
     Fft(fft::Options),
-    /// Your own WGSL kernel (the workbench): --wgsl FILE, checked with --expect, traced, lensed, timed.
     Kernel(kernel::Options),
 }
 
@@ -645,6 +655,31 @@ impl AlgoOptions {
 
     pub fn name(&self) -> &'static str {
         self.algo().info().name
+    }
+
+    /// (field, help) of the room's options: each flag's help in the CLI, each control's tooltip
+    /// in the app. Empty for a room whose options clap still derives (bmmc: its doc comments).
+    pub fn option_help(algo: Algo) -> &'static [(&'static str, &'static str)] {
+        match algo {
+            Algo::Copy => copy::help::ALL,
+            Algo::Bitrev | Algo::Bmmc => &[],
+            Algo::Oddeven => oddeven::help::ALL,
+            Algo::Radix => radix::help::ALL,
+            Algo::Scan => scan::help::ALL,
+            Algo::Fft => fft::help::ALL,
+            Algo::Kernel => kernel::help::ALL,
+        }
+    }
+
+    /// The values of the room's closed-set options, with their help ([`Choice`]).
+    pub fn option_values(algo: Algo) -> OptionValues {
+        match algo {
+            Algo::Oddeven => oddeven::help::VALUE_SETS,
+            Algo::Radix => radix::help::VALUE_SETS,
+            Algo::Scan => scan::help::VALUE_SETS,
+            Algo::Fft => fft::help::VALUE_SETS,
+            Algo::Copy | Algo::Bitrev | Algo::Bmmc | Algo::Kernel => &[],
+        }
     }
 
     /// Which algorithm these options are for.

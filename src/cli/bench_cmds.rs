@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 use serde_json::json;
 
 pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
-    let cases: Vec<(AlgoOptions, Vec<&'static algo::VariantInfo>)> = match (&args.algo, args.all) {
+    let algo = args.options();
+    let cases: Vec<(AlgoOptions, Vec<&'static algo::VariantInfo>)> = match (&algo, args.all) {
         (Some(_), true) => return Err(Error::input("give an algorithm or --all, not both")),
         (None, false) => {
             return Err(Error::input(
@@ -34,7 +35,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
     let mut cases = cases;
     // The workbench: the kernel's contract is checked before any GPU work, and the built-in
     // kernel for its --expect op runs beside it.
-    let workbench = match &args.algo {
+    let workbench = match &algo {
         Some(AlgoOptions::Kernel(k)) => Some(workbench_case(k, &mut cases)?),
         _ => None,
     };

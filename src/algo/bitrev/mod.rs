@@ -29,7 +29,7 @@ pub const EXAMPLE_RESULT: [i64; 16] =
 const SHADER: &str = include_str!("../../../shaders/bitrev/bitrev.wgsl");
 const POISON: u32 = 0xDEAD_BEEF;
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {}
 

@@ -13,14 +13,22 @@ variants! {
     Scalar = "scalar": "one u32 per thread, for contrast",
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
+/// The options' help: the CLI's for each flag (src/cli) and the app's tooltip for each control.
+pub mod help {
+    pub const WORKGROUP_SIZE: &str = "Threads per workgroup of the vec4 kernel";
+    pub const PER_THREAD: &str = "vec4 (16-byte) elements each thread copies";
+
+    /// (field, help) of every option, in the order of the fields.
+    pub const ALL: &[(&str, &str)] = &[
+        ("workgroup_size", WORKGROUP_SIZE),
+        ("per_thread", PER_THREAD),
+    ];
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {
-    /// Threads per workgroup of the vec4 kernel.
-    #[arg(long, default_value_t = 256)]
     pub workgroup_size: u32,
-    /// vec4 (16-byte) elements each thread copies.
-    #[arg(long, default_value_t = 4)]
     pub per_thread: u32,
 }
 

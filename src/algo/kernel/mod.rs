@@ -15,7 +15,7 @@ mod uniform;
 use super::prelude::*;
 use crate::gpu::grid;
 use contract::{Contract, Elem, Role};
-pub use options::Options;
+pub use options::{Options, help};
 use serde_json::json;
 
 variants! {

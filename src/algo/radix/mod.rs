@@ -16,7 +16,7 @@ pub mod plan;
 pub mod trace;
 mod tune;
 
-pub use options::{Options, Shape, TileOrder, Values};
+pub use options::{Options, Shape, TileOrder, Values, help};
 
 use super::prelude::*;
 use crate::gpu::Execution;
