@@ -78,7 +78,8 @@ impl crate::algo::Choice for Order {
     const CHOICES: &'static [(&'static str, &'static str)] = &[
         (
             "raw",
-            "The order the GPU writes: every thread writes to the indices it read (output[x] = DFT[F(x)])",
+            "The order the GPU writes: every thread writes to the indices it read (output[x] = \
+             DFT[F(x)])",
         ),
         (
             "natural",
@@ -110,7 +111,8 @@ impl crate::algo::Choice for Kernel {
     const CHOICES: &'static [(&'static str, &'static str)] = &[
         (
             "auto",
-            "Not tracing, complex: radix in natural order, fast in raw order (where the configuration fits); else teaching",
+            "Not tracing, complex: radix in natural order, fast in raw order (where the \
+             configuration fits); else teaching",
         ),
         (
             "fast",
@@ -122,11 +124,14 @@ impl crate::algo::Choice for Kernel {
         ),
         (
             "radix",
-            "Not the seed's schedule: rounds of log2(E) stages in registers, written back in place to workgroup memory between rounds (src/algo/fft/radix.rs); complex FFTs in natural order",
+            "Not the seed's schedule: rounds of log2(E) stages in registers, written back in place \
+             to workgroup memory between rounds (src/algo/fft/radix.rs); complex FFTs in natural \
+             order",
         ),
         (
             "large",
-            "The large-FFT passes (src/algo/fft/large.rs) at any size: what `auto` runs past one workgroup; here also below it (e.g. to see a small FFT as columns then rows)",
+            "The large-FFT passes (src/algo/fft/large.rs) at any size: what `auto` runs past one \
+             workgroup; here also below it (e.g. to see a small FFT as columns then rows)",
         ),
     ];
 }
@@ -145,11 +150,15 @@ impl crate::algo::Choice for NaturalStore {
     const CHOICES: &'static [(&'static str, &'static str)] = &[
         (
             "direct",
-            "Straight from registers: each thread's outputs are runs of E/2 consecutive values, stored as 16-byte pairs (no staging memory, no extra barrier). Slower on the H100 (1024: 1.19 ms against 0.84 ms staged): 16-byte stores spread over a warp cost more than staging",
+            "Straight from registers: each thread's outputs are runs of E/2 consecutive values, \
+             stored as 16-byte pairs (no staging memory, no extra barrier). Slower on the H100 \
+             (1024: 1.19 ms against 0.84 ms staged): 16-byte stores spread over a warp cost more \
+             than staging",
         ),
         (
             "staged",
-            "Through padded workgroup memory (G·N values), so consecutive threads store consecutive values. The default (the H100's faster)",
+            "Through padded workgroup memory (G·N values), so consecutive threads store \
+             consecutive values. The default (the H100's faster)",
         ),
     ];
 }

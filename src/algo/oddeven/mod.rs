@@ -178,7 +178,8 @@ impl crate::algo::Choice for TileKernel {
         ),
         (
             "generic",
-            "shaders/oddeven/batcher.wgsl: one stage per barrier in workgroup memory; writes the trace",
+            "shaders/oddeven/batcher.wgsl: one stage per barrier in workgroup memory; writes the \
+             trace",
         ),
     ];
 }
