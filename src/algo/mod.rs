@@ -658,7 +658,7 @@ impl AlgoOptions {
     }
 
     /// (field, help) of the room's options: each flag's help in the CLI, each control's tooltip
-    /// in the app. Empty for a room whose options clap still derives (bmmc: its doc comments).
+    /// in the app. Empty for bmmc, whose options still derive their flags in the room.
     pub fn option_help(algo: Algo) -> &'static [(&'static str, &'static str)] {
         match algo {
             Algo::Copy => copy::help::ALL,
