@@ -1,7 +1,7 @@
 //! Benchmarks in timed mode, shared by `stagewise bench` and the app's performance lab. Every row
 //! carries the copy roofline measured on the same adapter, at the same N, in the same run.
 
-use crate::algo::{AlgoOptions, VariantInfo};
+use crate::algo::{Algo, AlgoOptions, VariantInfo};
 use crate::data::DType;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, time_with};
@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct BenchRow {
-    pub algorithm: String,
+    pub algorithm: Algo,
     pub variant: String,
     pub n: u64,
     /// The bytes one run must move at least (read + write), the floor's numerator.
@@ -308,7 +308,7 @@ pub async fn run(
                 let t = time_with(gpu, &case.plan, 0, reps, cancelled).await?;
                 let gbps = case.bytes as f64 / (t.total_ms * 1e6);
                 let row = BenchRow {
-                    algorithm: info.name.to_string(),
+                    algorithm: algo_opts.id(),
                     variant: v.name.to_string(),
                     n: n as u64,
                     bytes: case.bytes,

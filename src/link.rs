@@ -292,7 +292,7 @@ impl Link {
                 }
                 m.remove("input");
                 // Options at their defaults, and the default u32, are left out.
-                let defaults = crate::algo::AlgoOptions::by_name(spec.algo.name())
+                let defaults = crate::algo::AlgoOptions::default_for(spec.algo.id())
                     .and_then(|d| serde_json::to_value(d).ok())
                     .unwrap_or(Value::Null);
                 if m.get("dtype").and_then(Value::as_str) == Some("u32") {

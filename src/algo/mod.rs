@@ -1,16 +1,20 @@
 //! One room per algorithm. Each room has its CPU model (the reference, stage by stage), its GPU
 //! runner and its parameters; the small [`Algorithm`] trait connects it to the engine, the CLI and
-//! the UI. An algorithm's options struct *is* the algorithm instance: clap parses it for the CLI,
-//! the UI edits it, serde saves it in sessions.
+//! the UI. An algorithm's options struct *is* the algorithm instance: the CLI's flags convert into
+//! it (src/cli), the UI edits it, serde saves it in sessions.
 
 // Before the rooms: a macro_rules! macro is visible only below its definition.
 /// `Algorithm::info` and `Algorithm::example` of a room whose design note gives an example input:
-/// its `AlgoInfo` and that input (`info_and_example!(INFO, EXAMPLE);` inside the impl).
+/// its `AlgoInfo` and that input (`info_and_example!(INFO, EXAMPLE);` inside the impl); of a room
+/// without one, `Algorithm::info` alone (`info_and_example!(INFO);`).
 macro_rules! info_and_example {
-    ($info:ident, $example:ident) => {
+    ($info:ident) => {
         fn info(&self) -> &'static AlgoInfo {
             &$info
         }
+    };
+    ($info:ident, $example:ident) => {
+        info_and_example!($info);
 
         fn example(&self, dtype: DType) -> Option<Data> {
             Some($crate::data::example_data(&$example, dtype))
@@ -22,7 +26,17 @@ macro_rules! info_and_example {
 /// it (`Display`, `FromStr`, serde), with its summary; the first is the default.
 /// `Variant::INFO` is the room's list for its `AlgoInfo`, `Variant::of` the variant a checked
 /// request names (its name was parsed against that list by `RunSpec::resolve`).
+///
+/// Headed by `room "name" (seed "…"): "title", "summary";` it also declares the room's `static
+/// INFO` ([`AlgoInfo::new`]: 32-bit elements of every type).
 macro_rules! variants {
+    (room $room:literal (seed $seed:literal): $title:literal, $about:literal; $($rest:tt)+) => {
+        static INFO: $crate::algo::AlgoInfo = $crate::algo::AlgoInfo::new($room, $seed, Variant::INFO)
+            .title($title)
+            .summary($about);
+
+        variants! { $($rest)+ }
+    };
     ($($v:ident = $name:literal: $summary:expr,)+) => {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Variant {
@@ -108,13 +122,106 @@ pub use stream::Stages;
 mod prelude {
     pub(super) use super::drive::Run;
     pub(super) use super::{
-        AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage, Stages,
-        Task, VariantInfo, first_mismatch, require_pow2,
+        Algo, AlgoInfo, Algorithm, BenchCase, RoomNotes, RunFacts, RunRequest, RunResult, Stage,
+        Stages, Task, VariantInfo, first_mismatch, require_pow2,
     };
     pub(super) use crate::data::{DType, Data};
     pub(super) use crate::error::{Error, Result};
     pub(super) use crate::gpu::{Gpu, Plan, Region, Running};
 }
+
+/// Which room a request or a result belongs to: the typed algorithm name, parsed once from its
+/// spelling (`FromStr`, serde) and matched on by the views; written as that name (`Display`,
+/// serde), so the JSON's `"algorithm"` string is the name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Algo {
+    Copy,
+    Bitrev,
+    Bmmc,
+    Oddeven,
+    Radix,
+    Scan,
+    Fft,
+    Kernel,
+}
+
+impl Algo {
+    pub const ALL: [Algo; 8] = [
+        Algo::Copy,
+        Algo::Bitrev,
+        Algo::Bmmc,
+        Algo::Oddeven,
+        Algo::Radix,
+        Algo::Scan,
+        Algo::Fft,
+        Algo::Kernel,
+    ];
+
+    /// The name the CLI, the JSON and `stagewise list` use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Algo::Copy => "copy",
+            Algo::Bitrev => "bitrev",
+            Algo::Bmmc => "bmmc",
+            Algo::Oddeven => "oddeven",
+            Algo::Radix => "radix",
+            Algo::Scan => "scan",
+            Algo::Fft => "fft",
+            Algo::Kernel => "kernel",
+        }
+    }
+
+    /// The name (as [`Algo::name`]; tests and format strings read a result's algorithm so).
+    pub const fn as_str(self) -> &'static str {
+        self.name()
+    }
+}
+
+impl std::fmt::Display for Algo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Algo {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Algo, String> {
+        Algo::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| format!("unknown algorithm '{s}'"))
+    }
+}
+
+impl PartialEq<str> for Algo {
+    fn eq(&self, other: &str) -> bool {
+        self.name() == other
+    }
+}
+
+impl PartialEq<&str> for Algo {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+/// An option whose values are a closed set: every value with its name (as the CLI, serde and the
+/// app spell it) and its help (the CLI's `--help` and the app's menu read both).
+pub trait Choice: Copy + PartialEq + 'static {
+    const ALL: &'static [Self];
+    /// (name, help) of each of [`Choice::ALL`], in its order.
+    const CHOICES: &'static [(&'static str, &'static str)];
+
+    /// This value's (name, help).
+    fn choice(self) -> (&'static str, &'static str) {
+        let i = Self::ALL.iter().position(|v| *v == self).unwrap_or(0);
+        Self::CHOICES[i]
+    }
+}
+
+/// (option, its values' (name, help)) of a room's closed-set options.
+pub type OptionValues = &'static [(&'static str, &'static [(&'static str, &'static str)])];
 
 /// A variant of an algorithm (a different kernel or plan).
 #[derive(Clone, Copy, Debug)]
@@ -236,7 +343,7 @@ pub struct PassInfo {
 /// Its JSON is `to_json` (docs/CLI.md).
 #[derive(Clone, Debug)]
 pub struct RunResult {
-    pub algorithm: String,
+    pub algorithm: Algo,
     pub variant: String,
     pub dtype: DType,
     pub n: usize,
@@ -258,7 +365,7 @@ impl RunResult {
     /// What every room fills alike: the names, the adapter, the input and output (`dtype` is the
     /// output's), the pass times; checked and traced by [`RunResult::checked`].
     pub fn new(
-        algorithm: &str,
+        algorithm: Algo,
         variant: &str,
         n: usize,
         gpu: &Gpu,
@@ -267,7 +374,7 @@ impl RunResult {
         passes: Vec<PassInfo>,
     ) -> RunResult {
         RunResult {
-            algorithm: algorithm.into(),
+            algorithm,
             variant: variant.into(),
             dtype: output.dtype,
             n,
@@ -286,7 +393,7 @@ impl RunResult {
     /// A run before its first pass ([`stream::Event::Head`]): the names, the input, the plan's
     /// passes without times and an empty output of type `dtype`; [`RunResult::ran`] completes it.
     pub fn head(
-        algorithm: &str,
+        algorithm: Algo,
         variant: &str,
         gpu: &Gpu,
         input: &Data,
@@ -494,25 +601,18 @@ pub trait Algorithm {
     }
 }
 
-/// Every algorithm with its options: the registry. Adding a room means one variant here.
-#[derive(Clone, Debug, Serialize, Deserialize, clap::Subcommand)]
+/// Every algorithm with its options: the registry. Adding a room means one variant here (and
+/// its flags in the CLI's `AlgoArgs`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "algorithm", rename_all = "lowercase")]
 pub enum AlgoOptions {
-    /// Tuned copy kernel: the bandwidth roofline every other kernel is measured against.
     Copy(copy::Options),
-    /// Bit-reversal permutation (seed 000): naive one kernel, staged Demo B.
     Bitrev(bitrev::Options),
-    /// BMMC / BPC permutations (seed 001): y = A·x ⊕ c; naive, seed plans, tiled.
     Bmmc(bmmc::Options),
-    /// Odd-even sorting (seed 002): transposition in one workgroup, per-phase dispatches, merge-split, Batcher's network.
     Oddeven(oddeven::Options),
-    /// LSD radix sort (the scan's look-back + a stable scatter): onesweep, classic; keys or key-value.
     Radix(radix::Options),
-    /// Prefix sums (seed 004): ladder, folded, Hillis-Steele, Blelloch, reduce-then-scan, decoupled look-back.
     Scan(scan::Options),
-    /// Nabla-style workgroup FFT (seed 003): xor exchanges, raw/natural order, real FFTs.
     Fft(fft::Options),
-    /// Your own WGSL kernel (the workbench): --wgsl FILE, checked with --expect, traced, lensed, timed.
     Kernel(kernel::Options),
 }
 
@@ -545,13 +645,56 @@ impl AlgoOptions {
     }
 
     pub fn by_name(name: &str) -> Option<AlgoOptions> {
-        Self::all_defaults()
-            .into_iter()
-            .find(|a| a.algo().info().name == name)
+        Self::default_for(name.parse().ok()?)
+    }
+
+    /// The default instance of `algo` (None: the workbench, which has none).
+    pub fn default_for(algo: Algo) -> Option<AlgoOptions> {
+        Self::all_defaults().into_iter().find(|a| a.id() == algo)
     }
 
     pub fn name(&self) -> &'static str {
         self.algo().info().name
+    }
+
+    /// (field, help) of the room's options: each flag's help in the CLI, each control's tooltip
+    /// in the app. Empty for bmmc, whose options still derive their flags in the room.
+    pub fn option_help(algo: Algo) -> &'static [(&'static str, &'static str)] {
+        match algo {
+            Algo::Copy => copy::help::ALL,
+            Algo::Bitrev => &[],
+            Algo::Bmmc => bmmc::help::ALL,
+            Algo::Oddeven => oddeven::help::ALL,
+            Algo::Radix => radix::help::ALL,
+            Algo::Scan => scan::help::ALL,
+            Algo::Fft => fft::help::ALL,
+            Algo::Kernel => kernel::help::ALL,
+        }
+    }
+
+    /// The values of the room's closed-set options, with their help ([`Choice`]).
+    pub fn option_values(algo: Algo) -> OptionValues {
+        match algo {
+            Algo::Oddeven => oddeven::help::VALUE_SETS,
+            Algo::Radix => radix::help::VALUE_SETS,
+            Algo::Scan => scan::help::VALUE_SETS,
+            Algo::Fft => fft::help::VALUE_SETS,
+            Algo::Copy | Algo::Bitrev | Algo::Bmmc | Algo::Kernel => &[],
+        }
+    }
+
+    /// Which algorithm these options are for.
+    pub fn id(&self) -> Algo {
+        match self {
+            AlgoOptions::Copy(_) => Algo::Copy,
+            AlgoOptions::Bitrev(_) => Algo::Bitrev,
+            AlgoOptions::Bmmc(_) => Algo::Bmmc,
+            AlgoOptions::Oddeven(_) => Algo::Oddeven,
+            AlgoOptions::Radix(_) => Algo::Radix,
+            AlgoOptions::Scan(_) => Algo::Scan,
+            AlgoOptions::Fft(_) => Algo::Fft,
+            AlgoOptions::Kernel(_) => Algo::Kernel,
+        }
     }
 }
 

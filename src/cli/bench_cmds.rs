@@ -1,13 +1,14 @@
 //! `stagewise bench` (a sweep, or a whole suite) and `stagewise report`.
 
 use super::{BenchArgs, Cli, gpu, out};
-use crate::algo::{self, AlgoOptions};
+use crate::algo::{self, Algo, AlgoOptions};
 use crate::bench::{self, BenchSpec, CSV_HEADER, Event};
 use crate::error::{Error, Result};
 use serde_json::json;
 
 pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
-    let cases: Vec<(AlgoOptions, Vec<&'static algo::VariantInfo>)> = match (&args.algo, args.all) {
+    let algo = args.options();
+    let cases: Vec<(AlgoOptions, Vec<&'static algo::VariantInfo>)> = match (&algo, args.all) {
         (Some(_), true) => return Err(Error::input("give an algorithm or --all, not both")),
         (None, false) => {
             return Err(Error::input(
@@ -34,7 +35,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
     let mut cases = cases;
     // The workbench: the kernel's contract is checked before any GPU work, and the built-in
     // kernel for its --expect op runs beside it.
-    let workbench = match &args.algo {
+    let workbench = match &algo {
         Some(AlgoOptions::Kernel(k)) => Some(workbench_case(k, &mut cases)?),
         _ => None,
     };
@@ -292,10 +293,10 @@ fn workbench_case(
 /// ("yours 0.31× copy; the built-in bitrev tiled 0.95×").
 fn compare(rows: &[crate::bench::BenchRow], builtin: Option<&str>) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
-    for r in rows.iter().filter(|r| r.algorithm == "kernel") {
+    for r in rows.iter().filter(|r| r.algorithm == Algo::Kernel) {
         let b = rows
             .iter()
-            .find(|b| b.n == r.n && b.algorithm != "kernel" && b.case == 1);
+            .find(|b| b.n == r.n && b.algorithm != Algo::Kernel && b.case == 1);
         let text = match (builtin, b) {
             (Some(name), Some(b)) => format!(
                 "n = {}: yours {:.2}× copy; the built-in {name} {:.2}× copy",

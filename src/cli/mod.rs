@@ -16,6 +16,7 @@ use std::io::Write;
 mod bench_cmds;
 #[cfg(not(target_arch = "wasm32"))]
 use bench_cmds::{bench_cmd, report_cmd, suite_cmd};
+mod algo_args;
 #[cfg(not(target_arch = "wasm32"))]
 mod grade;
 #[cfg(not(target_arch = "wasm32"))]
@@ -23,6 +24,7 @@ mod lesson;
 mod run;
 #[cfg(not(target_arch = "wasm32"))]
 mod tune;
+pub use algo_args::AlgoArgs;
 pub use run::prepare;
 
 #[derive(Parser, Debug)]
@@ -173,7 +175,25 @@ pub struct RunArgs {
     pub spec: Option<String>,
     /// The algorithm and its options (none with --spec).
     #[command(subcommand)]
-    pub algo: Option<AlgoOptions>,
+    pub algo: Option<AlgoArgs>,
+}
+
+impl RunArgs {
+    /// The algorithm's typed options (None: no algorithm given).
+    pub fn options(&self) -> Option<AlgoOptions> {
+        self.algo.as_ref().map(AlgoArgs::options)
+    }
+}
+
+/// argv (the program's name first) as the CLI reads it: the one parser of words. The suite's case
+/// files, the selftest's reproducing commands and the workbench's exercises keep their runs as
+/// CLI words and read them here; the error is the CLI's message.
+pub fn parse_words<I, T>(argv: I) -> std::result::Result<Cli, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(argv).map_err(|e| e.to_string())
 }
 
 #[derive(Args, Debug)]
@@ -216,6 +236,13 @@ pub struct SelftestArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+impl BenchArgs {
+    /// The algorithm's typed options (None: no algorithm given).
+    pub fn options(&self) -> Option<AlgoOptions> {
+        self.algo.as_ref().map(AlgoArgs::options)
+    }
 }
 
 #[derive(Args, Debug)]
@@ -269,7 +296,7 @@ pub struct BenchArgs {
     #[arg(long, global = true)]
     pub csv: Option<std::path::PathBuf>,
     #[command(subcommand)]
-    pub algo: Option<AlgoOptions>,
+    pub algo: Option<AlgoArgs>,
 }
 
 /// Print to stdout; a closed pipe (e.g. `| head`) is not an error worth a panic.

@@ -9,7 +9,7 @@ impl RunArgs {
         if let Some(file) = &self.spec {
             return self.spec_file(file);
         }
-        let Some(algo) = &self.algo else {
+        let Some(algo) = self.options() else {
             return Err(Error::input(
                 "run needs an algorithm (see `stagewise list`) or --spec FILE",
             ));
@@ -28,7 +28,7 @@ impl RunArgs {
             },
         };
         Ok(RunSpec {
-            algo: algo.clone(),
+            algo,
             variant: self.variant.clone(),
             dtype: Some(self.dtype),
             input,

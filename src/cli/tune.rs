@@ -87,7 +87,7 @@ fn cases(args: &TuneArgs, cpu: bool) -> Result<Vec<search::Case>> {
             continue;
         }
         let b = c.bench_args()?;
-        let Some(algo) = b.algo else { continue };
+        let Some(algo) = b.options() else { continue };
         let name = algo.algo().info().name;
         if !args.algorithms.is_empty() && !args.algorithms.iter().any(|a| a == name) {
             continue;

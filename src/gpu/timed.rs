@@ -51,6 +51,21 @@ pub struct Timing {
     pub wall_clock: bool,
 }
 
+impl Timing {
+    /// The timing of the repetitions' `totals` (one sample each; not empty): their median and
+    /// minimum, beside the passes' times.
+    fn of(mut totals: Vec<f64>, pass_ms: Vec<f64>, wall_clock: bool) -> Timing {
+        let min_ms = totals.iter().cloned().fold(f64::INFINITY, f64::min);
+        Timing {
+            pass_ms,
+            total_ms: median(&mut totals),
+            min_ms,
+            reps: totals.len(),
+            wall_clock,
+        }
+    }
+}
+
 /// The wall time of a batch of runs that gives the clocks' comparison a verdict (seconds).
 const CHECK_SECONDS: f64 = 0.03;
 /// Shorter batches give no verdict (latency may dominate them).
@@ -176,30 +191,28 @@ pub fn judge(gpu: &Gpu, verdict: Option<bool>) {
 /// Timed mode by the wall clock, for a device whose timestamps do not measure the work: each
 /// sample is a batch of runs (about 10 ms) encoded first, then submitted and waited for; its
 /// time per run. Pass times by the same means, each pass alone, for plans of up to 64 passes.
+/// The caller has made the warm-up runs.
 async fn time_wall(
     gpu: &Gpu,
     plan: &Plan,
-    warmup: usize,
     reps: usize,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Timing> {
     let np = plan.passes.len();
-    run_times(gpu, plan, warmup).await?;
     let probe = wall_once(gpu, plan).await?;
     let runs = batch_runs(probe, np, WALL_SAMPLE_SECONDS);
     let mut totals = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
+    for _ in 0..reps {
         if cancelled() {
             return Err(Error::Cancelled);
         }
         let s = timed_batch(gpu, &plan.passes, runs, None).await?;
         totals.push(s * 1e3 / runs as f64);
     }
-    let min_ms = totals.iter().cloned().fold(f64::INFINITY, f64::min);
-    let total_ms = median(&mut totals);
-    let mut pass_ms = Vec::new();
+    let mut timing = Timing::of(totals, Vec::new(), true);
+    let pass_ms = &mut timing.pass_ms;
     if np == 1 {
-        pass_ms.push(total_ms);
+        pass_ms.push(timing.total_ms);
     } else if np <= 64 {
         for p in &plan.passes {
             let one = std::slice::from_ref(p);
@@ -212,13 +225,7 @@ async fn time_wall(
             pass_ms.push(median(&mut s));
         }
     }
-    Ok(Timing {
-        pass_ms,
-        total_ms,
-        min_ms,
-        reps: reps.max(1),
-        wall_clock: true,
-    })
+    Ok(timing)
 }
 
 /// Wall-clock seconds of one run (submit and wait): a cheap probe before a sweep commits to reps.
@@ -290,7 +297,8 @@ pub async fn time_with(
     let reps = reps.max(1);
     judge(gpu, clock_agrees(gpu, plan).await?);
     if gpu.clock_distrusted().is_some() {
-        return time_wall(gpu, plan, warmup, reps, cancelled).await;
+        run_times(gpu, plan, warmup).await?;
+        return time_wall(gpu, plan, reps, cancelled).await;
     }
     let np = plan.passes.len();
     let ts = Timestamps::new(gpu, np);
@@ -345,14 +353,8 @@ pub async fn time_with(
     if totals.is_empty() {
         return Err(Error::Gpu("every timestamp sample was invalid".into()));
     }
-    let min_ms = totals.iter().cloned().fold(f64::INFINITY, f64::min);
-    Ok(Timing {
-        pass_ms: per_pass.iter_mut().map(|s| median(s)).collect(),
-        total_ms: median(&mut totals),
-        min_ms,
-        reps: totals.len(),
-        wall_clock: false,
-    })
+    let pass_ms = per_pass.iter_mut().map(|s| median(s)).collect();
+    Ok(Timing::of(totals, pass_ms, false))
 }
 
 pub fn median(v: &mut [f64]) -> f64 {

@@ -7,6 +7,11 @@ use naga::{
     Module, Scalar, Span, Statement, Type, TypeInner, VectorSize,
 };
 
+/// The module's unnamed type `inner` (the one it has, or a new one).
+fn add_type(m: &mut Module, inner: TypeInner) -> Handle<Type> {
+    m.types.insert(Type { name: None, inner }, Span::UNDEFINED)
+}
+
 /// An entry point's start: `lens_start(wid.x + wid.y · nwg.x + wid.z · nwg.x · nwg.y,
 /// local_invocation_index, block)` (`start`; `block`: words of a workgroup's block), with the
 /// builtins added as arguments where missing. With `calls` (the recording copy of the entry
@@ -21,22 +26,13 @@ pub(super) fn entry_ids(
     block: u32,
     calls: Option<[Handle<Function>; 2]>,
 ) -> Function {
-    let u32_ty = m.types.insert(
-        Type {
-            name: None,
-            inner: TypeInner::Scalar(Scalar::U32),
+    let u32_ty = add_type(m, TypeInner::Scalar(Scalar::U32));
+    let vec3_ty = add_type(
+        m,
+        TypeInner::Vector {
+            size: VectorSize::Tri,
+            scalar: Scalar::U32,
         },
-        Span::UNDEFINED,
-    );
-    let vec3_ty = m.types.insert(
-        Type {
-            name: None,
-            inner: TypeInner::Vector {
-                size: VectorSize::Tri,
-                scalar: Scalar::U32,
-            },
-        },
-        Span::UNDEFINED,
     );
     let s = Span::UNDEFINED;
     let first = f.expressions.len();
@@ -155,23 +151,14 @@ pub(super) fn entry_ids(
 
 /// Give `lens_seen` `n` counters (one per site that counts its instances).
 pub(super) fn size_seen(m: &mut Module, n: u32) {
-    let base = m.types.insert(
-        Type {
-            name: None,
-            inner: TypeInner::Scalar(Scalar::U32),
+    let base = add_type(m, TypeInner::Scalar(Scalar::U32));
+    let ty = add_type(
+        m,
+        TypeInner::Array {
+            base,
+            size: ArraySize::Constant(std::num::NonZeroU32::new(n).expect("n > 0")),
+            stride: 4,
         },
-        Span::UNDEFINED,
-    );
-    let ty = m.types.insert(
-        Type {
-            name: None,
-            inner: TypeInner::Array {
-                base,
-                size: ArraySize::Constant(std::num::NonZeroU32::new(n).expect("n > 0")),
-                stride: 4,
-            },
-        },
-        Span::UNDEFINED,
     );
     for (_, g) in m.global_variables.iter_mut() {
         if g.name.as_deref() == Some("lens_seen") {

@@ -513,7 +513,7 @@ mod tests {
 
     fn result(output: Data) -> RunResult {
         RunResult {
-            algorithm: "t".into(),
+            algorithm: crate::algo::Algo::Copy,
             variant: "v".into(),
             dtype: output.dtype,
             n: output.len(),

@@ -5,7 +5,7 @@ use crate::data::Data;
 /// A run with these stages (as a trace reads them back), for the answer checks below.
 fn run_of(stages: Vec<Stage>) -> RunResult {
     RunResult {
-        algorithm: "t".into(),
+        algorithm: crate::algo::Algo::Copy,
         variant: "t".into(),
         dtype: DType::U32,
         n: stages[0].data.len(),

@@ -8,7 +8,6 @@ use crate::algo::{AlgoOptions, VariantInfo, bmmc, copy, oddeven, radix, scan};
 use crate::cli::{Cli, Cmd, RunArgs};
 use crate::data::DType;
 use crate::gpu::Gpu;
-use clap::Parser;
 use rand::Rng;
 use rand::rngs::StdRng;
 
@@ -53,13 +52,13 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         .into_iter()
         .map(String::from)
         .chain(args.iter().cloned());
-    match Cli::try_parse_from(argv) {
+    match crate::cli::parse_words(argv) {
         Ok(Cli {
             cmd: Some(Cmd::Run(r)),
             ..
         }) => Ok(r),
         Ok(_) => Err("not a run command".into()),
-        Err(e) => Err(e.to_string().lines().next().unwrap_or("").to_string()),
+        Err(e) => Err(e.lines().next().unwrap_or("").to_string()),
     }
 }
 
@@ -235,7 +234,7 @@ fn oddeven(rng: &mut StdRng, variant: oddeven::Variant, args: &mut Vec<String>) 
 
 /// The tile a case's options give on this adapter (`None`: the options are refused).
 fn tile_of(gpu: &Gpu, variant: &VariantInfo, args: &[String]) -> Option<usize> {
-    match parse_run(args).ok()?.algo? {
+    match parse_run(args).ok()?.options()? {
         AlgoOptions::Scan(o) => o
             .tile_shape(gpu, scan::Variant::of(variant))
             .ok()

@@ -13,7 +13,7 @@ pub mod report;
 // Used by the native-only runners below.
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 use crate::bench::{self, BenchRow, BenchSpec};
-use crate::cli::{Cli, Cmd};
+use crate::cli::Cmd;
 use crate::error::{Error, Result};
 // Used by the native-only runners below.
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
@@ -221,8 +221,7 @@ impl Case {
     }
 
     fn parse(&self, words: Vec<String>) -> Result<Cmd> {
-        let cli = <Cli as clap::Parser>::try_parse_from(&words).map_err(|e| {
-            let e = e.to_string();
+        let cli = crate::cli::parse_words(&words).map_err(|e| {
             let e = e.lines().next().unwrap_or("invalid arguments");
             Error::Input(format!(
                 "suite case '{}': {} (in: {})",
@@ -363,7 +362,7 @@ pub fn run(
         let mut error = None;
         if verify.verified {
             let b = c.bench_args()?;
-            let algo = b.algo.clone().expect("a suite case names its algorithm");
+            let algo = b.options().expect("a suite case names its algorithm");
             let variant = algo.algo().info().variant(Some(&c.variant))?;
             let spec = BenchSpec {
                 cases: vec![(algo, vec![variant])],

@@ -3,7 +3,7 @@
 
 use super::timeline::Timeline;
 use super::views::{self, ViewState};
-use crate::algo::{self, AlgoOptions, RunRequest, RunResult};
+use crate::algo::{self, Algo, AlgoOptions, RunRequest, RunResult};
 use crate::data::{self, DType, Data, Fill};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;

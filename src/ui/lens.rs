@@ -164,7 +164,7 @@ impl LensPanel {
         let warp = self.effective_warp(gpu);
         self.poll(warp);
         let fresh = matches!(&self.report, Some((k, w, _)) if *k == key && *w == warp);
-        if !fresh && self.pending.is_none() && algo.name() == result.algorithm {
+        if !fresh && self.pending.is_none() && algo.id() == result.algorithm {
             self.start(ui.ctx(), gpu, algo, result, key);
         }
         if self.pending.is_some() {

@@ -76,7 +76,7 @@ impl Compare {
         self.poll();
         let fresh =
             matches!(&self.done, Some((k, v, w, _)) if *k == key && *v == variant && *w == warp);
-        if !fresh && self.pending.is_none() && algo.name() == result.algorithm {
+        if !fresh && self.pending.is_none() && algo.id() == result.algorithm {
             let (tx, rx) = channel();
             let (gpu, algo, input, dtype) = (
                 gpu.clone(),

@@ -1,7 +1,7 @@
 //! One or two sentences per stage, derived from the stage's notes, for algorithms whose runner does
 //! not write the stage's narration itself.
 
-use crate::algo::{RunResult, Stage, scan};
+use crate::algo::{Algo, RunResult, Stage, scan};
 
 /// Sentences for `stage` of `result`, or None to fall back to the generic text.
 pub fn narrate(result: &RunResult, stage: usize) -> Option<String> {
@@ -9,12 +9,12 @@ pub fn narrate(result: &RunResult, stage: usize) -> Option<String> {
     if stage == 0 {
         return None;
     }
-    match result.algorithm.as_str() {
-        "oddeven" => oddeven(result, s),
-        "scan" => scan(result, s),
-        "bmmc" => bmmc(s),
-        "fft" => fft(s),
-        _ => None,
+    match result.algorithm {
+        Algo::Oddeven => oddeven(result, s),
+        Algo::Scan => scan(result, s),
+        Algo::Bmmc => bmmc(s),
+        Algo::Fft => fft(s),
+        Algo::Copy | Algo::Bitrev | Algo::Radix | Algo::Kernel => None,
     }
 }
 
@@ -138,17 +138,20 @@ fn scan(result: &RunResult, s: &Stage) -> Option<String> {
 }
 
 fn bmmc(s: &Stage) -> Option<String> {
-    let kind = s.bmmc()?.kind?;
-    let what = match kind {
-        "tiled" => {
+    use crate::algo::bmmc::trace::KernelKind;
+    let what = match s.bmmc()?.kind? {
+        KernelKind::Tiled => {
             "the tiled kernel: each workgroup reads whole 128-byte lines of a tile into workgroup memory and writes whole lines of the permuted tile"
         }
-        "naive" => {
+        KernelKind::Naive => {
             "one thread per element writes it to A·x XOR c: coalesced reads, scattered writes"
         }
-        "block" => "the seed's kernel 1, (A B; 0 C): a block permuted through workgroup memory",
-        "blockmove" => "the seed's kernel 2, (Id 0; 0 X): whole blocks move, elements inside stay",
-        other => other,
+        KernelKind::Block => {
+            "the seed's kernel 1, (A B; 0 C): a block permuted through workgroup memory"
+        }
+        KernelKind::BlockMove => {
+            "the seed's kernel 2, (Id 0; 0 X): whole blocks move, elements inside stay"
+        }
     };
     Some(format!(
         "{}: {what}. The factor matrix of this pass is drawn beside the array.",

@@ -2,7 +2,7 @@
 //! JSON fields and each field gets a widget (numbers, flags, text). New algorithms get controls for
 //! every tuning parameter without UI code of their own.
 
-use crate::algo::AlgoOptions;
+use crate::algo::{Algo, AlgoOptions};
 use eframe::egui;
 use serde_json::Value;
 
@@ -10,64 +10,23 @@ fn pretty(name: &str) -> String {
     name.replace('_', " ")
 }
 
-/// The CLI's help and possible values of every `run <algorithm>` option (one source for both).
-struct ArgInfo {
-    help: String,
-    /// (value, help) of an enum option (clap `ValueEnum`); empty for free values.
-    values: Vec<(String, String)>,
-}
-
-fn arg_info(algo: &str, key: &str) -> Option<&'static ArgInfo> {
-    use std::collections::HashMap;
-    use std::sync::OnceLock;
-    static INFO: OnceLock<HashMap<(String, String), ArgInfo>> = OnceLock::new();
-    let info = INFO.get_or_init(|| {
-        let mut m = HashMap::new();
-        let root = <crate::cli::Cli as clap::CommandFactory>::command();
-        if let Some(run) = root.find_subcommand("run") {
-            for sub in run.get_subcommands() {
-                for a in sub.get_arguments() {
-                    let values = if a.get_action().takes_values() {
-                        a.get_possible_values()
-                            .iter()
-                            .filter(|v| !v.is_hide_set())
-                            .map(|v| {
-                                (
-                                    v.get_name().to_string(),
-                                    v.get_help().map(|h| h.to_string()).unwrap_or_default(),
-                                )
-                            })
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
-                    m.insert(
-                        (sub.get_name().to_string(), a.get_id().to_string()),
-                        ArgInfo {
-                            help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
-                            values,
-                        },
-                    );
-                }
-            }
-        }
-        m
-    });
-    info.get(&(algo.to_string(), key.to_string()))
-}
-
-/// The tooltip of option `key` of `algo`: the help text of its CLI flag (one source for both), so
-/// every generated control explains itself.
-pub fn option_help(algo: &str, key: &str) -> String {
-    arg_info(algo, key)
-        .map(|a| a.help.clone())
+/// The tooltip of option `key` of `algo`: the help of its CLI flag (the room's `help` consts, one
+/// text for both), so every generated control explains itself.
+pub fn option_help(algo: Algo, key: &str) -> String {
+    AlgoOptions::option_help(algo)
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, h)| h.to_string())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| format!("{}: an option of {algo}", pretty(key)))
 }
 
 /// The values an enum option takes (as the CLI spells them), with their help; empty otherwise.
-pub fn option_values(algo: &str, key: &str) -> &'static [(String, String)] {
-    arg_info(algo, key).map_or(&[], |a| a.values.as_slice())
+pub fn option_values(algo: Algo, key: &str) -> &'static [(&'static str, &'static str)] {
+    AlgoOptions::option_values(algo)
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(&[], |(_, v)| v)
 }
 
 /// Edit `opts` in place; returns true when a value changed.
@@ -86,7 +45,7 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
         return false;
     };
     let mut changed = false;
-    let algo = opts.name();
+    let algo = opts.id();
     let keys: Vec<String> = map.keys().filter(|k| *k != "algorithm").cloned().collect();
     if keys.is_empty() {
         return false;
@@ -173,14 +132,14 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                             .selected_text(s.as_str())
                             .show_ui(ui, |ui| {
                                 for (name, help) in option_values(algo, &k) {
-                                    let item = ui.selectable_label(s == name, name);
+                                    let item = ui.selectable_label(s == name, *name);
                                     let item = if help.is_empty() {
                                         item
                                     } else {
-                                        item.on_hover_text(help)
+                                        item.on_hover_text(*help)
                                     };
                                     if item.clicked() && s != name {
-                                        *s = name.clone();
+                                        *s = name.to_string();
                                         changed = true;
                                     }
                                 }
@@ -242,8 +201,6 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// Every value an enum option's combo box offers is one its options struct accepts (serde
-    /// and clap spell them alike), so picking one never silently does nothing.
     #[test]
     fn a_typed_power_of_two_is_the_value_not_its_exponent() {
         assert_eq!(pow2_exponent("2"), Some(1.0));
@@ -254,6 +211,8 @@ mod tests {
         assert_eq!(pow2_exponent("x"), None);
     }
 
+    /// Every value an enum option's combo box offers is one its options struct accepts (serde
+    /// and the CLI spell them alike), so picking one never silently does nothing.
     #[test]
     fn every_offered_enum_value_deserializes() {
         let mut offered = 0;
@@ -265,9 +224,9 @@ mod tests {
                 if !v.is_string() {
                     continue;
                 }
-                for (name, _) in option_values(opts.name(), k) {
+                for (name, _) in option_values(opts.id(), k) {
                     let mut m = map.clone();
-                    m.insert(k.clone(), Value::String(name.clone()));
+                    m.insert(k.clone(), Value::String(name.to_string()));
                     assert!(
                         serde_json::from_value::<AlgoOptions>(Value::Object(m)).is_ok(),
                         "{} --{k} {name}",
@@ -278,9 +237,9 @@ mod tests {
             }
         }
         assert!(
-            option_values("fft", "kernel")
+            option_values(Algo::Fft, "kernel")
                 .iter()
-                .any(|(v, _)| v == "large")
+                .any(|(v, _)| *v == "large")
         );
         assert!(offered > 10, "only {offered} enum values offered");
     }

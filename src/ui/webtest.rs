@@ -5,7 +5,7 @@
 //! driver can press a key and see the stage change).
 
 use super::app::{StagewiseApp, Tab, TraceState};
-use crate::algo::AlgoOptions;
+use crate::algo::{Algo, AlgoOptions};
 use crate::data::Fill;
 use eframe::egui;
 use serde_json::{Value, json};
@@ -42,14 +42,20 @@ fn cases() -> Vec<(AlgoOptions, &'static str)> {
         split: Some(64),
         ..Default::default()
     });
-    let mut v: Vec<(AlgoOptions, &'static str)> = ["bmmc", "oddeven", "fft", "scan", "radix"]
-        .into_iter()
-        .filter_map(AlgoOptions::by_name)
-        .map(|a| {
-            let variant = a.algo().info().variants[0].name;
-            (a, variant)
-        })
-        .collect();
+    let mut v: Vec<(AlgoOptions, &'static str)> = [
+        Algo::Bmmc,
+        Algo::Oddeven,
+        Algo::Fft,
+        Algo::Scan,
+        Algo::Radix,
+    ]
+    .into_iter()
+    .filter_map(AlgoOptions::default_for)
+    .map(|a| {
+        let variant = a.algo().info().variants[0].name;
+        (a, variant)
+    })
+    .collect();
     // The large plan is an option of the FFT's one variant.
     v.push((large, "workgroup"));
     // The workbench: the editor's kernel (a copy), checked against the copy model.
@@ -62,7 +68,7 @@ fn cases() -> Vec<(AlgoOptions, &'static str)> {
         ..Default::default()
     });
     v.push((kernel, "wgsl"));
-    if let Some(b) = AlgoOptions::by_name("bitrev") {
+    if let Some(b) = AlgoOptions::default_for(Algo::Bitrev) {
         v.push((b, "staged"));
     }
     v
@@ -141,7 +147,7 @@ impl WebTest {
                 let this = app
                     .result
                     .as_ref()
-                    .filter(|r| r.algorithm == algo.name() && r.variant == *variant);
+                    .filter(|r| r.algorithm == algo.id() && r.variant == *variant);
                 self.runs.push(match this {
                     Some(r) => json!({
                         "algorithm": algo.name(),
@@ -182,7 +188,7 @@ impl WebTest {
                     AlgoOptions::Kernel(o) => o.source.as_ref().map_or(0, |t| t.len()),
                     _ => 0,
                 };
-                let r = app.result.as_ref().filter(|r| r.algorithm == "kernel");
+                let r = app.result.as_ref().filter(|r| r.algorithm == Algo::Kernel);
                 let (verdict, ok) = r.map_or((String::new(), false), super::workbench::verdict);
                 self.exercise = json!({
                     "exercise": EXERCISE,

@@ -10,15 +10,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 variants! {
-    Naive = "naive": "one kernel: each thread computes its target by Demo A's loop and writes there",
-    Staged = "staged": "Demo B: log2(N) stages of kernel1 (split blocks into evens | odds) + kernel2 (copy back)",
+    room "bitrev" (seed "000"): "Bit-reversal permutation",
+        "Element i moves to the index whose bits are i's bits reversed; N is a power of two.";
+    Naive = "naive": "one kernel: each thread computes its target by Demo A's loop and writes \
+        there",
+    Staged = "staged": "Demo B: log2(N) stages of kernel1 (split blocks into evens | odds) + \
+        kernel2 (copy back)",
     // --- bmmc room: one-pass tiled BPC kernel (coalesced reads and writes) ---
-    Tiled = "tiled": "one pass of the bmmc room's tiled BPC kernel: coalesced reads and writes through workgroup memory",
+    Tiled = "tiled": "one pass of the bmmc room's tiled BPC kernel: coalesced reads and writes \
+        through workgroup memory",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("bitrev", "000", Variant::INFO)
-    .title("Bit-reversal permutation")
-    .summary("Element i moves to the index whose bits are i's bits reversed; N is a power of two.");
 
 /// The seed's 16-value example and its result.
 pub const EXAMPLE: [i64; 16] = [41, 67, 34, 0, 69, 24, 78, 58, 62, 64, 5, 45, 81, 27, 61, 91];
@@ -28,7 +29,7 @@ pub const EXAMPLE_RESULT: [i64; 16] =
 const SHADER: &str = include_str!("../../../shaders/bitrev/bitrev.wgsl");
 const POISON: u32 = 0xDEAD_BEEF;
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {}
 
@@ -154,7 +155,7 @@ impl Algorithm for Options {
             let b = gpu.storage_poisoned("bitrev b", n, POISON)?;
             let (mut plan, output) = plan(gpu, variant, &a, &b, n, req.trace)?;
             plan.output = Some(output);
-            let head = RunResult::head("bitrev", variant.name(), gpu, input, dtype, &plan);
+            let head = RunResult::head(Algo::Bitrev, variant.name(), gpu, input, dtype, &plan);
             let count = if variant == Variant::Staged {
                 log_n as usize
             } else {

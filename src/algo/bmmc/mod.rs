@@ -18,16 +18,20 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 variants! {
-    Auto = "auto": "the cheapest plan that applies (fewest coalesced passes: tiled unless a seed plan is shorter)",
-    Naive = "naive": "one thread per element computes y = A·x XOR c and writes there (scattered writes)",
-    SeedPlu = "seed-plu": "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by Cormen's alternation (<= 7 passes)",
-    SeedUlp = "seed-ulp": "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U in one tiled pass (<= 6 passes)",
-    Tiled = "tiled": "coalesced tiled passes through workgroup memory: 1 for any BPC, at most 2 for any BMMC",
+    room "bmmc" (seed "001"): "BMMC / BPC permutation",
+        "Element x moves to y = A·x XOR c (A an invertible bit matrix over GF(2), c a complement); \
+         N = 2^n.";
+    Auto = "auto": "the cheapest plan that applies (fewest coalesced passes: tiled unless a seed \
+        plan is shorter)",
+    Naive = "naive": "one thread per element computes y = A·x XOR c and writes there (scattered \
+        writes)",
+    SeedPlu = "seed-plu": "the seed's A = P·L·U plan: U (kernel 1), L (one tiled pass), P by \
+        Cormen's alternation (<= 7 passes)",
+    SeedUlp = "seed-ulp": "the seed's A = U·L·P plan: P by Cormen's alternation with L fused in, U \
+        in one tiled pass (<= 6 passes)",
+    Tiled = "tiled": "coalesced tiled passes through workgroup memory: 1 for any BPC, at most 2 \
+        for any BMMC",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("bmmc", "001", Variant::INFO)
-    .title("BMMC / BPC permutation")
-    .summary("Element x moves to y = A·x XOR c (A an invertible bit matrix over GF(2), c a complement); N = 2^n.");
 
 const POISON: u32 = 0xDEAD_BEEF;
 
@@ -44,26 +48,34 @@ pub const PRESETS: &[&str] = &[
     "random:SEED",
 ];
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+/// The options' help, as the CLI's flags and the app's tooltips show it.
+pub mod help {
+    pub const MATRIX: &str = "The bit matrix: n rows separated by ';' (row i = output bit i, its j-th character from the left = input bit j), or a file with one row per line";
+    pub const PRESET: &str = "A preset matrix: identity, bit-reverse, transpose:R,C (2^R×2^C row-major → its transpose; bare `transpose`: R = n/2), shuffle, unshuffle, gray, gray-inverse, random-bpc:SEED, random:SEED. Default (no --matrix): bit-reverse";
+    pub const COMPLEMENT: &str = "The complement c, an integer below N: y = A·x ⊕ c";
+    pub const TILE_BITS: &str = "Largest tile of the tiled kernel, as log2(words per workgroup), 5..=13 (default 12, capped by the adapter's workgroup memory)";
+    pub const TILE_THREADS: &str = "Threads of the tiled kernel's workgroup, a power of two in 32..=1024 (default 256, capped by the adapter and the tile)";
+    pub const TILES_PER_WORKGROUP: &str = "Consecutive tiles one workgroup of the tiled kernel walks, a power of two in 1..=16 (default 4): the next tile's loads are issued before this tile's stores";
+
+    /// (field, help) of every option, in the order of the fields.
+    pub const ALL: &[(&str, &str)] = &[
+        ("matrix", MATRIX),
+        ("preset", PRESET),
+        ("complement", COMPLEMENT),
+        ("tile_bits", TILE_BITS),
+        ("tile_threads", TILE_THREADS),
+        ("tiles_per_workgroup", TILES_PER_WORKGROUP),
+    ];
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {
-    /// The bit matrix: n rows separated by ';' (row i = output bit i, its j-th character from the left = input bit j), or a file with one row per line.
-    #[arg(long, conflicts_with = "preset")]
     pub matrix: Option<String>,
-    /// A preset matrix: identity, bit-reverse, transpose:R,C (2^R×2^C row-major → its transpose; bare `transpose`: R = n/2), shuffle, unshuffle, gray, gray-inverse, random-bpc:SEED, random:SEED. Default (no --matrix): bit-reverse.
-    #[arg(long)]
     pub preset: Option<String>,
-    /// The complement c, an integer below N: y = A·x ⊕ c.
-    #[arg(long, default_value_t = 0)]
     pub complement: u64,
-    /// Largest tile of the tiled kernel, as log2(words per workgroup), 5..=13 (default 12, capped by the adapter's workgroup memory).
-    #[arg(long)]
     pub tile_bits: Option<u32>,
-    /// Threads of the tiled kernel's workgroup, a power of two in 32..=1024 (default 256, capped by the adapter and the tile).
-    #[arg(long)]
     pub tile_threads: Option<u32>,
-    /// Consecutive tiles one workgroup of the tiled kernel walks, a power of two in 1..=16 (default 4): the next tile's loads are issued before this tile's stores.
-    #[arg(long)]
     pub tiles_per_workgroup: Option<u32>,
 }
 
@@ -323,7 +335,8 @@ impl Algorithm for Options {
             };
             let (mut plan, output) = gpu_plan(gpu, &spec, &params, n, &a, &b, &c, req.trace)?;
             plan.output = Some(output);
-            let mut head = RunResult::head("bmmc", req.variant.name, gpu, input, req.dtype, &plan);
+            let mut head =
+                RunResult::head(Algo::Bmmc, req.variant.name, gpu, input, req.dtype, &plan);
             head.extra = plan_facts(gpu, &params, n, &target, &spec);
             let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 let notes = trace::Notes::new(0, target.a.row_strings(), target.c, n);

@@ -11,8 +11,8 @@ pub struct Notes {
     pub matrix: Vec<String>,
     pub complement: u32,
     pub log_n: usize,
-    /// The kernel: "naive", "tiled", "block", "blockmove" (absent at the input).
-    pub kind: Option<&'static str>,
+    /// The kernel (absent at the input); its JSON is the plan's name for it.
+    pub kind: Option<KernelKind>,
     /// Tiled kernel: the input bits of a tile.
     pub tile_bits: Option<Vec<usize>>,
     /// Block kernels: the block's bits.
@@ -34,12 +34,48 @@ impl Notes {
 
     /// The notes of a pass run by `kernel`.
     pub fn with_kernel(mut self, kernel: &Kernel) -> Self {
-        self.kind = Some(kernel.kind());
+        self.kind = Some(KernelKind::of(kernel));
         match kernel {
             Kernel::Tiled { tin } => self.tile_bits = Some(tin.clone()),
             Kernel::Block { k } | Kernel::BlockMove { k } => self.k = Some(*k),
             Kernel::Naive => {}
         }
         self
+    }
+}
+
+/// Which kernel ran a pass, written as its name (`Kernel::kind`: "naive", "tiled", "block",
+/// "blockmove").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelKind {
+    Naive,
+    Tiled,
+    Block,
+    BlockMove,
+}
+
+impl KernelKind {
+    pub fn of(kernel: &Kernel) -> KernelKind {
+        match kernel {
+            Kernel::Naive => KernelKind::Naive,
+            Kernel::Tiled { .. } => KernelKind::Tiled,
+            Kernel::Block { .. } => KernelKind::Block,
+            Kernel::BlockMove { .. } => KernelKind::BlockMove,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelKind::Naive => "naive",
+            KernelKind::Tiled => "tiled",
+            KernelKind::Block => "block",
+            KernelKind::BlockMove => "blockmove",
+        }
+    }
+}
+
+impl Serialize for KernelKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }

@@ -6,22 +6,29 @@ use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 
 variants! {
+    room "copy" (seed "-"): "Copy (roofline)",
+        "Reads N words and writes them to another buffer: the bandwidth every other kernel is \
+         measured against.";
     Vec4 = "vec4": "tuned: 16-byte loads, several per thread, loads before stores",
     Scalar = "scalar": "one u32 per thread, for contrast",
 }
 
-static INFO: AlgoInfo = AlgoInfo::new("copy", "-", Variant::INFO)
-    .title("Copy (roofline)")
-    .summary("Reads N words and writes them to another buffer: the bandwidth every other kernel is measured against.");
+/// The options' help: the CLI's for each flag (src/cli) and the app's tooltip for each control.
+pub mod help {
+    pub const WORKGROUP_SIZE: &str = "Threads per workgroup of the vec4 kernel";
+    pub const PER_THREAD: &str = "vec4 (16-byte) elements each thread copies";
 
-#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
+    /// (field, help) of every option, in the order of the fields.
+    pub const ALL: &[(&str, &str)] = &[
+        ("workgroup_size", WORKGROUP_SIZE),
+        ("per_thread", PER_THREAD),
+    ];
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {
-    /// Threads per workgroup of the vec4 kernel.
-    #[arg(long, default_value_t = 256)]
     pub workgroup_size: u32,
-    /// vec4 (16-byte) elements each thread copies.
-    #[arg(long, default_value_t = 4)]
     pub per_thread: u32,
 }
 
@@ -101,9 +108,7 @@ fn padded(n: usize) -> usize {
 }
 
 impl Algorithm for Options {
-    fn info(&self) -> &'static AlgoInfo {
-        &INFO
-    }
+    info_and_example!(INFO);
 
     fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
@@ -118,7 +123,14 @@ impl Algorithm for Options {
             if req.trace {
                 plan.passes[0].capture.push(Region::words(&dst, n));
             }
-            let head = RunResult::head("copy", req.variant.name, gpu, &req.input, req.dtype, &plan);
+            let head = RunResult::head(
+                Algo::Copy,
+                req.variant.name,
+                gpu,
+                &req.input,
+                req.dtype,
+                &plan,
+            );
             let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 out.begin(head, 2, Stage::new("input", req.input.clone()))?;
                 if let Some((_, captures)) = run.next_capture().await? {

@@ -65,126 +65,255 @@ pub const POISON: u32 = 0x7FC0_DEAD;
 pub const DEFAULT_SIZE: usize = 16;
 
 /// Output order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
-    /// The order the GPU writes: every thread writes to the indices it read (output[x] = DFT[F(x)]).
     Raw,
-    /// The DFT's order, written by the GPU through F(x) = bitreverse(e⁻¹(x)).
     #[default]
     Natural,
 }
 
+impl crate::algo::Choice for Order {
+    const ALL: &'static [Order] = &[Order::Raw, Order::Natural];
+    const CHOICES: &'static [(&'static str, &'static str)] = &[
+        (
+            "raw",
+            "The order the GPU writes: every thread writes to the indices it read (output[x] = \
+             DFT[F(x)])",
+        ),
+        (
+            "natural",
+            "The DFT's order, written by the GPU through F(x) = bitreverse(e⁻¹(x))",
+        ),
+    ];
+}
+
 /// Which kernel runs the FFT.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kernel {
-    /// Not tracing, complex: radix in natural order, fast in raw order (where the configuration
-    /// fits); else teaching.
     #[default]
     Auto,
-    /// The generated straight-line kernel (src/algo/fft/fast.rs): complex FFTs only.
     Fast,
-    /// The teaching kernel (shaders/fft/fft.wgsl): every mode, writes the trace.
     Teaching,
-    /// Not the seed's schedule: rounds of log2(E) stages in registers, written back in place to
-    /// workgroup memory between rounds (src/algo/fft/radix.rs); complex FFTs in natural order.
     Radix,
-    /// The large-FFT passes (src/algo/fft/large.rs) at any size: what `auto` runs past one
-    /// workgroup; here also below it (e.g. to see a small FFT as columns then rows).
     Large,
 }
 
+impl crate::algo::Choice for Kernel {
+    const ALL: &'static [Kernel] = &[
+        Kernel::Auto,
+        Kernel::Fast,
+        Kernel::Teaching,
+        Kernel::Radix,
+        Kernel::Large,
+    ];
+    const CHOICES: &'static [(&'static str, &'static str)] = &[
+        (
+            "auto",
+            "Not tracing, complex: radix in natural order, fast in raw order (where the \
+             configuration fits); else teaching",
+        ),
+        (
+            "fast",
+            "The generated straight-line kernel (src/algo/fft/fast.rs): complex FFTs only",
+        ),
+        (
+            "teaching",
+            "The teaching kernel (shaders/fft/fft.wgsl): every mode, writes the trace",
+        ),
+        (
+            "radix",
+            "Not the seed's schedule: rounds of log2(E) stages in registers, written back in place \
+             to workgroup memory between rounds (src/algo/fft/radix.rs); complex FFTs in natural \
+             order",
+        ),
+        (
+            "large",
+            "The large-FFT passes (src/algo/fft/large.rs) at any size: what `auto` runs past one \
+             workgroup; here also below it (e.g. to see a small FFT as columns then rows)",
+        ),
+    ];
+}
+
 /// How the fast kernel writes natural order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NaturalStore {
-    /// Straight from registers: each thread's outputs are runs of E/2 consecutive values, stored
-    /// as 16-byte pairs (no staging memory, no extra barrier). Slower on the H100 (1024: 1.19 ms
-    /// against 0.84 ms staged): 16-byte stores spread over a warp cost more than staging.
     Direct,
-    /// Through padded workgroup memory (G·N values), so consecutive threads store consecutive
-    /// values. The default (the H100's faster).
     #[default]
     Staged,
 }
 
+impl crate::algo::Choice for NaturalStore {
+    const ALL: &'static [NaturalStore] = &[NaturalStore::Direct, NaturalStore::Staged];
+    const CHOICES: &'static [(&'static str, &'static str)] = &[
+        (
+            "direct",
+            "Straight from registers: each thread's outputs are runs of E/2 consecutive values, \
+             stored as 16-byte pairs (no staging memory, no extra barrier). Slower on the H100 \
+             (1024: 1.19 ms against 0.84 ms staged): 16-byte stores spread over a warp cost more \
+             than staging",
+        ),
+        (
+            "staged",
+            "Through padded workgroup memory (G·N values), so consecutive threads store \
+             consecutive values. The default (the H100's faster)",
+        ),
+    ];
+}
+
 /// The generated signal (used when no --input/--n is given).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Signal {
-    /// 1 at n = 0.
     Impulse,
-    /// cos(2π·3n/N) + 0.5·sin(2π·5n/N) (+ i·0.25·cos(2π·2n/N) for complex input).
     #[default]
     Sines,
-    /// ±1 with period N/4.
     Square,
-    /// Uniform noise in [-1, 1) from a fixed seed.
     Noise,
-    /// Two real signals (x = sines, y = square) packed as x + iy (for --real-pair).
     TwoReal,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
+impl crate::algo::Choice for Signal {
+    const ALL: &'static [Signal] = &[
+        Signal::Impulse,
+        Signal::Sines,
+        Signal::Square,
+        Signal::Noise,
+        Signal::TwoReal,
+    ];
+    const CHOICES: &'static [(&'static str, &'static str)] = &[
+        ("impulse", "1 at n = 0"),
+        (
+            "sines",
+            "cos(2π·3n/N) + 0.5·sin(2π·5n/N) (+ i·0.25·cos(2π·2n/N) for complex input)",
+        ),
+        ("square", "±1 with period N/4"),
+        ("noise", "Uniform noise in [-1, 1) from a fixed seed"),
+        (
+            "two-real",
+            "Two real signals (x = sines, y = square) packed as x + iy (for --real-pair)",
+        ),
+    ];
+}
+
+/// The options' help: the CLI's for each flag (src/cli) and the app's tooltip for each control.
+pub mod help {
+    pub const SIZE: &str = "FFT size N (complex points), a power of two ≥ 2. Default: the input length / batch (2 \
+         numbers per point; 1 with --real), or 16 for generated input";
+    pub const ELEMENTS_PER_INVOCATION: &str = "ElementsPerInvocation E: a power of two ≥ 2 with E · WorkgroupSize = N. Default: N / \
+         --workgroup-size, else max(2, min(N/32, 8 below N = 1024, 16 from it)) raised until N/E \
+         fits the adapter (256: 8, 1024: 16, 4096: 16)";
+    pub const WORKGROUP_SIZE: &str = "WorkgroupSize W (threads per FFT). Default: N / E";
+    pub const ORDER: &str =
+        "Output order: raw (as the GPU writes, Nabla order) or natural (DFT order)";
+    pub const INVERSE: &str =
+        "Unnormalised inverse FFT: x[n] = Σ X[k] e^{+2πikn/N} (inverse(forward(x)) = N·x)";
+    pub const REAL: &str = "Real-only FFT: N real inputs; keeps the seed's \"even\" elements (N/2 bins), DC + \
+         i·Nyquist packed into element 0";
+    pub const REAL_PAIR: &str = "Two real signals packed as x + iy (input pairs [x, y]); outputs {\"x\": spectrum, \"y\": \
+         spectrum}";
+    pub const BATCH: &str = "B independent FFTs in one dispatch (one workgroup each; input = B signals one after \
+         another)";
+    pub const SIGNAL: &str = "Generated signal when no --input/--n is given";
+    pub const KERNEL: &str = "Kernel: auto (untraced complex FFTs: radix in natural order, fast in raw order; else \
+         teaching), fast (the seed's schedule, straight-line), teaching (every mode, writes the \
+         trace), radix (natural order only: rounds of log2 E stages in registers with \
+         workgroup-memory round trips between them, not the seed's exchanges), large (the passes \
+         past one workgroup, at any size)";
+    pub const FFTS_PER_WORKGROUP: &str = "Fast and radix kernels: G FFTs per workgroup (W·G threads). Default: fast 128 / W, radix \
+         1024 / N (at least 1), at most the batch rounded up to a power of two, halved until it \
+         fits the adapter";
+    pub const SEQUENTIAL_FFTS: &str = "Radix kernel: S FFTs every thread group runs one after another (a loop; the next FFT's \
+         loads fly while the current one computes), so a workgroup does G·S FFTs. Default: 4 from \
+         size 2048 when the batch has at least 4096 FFTs (measured on an H100), else 1";
+    pub const NO_SHUFFLE: &str =
+        "Fast kernel: every exchange through workgroup memory (no subgroupShuffleXor)";
+    pub const NATURAL_STORE: &str = "Fast kernel, natural order: direct (16-byte stores of each thread's runs straight from \
+         registers) or staged (through workgroup memory, coalesced across threads)";
+    pub const SPLIT: &str = "Large FFTs: N1, the size of the first pass's column FFTs (N = N1 · N2, both at most \
+         8192; chained columns up to 8192²). Default: one pass where a whole FFT fits a workgroup \
+         (in halves), else N1 = 2^⌊log2 N / 2⌋ (2^23: 4096; 2^24 with its columns chained, the \
+         default on a GPU: 16384; real input whose complex FFT has 2^16 – 2^20 points: N1 = \
+         N/256, for 256-point rows)";
+    pub const EXCHANGE_PARTS: &str = "Large FFTs: exchange through workgroup memory in P parts (1: complex values; 2: real, \
+         then imaginary parts; 4, 8: each of those by halves or quarters of the positions), \
+         dividing the memory a workgroup needs by P. Default: the fewest that fit. With the \
+         columns pass chained, P is the rows pass's";
+    pub const PHASE_SPLIT: &str = "Large FFTs: every pass's M-point sub-FFTs (the whole FFT where one pass runs it) as two \
+         phases Ma × M/Ma in one dispatch, the intermediate left in the pass's output buffer (in \
+         L2) between them instead of passing through workgroup memory. Opt-in: no default uses it \
+         (slower on the H100 so far; docs/perf/fft.md)";
+    pub const PHASE_LANES: &str = "Large FFTs through L2 (--phase-split): sub-FFTs side by side in the second phase (its \
+         lanes; both phases take the same threads). Default: 512 threads (one sub-FFT where one \
+         alone needs more), halved until phase 1 fits in two exchange parts";
+    pub const CHAIN: &str = "Large FFTs through L2 over whole FFTs: both phases in one dispatch but in workgroups of \
+         their own — phase 0's of FFT f take tickets L FFTs ahead of phase 1's, which wait on f's \
+         counter — so each phase keeps its normal shape (16 lanes, S in turn) and the \
+         intermediate stays in L2. L = 0 turns it off. With --split, or past 2^20 points, the \
+         columns pass is chained instead: units of --ffts-per-workgroup C neighbouring columns \
+         (default 16), L units behind. Default: chained at 2^15 – 2^18 points (real input: 2^16 \
+         and 2^17 reals) with L = 8 MiB of FFTs (real: 6 MiB), and the columns pass at 2^24 (8 \
+         MiB of units), else off; CPU adapters (lavapipe) and adapters without subgroups do not \
+         chain and refuse it (docs/perf/fft.md)";
+
+    /// (field, help) of every option, in the order of the fields.
+    pub const ALL: &[(&str, &str)] = &[
+        ("size", SIZE),
+        ("elements_per_invocation", ELEMENTS_PER_INVOCATION),
+        ("workgroup_size", WORKGROUP_SIZE),
+        ("order", ORDER),
+        ("inverse", INVERSE),
+        ("real", REAL),
+        ("real_pair", REAL_PAIR),
+        ("batch", BATCH),
+        ("signal", SIGNAL),
+        ("kernel", KERNEL),
+        ("ffts_per_workgroup", FFTS_PER_WORKGROUP),
+        ("sequential_ffts", SEQUENTIAL_FFTS),
+        ("no_shuffle", NO_SHUFFLE),
+        ("natural_store", NATURAL_STORE),
+        ("split", SPLIT),
+        ("exchange_parts", EXCHANGE_PARTS),
+        ("phase_split", PHASE_SPLIT),
+        ("phase_lanes", PHASE_LANES),
+        ("chain", CHAIN),
+    ];
+
+    /// The values of each closed-set option.
+    pub const VALUE_SETS: crate::algo::OptionValues = &[
+        ("order", <super::Order as crate::algo::Choice>::CHOICES),
+        ("signal", <super::Signal as crate::algo::Choice>::CHOICES),
+        ("kernel", <super::Kernel as crate::algo::Choice>::CHOICES),
+        (
+            "natural_store",
+            <super::NaturalStore as crate::algo::Choice>::CHOICES,
+        ),
+    ];
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {
-    /// FFT size N (complex points), a power of two ≥ 2. Default: the input length / batch (2 numbers per point; 1 with --real), or 16 for generated input.
-    #[arg(long)]
     pub size: Option<usize>,
-    /// ElementsPerInvocation E: a power of two ≥ 2 with E · WorkgroupSize = N. Default: N / --workgroup-size, else max(2, min(N/32, 8 below N = 1024, 16 from it)) raised until N/E fits the adapter (256: 8, 1024: 16, 4096: 16).
-    #[arg(long)]
     pub elements_per_invocation: Option<usize>,
-    /// WorkgroupSize W (threads per FFT). Default: N / E.
-    #[arg(long)]
     pub workgroup_size: Option<usize>,
-    /// Output order: raw (as the GPU writes, Nabla order) or natural (DFT order).
-    #[arg(long, value_enum, default_value_t = Order::Natural)]
     pub order: Order,
-    /// Unnormalised inverse FFT: x[n] = Σ X[k] e^{+2πikn/N} (inverse(forward(x)) = N·x).
-    #[arg(long)]
     pub inverse: bool,
-    /// Real-only FFT: N real inputs; keeps the seed's "even" elements (N/2 bins), DC + i·Nyquist packed into element 0.
-    #[arg(long, conflicts_with = "real_pair")]
     pub real: bool,
-    /// Two real signals packed as x + iy (input pairs [x, y]); outputs {"x": spectrum, "y": spectrum}.
-    #[arg(long)]
     pub real_pair: bool,
-    /// B independent FFTs in one dispatch (one workgroup each; input = B signals one after another).
-    #[arg(long, default_value_t = 1)]
     pub batch: usize,
-    /// Generated signal when no --input/--n is given.
-    #[arg(long, value_enum, default_value_t = Signal::Sines)]
     pub signal: Signal,
-    /// Kernel: auto (untraced complex FFTs: radix in natural order, fast in raw order; else teaching), fast (the seed's schedule, straight-line), teaching (every mode, writes the trace), radix (natural order only: rounds of log2 E stages in registers with workgroup-memory round trips between them, not the seed's exchanges), large (the passes past one workgroup, at any size).
-    #[arg(long, value_enum, default_value_t = Kernel::Auto)]
     pub kernel: Kernel,
-    /// Fast and radix kernels: G FFTs per workgroup (W·G threads). Default: fast 128 / W, radix 1024 / N (at least 1), at most the batch rounded up to a power of two, halved until it fits the adapter.
-    #[arg(long)]
     pub ffts_per_workgroup: Option<usize>,
-    /// Radix kernel: S FFTs every thread group runs one after another (a loop; the next FFT's loads fly while the current one computes), so a workgroup does G·S FFTs. Default: 4 from size 2048 when the batch has at least 4096 FFTs (measured on an H100), else 1.
-    #[arg(long)]
     pub sequential_ffts: Option<usize>,
-    /// Fast kernel: every exchange through workgroup memory (no subgroupShuffleXor).
-    #[arg(long)]
     pub no_shuffle: bool,
-    /// Fast kernel, natural order: direct (16-byte stores of each thread's runs straight from registers) or staged (through workgroup memory, coalesced across threads).
-    #[arg(long, value_enum, default_value_t = NaturalStore::Staged)]
     pub natural_store: NaturalStore,
-    /// Large FFTs: N1, the size of the first pass's column FFTs (N = N1 · N2, both at most 8192; chained columns up to 8192²). Default: one pass where a whole FFT fits a workgroup (in halves), else N1 = 2^⌊log2 N / 2⌋ (2^23: 4096; 2^24 with its columns chained, the default on a GPU: 16384; real input whose complex FFT has 2^16 – 2^20 points: N1 = N/256, for 256-point rows).
-    #[arg(long)]
     pub split: Option<usize>,
-    /// Large FFTs: exchange through workgroup memory in P parts (1: complex values; 2: real, then imaginary parts; 4, 8: each of those by halves or quarters of the positions), dividing the memory a workgroup needs by P. Default: the fewest that fit. With the columns pass chained, P is the rows pass's.
-    #[arg(long)]
     pub exchange_parts: Option<usize>,
-    /// Large FFTs: every pass's M-point sub-FFTs (the whole FFT where one pass runs it) as two phases Ma × M/Ma in one dispatch, the intermediate left in the pass's output buffer (in L2) between them instead of passing through workgroup memory. Opt-in: no default uses it (slower on the H100 so far; docs/perf/fft.md).
-    #[arg(long)]
     pub phase_split: Option<usize>,
-    /// Large FFTs through L2 (--phase-split): sub-FFTs side by side in the second phase (its lanes; both phases take the same threads). Default: 512 threads (one sub-FFT where one alone needs more), halved until phase 1 fits in two exchange parts.
-    #[arg(long)]
     pub phase_lanes: Option<usize>,
-    /// Large FFTs through L2 over whole FFTs: both phases in one dispatch but in workgroups of their own — phase 0's of FFT f take tickets L FFTs ahead of phase 1's, which wait on f's counter — so each phase keeps its normal shape (16 lanes, S in turn) and the intermediate stays in L2. L = 0 turns it off. With --split, or past 2^20 points, the columns pass is chained instead: units of --ffts-per-workgroup C neighbouring columns (default 16), L units behind. Default: chained at 2^15 – 2^18 points (real input: 2^16 and 2^17 reals) with L = 8 MiB of FFTs (real: 6 MiB), and the columns pass at 2^24 (8 MiB of units), else off; CPU adapters (lavapipe) and adapters without subgroups do not chain and refuse it (docs/perf/fft.md).
-    #[arg(long, value_name = "L")]
     pub chain: Option<usize>,
 }
 

@@ -105,7 +105,7 @@ pub(super) fn fft_result(
     pass_ms: &Option<Vec<f64>>,
 ) -> RunResult {
     let mut result = RunResult::new(
-        "fft",
+        crate::algo::Algo::Fft,
         req.variant.name,
         n,
         gpu,

@@ -15,18 +15,14 @@ mod uniform;
 use super::prelude::*;
 use crate::gpu::grid;
 use contract::{Contract, Elem, Role};
-pub use options::Options;
+pub use options::{Options, help};
 use serde_json::json;
 
 variants! {
+    room "kernel" (seed "-"): "Your kernel (workbench)",
+        "Your WGSL kernel run pass by pass: read back, checked with --expect, lensed and timed.";
     Wgsl = "wgsl": "the kernel of --wgsl FILE, its entry points in order, each --passes times",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("kernel", "-", Variant::INFO)
-    .title("Your kernel (workbench)")
-    .summary(
-        "Your WGSL kernel run pass by pass: read back, checked with --expect, lensed and timed.",
-    );
 
 /// dst starts as this, so elements a kernel never writes show.
 const POISON: u32 = 0xDEAD_BEEF;
@@ -163,9 +159,7 @@ fn narrate(s: &Step, n: usize) -> String {
 }
 
 impl Algorithm for Options {
-    fn info(&self) -> &'static AlgoInfo {
-        &INFO
-    }
+    info_and_example!(INFO);
 
     fn run_streamed<'a>(&'a self, r: Run<'a, '_>) -> Task<'a, RunResult> {
         Box::pin(async move {
@@ -195,7 +189,7 @@ impl Algorithm for Options {
             let result_buf = if built.out_is_a { &a } else { &b };
             plan.output = Some(Region::words(result_buf, words));
             let head = RunResult::head(
-                "kernel",
+                Algo::Kernel,
                 Variant::Wgsl.name(),
                 gpu,
                 &req.input,

@@ -12,39 +12,48 @@ pub const MAX_PASSES: u32 = 4096;
 /// The most words `--scratch` may ask for (the binding limit refuses larger ones anyway).
 pub const MAX_SCRATCH: usize = 1 << 28;
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+/// The options' help: the CLI's for each flag (src/cli) and the app's tooltip for each control.
+pub mod help {
+    pub const WGSL: &str = "The kernel: a WGSL file with compute entry points and the bindings src, dst (group 0), \
+         optional scratch and params (docs/CLI.md, \"kernel\")";
+    pub const ENTRY: &str = "The entry points to run, in order (comma-separated); default: every compute entry point \
+         in file order";
+    pub const PASSES: &str =
+        "Passes of each entry point: a number or `log_n`; src and dst swap between passes";
+    pub const ITEMS_PER_THREAD: &str = "Elements each invocation handles: the dispatch covers N / (workgroup size × this) \
+         workgroups";
+    pub const SCRATCH: &str =
+        "Words of the zeroed `scratch` binding (array<u32>); required when the kernel declares it";
+    pub const PARAMS: &str = "A value for a field of the `params` struct (repeatable): NAME=VALUE";
+    pub const EXPECT: &str = "Check the output against a room's CPU model: copy, bitrev, bmmc:<preset or matrix>, \
+         transpose:R,C, scan, scan-exclusive, sort, sort-desc, fft:<size>";
+    pub const EXPECT_FILE: &str =
+        "Check the output against this file (read like --input: .npy, text or JSON)";
+
+    /// (field, help) of every option, in the order of the fields.
+    pub const ALL: &[(&str, &str)] = &[
+        ("wgsl", WGSL),
+        ("entry", ENTRY),
+        ("passes", PASSES),
+        ("items_per_thread", ITEMS_PER_THREAD),
+        ("scratch", SCRATCH),
+        ("params", PARAMS),
+        ("expect", EXPECT),
+        ("expect_file", EXPECT_FILE),
+    ];
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {
-    /// The kernel: a WGSL file with compute entry points and the bindings src, dst (group 0),
-    /// optional scratch and params (docs/CLI.md, "kernel").
-    #[arg(long, value_name = "FILE")]
     pub wgsl: Option<std::path::PathBuf>,
-    /// The entry points to run, in order (comma-separated); default: every compute entry point in
-    /// file order.
-    #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
     pub entry: Vec<String>,
-    /// Passes of each entry point: a number or `log_n`; src and dst swap between passes.
-    #[arg(long, default_value = "1", value_name = "K|log_n")]
     pub passes: String,
-    /// Elements each invocation handles: the dispatch covers N / (workgroup size × this) workgroups.
-    #[arg(long, default_value_t = 1)]
     pub items_per_thread: u32,
-    /// Words of the zeroed `scratch` binding (array<u32>); required when the kernel declares it.
-    #[arg(long, value_name = "WORDS")]
     pub scratch: Option<usize>,
-    /// A value for a field of the `params` struct (repeatable): NAME=VALUE.
-    #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
-    /// Check the output against a room's CPU model: copy, bitrev, bmmc:<preset or matrix>,
-    /// transpose:R,C, scan, scan-exclusive, sort, sort-desc, fft:<size>.
-    #[arg(long, value_name = "OP", conflicts_with = "expect_file")]
     pub expect: Option<String>,
-    /// Check the output against this file (read like --input: .npy, text or JSON).
-    #[arg(long, value_name = "FILE")]
     pub expect_file: Option<String>,
-    /// The kernel's text when it does not come from --wgsl (the browser's editor; kept in the
-    /// session, so the page's last kernel comes back).
-    #[arg(skip)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
 }

@@ -27,15 +27,19 @@ use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 
 variants! {
-    Transposition = "transposition": "the seed: n phases of even/odd pairs in ONE workgroup, keys in workgroup memory (--segment L: one workgroup per segment)",
-    Global = "global": "the seed's phases over a global buffer, one dispatch per phase (any N up to 2^20; slow by nature)",
-    MergeSplit = "merge-split": "block odd-even transposition (Baudet–Stevenson): sort blocks in workgroup memory, then phases of merge-split between neighbouring blocks",
-    Batcher = "batcher": "Batcher's odd-even merge sort network: tiles in workgroup memory, fused global stages (--segment L: every segment in one dispatch)",
+    room "oddeven" (seed "002"): "Odd-even sorting",
+        "Odd-even transposition sort (the seed), its one-dispatch-per-phase form, block \
+         merge-split and Batcher's odd-even merge sort. f32 sorts in the total order -NaN < -inf < \
+         … < -0 < +0 < … < inf < NaN.";
+    Transposition = "transposition": "the seed: n phases of even/odd pairs in ONE workgroup, keys \
+        in workgroup memory (--segment L: one workgroup per segment)",
+    Global = "global": "the seed's phases over a global buffer, one dispatch per phase (any N up \
+        to 2^20; slow by nature)",
+    MergeSplit = "merge-split": "block odd-even transposition (Baudet–Stevenson): sort blocks in \
+        workgroup memory, then phases of merge-split between neighbouring blocks",
+    Batcher = "batcher": "Batcher's odd-even merge sort network: tiles in workgroup memory, fused \
+        global stages (--segment L: every segment in one dispatch)",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("oddeven", "002", Variant::INFO)
-    .title("Odd-even sorting")
-    .summary("Odd-even transposition sort (the seed), its one-dispatch-per-phase form, block merge-split and Batcher's odd-even merge sort. f32 sorts in the total order -NaN < -inf < … < -0 < +0 < … < inf < NaN.");
 
 /// The seed's example (10 elements, 10 phases).
 pub const EXAMPLE: [i64; 10] = [3, 7, 11, 10, 4, 20, 2, 8, 12, 1];
@@ -96,46 +100,88 @@ fn loop_limit(gpu: &Gpu) -> Option<u64> {
         .then_some(LLVMPIPE_LOOP_LIMIT)
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
+/// The options' help: the CLI's for each flag (src/cli) and the app's tooltip for each control.
+pub mod help {
+    pub const SEGMENT: &str = "Sort independent segments of length L (≤ 4096) in one dispatch (transposition, batcher); \
+         N must be a multiple of L";
+    pub const DESCENDING: &str = "Sort in descending order";
+    pub const BLOCK: &str =
+        "merge-split block size (a power of two ≤ half the workgroup tile; default: about N/8)";
+    pub const TILE: &str = "Tuning (batcher, merge-split): keys per workgroup tile, a power of two ≥ 256 that fits \
+         workgroup memory (default: the largest ≤ 8192 that fits; batcher: 8192 where its \
+         register kernel fits that tile, else ≤ 4096, the H100's best)";
+    pub const THREADS: &str = "Tuning: invocations per workgroup at most (default: min(1024, the adapter's limit); \
+         batcher: 512, the H100's best)";
+    pub const KERNEL: &str = "Tile kernel (batcher, merge-split): auto (untraced runs: the generated register kernel \
+         wherever a tile fits it, else generic), registers (refuse what it cannot run), generic \
+         (shaders/oddeven/batcher.wgsl, one stage per barrier; traces always use it)";
+    pub const KEYS_PER_INVOCATION: &str = "Register kernel: keys per invocation, 8, 16 or 32 (default 32; 16 for segments ≤ 2048 \
+         and on CPU adapters): groups of up to log2 of it stages between trips through workgroup \
+         memory, tile/E invocations";
+    pub const TILES_PER_WORKGROUP: &str = "Register kernel: tiles per workgroup, 1 ..= 16, run one after the other with the next \
+         tile's loads issued before this tile's stores (default: per pass from H100 measurements; \
+         1 on CPU adapters)";
+
+    /// (field, help) of every option, in the order of the fields.
+    pub const ALL: &[(&str, &str)] = &[
+        ("segment", SEGMENT),
+        ("descending", DESCENDING),
+        ("block", BLOCK),
+        ("tile", TILE),
+        ("threads", THREADS),
+        ("kernel", KERNEL),
+        ("keys_per_invocation", KEYS_PER_INVOCATION),
+        ("tiles_per_workgroup", TILES_PER_WORKGROUP),
+    ];
+
+    /// The values of each closed-set option.
+    pub const VALUE_SETS: crate::algo::OptionValues = &[(
+        "kernel",
+        <super::TileKernel as crate::algo::Choice>::CHOICES,
+    )];
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {
-    /// Sort independent segments of length L (≤ 4096) in one dispatch (transposition, batcher); N must be a multiple of L.
-    #[arg(long)]
     pub segment: Option<usize>,
-    /// Sort in descending order.
-    #[arg(long)]
     pub descending: bool,
-    /// merge-split block size (a power of two ≤ half the workgroup tile; default: about N/8).
-    #[arg(long)]
     pub block: Option<usize>,
-    /// Tuning (batcher, merge-split): keys per workgroup tile, a power of two ≥ 256 that fits workgroup memory (default: the largest ≤ 8192 that fits; batcher: 8192 where its register kernel fits that tile, else ≤ 4096, the H100's best).
-    #[arg(long)]
     pub tile: Option<usize>,
-    /// Tuning: invocations per workgroup at most (default: min(1024, the adapter's limit); batcher: 512, the H100's best).
-    #[arg(long)]
     pub threads: Option<u32>,
-    /// Tile kernel (batcher, merge-split): auto (untraced runs: the generated register kernel wherever a tile fits it, else generic), registers (refuse what it cannot run), generic (shaders/oddeven/batcher.wgsl, one stage per barrier; traces always use it).
-    #[arg(long, value_enum, default_value_t = TileKernel::Auto)]
     pub kernel: TileKernel,
-    /// Register kernel: keys per invocation, 8, 16 or 32 (default 32; 16 for segments ≤ 2048 and on CPU adapters): groups of up to log2 of it stages between trips through workgroup memory, tile/E invocations.
-    #[arg(long)]
     pub keys_per_invocation: Option<usize>,
-    /// Register kernel: tiles per workgroup, 1 ..= 16, run one after the other with the next tile's loads issued before this tile's stores (default: per pass from H100 measurements; 1 on CPU adapters).
-    #[arg(long)]
     pub tiles_per_workgroup: Option<usize>,
 }
 
 /// Which kernel runs the tile passes of batcher and merge-split.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TileKernel {
-    /// Registers where the pass fits them (untraced), else generic.
     #[default]
     Auto,
-    /// The generated register kernel (src/algo/oddeven/regs.rs): E keys per invocation.
     Registers,
-    /// shaders/oddeven/batcher.wgsl: one stage per barrier in workgroup memory; writes the trace.
     Generic,
+}
+
+impl crate::algo::Choice for TileKernel {
+    const ALL: &'static [TileKernel] =
+        &[TileKernel::Auto, TileKernel::Registers, TileKernel::Generic];
+    const CHOICES: &'static [(&'static str, &'static str)] = &[
+        (
+            "auto",
+            "Registers where the pass fits them (untraced), else generic",
+        ),
+        (
+            "registers",
+            "The generated register kernel (src/algo/oddeven/regs.rs): E keys per invocation",
+        ),
+        (
+            "generic",
+            "shaders/oddeven/batcher.wgsl: one stage per barrier in workgroup memory; writes the \
+             trace",
+        ),
+    ];
 }
 
 /// What this adapter allows for the tiled kernels.

@@ -250,7 +250,8 @@ impl Algorithm for Options {
             let s = self.shape(variant, req.dtype, input.len())?;
             let caps = self.caps(gpu, variant)?;
             let p = self.plan_run(gpu, input, &s, caps, variant, req.trace)?;
-            let mut head = RunResult::head("oddeven", variant.name(), gpu, input, s.dtype, &p.plan);
+            let mut head =
+                RunResult::head(Algo::Oddeven, variant.name(), gpu, input, s.dtype, &p.plan);
             head.extra = p.facts.to_map();
             let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 self.trace(&s, input, &p.follows, (head, run), out).await

@@ -16,7 +16,7 @@ pub mod plan;
 pub mod trace;
 mod tune;
 
-pub use options::{Options, Shape, TileOrder, Values};
+pub use options::{Options, Shape, TileOrder, Values, help};
 
 use super::prelude::*;
 use crate::gpu::Execution;
@@ -24,13 +24,15 @@ use plan::Init;
 use serde_json::{Map, json};
 
 variants! {
-    Onesweep = "onesweep": "histogram of every digit in one pass (its last workgroup scans the counts), then per digit one pass: rank the tile, decoupled look-back over the tiles' bucket counts (with fallback), scatter through workgroup memory",
-    Classic = "classic": "per digit three passes: tile histograms, one scan of the counts, stable scatter (for teaching)",
+    room "radix" (seed "004 (scan) + 000/001 (permutations)"): "Radix sort (LSD)",
+        "stable LSD radix sort by digits of --digit-bits bits; u32/i32/f32 keys (f32: -NaN < -inf \
+         < … < -0 < +0 < … < +inf < +NaN), --descending, --values for a u32 payload";
+    Onesweep = "onesweep": "histogram of every digit in one pass (its last workgroup scans the \
+        counts), then per digit one pass: rank the tile, decoupled look-back over the tiles' \
+        bucket counts (with fallback), scatter through workgroup memory",
+    Classic = "classic": "per digit three passes: tile histograms, one scan of the counts, stable \
+        scatter (for teaching)",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("radix", "004 (scan) + 000/001 (permutations)", Variant::INFO)
-    .title("Radix sort (LSD)")
-    .summary("stable LSD radix sort by digits of --digit-bits bits; u32/i32/f32 keys (f32: -NaN < -inf < … < -0 < +0 < … < +inf < +NaN), --descending, --values for a u32 payload");
 
 impl Options {
     /// Options that only one variant uses are an error elsewhere.
@@ -124,8 +126,14 @@ impl Algorithm for Options {
             let vals = self.values_for(x);
             let built = self.build_sort(gpu, variant, dtype, x, &vals, req.trace)?;
             let shape = built.shape;
-            let mut head =
-                RunResult::head("radix", variant.name(), gpu, &req.input, dtype, &built.plan);
+            let mut head = RunResult::head(
+                Algo::Radix,
+                variant.name(),
+                gpu,
+                &req.input,
+                dtype,
+                &built.plan,
+            );
             head.extra = self.facts(gpu, variant, &built);
             // The values are read back from the last pass's captures, traced or not.
             r.capture |= self.has_values();

@@ -7,59 +7,92 @@ use crate::gpu::Gpu;
 use serde::{Deserialize, Serialize};
 
 /// The payload carried with every key.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Values {
-    /// Keys only.
     #[default]
     None,
-    /// Value i for the key at index i: the output values are the stable sorting permutation.
     Iota,
-    /// A copy of the key's own bits: the output values must equal the output keys.
     Input,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
+impl crate::algo::Choice for Values {
+    const ALL: &'static [Values] = &[Values::None, Values::Iota, Values::Input];
+    const CHOICES: &'static [(&'static str, &'static str)] = &[
+        ("none", "Keys only"),
+        (
+            "iota",
+            "Value i for the key at index i: the output values are the stable sorting permutation",
+        ),
+        (
+            "input",
+            "A copy of the key's own bits: the output values must equal the output keys",
+        ),
+    ];
+}
+
+/// The options' help: the CLI's for each flag (src/cli) and the app's tooltip for each control.
+pub mod help {
+    pub const DESCENDING: &str = "Sort in descending order (equal keys keep their input order)";
+    pub const VALUES: &str = "A u32 payload carried with each key (stable): none, iota (the sorting permutation) or \
+         input (a copy of the key's bits)";
+    pub const DIGIT_BITS: &str =
+        "Bits per digit, 1..=8: ceil(32 / bits) scatter passes of 2^bits buckets each";
+    pub const WORKGROUP_SIZE: &str = "Threads per workgroup: a multiple of 32 up to the adapter's limit. 0 = auto: 640 on GPUs \
+         (or the adapter's limit, if lower), 64 on CPU adapters";
+    pub const KEYS_PER_THREAD: &str = "Keys per thread, 1..=32; a tile is workgroup-size × this keys. 0 = auto: the largest of \
+         20, 16, 12, 8, 4, 2, 1 on GPUs (8, 4, 2, 1 on CPU adapters) whose tile fits the \
+         adapter's workgroup memory: 16 at 640 threads in 48 KiB (tiles of 10240 keys)";
+    pub const SPIN: &str = "onesweep: look-back reads that find a predecessor tile not ready before the tile counts \
+         the predecessor's keys itself (the fallback). 0 = never read, always fall back (tests \
+         the path)";
+    pub const SHARED_RANK: &str = "Rank keys with workgroup memory only (warps of 32 threads exchanging digits through it) \
+         even where the adapter has subgroup operations; by default warps are subgroups and use \
+         ballots";
+    pub const TILE_ORDER: &str = "onesweep: how tiles are numbered. counter = a ticket counter in the order workgroups \
+         start; dispatch = the workgroup id (no atomic before the loads; a predecessor that has \
+         not started is spun on, then counted by the fallback). auto = dispatch on GPUs, counter \
+         on CPU adapters (lavapipe runs the grid in chunks per thread: in dispatch order late \
+         chunks fall back a lot)";
+    pub const PREFETCH: &str = "onesweep: halfway through its ranking a tile loads one key of every 64-byte sector of \
+         the tile this many tiles ahead, so that tile finds its keys in L2 (keys only: \
+         prefetching the values too ran slower). 0 = off. Default: 128 on GPUs (about one wave of \
+         tiles: the H100's 132 SMs hold one tile each), 0 on CPU adapters";
+
+    /// (field, help) of every option, in the order of the fields.
+    pub const ALL: &[(&str, &str)] = &[
+        ("descending", DESCENDING),
+        ("values", VALUES),
+        ("digit_bits", DIGIT_BITS),
+        ("workgroup_size", WORKGROUP_SIZE),
+        ("keys_per_thread", KEYS_PER_THREAD),
+        ("spin", SPIN),
+        ("shared_rank", SHARED_RANK),
+        ("tile_order", TILE_ORDER),
+        ("prefetch", PREFETCH),
+    ];
+
+    /// The values of each closed-set option.
+    pub const VALUE_SETS: crate::algo::OptionValues = &[
+        ("values", <super::Values as crate::algo::Choice>::CHOICES),
+        (
+            "tile_order",
+            <super::TileOrder as crate::algo::Choice>::CHOICES,
+        ),
+    ];
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {
-    /// Sort in descending order (equal keys keep their input order).
-    #[arg(long)]
     pub descending: bool,
-    /// A u32 payload carried with each key (stable): none, iota (the sorting permutation) or input
-    /// (a copy of the key's bits).
-    #[arg(long, value_enum, default_value_t = Values::None)]
     pub values: Values,
-    /// Bits per digit, 1..=8: ceil(32 / bits) scatter passes of 2^bits buckets each.
-    #[arg(long, default_value_t = 8)]
     pub digit_bits: u32,
-    /// Threads per workgroup: a multiple of 32 up to the adapter's limit. 0 = auto: 640 on
-    /// GPUs (or the adapter's limit, if lower), 64 on CPU adapters.
-    #[arg(long, default_value_t = 0)]
     pub workgroup_size: u32,
-    /// Keys per thread, 1..=32; a tile is workgroup-size × this keys. 0 = auto: the largest of
-    /// 20, 16, 12, 8, 4, 2, 1 on GPUs (8, 4, 2, 1 on CPU adapters) whose tile fits the adapter's
-    /// workgroup memory: 16 at 640 threads in 48 KiB (tiles of 10240 keys).
-    #[arg(long, default_value_t = 0)]
     pub keys_per_thread: u32,
-    /// onesweep: look-back reads that find a predecessor tile not ready before the tile counts the
-    /// predecessor's keys itself (the fallback). 0 = never read, always fall back (tests the path).
-    #[arg(long, default_value_t = 256)]
     pub spin: u32,
-    /// Rank keys with workgroup memory only (warps of 32 threads exchanging digits through it) even
-    /// where the adapter has subgroup operations; by default warps are subgroups and use ballots.
-    #[arg(long)]
     pub shared_rank: bool,
-    /// onesweep: how tiles are numbered. counter = a ticket counter in the order workgroups start;
-    /// dispatch = the workgroup id (no atomic before the loads; a predecessor that has not started
-    /// is spun on, then counted by the fallback). auto = dispatch on GPUs, counter on CPU adapters
-    /// (lavapipe runs the grid in chunks per thread: in dispatch order late chunks fall back a lot).
-    #[arg(long, value_enum, default_value_t = TileOrder::Auto)]
     pub tile_order: TileOrder,
-    /// onesweep: halfway through its ranking a tile loads one key of every 64-byte sector of the
-    /// tile this many tiles ahead, so that tile finds its keys in L2 (keys only: prefetching the
-    /// values too ran slower). 0 = off. Default: 128 on GPUs (about one wave of tiles: the
-    /// H100's 132 SMs hold one tile each), 0 on CPU adapters.
-    #[arg(long)]
     pub prefetch: Option<u32>,
 }
 

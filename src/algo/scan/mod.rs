@@ -33,18 +33,23 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 variants! {
-    Ladder = "ladder": "the seed's: phases p = 1, 2, 4, …; thread t with bit p set adds a[(t & ~(p-1)) - 1], others sleep; one dispatch per phase",
-    Folded = "folded": "the seed's: p = N/2 … 1, a[i] += a[i+p] (i+p < n): SUFFIX sums; --mirror: a[i] += a[i-p], prefix sums",
-    HillisSteele = "hillis-steele": "p = 1, 2, 4, …: b[i] = a[i] + a[i-p], ping-pong buffers; n log n work",
-    Blelloch = "blelloch": "work-efficient: up-sweep and down-sweep over the implicit heap tree (l_child = 2i+1, r_child = 2i+2)",
-    ReduceThenScan = "reduce-then-scan": "3 passes: tile sums, one-workgroup scan of the sums, rescan of every tile (3n words of traffic)",
-    Decoupled = "decoupled": "single pass, decoupled look-back with fallback (Merrill & Garland; no forward-progress assumption): 2n words",
+    room "scan" (seed "004"): "Prefix sums (scan)",
+        "out[i] = a[0] + … + a[i] (inclusive; --exclusive stops before a[i]); u32/i32 wrap, f32 \
+         checked against an f64 sum.";
+    Ladder = "ladder": "the seed's: phases p = 1, 2, 4, …; thread t with bit p set adds a[(t & \
+        ~(p-1)) - 1], others sleep; one dispatch per phase",
+    Folded = "folded": "the seed's: p = N/2 … 1, a[i] += a[i+p] (i+p < n): SUFFIX sums; --mirror: \
+        a[i] += a[i-p], prefix sums",
+    HillisSteele = "hillis-steele": "p = 1, 2, 4, …: b[i] = a[i] + a[i-p], ping-pong buffers; n \
+        log n work",
+    Blelloch = "blelloch": "work-efficient: up-sweep and down-sweep over the implicit heap tree \
+        (l_child = 2i+1, r_child = 2i+2)",
+    ReduceThenScan = "reduce-then-scan": "3 passes: tile sums, one-workgroup scan of the sums, \
+        rescan of every tile (3n words of traffic)",
+    Decoupled = "decoupled": "single pass, decoupled look-back with fallback (Merrill & Garland; \
+        no forward-progress assumption): 2n words",
     Sequential = "sequential": "the seed's loop on ONE GPU thread, for contrast",
 }
-
-static INFO: AlgoInfo = AlgoInfo::new("scan", "004", Variant::INFO)
-    .title("Prefix sums (scan)")
-    .summary("out[i] = a[0] + … + a[i] (inclusive; --exclusive stops before a[i]); u32/i32 wrap, f32 checked against an f64 sum.");
 
 /// Stages list their (thread, source) pairs and sleeping threads up to this many elements.
 pub const MAX_PAIRS_N: usize = 4096;
@@ -54,45 +59,61 @@ pub const SEQUENTIAL_BENCH_MAX: usize = 1 << 24;
 /// The seed's ladder example: 30 twos (its result is 2, 4, …, 60).
 pub const EXAMPLE: [i64; 30] = [2; 30];
 
-#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
+/// The options' help: the CLI's for each flag (src/cli) and the app's tooltip for each control.
+pub mod help {
+    pub const EXCLUSIVE: &str =
+        "Exclusive scan: out[i] sums the elements before i (folded: after i); default inclusive";
+    pub const MIRROR: &str = "folded only: the mirrored form a[i] += a[i-p] (i >= p), which gives PREFIX sums; without \
+         it folded gives the seed's SUFFIX sums (33 ones -> 33, 32, …, 1)";
+    pub const WORKGROUP_SIZE: &str = "decoupled / reduce-then-scan: threads per workgroup (a power of two up to the adapter's \
+         limit). 0 = auto: 256 (with 6 vec4 per thread on the subgroup decoupled path: the \
+         fastest measured on an H100)";
+    pub const PER_THREAD: &str = "decoupled / reduce-then-scan: vec4 (4 elements) per thread, 1..=16; a tile is 4 × this × \
+         workgroup-size elements. 0 = auto: 6 for the subgroup decoupled path, 7 for its \
+         exclusive form (H100, 2^28, dispatch order: inclusive 256×6 and 256×7 ran 0.972× of \
+         copy, 512×5 0.968×, 512×4 0.959×, 256×4 0.949×; exclusive 256×7 0.970×, 256×6 0.951×, \
+         512×4 0.957×; 8 or more vec4 per thread drop below 0.43×), else the largest of 8, 4, 2, \
+         1 that fits workgroup memory";
+    pub const SPIN: &str = "decoupled: look-back window reads that find the nearest predecessor still not ready \
+         before the workgroup reduces that tile itself (the fallback). 0 = never read, always \
+         fall back (a test of the fallback path; the work grows with tiles²)";
+    pub const SHARED_SCAN: &str = "decoupled: scan each tile in workgroup memory (Kogge-Stone over the thread totals) even \
+         where the adapter has subgroup operations; by default decoupled keeps the tile in \
+         registers and scans it with subgroupInclusiveAdd when the adapter has Features::SUBGROUP";
+    pub const TILE_ORDER: &str = "decoupled (subgroup path): how tiles are numbered. counter = an atomic counter in the \
+         order workgroups start; dispatch = the workgroup id (no atomic round trip before the \
+         loads; still correct without forward-progress guarantees: a predecessor that has not \
+         started is spun on, then reduced by the fallback). auto = dispatch on GPUs, counter on \
+         CPU adapters (lavapipe runs the grid in chunks per thread, so in dispatch order late \
+         chunks would fall back a lot)";
+
+    /// (field, help) of every option, in the order of the fields.
+    pub const ALL: &[(&str, &str)] = &[
+        ("exclusive", EXCLUSIVE),
+        ("mirror", MIRROR),
+        ("workgroup_size", WORKGROUP_SIZE),
+        ("per_thread", PER_THREAD),
+        ("spin", SPIN),
+        ("shared_scan", SHARED_SCAN),
+        ("tile_order", TILE_ORDER),
+    ];
+
+    /// The values of each closed-set option.
+    pub const VALUE_SETS: crate::algo::OptionValues = &[(
+        "tile_order",
+        <super::TileOrder as crate::algo::Choice>::CHOICES,
+    )];
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {
-    /// Exclusive scan: out[i] sums the elements before i (folded: after i); default inclusive.
-    #[arg(long)]
     pub exclusive: bool,
-    /// folded only: the mirrored form a[i] += a[i-p] (i >= p), which gives PREFIX sums; without it
-    /// folded gives the seed's SUFFIX sums (33 ones -> 33, 32, …, 1).
-    #[arg(long)]
     pub mirror: bool,
-    /// decoupled / reduce-then-scan: threads per workgroup (a power of two up to the adapter's
-    /// limit). 0 = auto: 256 (with 6 vec4 per thread on the subgroup decoupled path: the fastest
-    /// measured on an H100).
-    #[arg(long, default_value_t = 0)]
     pub workgroup_size: u32,
-    /// decoupled / reduce-then-scan: vec4 (4 elements) per thread, 1..=16; a tile is
-    /// 4 × this × workgroup-size elements. 0 = auto: 6 for the subgroup decoupled path, 7 for
-    /// its exclusive form (H100, 2^28, dispatch order: inclusive 256×6 and 256×7 ran 0.972× of
-    /// copy, 512×5 0.968×, 512×4 0.959×, 256×4 0.949×; exclusive 256×7 0.970×, 256×6 0.951×,
-    /// 512×4 0.957×; 8 or more vec4 per thread drop below 0.43×), else the largest of 8, 4, 2, 1
-    /// that fits workgroup memory.
-    #[arg(long, default_value_t = 0)]
     pub per_thread: u32,
-    /// decoupled: look-back window reads that find the nearest predecessor still not ready before
-    /// the workgroup reduces that tile itself (the fallback). 0 = never read, always fall back (a
-    /// test of the fallback path; the work grows with tiles²).
-    #[arg(long, default_value_t = 256)]
     pub spin: u32,
-    /// decoupled: scan each tile in workgroup memory (Kogge-Stone over the thread totals) even where
-    /// the adapter has subgroup operations; by default decoupled keeps the tile in registers and
-    /// scans it with subgroupInclusiveAdd when the adapter has Features::SUBGROUP.
-    #[arg(long)]
     pub shared_scan: bool,
-    /// decoupled (subgroup path): how tiles are numbered. counter = an atomic counter in the order
-    /// workgroups start; dispatch = the workgroup id (no atomic round trip before the loads; still
-    /// correct without forward-progress guarantees: a predecessor that has not started is spun on,
-    /// then reduced by the fallback). auto = dispatch on GPUs, counter on CPU adapters (lavapipe runs
-    /// the grid in chunks per thread, so in dispatch order late chunks would fall back a lot).
-    #[arg(long, value_enum, default_value_t = TileOrder::Auto)]
     pub tile_order: TileOrder,
 }
 
@@ -111,16 +132,25 @@ impl Default for Options {
 }
 
 /// How `decoupled` numbers its tiles (see [`Options::tile_order`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TileOrder {
-    /// dispatch on GPUs, counter on CPU adapters.
     #[default]
     Auto,
-    /// An atomic counter: tile ids in the order workgroups start.
     Counter,
-    /// The workgroup id.
     Dispatch,
+}
+
+impl crate::algo::Choice for TileOrder {
+    const ALL: &'static [TileOrder] = &[TileOrder::Auto, TileOrder::Counter, TileOrder::Dispatch];
+    const CHOICES: &'static [(&'static str, &'static str)] = &[
+        ("auto", "dispatch on GPUs, counter on CPU adapters"),
+        (
+            "counter",
+            "An atomic counter: tile ids in the order workgroups start",
+        ),
+        ("dispatch", "The workgroup id"),
+    ];
 }
 
 impl TileOrder {

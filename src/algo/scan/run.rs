@@ -85,8 +85,14 @@ impl Algorithm for Options {
             let n = x.len();
             let suffix = variant == Variant::Folded && !self.mirror;
             let built = self.build(gpu, variant, dtype, &Init::Data(x), req.trace)?;
-            let mut head =
-                RunResult::head("scan", variant.name(), gpu, &req.input, dtype, &built.plan);
+            let mut head = RunResult::head(
+                Algo::Scan,
+                variant.name(),
+                gpu,
+                &req.input,
+                dtype,
+                &built.plan,
+            );
             head.extra = self.plan_facts(gpu, variant, &built);
             let trace = async |head: &RunResult, run: &mut Running<'_>, out: &mut Stages<'_>| {
                 self.trace(req, &built, head, run, out).await

@@ -31,10 +31,10 @@ fn path_of(s: &str) -> Option<PathBuf> {
 /// The options of `stagewise run kernel` with nothing given: the CLI's defaults.
 fn kernel_defaults() -> kernel::Options {
     let argv = ["stagewise", "run", "kernel"];
-    let parsed = <crate::cli::Cli as clap::Parser>::try_parse_from(argv)
+    let parsed = crate::cli::parse_words(argv)
         .ok()
         .and_then(|c| match c.cmd {
-            Some(crate::cli::Cmd::Run(a)) => match a.algo {
+            Some(crate::cli::Cmd::Run(a)) => match a.options() {
                 Some(AlgoOptions::Kernel(o)) => Some(o),
                 _ => None,
             },
@@ -175,7 +175,7 @@ impl StagewiseApp {
         egui::Grid::new("kernel-options")
             .num_columns(2)
             .show(ui, |ui| {
-                let tip = crate::ui::params::option_help("kernel", "expect");
+                let tip = crate::ui::params::option_help(Algo::Kernel, "expect");
                 let l = ui.label("expect").on_hover_text(&tip);
                 ui.horizontal(|ui| {
                     let mut s = o.expect.clone().unwrap_or_default();
@@ -218,7 +218,7 @@ impl StagewiseApp {
                 let r = row(
                     ui,
                     "entry",
-                    &crate::ui::params::option_help("kernel", "entry"),
+                    &crate::ui::params::option_help(Algo::Kernel, "entry"),
                     |ui| {
                         ui.add(
                             egui::TextEdit::singleline(&mut wb.entry)
@@ -234,14 +234,14 @@ impl StagewiseApp {
                 let r = row(
                     ui,
                     "passes",
-                    &crate::ui::params::option_help("kernel", "passes"),
+                    &crate::ui::params::option_help(Algo::Kernel, "passes"),
                     |ui| ui.add(egui::TextEdit::singleline(&mut o.passes).desired_width(60.0)),
                 );
                 rerun |= committed(ui, &r);
                 let r = row(
                     ui,
                     "items per thread",
-                    &crate::ui::params::option_help("kernel", "items_per_thread"),
+                    &crate::ui::params::option_help(Algo::Kernel, "items_per_thread"),
                     |ui| ui.add(egui::DragValue::new(&mut o.items_per_thread).range(1..=65536)),
                 );
                 rerun |= committed(ui, &r);
@@ -264,7 +264,7 @@ impl StagewiseApp {
                 let r = row(
                     ui,
                     "params",
-                    &crate::ui::params::option_help("kernel", "params"),
+                    &crate::ui::params::option_help(Algo::Kernel, "params"),
                     |ui| {
                         ui.add(
                             egui::TextEdit::singleline(&mut wb.params)
@@ -364,7 +364,7 @@ impl StagewiseApp {
         } else if let Some(f) = &wb.failure {
             ui.colored_label(RED, workbench::drawable(ui.ctx(), f, false));
         }
-        let Some(r) = self.result.as_ref().filter(|r| r.algorithm == "kernel") else {
+        let Some(r) = self.result.as_ref().filter(|r| r.algorithm == Algo::Kernel) else {
             return;
         };
         if self.trace != TraceState::Complete {
@@ -486,14 +486,13 @@ impl StagewiseApp {
         argv.push(file.display().to_string());
         argv.extend(["--expect".to_string(), ex.expect.clone()]);
         argv.extend(ex.args.iter().cloned());
-        let args = match <crate::cli::Cli as clap::Parser>::try_parse_from(&argv) {
+        let args = match crate::cli::parse_words(&argv) {
             Ok(crate::cli::Cli {
                 cmd: Some(crate::cli::Cmd::Run(a)),
                 ..
             }) => a,
             Ok(_) => return,
-            Err(e) => {
-                let first = e.to_string();
+            Err(first) => {
                 self.message = Some(format!(
                     "exercise '{}': {}",
                     ex.name(),
@@ -502,7 +501,7 @@ impl StagewiseApp {
                 return;
             }
         };
-        let Some(AlgoOptions::Kernel(mut o)) = args.algo else {
+        let Some(AlgoOptions::Kernel(mut o)) = args.options() else {
             return;
         };
         let in_editor = text.is_some();

@@ -187,7 +187,7 @@ impl StagewiseApp {
         let r = self
             .result
             .as_ref()
-            .filter(|r| r.algorithm == "kernel" && self.trace == TraceState::Complete);
+            .filter(|r| r.algorithm == Algo::Kernel && self.trace == TraceState::Complete);
         let (txt, ok) = match (r, &self.workbench.error) {
             (_, Some(e)) => (
                 format!("compile error at line {}: {}", e.line, e.message),

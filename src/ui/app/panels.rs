@@ -8,19 +8,19 @@ impl StagewiseApp {
         let mut rerun = false;
         ui.heading("Stagewise");
         let algo_label = ui.label("Algorithm");
-        let current = self.session.algo.name();
+        let current = self.session.algo.id();
         let kernel_info = AlgoOptions::Kernel(Default::default()).algo().info();
         egui::ComboBox::from_id_salt("algorithm")
             .selected_text(self.session.algo.algo().info().title)
             .show_ui(ui, |ui| {
                 for a in AlgoOptions::all_defaults() {
-                    let name = a.name();
+                    let id = a.id();
                     let title = a.algo().info().title;
                     if ui
-                        .selectable_label(name == current, title)
+                        .selectable_label(id == current, title)
                         .on_hover_text(a.algo().info().summary)
                         .clicked()
-                        && name != current
+                        && id != current
                     {
                         self.session.variant = a.algo().info().variants[0].name.to_string();
                         if a.algo().example(self.session.dtype).is_none()
@@ -39,10 +39,10 @@ impl StagewiseApp {
                 // The workbench: the user's own kernel (no default one: it runs when it has a file).
                 let title = kernel_info.title;
                 if ui
-                    .selectable_label(current == "kernel", title)
+                    .selectable_label(current == Algo::Kernel, title)
                     .on_hover_text(kernel_info.summary)
                     .clicked()
-                    && current != "kernel"
+                    && current != Algo::Kernel
                 {
                     let o = self.kernel_options();
                     rerun = matches!(&o, AlgoOptions::Kernel(k) if k.wgsl.is_some());

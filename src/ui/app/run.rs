@@ -214,7 +214,7 @@ impl StagewiseApp {
         if let Some(k) = self.want_stage.take() {
             self.timeline.stage = k.min(r.stages.len().saturating_sub(1));
         }
-        if r.algorithm == "kernel" {
+        if r.algorithm == Algo::Kernel {
             self.workbench.ran();
         }
         if let Some(m) = &r.mismatch {

@@ -3,7 +3,7 @@
 
 use super::plot::{self, Series, Style, rooflines, suspect_marks, x_of};
 use super::{PerfLab, YAxis, nominal_bandwidth};
-use crate::algo::{AlgoOptions, VariantInfo};
+use crate::algo::{Algo, AlgoOptions, VariantInfo};
 use crate::bench::BenchRow;
 use crate::gpu::Gpu;
 use eframe::egui;
@@ -37,16 +37,16 @@ impl PerfLab {
             self.algo = w.clone();
         }
         ui.horizontal_wrapped(|ui| {
-            let current = self.algo.name();
+            let current = self.algo.id();
             egui::ComboBox::from_label("algorithm")
                 .selected_text(self.algo.algo().info().title)
                 .show_ui(ui, |ui| {
                     for a in AlgoOptions::all_defaults() {
                         if ui
-                            .selectable_label(a.name() == current, a.algo().info().title)
+                            .selectable_label(a.id() == current, a.algo().info().title)
                             .on_hover_text(a.algo().info().summary)
                             .clicked()
-                            && a.name() != current
+                            && a.id() != current
                         {
                             self.algo = a;
                             self.reset_variants();
@@ -55,13 +55,13 @@ impl PerfLab {
                     }
                     if let Some(w) = &self.workbench
                         && ui
-                            .selectable_label(current == "kernel", "Your kernel (workbench)")
+                            .selectable_label(current == Algo::Kernel, "Your kernel (workbench)")
                             .on_hover_text(
                                 "The kernel file open in the room Your kernel, beside the built-in \
                                  kernel for its --expect op",
                             )
                             .clicked()
-                        && current != "kernel"
+                        && current != Algo::Kernel
                     {
                         self.algo = w.clone();
                         self.reset_variants();
@@ -89,7 +89,7 @@ impl PerfLab {
         let pts: Vec<&BenchRow> = self
             .rows
             .iter()
-            .filter(|r| r.n == n && r.algorithm == self.algo.name())
+            .filter(|r| r.n == n && r.algorithm == self.algo.id())
             .collect();
         if self.live && !pts.is_empty() {
             ui.horizontal_wrapped(|ui| {

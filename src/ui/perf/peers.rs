@@ -3,6 +3,7 @@
 //! sort peers (cupy.sort, torch.sort), the file's own rows of our sorts and its copy roofline, all
 //! labelled with the GPU they were measured on.
 
+use crate::algo::Algo;
 use crate::suite::SuiteResult;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -73,8 +74,12 @@ pub fn same_gpu(a: &str, b: &str) -> bool {
 }
 
 /// A whole-array sort of ours: radix, or odd-even without `--segment`.
-fn whole_array_sort(algorithm: &str, args: &[String]) -> bool {
-    algorithm == "radix" || (algorithm == "oddeven" && !args.iter().any(|a| a == "--segment"))
+fn whole_array_sort(algorithm: Option<Algo>, args: &[String]) -> bool {
+    match algorithm {
+        Some(Algo::Radix) => true,
+        Some(Algo::Oddeven) => !args.iter().any(|a| a == "--segment"),
+        _ => false,
+    }
 }
 
 pub fn from_result(r: &SuiteResult, file: &str) -> Result<Overlay, String> {
@@ -91,10 +96,11 @@ pub fn from_result(r: &SuiteResult, file: &str) -> Result<Overlay, String> {
     let mut copy = Vec::new();
     for c in &r.cases {
         let k = &c.case;
-        if k.algorithm == "copy" && k.args.is_empty() {
+        let algorithm = k.algorithm.parse::<Algo>().ok();
+        if algorithm == Some(Algo::Copy) && k.args.is_empty() {
             copy.extend(c.rows.iter().map(|row| (row.ours.n, row.ours.copy_gbps)));
         }
-        if !whole_array_sort(&k.algorithm, &k.args) {
+        if !whole_array_sort(algorithm, &k.args) {
             continue;
         }
         if let Some(p) = k.peer.as_deref().filter(|p| SORT_PEERS.contains(p)) {

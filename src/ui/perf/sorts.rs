@@ -76,7 +76,12 @@ pub struct Member {
 impl Member {
     pub fn label(&self) -> String {
         let algo = self.group.options().name();
-        format!("{algo} {}{}", self.variant.name, self.group.suffix())
+        format!("{algo} {}", self.row_variant())
+    }
+
+    /// The variant name its rows carry: the variant's, with its group's suffix.
+    pub fn row_variant(&self) -> String {
+        format!("{}{}", self.variant.name, self.group.suffix())
     }
 }
 
@@ -213,7 +218,7 @@ impl SortFamily {
         let mut out = Vec::new();
         for m in &self.members {
             let label = m.label();
-            let (algo, variant) = label.split_once(' ').unwrap_or((&label, ""));
+            let (algo, variant) = (m.group.options().id(), m.row_variant());
             let pts: Vec<([f64; 2], String)> = self
                 .rows
                 .iter()

@@ -213,7 +213,7 @@ fn plan_view(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, stat
                         }
                     });
                     ui.vertical(|ui| {
-                        let kind = s.bmmc().and_then(|n| n.kind).unwrap_or("input (the whole A)");
+                        let kind = s.bmmc().and_then(|n| n.kind).map_or("input (the whole A)", |k| k.name());
                         let text = RichText::new(format!("{} — {kind}", s.label));
                         ui.label(if current { text.strong() } else { text });
                         if let Some(t) = s.bmmc().and_then(|n| n.tile_bits.as_ref()) {

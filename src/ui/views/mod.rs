@@ -10,7 +10,7 @@ pub mod oddeven;
 pub mod radix;
 pub mod scan;
 
-use crate::algo::RunResult;
+use crate::algo::{Algo, RunResult};
 use crate::ui::colors;
 use eframe::egui::{self, Color32};
 
@@ -41,15 +41,15 @@ pub struct ViewState {
 
 /// Draw the result's current stage with the algorithm's own view.
 pub fn show(ui: &mut egui::Ui, result: &RunResult, stage: usize, key: u64, state: &mut ViewState) {
-    match result.algorithm.as_str() {
-        "bitrev" => bitrev::show(ui, result, stage, key, state),
-        "bmmc" => bmmc::show(ui, result, stage, key, state),
-        "oddeven" => oddeven::show(ui, result, stage, key, state),
-        "scan" => scan::show(ui, result, stage, key, state),
-        "radix" => radix::show(ui, result, stage, key, state),
-        "fft" => fft::show(ui, result, stage, key, state),
-        "kernel" => kernel::show(ui, result, stage, key, state),
-        _ => generic::show(ui, result, stage, key, state),
+    match result.algorithm {
+        Algo::Bitrev => bitrev::show(ui, result, stage, key, state),
+        Algo::Bmmc => bmmc::show(ui, result, stage, key, state),
+        Algo::Oddeven => oddeven::show(ui, result, stage, key, state),
+        Algo::Scan => scan::show(ui, result, stage, key, state),
+        Algo::Radix => radix::show(ui, result, stage, key, state),
+        Algo::Fft => fft::show(ui, result, stage, key, state),
+        Algo::Kernel => kernel::show(ui, result, stage, key, state),
+        Algo::Copy => generic::show(ui, result, stage, key, state),
     }
 }
 
