@@ -167,6 +167,46 @@ fn tuned_wisdom_is_used_where_no_option_is_given() {
     let v: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(v["wisdom"][0]["options"]["tile_bits"], 11, "{v}");
     assert_eq!(v["rows"].as_array().unwrap().len(), 1);
+    // A suite verifies and times what wisdom fills, and its result says so.
+    let suite = d.join("suite.toml");
+    std::fs::write(
+        &suite,
+        "[defaults]\nreps = 2\nwarmup = 1\nmin_warmup_ms = 0\n\n[[case]]\nid = \"t\"\n\
+         group = \"g\"\nalgorithm = \"bmmc\"\nvariant = \"tiled\"\n\
+         args = [\"--preset\", \"transpose\"]\nlog_n = [16]\n",
+    )
+    .unwrap();
+    let result = d.join("suite.json");
+    for (flag, used) in [
+        (["--wisdom", w.to_str().unwrap()], true),
+        (["--no-wisdom", ""], false),
+    ] {
+        let mut a = vec![
+            "bench",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--peers",
+            "none",
+            "--out",
+            result.to_str().unwrap(),
+        ];
+        a.extend(flag.iter().filter(|f| !f.is_empty()));
+        let o = stagewise(&a, &[]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let r = read(&result);
+        assert_eq!(r["cases"][0]["verify"]["verified"], true, "{r}");
+        assert_eq!(r["cases"][0]["rows"].as_array().unwrap().len(), 1, "{r}");
+        if used {
+            assert_eq!(r["wisdom"][0]["options"]["tile_bits"], 11, "{r}");
+            assert_eq!(
+                (&r["wisdom"][0]["case"], &r["wisdom"][0]["log_n"]),
+                (&"t".into(), &16.into())
+            );
+            assert!(o.stderr.contains("wisdom ("), "{}", o.stderr);
+        } else {
+            assert!(r.get("wisdom").is_none(), "{r}");
+        }
+    }
     // wisdom show reads the same file.
     let o = stagewise(&["wisdom", "show", "--wisdom", w.to_str().unwrap()], &[]);
     assert_eq!(o.code, 0, "{}", o.stderr);

@@ -218,7 +218,15 @@ pub(super) fn suite_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
     let gpu = gpu(cli.adapter.as_deref())?;
     let peers = (args.peers != "none").then_some(args.peers.as_str());
     let command: Vec<String> = std::env::args().collect();
-    let res = crate::suite::run(&gpu, suite, &args.only, peers, &command.join(" "))?;
+    let wisdom = super::tune::load(cli, &gpu);
+    let res = crate::suite::run(
+        &gpu,
+        suite,
+        &args.only,
+        peers,
+        &command.join(" "),
+        wisdom.as_ref(),
+    )?;
     let text = serde_json::to_string_pretty(&res).unwrap_or_default();
     std::fs::write(out_path, text + "\n")
         .map_err(|e| Error::Io(format!("cannot write '{}': {e}", out_path.display())))?;

@@ -137,7 +137,22 @@ pub struct SuiteResult {
     pub backend: String,
     /// What bench/peers.py reported about itself, if it ran.
     pub peers: Option<PeersInfo>,
+    /// The options taken from wisdom (`stagewise tune`), per case and size; none: the built-in
+    /// defaults everywhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wisdom: Vec<WisdomUse>,
     pub cases: Vec<CaseResult>,
+}
+
+/// One case at one size run with options from wisdom.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WisdomUse {
+    pub case: String,
+    pub log_n: u32,
+    /// The wisdom file (or `shipped:…`).
+    pub from: String,
+    /// The options it filled, as `--option value` would set them.
+    pub options: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What bench/peers.py ran on (its JSON, less its rows); fields in the JSON's order.
@@ -313,6 +328,7 @@ pub fn run(
     only: &[String],
     peers: Option<&str>,
     command: &str,
+    wisdom: Option<&crate::wisdom::Loaded>,
 ) -> Result<SuiteResult> {
     let suite = load(path)?;
     if !gpu.has_timestamps() {
@@ -329,16 +345,61 @@ pub fn run(
         )));
     }
     let mut results = Vec::new();
+    let mut used = Vec::new();
     for c in cases {
         let max_n = 1usize << c.log_n.iter().copied().max().unwrap_or(10);
         let vn = max_n.min(suite.defaults.verify_max_n);
         let seed = fresh_seed();
         let args = c.run_args(vn, seed)?;
         let words = c.run_words(vn, seed)[1..].join(" ");
-        // A case that fails is recorded and the suite goes on: nothing measured is lost.
-        let verify = match crate::cli::prepare(&args)
-            .and_then(|(algo, req)| crate::algo::run(algo.algo(), gpu, &req))
-        {
+        // The options each size runs with: the case's, filled from wisdom where it has a choice.
+        let b = c.bench_args()?;
+        let base = b.options().expect("a suite case names its algorithm");
+        let per_size: Vec<(usize, crate::algo::AlgoOptions)> = c
+            .log_n
+            .iter()
+            .map(|&k| {
+                let n = 1usize << k;
+                let Some(w) = wisdom else {
+                    return (n, base.clone());
+                };
+                let (o, a) = w.apply(&base, &c.variant, b.dtype, n);
+                if !a.is_empty() {
+                    say(&format!(
+                        "{:<28} 2^{k}: wisdom ({}): {}",
+                        c.id,
+                        a.from,
+                        a.describe()
+                    ));
+                    used.push(WisdomUse {
+                        case: c.id.clone(),
+                        log_n: k,
+                        from: a.from.clone(),
+                        options: a.fields.clone(),
+                    });
+                }
+                (n, o)
+            })
+            .collect();
+        // A case that fails is recorded and the suite goes on: nothing measured is lost. Every
+        // distinct set of options that will be timed is verified.
+        let mut sets: Vec<&crate::algo::AlgoOptions> = Vec::new();
+        for (_, o) in &per_size {
+            let j = serde_json::to_value(o).ok();
+            if !sets.iter().any(|s| serde_json::to_value(s).ok() == j) {
+                sets.push(o);
+            }
+        }
+        // The first set's run, or the first that differs or fails.
+        let mut outcome = Err(Error::Input(format!("suite: case {} has no sizes", c.id)));
+        for o in sets {
+            outcome = crate::cli::prepare(&args)
+                .and_then(|(_, req)| crate::algo::run(o.algo(), gpu, &req));
+            if !matches!(&outcome, Ok(r) if r.verified) {
+                break;
+            }
+        }
+        let verify = match outcome {
             Ok(res) => Verify {
                 run: words,
                 n: res.n,
@@ -361,26 +422,27 @@ pub fn run(
         let mut rows = Vec::new();
         let mut error = None;
         if verify.verified {
-            let b = c.bench_args()?;
-            let algo = b.options().expect("a suite case names its algorithm");
-            let variant = algo.algo().info().variant(Some(&c.variant))?;
-            let spec = BenchSpec {
-                cases: vec![(algo, vec![variant])],
-                sizes: c.log_n.iter().map(|&k| 1usize << k).collect(),
-                reps: c.reps.unwrap_or(suite.defaults.reps),
-                warmup: c.warmup.unwrap_or(suite.defaults.warmup),
-                dtype: b.dtype,
-                skip_refused: false,
-                min_warmup_ms: suite.defaults.min_warmup_ms,
-            };
-            let timed = match pollster::block_on(bench::run(gpu, &spec, &mut |_| {}, &|| false)) {
-                Ok(rows) => rows,
-                Err(e) => {
-                    say(&format!("{:<28} not timed: {e}", c.id));
-                    error = Some(e.to_string());
-                    Vec::new()
+            let variant = base.algo().info().variant(Some(&c.variant))?;
+            let mut timed = Vec::new();
+            for (n, o) in per_size {
+                let spec = BenchSpec {
+                    cases: vec![(o, vec![variant])],
+                    sizes: vec![n],
+                    reps: c.reps.unwrap_or(suite.defaults.reps),
+                    warmup: c.warmup.unwrap_or(suite.defaults.warmup),
+                    dtype: b.dtype,
+                    skip_refused: false,
+                    min_warmup_ms: suite.defaults.min_warmup_ms,
+                };
+                match pollster::block_on(bench::run(gpu, &spec, &mut |_| {}, &|| false)) {
+                    Ok(rows) => timed.extend(rows),
+                    Err(e) => {
+                        say(&format!("{:<28} not timed: {e}", c.id));
+                        error = Some(e.to_string());
+                        break;
+                    }
                 }
-            };
+            }
             for r in timed {
                 let line = format!(
                     "{:<28} 2^{:<2} {:>10.4} ms  {:>7.1} GB/s  ×copy {:.3} {}",
@@ -419,6 +481,7 @@ pub fn run(
         driver: format!("{} {}", gpu.info.driver, gpu.info.driver_info),
         backend: format!("{:?}", gpu.info.backend).to_lowercase(),
         peers: peer_info,
+        wisdom: used,
         cases: results,
     })
 }
