@@ -378,3 +378,60 @@ fn the_lab_times_your_kernel_beside_the_built_in_one() {
     h.get_by_label("copy roofline (same run)");
     std::fs::remove_dir_all(&home).ok();
 }
+
+/// A session of the room carries its kernel's text: saved beside the path, it opens on a machine
+/// without that file (the app says so and runs the saved copy); where the file exists, the file is
+/// the kernel.
+#[test]
+fn a_kernel_session_carries_its_text() {
+    use stagewise::algo::{AlgoOptions, kernel};
+    let dir = scratch("session");
+    let file = dir.join("bitrev.wgsl");
+    std::fs::write(&file, solution("bitrev-naive")).unwrap();
+    let mut h = harness();
+    wait_for_run(&mut h);
+    {
+        let s = &mut h.state_mut().session;
+        s.algo = AlgoOptions::Kernel(kernel::Options {
+            wgsl: Some(file.clone()),
+            expect: Some("bitrev".into()),
+            passes: "1".into(),
+            items_per_thread: 1,
+            ..Default::default()
+        });
+        s.variant = "wgsl".into();
+        s.n = Some(16);
+        s.fill = stagewise::data::Fill::Iota;
+        s.typed = false;
+    }
+    let saved = h.state().session_now();
+    let AlgoOptions::Kernel(o) = &saved.algo else {
+        panic!("a kernel session")
+    };
+    assert_eq!(o.source.as_deref(), Some(solution("bitrev-naive").as_str()));
+    assert_eq!(o.wgsl.as_ref(), Some(&file));
+    let json = serde_json::to_vec(&saved).unwrap();
+    // Here the file exists: it is the kernel again (the room watches it), the copy is dropped.
+    let mut here = stagewise::ui::app::Session::from_json("s.json", &json).unwrap();
+    assert_eq!(here.localize_kernel(), None);
+    let AlgoOptions::Kernel(o) = &here.algo else {
+        panic!("a kernel session")
+    };
+    assert!(o.source.is_none());
+    // Elsewhere: no such file. The app opens the session on the saved text and says so.
+    std::fs::remove_dir_all(&dir).ok();
+    let away = stagewise::ui::app::Session::from_json("s.json", &json).unwrap();
+    let mut h = Harness::builder()
+        .with_size([1400.0, 1000.0])
+        .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
+        .build_eframe(move |cc| StagewiseApp::new(cc, Some(away.clone())));
+    wait_for_run(&mut h);
+    let msg = h.state().message.clone().unwrap_or_default();
+    assert!(
+        msg.contains("is not on this machine: the session's copy of the kernel is used"),
+        "{msg}"
+    );
+    let r = h.state().result.as_ref().expect("the saved kernel ran");
+    assert_eq!(r.algorithm, "kernel");
+    assert!(r.verified, "{:?}", r.mismatch);
+}

@@ -87,7 +87,8 @@ impl StagewiseApp {
         let restored = cc
             .storage
             .and_then(|s| eframe::get_value::<Session>(s, STORAGE_KEY));
-        let session = session.or(restored).unwrap_or_default();
+        let mut session = session.or(restored).unwrap_or_default();
+        let note = session.localize_kernel();
         let (gpu, gpu_error) = match &cc.wgpu_render_state {
             Some(rs) => (Some(Gpu::from_render_state(rs)), None),
             None => (
@@ -125,6 +126,9 @@ impl StagewiseApp {
         }
         app.apply_view();
         app.start_run(&cc.egui_ctx);
+        if note.is_some() {
+            app.message = note;
+        }
         app
     }
 
@@ -138,7 +142,7 @@ impl StagewiseApp {
 
     /// The session as it stands, with what is on screen (saved on exit and by *Save session*).
     pub fn session_now(&self) -> Session {
-        let mut s = self.session.clone();
+        let mut s = self.session.clone().with_kernel_text();
         s.version = SESSION_VERSION;
         s.view = SessionView {
             stage: self.result.as_ref().map(|_| self.timeline.stage),
@@ -192,6 +196,14 @@ impl eframe::App for StagewiseApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.poll();
         let ctx = ui.ctx().clone();
+        // A link opened on the page while it was open (only its `#…` changed).
+        #[cfg(target_arch = "wasm32")]
+        if let Some(h) = crate::web::take_link() {
+            match crate::link::Link::parse(&h) {
+                Ok(l) => self.open_link(&l, &ctx),
+                Err(e) => self.message = Some(e.to_string()),
+            }
+        }
         #[cfg(target_arch = "wasm32")]
         if let Some(mut t) = self.webtest.take() {
             t.step(self, &ctx);

@@ -2,7 +2,9 @@
 //! by frame, a short sweep in the performance lab, then one traced run of every seed algorithm,
 //! radix and a large FFT, each checked against its CPU model by the run itself. What it sees is
 //! written as JSON into the page's `#test-report` every frame (the current stage too, so the
-//! driver can press a key and see the stage change).
+//! driver can press a key and see the stage change). With `?watch` it runs nothing and only
+//! reports where the app stands (the run, its stage, the lesson and step), so the driver can open a
+//! link (`?watch#bitrev/staged?stage=2`, `?watch#lesson=bitrev&step=2`) and see it land.
 
 use super::app::{StagewiseApp, Tab, TraceState};
 use crate::algo::{Algo, AlgoOptions};
@@ -19,6 +21,8 @@ enum Phase {
     Done,
     /// The driver pressed K: an exercise opened in the workbench's editor, running.
     Exercise,
+    /// `?watch`: no script, only the report.
+    Watch,
 }
 
 pub struct WebTest {
@@ -78,8 +82,9 @@ impl WebTest {
     /// The script, when the page's address asks for it.
     pub fn from_page() -> Option<WebTest> {
         let search = web_sys::window()?.location().search().ok()?;
-        search.contains("test").then(|| WebTest {
-            phase: Phase::Sweep,
+        let watch = search.contains("watch");
+        (watch || search.contains("test")).then(|| WebTest {
+            phase: if watch { Phase::Watch } else { Phase::Sweep },
             sweep: Value::Null,
             runs: Vec::new(),
             exercise: Value::Null,
@@ -90,6 +95,7 @@ impl WebTest {
     pub fn step(&mut self, app: &mut StagewiseApp, ctx: &egui::Context) {
         let cases = cases();
         match self.phase {
+            Phase::Watch => {}
             // After the run the app starts with.
             Phase::Sweep if app.is_running() => {}
             Phase::Sweep => {
@@ -204,8 +210,22 @@ impl WebTest {
 
     /// The report so far, with the stage shown now.
     pub fn report(&self, app: &StagewiseApp) -> Value {
+        let landed = !app.is_running() && app.trace == TraceState::Complete;
+        let lesson = app.lessons.lesson().map(|l| l.id.clone());
         json!({
-            "done": matches!(self.phase, Phase::Done),
+            "done": match self.phase {
+                Phase::Watch => landed,
+                _ => matches!(self.phase, Phase::Done),
+            },
+            "watch": {
+                "algorithm": app.result.as_ref().map(|r| r.algorithm.clone()),
+                "variant": app.result.as_ref().map(|r| r.variant.clone()),
+                "n": app.result.as_ref().map(|r| r.input.len()),
+                "verified": app.result.as_ref().map(|r| r.verified && r.mismatch.is_none()),
+                "tab": format!("{:?}", app.tab),
+                "lesson": lesson,
+                "lesson_step": lesson.as_ref().map(|_| app.lessons.position() + 1),
+            },
             "adapter": app.gpu().map(|g| g.adapter_name()),
             "timestamps": app.gpu().map(|g| g.has_timestamps()),
             "sweep": self.sweep,

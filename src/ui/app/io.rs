@@ -154,10 +154,14 @@ impl StagewiseApp {
                     self.start_run(ctx);
                 }
                 IoMsg::Session(s) => match *s {
-                    Ok(s) => {
+                    Ok(mut s) => {
+                        let note = s.localize_kernel();
                         self.session = s;
                         self.apply_view();
                         self.start_run(ctx);
+                        if note.is_some() {
+                            self.message = note;
+                        }
                     }
                     Err(e) => self.message = Some(e.to_string()),
                 },

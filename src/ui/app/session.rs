@@ -79,6 +79,40 @@ impl Session {
         Ok(s)
     }
 
+    /// The session as saved: the room *Your kernel*'s text goes in with its path, so the file
+    /// opens on a machine that lacks that path (an unreadable file keeps the path alone).
+    pub fn with_kernel_text(mut self) -> Session {
+        if let AlgoOptions::Kernel(o) = &mut self.algo
+            && o.source.is_none()
+            && let Some(text) = o
+                .wgsl
+                .as_ref()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+        {
+            o.source = Some(text);
+        }
+        self
+    }
+
+    /// A session as opened here: where its kernel's path exists, that file is the kernel (the
+    /// room watches it) and the saved copy is dropped; where it does not, the saved text is used
+    /// and the returned note says so.
+    pub fn localize_kernel(&mut self) -> Option<String> {
+        let AlgoOptions::Kernel(o) = &mut self.algo else {
+            return None;
+        };
+        let path = o.wgsl.clone()?;
+        o.source.as_ref()?;
+        if cfg!(not(target_arch = "wasm32")) && path.is_file() {
+            o.source = None;
+            return None;
+        }
+        Some(format!(
+            "{} is not on this machine: the session's copy of the kernel is used",
+            path.display()
+        ))
+    }
+
     /// The element type runs use: the algorithm's own when it has one (the FFT's f32).
     /// The user's kernel's is that of its src and dst arrays.
     pub fn dtype(&self) -> DType {
