@@ -382,23 +382,30 @@ pub fn run(
             })
             .collect();
         // A case that fails is recorded and the suite goes on: nothing measured is lost. Every
-        // distinct set of options that will be timed is verified.
-        let mut sets: Vec<&crate::algo::AlgoOptions> = Vec::new();
-        for (_, o) in &per_size {
-            let j = serde_json::to_value(o).ok();
-            if !sets.iter().any(|s| serde_json::to_value(s).ok() == j) {
-                sets.push(o);
+        // distinct choice wisdom makes for the timed sizes is verified, on the verification's own
+        // options (its words may differ from the timed ones: an FFT's batch).
+        let outcome = crate::cli::prepare(&args).and_then(|(run_opts, req)| {
+            let mut sets: Vec<crate::algo::AlgoOptions> = Vec::new();
+            for &k in &c.log_n {
+                let o = match wisdom {
+                    Some(w) => w.apply(&run_opts, &c.variant, req.dtype, 1usize << k).0,
+                    None => run_opts.clone(),
+                };
+                let j = serde_json::to_value(&o).ok();
+                if !sets.iter().any(|s| serde_json::to_value(s).ok() == j) {
+                    sets.push(o);
+                }
             }
-        }
-        // The first set's run, or the first that differs or fails.
-        let mut outcome = Err(Error::Input(format!("suite: case {} has no sizes", c.id)));
-        for o in sets {
-            outcome = crate::cli::prepare(&args)
-                .and_then(|(_, req)| crate::algo::run(o.algo(), gpu, &req));
-            if !matches!(&outcome, Ok(r) if r.verified) {
-                break;
+            // The first set's run, or the first that differs or fails.
+            let mut last = Err(Error::Input(format!("suite: case {} has no sizes", c.id)));
+            for o in &sets {
+                last = crate::algo::run(o.algo(), gpu, &req);
+                if !matches!(&last, Ok(r) if r.verified) {
+                    break;
+                }
             }
-        }
+            last
+        });
         let verify = match outcome {
             Ok(res) => Verify {
                 run: words,
