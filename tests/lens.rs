@@ -159,6 +159,7 @@ fn tiled_bitrev_reads_and_writes_whole_segments() {
 fn check_bmmc_pass(r: &PassRecord, rounds: usize, map: &dyn Fn(u32) -> u32) {
     // Per invocation: [global reads, shared writes, shared reads, global writes] as (site,
     // instance, address).
+    #[allow(clippy::type_complexity)]
     let mut per: HashMap<(u32, u32), [Vec<(u32, u32, u32)>; 4]> = HashMap::new();
     for a in &r.accesses {
         let s = &r.kernel.sites[a.site as usize];
