@@ -16,6 +16,7 @@ pub mod request;
 pub mod selftest;
 pub mod suite;
 pub mod ui;
+pub mod view;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 pub mod wisdom;

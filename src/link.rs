@@ -14,7 +14,7 @@
 
 use crate::error::{Error, Result};
 use crate::request::{InputSpec, RunSpec};
-use crate::ui::app::{SessionView, Tab};
+use crate::view::{SessionView, Tab};
 use serde_json::{Map, Value};
 
 /// Where a link opens the app.

@@ -173,6 +173,19 @@ impl RunSpec {
     }
 }
 
+/// A reader of the command words a suite case or a selftest case is kept as (`stagewise run …`,
+/// `stagewise bench …`). The front end that owns those words implements it with its parser
+/// (`cli::Words`) and passes it in, so the suite and the selftest sit below every front end.
+pub trait CommandWords {
+    /// `stagewise run ARGS` (`args`: the words after `run`). The outer error: the parser's
+    /// message (the words are not a run command); the inner result: the request the command
+    /// makes, or why it makes none, as `run` itself says it.
+    fn run(&self, args: &[String]) -> std::result::Result<Result<RunSpec>, String>;
+    /// `stagewise bench ARGS`: the algorithm's options (None: none given) and the element type;
+    /// the error is the parser's message.
+    fn bench(&self, args: &[String]) -> std::result::Result<(Option<AlgoOptions>, DType), String>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -859,7 +859,7 @@ fn performance_md_is_the_committed_suite_result() {
         doc.contains(&generated),
         "docs/PERFORMANCE.md is not the committed result: run `stagewise report docs/perf/h100.json --markdown docs/PERFORMANCE.md --plot docs/img/perf_h100.png`"
     );
-    let suite = suite::load(&root.join("bench/suite.toml")).unwrap();
+    let suite = suite::load(&root.join("bench/suite.toml"), &stagewise::cli::Words).unwrap();
     let ran: Vec<&str> = result.cases.iter().map(|c| c.case.id.as_str()).collect();
     for c in &suite.cases {
         assert!(

@@ -214,7 +214,7 @@ pub(super) fn suite_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
     let Some(out_path) = &args.out else {
         return Err(Error::input("--suite needs --out FILE for the result"));
     };
-    crate::suite::load(suite)?;
+    crate::suite::load(suite, &super::Words)?;
     let gpu = gpu(cli.adapter.as_deref())?;
     let peers = (args.peers != "none").then_some(args.peers.as_str());
     let command: Vec<String> = std::env::args().collect();
@@ -226,6 +226,7 @@ pub(super) fn suite_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         peers,
         &command.join(" "),
         wisdom.as_ref(),
+        &super::Words,
     )?;
     let text = serde_json::to_string_pretty(&res).unwrap_or_default();
     std::fs::write(out_path, text + "\n")

@@ -196,6 +196,35 @@ where
     Cli::try_parse_from(argv).map_err(|e| e.to_string())
 }
 
+/// The CLI's parser as the suite and the selftest read their cases' words with it.
+pub struct Words;
+
+impl Words {
+    fn parse(sub: &str, args: &[String]) -> std::result::Result<Option<Cmd>, String> {
+        let argv = ["stagewise", sub]
+            .into_iter()
+            .map(String::from)
+            .chain(args.iter().cloned());
+        parse_words(argv).map(|cli| cli.cmd)
+    }
+}
+
+impl crate::request::CommandWords for Words {
+    fn run(&self, args: &[String]) -> std::result::Result<Result<RunSpec>, String> {
+        match Self::parse("run", args)? {
+            Some(Cmd::Run(r)) => Ok(r.spec()),
+            _ => Err("not a run command".into()),
+        }
+    }
+
+    fn bench(&self, args: &[String]) -> std::result::Result<(Option<AlgoOptions>, DType), String> {
+        match Self::parse("bench", args)? {
+            Some(Cmd::Bench(b)) => Ok((b.options(), b.dtype)),
+            _ => Err("not a bench command".into()),
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct GradeArgs {
     /// The exercise: a built-in one's name (the app's Exercises menu) or a folder with an
@@ -374,19 +403,25 @@ fn selftest_cmd(cli: &Cli, args: &SelftestArgs) -> Result<i32> {
     use std::io::IsTerminal;
     let tty = std::io::stderr().is_terminal();
     let mut last = std::time::Instant::now();
-    let report = pollster::block_on(crate::selftest::run(&gpu, &cfg, &|| false, &mut |p| {
-        // A terminal gets one line rewritten in place; a log a line every few seconds.
-        if tty {
-            let line: String = p.line().chars().take(150).collect();
-            eprint!("\r\x1b[K{line}");
-            if p.current == "done" {
-                eprintln!();
+    let report = pollster::block_on(crate::selftest::run(
+        &gpu,
+        &cfg,
+        &Words,
+        &|| false,
+        &mut |p| {
+            // A terminal gets one line rewritten in place; a log a line every few seconds.
+            if tty {
+                let line: String = p.line().chars().take(150).collect();
+                eprint!("\r\x1b[K{line}");
+                if p.current == "done" {
+                    eprintln!();
+                }
+            } else if p.current == "done" || last.elapsed().as_secs_f64() >= 5.0 {
+                eprintln!("{}", p.line());
+                last = std::time::Instant::now();
             }
-        } else if p.current == "done" || last.elapsed().as_secs_f64() >= 5.0 {
-            eprintln!("{}", p.line());
-            last = std::time::Instant::now();
-        }
-    }));
+        },
+    ));
     if args.json {
         out(&report.to_json().to_string());
     } else {

@@ -80,14 +80,14 @@ pub(super) fn load(cli: &Cli, gpu: &crate::gpu::Gpu) -> Option<wisdom::Loaded> {
 }
 
 fn cases(args: &TuneArgs, cpu: bool) -> Result<Vec<search::Case>> {
-    let suite = crate::suite::parse("bench/suite.toml (built in)", SUITE)?;
+    let suite = crate::suite::parse("bench/suite.toml (built in)", SUITE, &super::Words)?;
     let mut cases = Vec::new();
     for c in &suite.cases {
         if !args.only.is_empty() && !args.only.iter().any(|o| c.id.contains(o.as_str())) {
             continue;
         }
-        let b = c.bench_args()?;
-        let Some(algo) = b.options() else { continue };
+        let (algo, dtype) = c.bench(&super::Words)?;
+        let Some(algo) = algo else { continue };
         let name = algo.algo().info().name;
         if !args.algorithms.is_empty() && !args.algorithms.iter().any(|a| a == name) {
             continue;
@@ -98,7 +98,7 @@ fn cases(args: &TuneArgs, cpu: bool) -> Result<Vec<search::Case>> {
             continue;
         }
         cases.push(search::Case::new(
-            &c.id, algo, &c.variant, b.dtype, n, VERIFY_N,
+            &c.id, algo, &c.variant, dtype, n, VERIFY_N,
         ));
     }
     if cases.is_empty() {

@@ -11,7 +11,7 @@ use crate::data::{DType, fmt_bits};
 use crate::error::{Error, Result};
 use crate::lens::LensReport;
 use crate::request::{Mode, RunSpec};
-use crate::ui::app::Tab;
+use crate::view::Tab;
 use serde::{Deserialize, Serialize};
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -5,9 +5,10 @@
 //! often, since that is where such kernels break.
 
 use crate::algo::{AlgoOptions, VariantInfo, bmmc, copy, oddeven, radix, scan};
-use crate::cli::{Cli, Cmd, RunArgs};
 use crate::data::DType;
+use crate::error::Result;
 use crate::gpu::Gpu;
+use crate::request::{CommandWords, RunSpec};
 use rand::Rng;
 use rand::rngs::StdRng;
 
@@ -31,9 +32,10 @@ impl Case {
         words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
     }
 
-    /// The case as the CLI parses it.
-    pub fn parse(&self) -> Result<RunArgs, String> {
-        parse_run(&self.args)
+    /// The case as the CLI's parser (`words`) reads it: the request it makes (the outer error:
+    /// the parser's message; the inner: why it makes none).
+    pub fn parse(&self, words: &dyn CommandWords) -> std::result::Result<Result<RunSpec>, String> {
+        words.run(&self.args)
     }
 }
 
@@ -43,22 +45,6 @@ fn quote(w: &str) -> String {
         w.to_string()
     } else {
         format!("'{}'", w.replace('\'', r"'\''"))
-    }
-}
-
-/// Parse `run ARGS` with the CLI's own parser.
-pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
-    let argv = ["stagewise", "run"]
-        .into_iter()
-        .map(String::from)
-        .chain(args.iter().cloned());
-    match crate::cli::parse_words(argv) {
-        Ok(Cli {
-            cmd: Some(Cmd::Run(r)),
-            ..
-        }) => Ok(r),
-        Ok(_) => Err("not a run command".into()),
-        Err(e) => Err(e.lines().next().unwrap_or("").to_string()),
     }
 }
 
@@ -125,6 +111,7 @@ fn pow2s(lo: u32, hi: u32) -> Vec<u32> {
 /// bitrev, the scans) take a larger size.
 pub fn generate(
     gpu: &Gpu,
+    words: &dyn CommandWords,
     rng: &mut StdRng,
     algorithm: &'static str,
     variant: &'static str,
@@ -155,8 +142,8 @@ pub fn generate(
         AlgoOptions::Bitrev(_) => 1 << rng.random_range(1..=if big { 20 } else { 14 }),
         AlgoOptions::Bmmc(_) => bmmc(rng, bmmc::Variant::of(v), &mut args),
         AlgoOptions::Oddeven(_) => oddeven(rng, oddeven::Variant::of(v), &mut args),
-        AlgoOptions::Radix(_) => radix(gpu, rng, v, &mut args),
-        AlgoOptions::Scan(_) => scan(gpu, rng, v, max_wg, big, &mut args),
+        AlgoOptions::Radix(_) => radix(gpu, words, rng, v, &mut args),
+        AlgoOptions::Scan(_) => scan(gpu, words, rng, v, max_wg, big, &mut args),
         AlgoOptions::Fft(_) => fft(rng, &mut args),
         _ => size(rng, 1 << 12),
     };
@@ -233,8 +220,13 @@ fn oddeven(rng: &mut StdRng, variant: oddeven::Variant, args: &mut Vec<String>) 
 }
 
 /// The tile a case's options give on this adapter (`None`: the options are refused).
-fn tile_of(gpu: &Gpu, variant: &VariantInfo, args: &[String]) -> Option<usize> {
-    match parse_run(args).ok()?.options()? {
+fn tile_of(
+    gpu: &Gpu,
+    words: &dyn CommandWords,
+    variant: &VariantInfo,
+    args: &[String],
+) -> Option<usize> {
+    match words.run(args).ok()?.ok()?.algo {
         AlgoOptions::Scan(o) => o
             .tile_shape(gpu, scan::Variant::of(variant))
             .ok()
@@ -257,7 +249,13 @@ fn look_back(rng: &mut StdRng, args: &mut Vec<String>) -> bool {
     spin == Some(0)
 }
 
-fn radix(gpu: &Gpu, rng: &mut StdRng, variant: &VariantInfo, args: &mut Vec<String>) -> usize {
+fn radix(
+    gpu: &Gpu,
+    words: &dyn CommandWords,
+    rng: &mut StdRng,
+    variant: &VariantInfo,
+    args: &mut Vec<String>,
+) -> usize {
     opt(
         args,
         "--values",
@@ -283,7 +281,7 @@ fn radix(gpu: &Gpu, rng: &mut StdRng, variant: &VariantInfo, args: &mut Vec<Stri
             opt(args, "--prefetch", pick(rng, &[0, 1, 2, 7]));
         }
     }
-    match tile_of(gpu, variant, args) {
+    match tile_of(gpu, words, variant, args) {
         // spin 0 costs tiles² fallback work: a few dozen tiles.
         Some(t) => tiled_size(rng, t, if spin0 { 24 } else { 64 }, 1 << 18),
         None => size(rng, 1 << 16),
@@ -292,6 +290,7 @@ fn radix(gpu: &Gpu, rng: &mut StdRng, variant: &VariantInfo, args: &mut Vec<Stri
 
 fn scan(
     gpu: &Gpu,
+    words: &dyn CommandWords,
     rng: &mut StdRng,
     info: &VariantInfo,
     max_wg: u32,
@@ -329,7 +328,7 @@ fn scan(
         _ if big => 1 << 22,
         _ => 1 << 18,
     };
-    match tiled.then(|| tile_of(gpu, info, args)).flatten() {
+    match tiled.then(|| tile_of(gpu, words, info, args)).flatten() {
         // spin 0: tile k reduces its k predecessors itself; lavapipe ends long shader loops.
         Some(t) => tiled_size(rng, t, if spin0 { 40 } else { 64 }, max),
         None => size(rng, max),

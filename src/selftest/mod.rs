@@ -1,7 +1,7 @@
 //! `stagewise selftest` (and the app's Help ▸ Self-test…): random cases of every algorithm and
 //! variant on this GPU for a chosen time, each run exactly as `stagewise run` runs it
-//! ([`crate::cli::prepare`], then [`crate::algo::run`], which checks the GPU against the CPU
-//! model), and a report: per variant how many cases passed, failed or were refused, and every
+//! (its words read by the CLI's parser, passed in as [`CommandWords`], the request resolved, then
+//! [`crate::algo::run`], which checks the GPU against the CPU model), and a report: per variant how many cases passed, failed or were refused, and every
 //! failure with the command that reproduces it.
 //!
 //! A refusal (an option or size this adapter's limits refuse) is not a failure; a GPU result that
@@ -11,6 +11,7 @@ pub mod cases;
 
 use crate::error::Error;
 use crate::gpu::Gpu;
+use crate::request::CommandWords;
 pub use cases::Case;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -217,13 +218,18 @@ impl Report {
 }
 
 /// Run one case as `stagewise run` would: parse, prepare, run and check against the model.
-pub async fn run_case(gpu: &Gpu, case: &Case) -> Outcome {
-    let args = match case.parse() {
-        Ok(a) => a,
-        Err(e) => return Outcome::Failed(format!("the CLI does not accept the case: {e}")),
+pub async fn run_case(gpu: &Gpu, words: &dyn CommandWords, case: &Case) -> Outcome {
+    let spec = match case.parse(words) {
+        Ok(s) => s,
+        Err(e) => {
+            let e = e.lines().next().unwrap_or("");
+            return Outcome::Failed(format!("the CLI does not accept the case: {e}"));
+        }
     };
     let run = async {
-        let (algo, req) = crate::cli::prepare(&args)?;
+        let spec = spec?;
+        let req = spec.resolve()?;
+        let algo = spec.algo;
         let mut keep = crate::algo::Stages::keep();
         let res = crate::algo::run_streamed(algo.algo(), gpu, &req, &mut keep).await?;
         Ok::<_, Error>(res.mismatch)
@@ -257,6 +263,7 @@ pub async fn run_case(gpu: &Gpu, case: &Case) -> Outcome {
 pub async fn run(
     gpu: &Gpu,
     cfg: &Config,
+    words: &dyn CommandWords,
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&Progress),
 ) -> Report {
@@ -308,12 +315,12 @@ pub async fn run(
         let (algorithm, variant) = pairs[k];
         // Every fourth round lets the cheap models take larger sizes.
         let big = (i / pairs.len()) % 4 == 3;
-        let case = cases::generate(gpu, &mut rng, algorithm, variant, big);
+        let case = cases::generate(gpu, words, &mut rng, algorithm, variant, big);
         let command = case.command(cfg.adapter.as_deref());
         p.current = command.clone();
         p.elapsed_s = t0.elapsed().as_secs_f64();
         progress(&p);
-        let outcome = run_case(gpu, &case).await;
+        let outcome = run_case(gpu, words, &case).await;
         let row = &mut report.rows[k];
         row.cases += 1;
         p.done += 1;

@@ -2,8 +2,8 @@
 //! command runs them all (`stagewise bench --suite FILE --out RESULT.json`) and writes one
 //! machine-readable result that docs/PERFORMANCE.md is generated from (`stagewise report`).
 //!
-//! A case's arguments are CLI words, parsed by the CLI's own parser, so a suite case is exactly a
-//! `stagewise run` / `stagewise bench` command. Each case is first run once on a fresh random input
+//! A case's arguments are CLI words, read by the CLI's own parser (passed in as
+//! [`CommandWords`]), so a suite case is exactly a `stagewise run` / `stagewise bench` command. Each case is first run once on a fresh random input
 //! and checked against the CPU model; a case that fails the check is recorded and not timed.
 // In the browser the suite runs natively; the page reads its types only.
 #![cfg_attr(target_arch = "wasm32", allow(dead_code))]
@@ -13,8 +13,9 @@ pub mod report;
 // Used by the native-only runners below.
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 use crate::bench::{self, BenchRow, BenchSpec};
-use crate::cli::Cmd;
+use crate::data::DType;
 use crate::error::{Error, Result};
+use crate::request::{CommandWords, RunSpec};
 // Used by the native-only runners below.
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 use crate::gpu::Gpu;
@@ -185,14 +186,15 @@ struct PeerRow {
     median_ms: Option<f64>,
 }
 
-pub fn load(path: &Path) -> Result<Suite> {
+/// The suite file at `path`, every case's words read by `words`.
+pub fn load(path: &Path, words: &dyn CommandWords) -> Result<Suite> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Io(format!("cannot read '{}': {e}", path.display())))?;
-    parse(&path.display().to_string(), &text)
+    parse(&path.display().to_string(), &text, words)
 }
 
-/// A suite from its TOML text (`name` for errors), every case parsed.
-pub fn parse(name: &str, text: &str) -> Result<Suite> {
+/// A suite from its TOML text (`name` for errors), every case's words read by `words`.
+pub fn parse(name: &str, text: &str, words: &dyn CommandWords) -> Result<Suite> {
     let suite: Suite = toml::from_str(text).map_err(|e| {
         let line = e.span().map_or(String::new(), |s| {
             format!(" (line {})", text[..s.start].lines().count().max(1))
@@ -201,8 +203,9 @@ pub fn parse(name: &str, text: &str) -> Result<Suite> {
     })?;
     for c in &suite.cases {
         // Parse every case before any GPU work: a typo fails at once, with the case named.
-        c.run_args(1 << c.log_n.first().copied().unwrap_or(10), 1)?;
-        c.bench_args()?;
+        // (A request the words make but that fails to resolve is said when the case is verified.)
+        let _ = c.run_spec(words, 1 << c.log_n.first().copied().unwrap_or(10), 1)?;
+        c.bench(words)?;
         if c.log_n.is_empty() || c.log_n.iter().any(|&k| k > 31) {
             return Err(Error::Input(format!(
                 "suite case '{}': log_n must list sizes as log2, 0..=31",
@@ -235,8 +238,14 @@ impl Case {
         w
     }
 
-    fn parse(&self, words: Vec<String>) -> Result<Cmd> {
-        let cli = crate::cli::parse_words(&words).map_err(|e| {
+    /// `words` (the command, the program's name and its subcommand first) as `read` reads the
+    /// words after the subcommand; the error names the case and its words.
+    fn parse<T>(
+        &self,
+        words: Vec<String>,
+        read: impl FnOnce(&[String]) -> std::result::Result<T, String>,
+    ) -> Result<T> {
+        read(&words[2..]).map_err(|e| {
             let e = e.lines().next().unwrap_or("invalid arguments");
             Error::Input(format!(
                 "suite case '{}': {} (in: {})",
@@ -244,17 +253,18 @@ impl Case {
                 e.strip_prefix("error: ").unwrap_or(e),
                 words[1..].join(" ")
             ))
-        })?;
-        cli.cmd
-            .ok_or_else(|| Error::Input(format!("suite case '{}': no command", self.id)))
+        })
     }
 
-    /// The case as `stagewise run … --n N --fill random --seed S`.
-    pub fn run_args(&self, n: usize, seed: u64) -> Result<crate::cli::RunArgs> {
-        match self.parse(self.run_words(n, seed))? {
-            Cmd::Run(a) => Ok(a),
-            _ => unreachable!("parsed as run"),
-        }
+    /// The case as `stagewise run … --n N --fill random --seed S`: the request it makes (the
+    /// inner error: why it makes none, as `run` says it).
+    pub fn run_spec(
+        &self,
+        words: &dyn CommandWords,
+        n: usize,
+        seed: u64,
+    ) -> Result<Result<RunSpec>> {
+        self.parse(self.run_words(n, seed), |a| words.run(a))
     }
 
     fn run_words(&self, n: usize, seed: u64) -> Vec<String> {
@@ -275,12 +285,13 @@ impl Case {
         w
     }
 
-    /// The case as `stagewise bench …`.
-    pub fn bench_args(&self) -> Result<crate::cli::BenchArgs> {
-        match self.parse(self.words("bench", &self.args))? {
-            Cmd::Bench(a) => Ok(a),
-            _ => unreachable!("parsed as bench"),
-        }
+    /// The case as `stagewise bench …`: the algorithm's options (None: none given) and the
+    /// element type.
+    pub fn bench(
+        &self,
+        words: &dyn CommandWords,
+    ) -> Result<(Option<crate::algo::AlgoOptions>, DType)> {
+        self.parse(self.words("bench", &self.args), |a| words.bench(a))
     }
 }
 
@@ -329,8 +340,9 @@ pub fn run(
     peers: Option<&str>,
     command: &str,
     wisdom: Option<&crate::wisdom::Loaded>,
+    words: &dyn CommandWords,
 ) -> Result<SuiteResult> {
-    let suite = load(path)?;
+    let suite = load(path, words)?;
     if !gpu.has_timestamps() {
         return Err(Error::TimestampsUnavailable);
     }
@@ -350,11 +362,11 @@ pub fn run(
         let max_n = 1usize << c.log_n.iter().copied().max().unwrap_or(10);
         let vn = max_n.min(suite.defaults.verify_max_n);
         let seed = fresh_seed();
-        let args = c.run_args(vn, seed)?;
-        let words = c.run_words(vn, seed)[1..].join(" ");
+        let spec = c.run_spec(words, vn, seed)?;
+        let run_line = c.run_words(vn, seed)[1..].join(" ");
         // The options each size runs with: the case's, filled from wisdom where it has a choice.
-        let b = c.bench_args()?;
-        let base = b.options().expect("a suite case names its algorithm");
+        let (base, dtype) = c.bench(words)?;
+        let base = base.expect("a suite case names its algorithm");
         let per_size: Vec<(usize, crate::algo::AlgoOptions)> = c
             .log_n
             .iter()
@@ -363,7 +375,7 @@ pub fn run(
                 let Some(w) = wisdom else {
                     return (n, base.clone());
                 };
-                let (o, a) = w.apply(&base, &c.variant, b.dtype, n);
+                let (o, a) = w.apply(&base, &c.variant, dtype, n);
                 if !a.is_empty() {
                     say(&format!(
                         "{:<28} 2^{k}: wisdom ({}): {}",
@@ -384,7 +396,9 @@ pub fn run(
         // A case that fails is recorded and the suite goes on: nothing measured is lost. Every
         // distinct choice wisdom makes for the timed sizes is verified, on the verification's own
         // options (its words may differ from the timed ones: an FFT's batch).
-        let outcome = crate::cli::prepare(&args).and_then(|(run_opts, req)| {
+        let outcome = spec.and_then(|spec| {
+            let run_opts = spec.algo.clone();
+            let req = spec.resolve()?;
             let mut sets: Vec<crate::algo::AlgoOptions> = Vec::new();
             for &k in &c.log_n {
                 let o = match wisdom {
@@ -408,14 +422,14 @@ pub fn run(
         });
         let verify = match outcome {
             Ok(res) => Verify {
-                run: words,
+                run: run_line,
                 n: res.n,
                 seed,
                 verified: res.verified,
                 mismatch: res.mismatch.clone(),
             },
             Err(e) => Verify {
-                run: words,
+                run: run_line,
                 n: 0,
                 seed,
                 verified: false,
@@ -437,7 +451,7 @@ pub fn run(
                     sizes: vec![n],
                     reps: c.reps.unwrap_or(suite.defaults.reps),
                     warmup: c.warmup.unwrap_or(suite.defaults.warmup),
-                    dtype: b.dtype,
+                    dtype,
                     skip_refused: false,
                     min_warmup_ms: suite.defaults.min_warmup_ms,
                 };

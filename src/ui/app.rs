@@ -19,9 +19,10 @@ mod panels;
 mod run;
 mod session;
 
+pub use crate::view::{SessionView, Tab};
 use io::IoMsg;
 pub use run::{RunJob, RunMsg, TraceState};
-pub use session::{SESSION_VERSION, Session, SessionView};
+pub use session::{SESSION_VERSION, Session};
 
 const STORAGE_KEY: &str = "stagewise-session";
 
@@ -72,15 +73,6 @@ const HELP: &[(&str, &str)] = &[
     ("F1", "this help"),
     ("F2", "show / hide the narration and code panel"),
 ];
-
-/// The central panel's tab (a session's `view.tab`: `stages` or `performance`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Tab {
-    #[default]
-    Stages,
-    Performance,
-}
 
 impl StagewiseApp {
     pub fn new(cc: &eframe::CreationContext<'_>, session: Option<Session>) -> Self {

@@ -60,12 +60,17 @@ impl SelftestWindow {
             adapter: None,
         };
         super::task::spawn(move || async move {
-            let report =
-                crate::selftest::run(&gpu, &cfg, &|| s2.load(Ordering::Relaxed), &mut |p| {
+            let report = crate::selftest::run(
+                &gpu,
+                &cfg,
+                &crate::cli::Words,
+                &|| s2.load(Ordering::Relaxed),
+                &mut |p| {
                     let _ = tx.send(Msg::Progress(p.clone()));
                     ctx.request_repaint();
-                })
-                .await;
+                },
+            )
+            .await;
             let _ = tx.send(Msg::Done(report));
             ctx.request_repaint();
         });

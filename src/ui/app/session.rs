@@ -29,18 +29,6 @@ pub struct Session {
 /// refused, naming both versions.
 pub const SESSION_VERSION: u32 = 1;
 
-/// What a session shows when it opens.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SessionView {
-    /// The stage shown once the run's trace has it (0: the input); unset: the first pass's result.
-    pub stage: Option<usize>,
-    /// The tab: `stages` or `performance` (the lab).
-    pub tab: Tab,
-    /// The memory lens under the stage view.
-    pub lens: bool,
-}
-
 impl Default for Session {
     fn default() -> Self {
         Session {
