@@ -143,14 +143,18 @@ fn apply_cols(cols: &[u32], v: u32) -> u32 {
 }
 
 /// The tiled kernel's shape for a tile of 2^`tb` words among 2^`gb` tiles: log2 of its threads
-/// (as asked, within the adapter, the tile and a warp) and of the tiles a workgroup walks (never
-/// more than there are).
+/// (as asked, within the adapter, the tile and a warp) and of the tiles a workgroup walks (as
+/// asked, never more than there are; by default several only on large grids).
 pub fn tiled_shape(tb: usize, gb: usize, limits: &wgpu::Limits, p: &Params) -> (usize, usize) {
     let h = adapter_threads_log(limits)
         .min(tb)
         .min(p.threads_log)
         .max(T_LOW.min(tb));
-    (h, p.tiles_log.min(gb))
+    let tpb = match p.tiles_log {
+        Some(t) => t.min(gb),
+        None => super::plan::DEFAULT_TILES_LOG.min(gb.saturating_sub(super::plan::MIN_GROUPS_LOG)),
+    };
+    (h, tpb)
 }
 
 /// Build the GPU pass for `spec` on an array of 2^n words (`p`: the tiled kernel's threads and

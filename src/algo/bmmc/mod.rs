@@ -55,7 +55,7 @@ pub mod help {
     pub const COMPLEMENT: &str = "The complement c, an integer below N: y = A·x ⊕ c";
     pub const TILE_BITS: &str = "Largest tile of the tiled kernel, as log2(words per workgroup), 5..=13 (default 12, capped by the adapter's workgroup memory)";
     pub const TILE_THREADS: &str = "Threads of the tiled kernel's workgroup, a power of two in 32..=1024 (default 256, capped by the adapter and the tile)";
-    pub const TILES_PER_WORKGROUP: &str = "Consecutive tiles one workgroup of the tiled kernel walks, a power of two in 1..=16 (default 4): the next tile's loads are issued before this tile's stores";
+    pub const TILES_PER_WORKGROUP: &str = "Consecutive tiles one workgroup of the tiled kernel walks, a power of two in 1..=16 (default 4 where 2^13 workgroups remain, else 1): the next tile's loads are issued before this tile's stores";
 
     /// (field, help) of every option, in the order of the fields.
     pub const ALL: &[(&str, &str)] = &[
@@ -246,9 +246,7 @@ impl Options {
             threads_log: self
                 .tile_threads
                 .map_or(d.threads_log, |t| t.max(1).ilog2() as usize),
-            tiles_log: self
-                .tiles_per_workgroup
-                .map_or(d.tiles_log, |t| t.max(1).ilog2() as usize),
+            tiles_log: self.tiles_per_workgroup.map(|t| t.max(1).ilog2() as usize),
             ..d
         }
     }
