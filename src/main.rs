@@ -1,7 +1,7 @@
 #[cfg(not(target_arch = "wasm32"))]
 use clap::Parser;
 #[cfg(not(target_arch = "wasm32"))]
-use stagewise::cli::{Cli, dispatch};
+use stagewise::cli::{Cli, Cmd, dispatch};
 
 /// In the browser (web/build): the app on the page's canvas.
 #[cfg(target_arch = "wasm32")]
@@ -38,6 +38,9 @@ fn main() {
         }
     };
     let code = match &cli.cmd {
+        // `open` starts the app on a link: the binary joins the two front ends.
+        Some(Cmd::Open { link }) if cli.session.is_none() => stagewise::link::Link::parse(link)
+            .and_then(|l| stagewise::ui::run_app_at(cli.adapter.as_deref(), l)),
         Some(cmd) => dispatch(&cli, cmd),
         None => stagewise::ui::run_app(cli.adapter.as_deref(), cli.session.as_deref()),
     };

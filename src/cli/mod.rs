@@ -357,10 +357,10 @@ pub fn dispatch(cli: &Cli, cmd: &Cmd) -> Result<i32> {
         Cmd::Tune(args) => tune::tune_cmd(cli, args),
         Cmd::Wisdom { action } => tune::wisdom_cmd(cli, action),
         Cmd::Lesson(c) => lesson::lesson_cmd(cli.adapter.as_deref(), c),
-        Cmd::Open { link } => {
-            let l = crate::link::Link::parse(link)?;
-            crate::ui::run_app_at(cli.adapter.as_deref(), l)
-        }
+        // The binary opens the app (the CLI knows no app): src/main.rs.
+        Cmd::Open { .. } => Err(Error::input(
+            "open starts the app: it is the stagewise binary's to run",
+        )),
         Cmd::Report {
             result,
             markdown,
