@@ -126,6 +126,39 @@ fn every_variant_matches_the_model_for_random_bmmc_and_bpc() {
     assert_eq!(r.passes.len(), 2);
 }
 
+/// The tiled kernel at every shape it takes (threads, tiles a workgroup walks, tile size) on random
+/// BMMCs and BPCs of several sizes, against the model: shapes the adapter cannot run are capped,
+/// never wrong.
+#[test]
+fn every_tiled_shape_matches_the_model() {
+    let _ = gpu();
+    let mut case = 1000u64;
+    for n in [5usize, 9, 13, 16, 18] {
+        for i in 0..8u32 {
+            case += 1;
+            let a = if i % 2 == 0 {
+                BitMatrix::random_invertible(n, case)
+            } else {
+                BitMatrix::random_bpc(n, case)
+            };
+            let c = (case as u32).wrapping_mul(0x9E37_79B9) & ((1u32 << n) - 1);
+            let o = AlgoOptions::Bmmc(Options {
+                matrix: Some(a.format()),
+                complement: c as u64,
+                tile_bits: Some([9, 12, 10, 11][i as usize % 4]),
+                tile_threads: Some(32 << (i % 5)),
+                tiles_per_workgroup: Some(1 << (i % 5)),
+                ..Default::default()
+            });
+            let input = random_data(1 << n, DType::ALL[case as usize % 3], case, true);
+            let want = direct(&a, c, &input.bits);
+            let r = run(&o, "tiled", input, false);
+            assert!(r.verified, "n={n} shape {i}: {:?}", r.mismatch);
+            assert_eq!(r.output.bits, want, "n={n} shape {i}");
+        }
+    }
+}
+
 #[test]
 fn traces_are_checked_pass_by_pass() {
     for (n, seed) in [(6usize, 1u64), (11, 2), (14, 3)] {

@@ -83,6 +83,22 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
+/// The room *Your kernel* on `file`, checked as a bit-reversal of 16 iota values.
+fn bitrev_kernel_session(s: &mut stagewise::ui::app::Session, file: &std::path::Path) {
+    use stagewise::algo::{AlgoOptions, kernel};
+    s.algo = AlgoOptions::Kernel(kernel::Options {
+        wgsl: Some(file.to_path_buf()),
+        expect: Some("bitrev".into()),
+        passes: "1".into(),
+        items_per_thread: 1,
+        ..Default::default()
+    });
+    s.variant = "wgsl".into();
+    s.n = Some(16);
+    s.fill = stagewise::data::Fill::Iota;
+    s.typed = false;
+}
+
 fn solution(name: &str) -> String {
     let p = format!("{}/tests/exercises/{name}.wgsl", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(p).unwrap()
@@ -261,26 +277,12 @@ fn a_typed_path_opens_a_kernel_in_the_room() {
 /// line that counts the elements already where the expected op puts them.
 #[test]
 fn a_permutation_kernel_is_drawn_with_its_expected_op() {
-    use stagewise::algo::{AlgoOptions, kernel};
     let mut h = harness();
     wait_for_run(&mut h);
     let dir = scratch("view");
     let file = dir.join("bitrev.wgsl");
     std::fs::write(&file, solution("bitrev-naive")).unwrap();
-    {
-        let s = &mut h.state_mut().session;
-        s.algo = AlgoOptions::Kernel(kernel::Options {
-            wgsl: Some(file.clone()),
-            expect: Some("bitrev".into()),
-            passes: "1".into(),
-            items_per_thread: 1,
-            ..Default::default()
-        });
-        s.variant = "wgsl".into();
-        s.n = Some(16);
-        s.fill = stagewise::data::Fill::Iota;
-        s.typed = false;
-    }
+    bitrev_kernel_session(&mut h.state_mut().session, &file);
     h.run();
     h.get_by_label("Run on GPU").click();
     h.step();
@@ -384,26 +386,13 @@ fn the_lab_times_your_kernel_beside_the_built_in_one() {
 /// the kernel.
 #[test]
 fn a_kernel_session_carries_its_text() {
-    use stagewise::algo::{AlgoOptions, kernel};
+    use stagewise::algo::AlgoOptions;
     let dir = scratch("session");
     let file = dir.join("bitrev.wgsl");
     std::fs::write(&file, solution("bitrev-naive")).unwrap();
     let mut h = harness();
     wait_for_run(&mut h);
-    {
-        let s = &mut h.state_mut().session;
-        s.algo = AlgoOptions::Kernel(kernel::Options {
-            wgsl: Some(file.clone()),
-            expect: Some("bitrev".into()),
-            passes: "1".into(),
-            items_per_thread: 1,
-            ..Default::default()
-        });
-        s.variant = "wgsl".into();
-        s.n = Some(16);
-        s.fill = stagewise::data::Fill::Iota;
-        s.typed = false;
-    }
+    bitrev_kernel_session(&mut h.state_mut().session, &file);
     let saved = h.state().session_now();
     let AlgoOptions::Kernel(o) = &saved.algo else {
         panic!("a kernel session")
