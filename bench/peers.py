@@ -13,8 +13,12 @@ Each peer: warm-up runs, then REPS timed runs between CUDA events, median report
   torch.sort              torch.sort(x)              (values and int64 indices)
   torch.sort-rows:L       torch.sort(x.view(-1, L), dim=1)
   cupy.sort               cupy.sort(x)               (CUB's keys-only radix sort)
-  torch.fft:S             torch.fft.fft over N/S signals of S complex64 points
-  torch.rfft:S            torch.fft.rfft over N/S signals of S float32 points
+  torch.fft:S             torch.fft.fft over N/S signals of S complex64 points (cuFFT)
+  torch.rfft:S            torch.fft.rfft over N/S signals of S float32 points (cuFFT)
+  fft:S, rfft:S           the faster of cuFFT (as above) and VkFFT (pyvkfft's CUDA backend, same
+                          input, out of place) at each size; VkFFT's output is checked against
+                          cuFFT's first (a VkFFT that differs is not timed). Without pyvkfft: cuFFT
+                          alone. The row says which won (`by`) and both times (`candidates`).
 u32 keys are timed as int32 by torch (it has no unsigned sort); cupy sorts uint32.
 Usage: python3 bench/peers.py --suite bench/suite.toml [--cases ID,ID] [--reps 50] --json OUT
 """
@@ -57,6 +61,44 @@ def keys(n, dtype, dev):
     return torch.randint(-2**31, 2**31 - 1, (n,), dtype=torch.int32, device=dev)
 
 
+def vkfft():
+    """pyvkfft's CUDA backend, or None where it is not installed."""
+    try:
+        import pyvkfft.cuda
+        import pyvkfft.version
+        return pyvkfft
+    except Exception:  # not installed, or built without CUDA
+        return None
+
+
+def vkfft_fn(real, s, n, dev):
+    """VkFFT over the same batch as `peer_fn`'s cuFFT, checked against cuFFT; None if it differs."""
+    import cupy
+    from pyvkfft.cuda import VkFFTApp
+    stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    b = n // s
+    if real:
+        x = torch.randn(b, s, dtype=torch.float32, device=dev)
+        y = torch.empty(b, s // 2 + 1, dtype=torch.complex64, device=dev)
+        app = VkFFTApp((b, s), cupy.float32, ndim=1, inplace=False, r2c=True, stream=stream)
+        want = torch.fft.rfft(x, dim=1)
+    else:
+        x = torch.randn(b, s, dtype=torch.complex64, device=dev)
+        y = torch.empty_like(x)
+        app = VkFFTApp((b, s), cupy.complex64, ndim=1, inplace=False, stream=stream)
+        want = torch.fft.fft(x, dim=1)
+    xc, yc = cupy.asarray(x), cupy.asarray(y)
+    app.fft(xc, yc)
+    torch.cuda.synchronize()
+    err = (y - want).abs().max().item() / max(want.abs().max().item(), 1e-30)
+    if not err <= 1e-5:
+        print(f"peers.py: VkFFT differs from cuFFT at {s} points (relative error {err:.1e}): not timed",
+              file=sys.stderr)
+        return None
+    del want
+    return lambda: app.fft(xc, yc)
+
+
 def peer_fn(peer, n, dtype, dev):
     """The function to time for one peer at one size (its inputs made once, outside the timing)."""
     name, _, param = peer.partition(":")
@@ -96,7 +138,31 @@ def peer_fn(peer, n, dtype, dev):
     if name == "torch.rfft":
         z = torch.randn(n // int(param), int(param), dtype=torch.float32, device=dev)
         return lambda: torch.fft.rfft(z, dim=1)
+    if name in ("fft", "rfft"):
+        # Timed by `timeit_best` (two libraries); here cuFFT alone.
+        return peer_fn(f"torch.{name}:{param}", n, dtype, dev)
     raise SystemExit(f"peers.py: unknown peer '{peer}'")
+
+
+def time_peer(peer, n, dtype, dev, reps):
+    """(median, min, extra row fields): `fft:S`/`rfft:S` time cuFFT and VkFFT and keep the faster."""
+    name, _, param = peer.partition(":")
+    fn = peer_fn(peer, n, dtype, dev)
+    med, mn = timeit(fn, reps)
+    del fn
+    if name not in ("fft", "rfft"):
+        return med, mn, {}
+    cands = {"cuFFT": med}
+    best = ("cuFFT", med, mn)
+    if vkfft() is not None:
+        vk = vkfft_fn(name == "rfft", int(param), n, dev)
+        if vk is not None:
+            vmed, vmn = timeit(vk, reps)
+            cands["VkFFT"] = vmed
+            if vmed < med:
+                best = ("VkFFT", vmed, vmn)
+        del vk
+    return best[1], best[2], {"by": best[0], "candidates": cands}
 
 
 def main():
@@ -117,19 +183,20 @@ def main():
             continue
         for k in case["log_n"]:
             n = 1 << k
-            fn = peer_fn(case["peer"], n, case.get("dtype", "u32"), dev)
-            med, mn = timeit(fn, args.reps)
-            rows.append({"case": case["id"], "peer": case["peer"], "n": n, "median_ms": med, "min_ms": mn})
-            print(f"peer {case['id']:<28} {case['peer']:<22} 2^{k:<2} {med:9.4f} ms", file=sys.stderr, flush=True)
-            del fn
+            med, mn, extra = time_peer(case["peer"], n, case.get("dtype", "u32"), dev, args.reps)
+            rows.append({"case": case["id"], "peer": case["peer"], "n": n, "median_ms": med, "min_ms": mn, **extra})
+            by = f" ({extra['by']})" if "by" in extra else ""
+            print(f"peer {case['id']:<28} {case['peer']:<22} 2^{k:<2} {med:9.4f} ms{by}", file=sys.stderr, flush=True)
             torch.cuda.empty_cache()
     try:
         import cupy
         cupy_version = cupy.__version__
     except ImportError:
         cupy_version = None
+    vk = vkfft()
     info = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "cuda": torch.version.cuda, "cupy": cupy_version, "reps": args.reps, "rows": rows}
+            "cuda": torch.version.cuda, "cupy": cupy_version,
+            "vkfft": vk.version.__version__ if vk else None, "reps": args.reps, "rows": rows}
     with open(args.json, "w") as f:
         json.dump(info, f, indent=1)
     return 0

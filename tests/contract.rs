@@ -927,8 +927,9 @@ goal = { vs = "peer", min = 1000000.0 }
 a = sys.argv
 out = a[a.index("--json") + 1]
 assert "scan-excl" in a[a.index("--cases") + 1]
-json.dump({"device": "stand-in", "torch": "0", "cuda": "0", "cupy": None,
-           "rows": [{"case": "scan-excl", "peer": "torch.cumsum", "n": 4096, "median_ms": 1.0}]},
+json.dump({"device": "stand-in", "torch": "0", "cuda": "0", "cupy": None, "vkfft": "9.9",
+           "rows": [{"case": "scan-excl", "peer": "torch.cumsum", "n": 4096, "median_ms": 1.0,
+                     "by": "libX", "candidates": {"libX": 1.0, "libY": 2.0}}]},
           open(out, "w"))
 "#,
     )
@@ -965,6 +966,9 @@ json.dump({"device": "stand-in", "torch": "0", "cuda": "0", "cupy": None,
     }
     let scan = &cases[1]["rows"][0];
     assert_eq!(scan["peer_ms"], 1.0);
+    // A peer that is the faster of several libraries (the FFTs: cuFFT or VkFFT) names the one.
+    assert_eq!(scan["peer_by"], "libX");
+    assert_eq!(r["peers"]["vkfft"], "9.9");
     let vs = scan["vs_peer"].as_f64().unwrap();
     assert!((vs - 1.0 / scan["median_ms"].as_f64().unwrap()).abs() < 1e-9);
 
@@ -1002,6 +1006,8 @@ json.dump({"device": "stand-in", "torch": "0", "cuda": "0", "cupy": None,
         "{doc}"
     );
     assert!(doc.contains("≥ 1000000 × peer | no |"), "{doc}");
+    assert!(doc.contains("| torch.cumsum (libX) |"), "{doc}");
+    assert!(doc.contains("VkFFT (pyvkfft 9.9)"), "{doc}");
     assert_eq!(
         doc.matches("| **yes** |").count(),
         2,

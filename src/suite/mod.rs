@@ -76,7 +76,7 @@ pub struct Case {
     pub verify: Option<Vec<String>>,
     pub reps: Option<usize>,
     pub warmup: Option<usize>,
-    /// A peer of bench/peers.py, e.g. "torch.sort" or "torch.fft:256".
+    /// A peer of bench/peers.py, e.g. "torch.sort" or "fft:256" (the faster of cuFFT and VkFFT).
     pub peer: Option<String>,
     /// The goal: a minimum ratio against the copy ("copy") or the peer ("peer").
     pub goal: Option<Goal>,
@@ -125,6 +125,10 @@ pub struct Row {
     pub peer_ms: Option<f64>,
     /// Peer time / our time (above 1: faster than the peer).
     pub vs_peer: Option<f64>,
+    /// Which library the peer's time is from, where the peer is the faster of several
+    /// (`fft:S`: cuFFT or VkFFT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_by: Option<String>,
 }
 
 /// The whole result file.
@@ -168,6 +172,9 @@ pub struct PeersInfo {
     #[serde(default)]
     pub rows_timed: usize,
     pub torch: Option<String>,
+    /// pyvkfft's version; None where it is not installed (the FFT peers are then cuFFT alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vkfft: Option<String>,
 }
 
 /// What bench/peers.py writes.
@@ -184,6 +191,7 @@ struct PeerRow {
     case: String,
     n: u64,
     median_ms: Option<f64>,
+    by: Option<String>,
 }
 
 /// The suite file at `path`, every case's words read by `words`.
@@ -480,6 +488,7 @@ pub fn run(
                     ours: r,
                     peer_ms: None,
                     vs_peer: None,
+                    peer_by: None,
                 });
             }
         }
@@ -541,9 +550,12 @@ fn run_peers(cmd: &str, suite: &Path, results: &mut [CaseResult]) -> Result<Peer
                 .rows
                 .iter()
                 .find(|p| p.case == r.case.id && p.n == row.ours.n);
-            if let Some(ms) = found.and_then(|p| p.median_ms) {
+            if let Some(p) = found
+                && let Some(ms) = p.median_ms
+            {
                 row.peer_ms = Some(ms);
                 row.vs_peer = Some(ms / row.ours.median_ms);
+                row.peer_by = p.by.clone();
             }
         }
     }

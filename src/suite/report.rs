@@ -59,9 +59,14 @@ pub fn markdown(r: &SuiteResult, result_path: &str) -> String {
     );
     match &r.peers {
         Some(p) => {
+            // Old results name no VkFFT: their line stays as it was written.
+            let vk = p
+                .vkfft
+                .as_deref()
+                .map_or(String::new(), |v| format!(", VkFFT (pyvkfft {v})"));
             let _ = writeln!(
                 s,
-                "Peers on {}: PyTorch {} (CUDA {}), CuPy {}.",
+                "Peers on {}: PyTorch {} (CUDA {}), CuPy {}{vk}.",
                 p.device.as_deref().unwrap_or("?"),
                 p.torch.as_deref().unwrap_or("?"),
                 p.cuda.as_deref().unwrap_or("?"),
@@ -125,6 +130,11 @@ pub fn markdown(r: &SuiteResult, result_path: &str) -> String {
                     (Some(_), Some(_)) => "no",
                     (None, Some(_)) => "not measured",
                     _ => "",
+                };
+                // `fft:S`: the faster of cuFFT and VkFFT, named.
+                let peer = match &row.peer_by {
+                    Some(by) => format!("{peer} ({by})"),
+                    None => peer.to_string(),
                 };
                 let _ = writeln!(
                     s,
@@ -207,7 +217,7 @@ fn compact_series(
     }
     draw_series(chart, &ours, color, "ours".into(), false)?;
     if !peer.is_empty() {
-        // "torch.fft:8192" and its siblings are one peer at different sizes.
+        // "fft:8192" and its siblings are one peer at different sizes.
         let name = cases
             .iter()
             .find_map(|c| c.case.peer.as_deref())
