@@ -22,7 +22,7 @@ impl Options {
                 knobs: vec![
                     Knob::new("kernel", ["radix", "fast"]),
                     Knob::new("ffts_per_workgroup", [1, 2, 4, 8]),
-                    Knob::new("sequential_ffts", [1, 2, 4, 8]),
+                    Knob::new("sequential_ffts", [1, 2, 4, 8, 16]),
                     Knob::new("elements_per_invocation", [8, 16, 4]),
                 ],
             };
