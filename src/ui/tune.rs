@@ -462,7 +462,8 @@ impl TuneWindow {
                 {
                     self.stop();
                 }
-                ui.spinner();
+                // No spinner: its frames every few ms would share the device (on a CPU adapter,
+                // the cores) with the candidates being timed. Each candidate's message redraws.
             } else if ui
                 .add_enabled(gpu.is_some(), egui::Button::new("Start tuning"))
                 .on_hover_text("Tune the chosen rooms on the app's GPU")
