@@ -9,7 +9,7 @@ use egui_kittest::kittest::Queryable;
 use stagewise::algo::AlgoOptions;
 use stagewise::ui::StagewiseApp;
 use stagewise::wisdom::{Source, Wisdom};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 fn harness<'a>() -> Harness<'a, StagewiseApp> {
@@ -61,7 +61,7 @@ fn wait_while(
 
 /// Help ▸ Tune this GPU…, one room (the tiled BMMC's two suite cases) at 2^12, 2 reps: `false`
 /// where the adapter cannot time (the window says so instead).
-fn open_tune(h: &mut Harness<'_, StagewiseApp>, minutes: f64, out: &PathBuf) -> bool {
+fn open_tune(h: &mut Harness<'_, StagewiseApp>, minutes: f64, out: &Path) -> bool {
     h.get_by_label("Help").click();
     h.run();
     h.get_by_label("Tune this GPU…").click();
@@ -75,7 +75,7 @@ fn open_tune(h: &mut Harness<'_, StagewiseApp>, minutes: f64, out: &PathBuf) -> 
         t.log_n = Some(12);
         t.minutes = minutes;
         t.reps = 2;
-        t.out = Some(out.clone());
+        t.out = Some(out.to_path_buf());
     }
     h.run();
     h.get_by_label_contains("Wisdom in use: none");

@@ -238,6 +238,7 @@ impl eframe::App for StagewiseApp {
             .show(&ctx, self.gpu.as_ref(), self.wisdom.loaded.as_deref());
         self.tune.show(&ctx, self.gpu.as_ref(), &mut self.wisdom);
         self.perf.wisdom = self.wisdom.loaded.clone();
+        self.lens.wisdom = self.wisdom.loaded.clone();
         if self.tab == Tab::Performance {
             let k = if self.in_kernel_room() {
                 self.session.algo.clone()

@@ -400,23 +400,27 @@ impl PerfLab {
         })
     }
 
-    /// The Use wisdom toggle, and what the last sweep took from wisdom: "wisdom: bmmc tiled at
-    /// 2^20–2^22: tile_bits=13 (from FILE)", a line per choice.
-    fn wisdom_lines(&mut self, ui: &mut egui::Ui) {
-        ui.horizontal_wrapped(|ui| {
-            let tip = match &self.wisdom {
-                Some(w) => format!(
-                    "Fill the options you leave unset with this GPU's tuned defaults ({}), as stagewise bench does; off: the built-in defaults, to compare",
-                    w.from
-                ),
-                None => "No wisdom for this GPU (Help ▸ Tune this GPU… measures it): the built-in defaults either way".into(),
-            };
-            ui.checkbox(&mut self.use_wisdom, "Use wisdom")
-                .on_hover_text(tip);
-            if self.wisdom.is_none() {
-                ui.small("no wisdom for this GPU: the built-in defaults");
-            }
-        });
+    /// The Use wisdom toggle (in the action row, both modes).
+    fn wisdom_toggle(&mut self, ui: &mut egui::Ui) {
+        let tip = match &self.wisdom {
+            Some(w) => format!(
+                "Fill the options you leave unset with this GPU's tuned defaults ({}), as stagewise bench does; off: the built-in defaults, to compare",
+                w.from
+            ),
+            None => "No wisdom for this GPU (Help ▸ Tune this GPU… measures it): the built-in defaults either way".into(),
+        };
+        ui.checkbox(&mut self.use_wisdom, "Use wisdom")
+            .on_hover_text(tip);
+    }
+
+    /// What the last sweep took from wisdom: "wisdom: bmmc tiled at 2^20–2^22: tile_bits=13
+    /// (from FILE)", a line per choice; or that there is none.
+    fn wisdom_lines(&self, ui: &mut egui::Ui) {
+        if self.use_wisdom && self.wisdom.is_none() {
+            ui.small(
+                "no wisdom for this GPU: the built-in defaults (Help ▸ Tune this GPU… measures it)",
+            );
+        }
         if let Some(m) = &self.wisdom_refused {
             ui.colored_label(
                 egui::Color32::from_rgb(230, 150, 60),
@@ -475,6 +479,7 @@ impl PerfLab {
             let sizes = self.sizes();
             self.start(gpu, ctx, sizes);
         }
+        self.wisdom_toggle(ui);
         if self.mode == Mode::Algorithm {
             ui.checkbox(&mut self.live, "Live")
                 .on_hover_text("Re-measure at the N below whenever a control moves");

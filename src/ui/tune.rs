@@ -401,6 +401,8 @@ impl TuneWindow {
         egui::Window::new("Tune this GPU")
             .open(&mut open)
             .default_width(720.0)
+            // Its height follows its content: the table arrives after the window was laid out.
+            .resizable([true, false])
             .show(ctx, |ui| self.ui(ui, gpu, in_use));
         self.open = open;
     }
@@ -435,22 +437,29 @@ impl TuneWindow {
                 .on_hover_text(
                     "The whole round's time, shared equally among the cases left; what finished is kept",
                 );
+                ui.add(egui::Slider::new(&mut self.reps, 1..=100).text("reps"))
+                    .on_hover_text("Timed repetitions per candidate (the median is kept)");
+            });
+            ui.horizontal_wrapped(|ui| {
                 let mut own = self.log_n.is_some();
                 if ui
-                    .checkbox(&mut own, "size")
+                    .checkbox(&mut own, "one size")
                     .on_hover_text(
-                        "Time every case at this N instead of the suite's largest size (a CPU adapter: at most 2^20)",
+                        "Time every case at one N instead of the suite's largest size (a CPU adapter: at most 2^20)",
                     )
                     .changed()
                 {
                     self.log_n = own.then_some(20);
                 }
-                if let Some(k) = &mut self.log_n {
-                    ui.add(egui::Slider::new(k, 10..=28).text("log2 N"))
-                        .on_hover_text("log2 of the size every case is timed at");
+                match &mut self.log_n {
+                    Some(k) => {
+                        ui.add(egui::Slider::new(k, 10..=28).text("log2 N"))
+                            .on_hover_text("log2 of the size every case is timed at");
+                    }
+                    None => {
+                        ui.small("the suite's sizes (a CPU adapter: at most 2^20)");
+                    }
                 }
-                ui.add(egui::Slider::new(&mut self.reps, 1..=100).text("reps"))
-                    .on_hover_text("Timed repetitions per candidate (the median is kept)");
             });
         });
         ui.horizontal(|ui| {
@@ -564,32 +573,30 @@ fn finished(ui: &mut egui::Ui, f: &Finished) {
     if f.entries.is_empty() {
         return;
     }
-    egui::ScrollArea::vertical()
-        .max_height(360.0)
-        .show(ui, |ui| {
-            egui::Grid::new("tune table").striped(true).show(ui, |ui| {
-                for h in [
-                    "case",
-                    "changed from the built-in default",
-                    "default ms",
-                    "chosen ms",
-                    "speed-up",
-                ] {
-                    ui.strong(h);
-                }
-                ui.end_row();
-                for e in &f.entries {
-                    ui.label(format!("{} (2^{})", e.case, e.log_n));
-                    ui.label(if e.choice.is_empty() {
-                        "nothing: the default stays".to_string()
-                    } else {
-                        wisdom::describe_choice(&e.choice)
-                    });
-                    ui.label(format!("{:.4}", e.default_ms));
-                    ui.label(format!("{:.4}", e.ms));
-                    ui.label(format!("{:.2}×", e.speedup()));
-                    ui.end_row();
-                }
+    // No scroll area: the window grows with the table (a scroll area would keep the height the
+    // window had before the table arrived). A round tunes a few dozen cases at most.
+    egui::Grid::new("tune table").striped(true).show(ui, |ui| {
+        for h in [
+            "case",
+            "changed from the built-in default",
+            "default ms",
+            "chosen ms",
+            "speed-up",
+        ] {
+            ui.strong(h);
+        }
+        ui.end_row();
+        for e in &f.entries {
+            ui.label(format!("{} (2^{})", e.case, e.log_n));
+            ui.label(if e.choice.is_empty() {
+                "nothing: the default stays".to_string()
+            } else {
+                wisdom::describe_choice(&e.choice)
             });
-        });
+            ui.label(format!("{:.4}", e.default_ms));
+            ui.label(format!("{:.4}", e.ms));
+            ui.label(format!("{:.2}×", e.speedup()));
+            ui.end_row();
+        }
+    });
 }
