@@ -236,6 +236,15 @@ impl eframe::App for StagewiseApp {
         }
         self.selftest
             .show(&ctx, self.gpu.as_ref(), self.wisdom.loaded.as_deref());
+        self.tune.busy = if self.perf.is_running() {
+            Some("the performance lab's sweep")
+        } else if self.selftest.is_running() {
+            Some("the self-test")
+        } else if self.is_running() || self.lens.is_recording() {
+            Some("the run on screen")
+        } else {
+            None
+        };
         self.tune.show(&ctx, self.gpu.as_ref(), &mut self.wisdom);
         self.perf.wisdom = self.wisdom.loaded.clone();
         self.lens.wisdom = self.wisdom.loaded.clone();

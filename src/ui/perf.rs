@@ -407,7 +407,7 @@ impl PerfLab {
                 "Fill the options you leave unset with this GPU's tuned defaults ({}), as stagewise bench does; off: the built-in defaults, to compare",
                 w.from
             ),
-            None => "No wisdom for this GPU (Help ▸ Tune this GPU… measures it): the built-in defaults either way".into(),
+            None => "No wisdom for this GPU (Help > Tune this GPU… measures it): the built-in defaults either way".into(),
         };
         ui.checkbox(&mut self.use_wisdom, "Use wisdom")
             .on_hover_text(tip);
@@ -418,7 +418,7 @@ impl PerfLab {
     fn wisdom_lines(&self, ui: &mut egui::Ui) {
         if self.use_wisdom && self.wisdom.is_none() {
             ui.small(
-                "no wisdom for this GPU: the built-in defaults (Help ▸ Tune this GPU… measures it)",
+                "no wisdom for this GPU: the built-in defaults (Help > Tune this GPU… measures it)",
             );
         }
         if let Some(m) = &self.wisdom_refused {

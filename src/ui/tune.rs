@@ -143,6 +143,9 @@ pub struct TuneWindow {
     pub finished: Option<Finished>,
     /// Why the last Start or Forget did nothing, or what it did.
     pub message: Option<String>,
+    /// Other GPU work of the app in flight (set every frame): a round waits for it, since it
+    /// would share the device with the candidates being timed.
+    pub busy: Option<&'static str>,
 }
 
 impl Default for TuneWindow {
@@ -159,6 +162,7 @@ impl Default for TuneWindow {
             skipped: Vec::new(),
             finished: None,
             message: None,
+            busy: None,
         }
     }
 }
@@ -474,13 +478,21 @@ impl TuneWindow {
                 // No spinner: its frames every few ms would share the device (on a CPU adapter,
                 // the cores) with the candidates being timed. Each candidate's message redraws.
             } else if ui
-                .add_enabled(gpu.is_some(), egui::Button::new("Start tuning"))
+                .add_enabled(
+                    gpu.is_some() && self.busy.is_none(),
+                    egui::Button::new("Start tuning"),
+                )
                 .on_hover_text("Tune the chosen rooms on the app's GPU")
                 .clicked()
                 && let Some(g) = gpu
             {
                 let base = in_use.loaded.clone();
                 self.start(g, ui.ctx(), base.as_deref());
+            }
+            if let Some(what) = self.busy.filter(|_| !running) {
+                ui.label(format!(
+                    "waiting for {what}: it would share the GPU with the timings"
+                ));
             }
         });
         if let Some(m) = &self.message {

@@ -298,7 +298,7 @@ impl StagewiseApp {
                 ui.separator();
                 ui.label(format!("wisdom: {}", self.wisdom.word(g)))
                     .on_hover_text(format!(
-                        "This GPU's tuned defaults ({}): the lab's timed runs and the self-test fill the options you leave unset from them (Help ▸ Tune this GPU…)",
+                        "This GPU's tuned defaults ({}): the lab's timed runs and the self-test fill the options you leave unset from them (Help > Tune this GPU…)",
                         self.wisdom.origin(g)
                     ));
                 if let Some(w) = &self.wisdom.warning
