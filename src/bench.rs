@@ -189,7 +189,154 @@ pub const MAX_SWEEP_SECONDS: f64 = 2.0;
 pub enum Event {
     Row(BenchRow),
     Skipped(String),
-    Progress { done: usize, total: usize },
+    Progress {
+        done: usize,
+        total: usize,
+    },
+    /// [`run_with_wisdom`]: options a case took from wisdom at a size (all before the first row).
+    Wisdom(Filled),
+    /// [`run_with_wisdom`]: a choice of wisdom refused at a size (a limit of this adapter); that
+    /// size runs again with the built-in defaults. The line says so.
+    WisdomRefused(String),
+}
+
+/// Options a sweep took from wisdom: the case at one size and what was filled.
+#[derive(Clone, Debug)]
+pub struct Filled {
+    pub algorithm: &'static str,
+    pub variant: &'static str,
+    pub n: usize,
+    pub applied: crate::wisdom::Applied,
+}
+
+/// The sweep with wisdom: one spec per size whose cases are each one variant with its options
+/// filled from the wisdom for that variant at that size (the rows come in the same order as from
+/// `spec`), each with the index in `spec.cases` of each of its cases; and what was filled.
+/// Where nothing applies: `spec` itself.
+pub fn with_wisdom(
+    spec: &BenchSpec,
+    w: &crate::wisdom::Loaded,
+) -> (Vec<(BenchSpec, Vec<usize>)>, Vec<Filled>) {
+    let mut filled = Vec::new();
+    let mut specs = Vec::new();
+    for &n in &spec.sizes {
+        let (mut cases, mut index) = (Vec::new(), Vec::new());
+        for (k, (opts, vs)) in spec.cases.iter().enumerate() {
+            let info = opts.algo().info();
+            let vs: Vec<&'static VariantInfo> = if vs.is_empty() {
+                info.variants.iter().collect()
+            } else {
+                vs.clone()
+            };
+            for v in vs {
+                let (o, applied) = w.apply(opts, v.name, spec.dtype, n);
+                if !applied.is_empty() {
+                    filled.push(Filled {
+                        algorithm: info.name,
+                        variant: v.name,
+                        n,
+                        applied,
+                    });
+                }
+                cases.push((o, vec![v]));
+                index.push(k);
+            }
+        }
+        specs.push((
+            BenchSpec {
+                cases,
+                sizes: vec![n],
+                ..spec.clone()
+            },
+            index,
+        ));
+    }
+    if filled.is_empty() {
+        let all = (0..spec.cases.len()).collect();
+        return (vec![(spec.clone(), all)], filled);
+    }
+    (specs, filled)
+}
+
+/// Cases times sizes: the rows a sweep of `spec` measures at most.
+fn points(spec: &BenchSpec) -> usize {
+    spec.cases
+        .iter()
+        .map(|(a, v)| {
+            if v.is_empty() {
+                a.algo().info().variants.len()
+            } else {
+                v.len()
+            }
+        })
+        .sum::<usize>()
+        * spec.sizes.len()
+}
+
+/// [`run`], with the options each case left unset filled from `wisdom` for its variant at each
+/// size, as `stagewise bench`, the suite and the app's lab time what users get. What was filled
+/// comes first as [`Event::Wisdom`]; a size whose choice this adapter refuses runs again with the
+/// built-in defaults ([`Event::WisdomRefused`]). Rows and progress read as one sweep's.
+pub async fn run_with_wisdom(
+    gpu: &Gpu,
+    spec: &BenchSpec,
+    wisdom: Option<&crate::wisdom::Loaded>,
+    on_event: &mut dyn FnMut(Event),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Vec<BenchRow>> {
+    let Some(w) = wisdom else {
+        return run(gpu, spec, on_event, cancelled).await;
+    };
+    let (specs, filled) = with_wisdom(spec, w);
+    let took = !filled.is_empty();
+    for f in filled {
+        on_event(Event::Wisdom(f));
+    }
+    let total = points(spec);
+    let mut rows = Vec::new();
+    let mut base = 0;
+    for (one, index) in &specs {
+        // Each spec's rows and progress as the whole sweep's: its case index, its count.
+        let remap = |r: &mut BenchRow, index: &[usize]| {
+            r.case = index.get(r.case).copied().unwrap_or(r.case)
+        };
+        let mut forward = |e: Event, index: &[usize]| match e {
+            Event::Row(mut r) => {
+                remap(&mut r, index);
+                on_event(Event::Row(r));
+            }
+            Event::Progress { done, .. } => on_event(Event::Progress {
+                done: base + done,
+                total,
+            }),
+            e => on_event(e),
+        };
+        let got = run(gpu, one, &mut |e| forward(e, index), cancelled).await;
+        match got {
+            Ok(mut r) => {
+                r.iter_mut().for_each(|r| remap(r, index));
+                rows.extend(r);
+            }
+            // A choice this adapter no longer allows: the built-in defaults, said once.
+            Err(e @ (Error::Input(_) | Error::Limit(_))) if took => {
+                forward(
+                    Event::WisdomRefused(format!(
+                        "a wisdom choice was refused ({e}); using the built-in defaults"
+                    )),
+                    index,
+                );
+                let plain = BenchSpec {
+                    sizes: one.sizes.clone(),
+                    ..spec.clone()
+                };
+                let all: Vec<usize> = (0..spec.cases.len()).collect();
+                rows.extend(run(gpu, &plain, &mut |e| forward(e, &all), cancelled).await?);
+            }
+            Err(e) => return Err(e),
+        }
+        base += points(one);
+    }
+    Ok(rows)
 }
 
 /// Run the sweep. `on_event` sees rows as they are measured; `cancelled` is polled between reps.

@@ -37,12 +37,18 @@ fn main() {
             }
         }
     };
+    // The app's wisdom as the CLI's flags say (None: STAGEWISE_WISDOM, else this adapter's).
+    let wisdom = match (&cli.wisdom, cli.no_wisdom) {
+        (_, true) => Some(stagewise::wisdom::Source::Off),
+        (Some(f), false) => Some(stagewise::wisdom::Source::File(f.clone())),
+        (None, false) => None,
+    };
     let code = match &cli.cmd {
         // `open` starts the app on a link: the binary joins the two front ends.
         Some(Cmd::Open { link }) if cli.session.is_none() => stagewise::link::Link::parse(link)
-            .and_then(|l| stagewise::ui::run_app_at(cli.adapter.as_deref(), l)),
+            .and_then(|l| stagewise::ui::run_app_at(cli.adapter.as_deref(), l, wisdom)),
         Some(cmd) => dispatch(&cli, cmd),
-        None => stagewise::ui::run_app(cli.adapter.as_deref(), cli.session.as_deref()),
+        None => stagewise::ui::run_app(cli.adapter.as_deref(), cli.session.as_deref(), wisdom),
     };
     match code {
         Ok(c) => std::process::exit(c),

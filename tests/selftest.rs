@@ -1,6 +1,7 @@
 //! `stagewise selftest`: one round covers every algorithm and variant and exits 0; a planted wrong
 //! output (STAGEWISE_FAULT=wrong-output) is reported as a failure with a `stagewise run …` command
-//! the CLI accepts, and the selftest exits 1.
+//! the CLI accepts, and the selftest exits 1. With wisdom the cases take its choices, say so,
+//! and still verify; with `--no-wisdom` nothing is filled.
 mod common;
 
 use common::{bin, run_ok};
@@ -157,4 +158,94 @@ fn bad_options_are_one_line_errors() {
         assert!(err.starts_with("stagewise: error: "), "{err}");
         assert!(err.contains(names), "{args:?}: {err}");
     }
+}
+
+/// A wisdom file for this adapter: the tiled BMMC's tile and threads, the decoupled scan's
+/// workgroup (choices every adapter takes, WebGPU's default limits included).
+fn wisdom_file() -> std::path::PathBuf {
+    let w = common::wisdom_for(
+        common::gpu(),
+        &[
+            (
+                "bmmc",
+                "tiled",
+                serde_json::json!({}),
+                serde_json::json!({"tile_bits": 10, "tile_threads": 128}),
+            ),
+            (
+                "scan",
+                "decoupled",
+                serde_json::json!({"exclusive": false}),
+                serde_json::json!({"workgroup_size": 128, "per_thread": 2}),
+            ),
+        ],
+    );
+    let d = std::env::temp_dir().join(format!("stagewise-selftest-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join("wisdom.json");
+    w.write(&p).unwrap();
+    p
+}
+
+#[test]
+fn wisdom_fills_the_cases_which_still_verify_and_say_so() {
+    let file = wisdom_file();
+    let f = file.to_str().unwrap();
+    // One round: every variant, the tiled BMMC with wisdom's threads (its cases never set them).
+    let o = selftest(
+        &["--minutes", "0", "--seed", "3", "--json", "--wisdom", f],
+        false,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["failed"], 0, "{v}");
+    assert_eq!(v["wisdom"]["from"], f, "{v}");
+    let took = v["wisdom"]["cases"].as_array().unwrap();
+    let tiled = took
+        .iter()
+        .find(|c| c["algorithm"] == "bmmc" && c["variant"] == "tiled")
+        .unwrap_or_else(|| panic!("the tiled BMMC took no wisdom: {}", v["wisdom"]));
+    assert_eq!(tiled["options"]["tile_threads"], 128, "{tiled}");
+    for c in took {
+        assert_ne!(c["outcome"], "failed", "{c}");
+        let row = v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["algorithm"] == c["algorithm"] && r["variant"] == c["variant"])
+            .unwrap();
+        assert!(row["wisdom"].as_u64().unwrap() >= 1, "{row}");
+    }
+    // The command spells wisdom's choice out: it reproduces the case with no wisdom at all.
+    let cmd = tiled["command"].as_str().unwrap();
+    assert!(cmd.contains("--tile-threads 128"), "{cmd}");
+    if tiled["refused"].is_null() {
+        let mut w = words(cmd);
+        w.extend(["--json".into(), "--no-wisdom".into()]);
+        let r: Value = serde_json::from_slice(&bin().args(&w).output().unwrap().stdout).unwrap();
+        assert_eq!(r["verified"], true, "{cmd}");
+    }
+
+    // The text says it too.
+    let o = selftest(&["--cases", "8", "--wisdom", f], false);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(text.contains(&format!("wisdom ({f}): ")), "{text}");
+    assert!(text.contains("wisdom bmmc/tiled: "), "{text}");
+
+    // --no-wisdom: nothing filled, the JSON says none was used.
+    let o = selftest(&["--cases", "8", "--json", "--no-wisdom"], false);
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["wisdom"].is_null(), "{v}");
+    assert!(
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["wisdom"] == 0)
+    );
+    let _ = std::fs::remove_file(&file);
 }

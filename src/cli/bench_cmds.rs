@@ -94,59 +94,46 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             "algo", "variant", "n", "median ms", "GB/s", "copy GB/s", "×copy"
         ));
     }
-    let wisdom = super::tune::load(cli, &gpu);
-    let (specs, applied) = match &wisdom {
-        Some(w) if workbench.is_none() => with_wisdom(&spec, w),
-        _ => (vec![spec.clone()], Vec::new()),
-    };
-    if !quiet {
-        for (algorithm, variant, n, a) in &applied {
-            out(&format!(
-                "wisdom ({}): {algorithm} {variant} n={n}: {}",
-                a.from,
-                a.describe()
-            ));
-        }
-    }
-    let mut rows = Vec::new();
-    for one in &specs {
-        let mut on_event = |e: Event| match e {
-            Event::Row(r) if !quiet => out(format!(
-                "{:<8} {:<14} {:>11} {:>11.4} {:>9.1} {:>9.1} {:>7.3}  {}",
-                r.algorithm,
-                r.variant,
-                r.n,
-                r.median_ms,
-                r.gbps,
-                r.copy_gbps,
-                r.fraction_of_copy,
-                r.note()
-            )
-            .trim_end()),
-            Event::Skipped(m) => eprintln!("stagewise: skipped {m}"),
-            _ => {}
-        };
-        match pollster::block_on(bench::run(&gpu, one, &mut on_event, &|| false)) {
-            Ok(r) => rows.extend(r),
-            // A choice this adapter no longer allows: the built-in defaults, said once.
-            Err(e @ (Error::Input(_) | Error::Limit(_))) if !applied.is_empty() => {
-                eprintln!(
-                    "warning: a wisdom choice was refused ({e}); using the built-in defaults"
-                );
-                let plain = BenchSpec {
-                    sizes: one.sizes.clone(),
-                    ..spec.clone()
-                };
-                rows.extend(pollster::block_on(bench::run(
-                    &gpu,
-                    &plain,
-                    &mut on_event,
-                    &|| false,
-                ))?);
+    // The user's kernel runs as written: wisdom is for the built-in rooms.
+    let wisdom = super::tune::load(cli, &gpu).filter(|_| workbench.is_none());
+    let mut applied = Vec::new();
+    let mut on_event = |e: Event| match e {
+        Event::Row(r) if !quiet => out(format!(
+            "{:<8} {:<14} {:>11} {:>11.4} {:>9.1} {:>9.1} {:>7.3}  {}",
+            r.algorithm,
+            r.variant,
+            r.n,
+            r.median_ms,
+            r.gbps,
+            r.copy_gbps,
+            r.fraction_of_copy,
+            r.note()
+        )
+        .trim_end()),
+        Event::Skipped(m) => eprintln!("stagewise: skipped {m}"),
+        Event::Wisdom(f) => {
+            if !quiet {
+                out(&format!(
+                    "wisdom ({}): {} {} n={}: {}",
+                    f.applied.from,
+                    f.algorithm,
+                    f.variant,
+                    f.n,
+                    f.applied.describe()
+                ));
             }
-            Err(e) => return Err(e),
+            applied.push(f);
         }
-    }
+        Event::WisdomRefused(m) => eprintln!("warning: {m}"),
+        _ => {}
+    };
+    let rows = pollster::block_on(bench::run_with_wisdom(
+        &gpu,
+        &spec,
+        wisdom.as_ref(),
+        &mut on_event,
+        &|| false,
+    ))?;
     if let Some(why) = gpu.clock_distrusted() {
         eprintln!("stagewise: timed by the wall clock: {why}");
     }
@@ -182,11 +169,11 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             v["compare"] = json!(c);
         }
         if !applied.is_empty() {
-            let rows = applied.iter().map(|(algorithm, variant, n, a)| {
-                let mut j = a.to_json();
-                j["algorithm"] = json!(algorithm);
-                j["variant"] = json!(variant);
-                j["n"] = json!(n);
+            let rows = applied.iter().map(|f| {
+                let mut j = f.applied.to_json();
+                j["algorithm"] = json!(f.algorithm);
+                j["variant"] = json!(f.variant);
+                j["n"] = json!(f.n);
                 j
             });
             v["wisdom"] = json!(rows.collect::<Vec<_>>());
@@ -325,41 +312,4 @@ fn compare(rows: &[crate::bench::BenchRow], builtin: Option<&str>) -> Vec<serde_
         }));
     }
     out
-}
-
-/// Options a sweep took from wisdom: algorithm, variant, size and what was filled.
-type Applied = (&'static str, &'static str, usize, crate::wisdom::Applied);
-
-/// The sweep with wisdom: one spec per size, each case's options filled from the wisdom for its
-/// variant at that size (the same order of rows as one spec). Unchanged where nothing applies.
-fn with_wisdom(spec: &BenchSpec, w: &crate::wisdom::Loaded) -> (Vec<BenchSpec>, Vec<Applied>) {
-    let mut applied = Vec::new();
-    let mut specs = Vec::new();
-    for &n in &spec.sizes {
-        let mut cases = Vec::new();
-        for (opts, vs) in &spec.cases {
-            let info = opts.algo().info();
-            let vs: Vec<&'static algo::VariantInfo> = if vs.is_empty() {
-                info.variants.iter().collect()
-            } else {
-                vs.clone()
-            };
-            for v in vs {
-                let (o, a) = w.apply(opts, v.name, spec.dtype, n);
-                if !a.is_empty() {
-                    applied.push((info.name, v.name, n, a));
-                }
-                cases.push((o, vec![v]));
-            }
-        }
-        specs.push(BenchSpec {
-            cases,
-            sizes: vec![n],
-            ..spec.clone()
-        });
-    }
-    if applied.is_empty() {
-        return (vec![spec.clone()], applied);
-    }
-    (specs, applied)
 }

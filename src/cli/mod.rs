@@ -399,6 +399,8 @@ fn selftest_cmd(cli: &Cli, args: &SelftestArgs) -> Result<i32> {
         cases: args.cases,
         seed: args.seed,
         adapter: cli.adapter.clone(),
+        // Untraced runs take wisdom (as `run`): the selftest checks what users get.
+        wisdom: tune::load(cli, &gpu),
     };
     use std::io::IsTerminal;
     let tty = std::io::stderr().is_terminal();

@@ -6,12 +6,18 @@
 //!
 //! A refusal (an option or size this adapter's limits refuse) is not a failure; a GPU result that
 //! differs from the model is, and so are GPU validation errors, device loss and panics.
+//!
+//! With wisdom (`stagewise tune`'s defaults for this GPU) every case takes its choices for the
+//! options it leaves unset, as `stagewise run` does for an untraced run (a choice refused at the
+//! case's size: the built-in defaults, as `run` falls back), so what users get is what is checked.
+//! The reproducing command spells the filled options out as flags.
 
 pub mod cases;
 
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::request::CommandWords;
+use crate::wisdom::{Applied, Loaded};
 pub use cases::Case;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -31,6 +37,8 @@ pub struct Config {
     pub seed: u64,
     /// Added to the reproducing commands (`--adapter`).
     pub adapter: Option<String>,
+    /// The wisdom the cases take their unset options from (None: the built-in defaults).
+    pub wisdom: Option<Loaded>,
 }
 
 impl Default for Config {
@@ -40,6 +48,7 @@ impl Default for Config {
             cases: None,
             seed: 1,
             adapter: None,
+            wisdom: None,
         }
     }
 }
@@ -63,6 +72,22 @@ pub struct Row {
     pub passed: usize,
     pub failed: usize,
     pub refused: usize,
+    /// Cases that took options from wisdom.
+    pub wisdom: usize,
+}
+
+/// A case that ran with options from wisdom: what it filled, and how the case ended.
+#[derive(Clone, Debug)]
+pub struct WisdomNote {
+    pub algorithm: &'static str,
+    pub variant: &'static str,
+    /// The reproducing command, the filled options written as flags.
+    pub command: String,
+    pub applied: Applied,
+    /// Wisdom's choice was refused at this size and the built-in defaults ran (why).
+    pub refused: Option<String>,
+    /// "passed", "failed" or "refused".
+    pub outcome: &'static str,
 }
 
 /// A case that did not pass, with why and how to run it again.
@@ -84,6 +109,9 @@ pub struct Report {
     pub refusals: Vec<Note>,
     /// Stopped before its time or count (the Stop button, or the device was lost).
     pub stopped: bool,
+    /// The wisdom file in use (None: the built-in defaults), and every case that took from it.
+    pub wisdom_from: Option<String>,
+    pub wisdom: Vec<WisdomNote>,
 }
 
 /// Where a running selftest is.
@@ -171,6 +199,36 @@ impl Report {
                 );
             }
         }
+        match &self.wisdom_from {
+            None => s += "wisdom: none (the built-in defaults)\n",
+            Some(from) => {
+                s += &format!(
+                    "wisdom ({from}): {} of {} cases took its choices\n",
+                    self.wisdom.len(),
+                    self.cases()
+                );
+                for w in self.wisdom.iter().take(MAX_REFUSALS_SHOWN) {
+                    let fell = match &w.refused {
+                        Some(why) => format!(" (refused: {why}; the built-in defaults ran)"),
+                        None => String::new(),
+                    };
+                    s += &format!(
+                        "wisdom {}/{}: {} {}{fell}\n  {}\n",
+                        w.algorithm,
+                        w.variant,
+                        w.applied.describe(),
+                        w.outcome,
+                        w.command
+                    );
+                }
+                if self.wisdom.len() > MAX_REFUSALS_SHOWN {
+                    s += &format!(
+                        "… {} more took wisdom (--json lists them all)\n",
+                        self.wisdom.len() - MAX_REFUSALS_SHOWN
+                    );
+                }
+            }
+        }
         if !self.refusals.is_empty() {
             s += &format!("{} refused (not failures):\n", self.refusals.len());
             for f in self.refusals.iter().take(MAX_REFUSALS_SHOWN) {
@@ -210,28 +268,96 @@ impl Report {
             "rows": self.rows.iter().map(|r| json!({
                 "algorithm": r.algorithm, "variant": r.variant, "cases": r.cases,
                 "passed": r.passed, "failed": r.failed, "refused": r.refused,
+                "wisdom": r.wisdom,
             })).collect::<Vec<_>>(),
             "failures": notes(&self.failures),
             "refusals": notes(&self.refusals),
+            "wisdom": self.wisdom_from.as_ref().map(|from| json!({
+                "from": from,
+                "cases": self.wisdom.iter().map(|w| json!({
+                    "algorithm": w.algorithm, "variant": w.variant, "case": w.applied.case,
+                    "options": w.applied.fields, "outcome": w.outcome,
+                    "refused": w.refused, "command": w.command,
+                })).collect::<Vec<_>>(),
+            })),
         })
     }
 }
 
-/// Run one case as `stagewise run` would: parse, prepare, run and check against the model.
-pub async fn run_case(gpu: &Gpu, words: &dyn CommandWords, case: &Case) -> Outcome {
+/// What wisdom fills into a case: the options it runs with, what was filled, and the case's words
+/// with the filled options as flags (or, where flags cannot say it, `--wisdom FILE`).
+pub struct Fill {
+    pub options: crate::algo::AlgoOptions,
+    pub applied: Applied,
+    pub args: Vec<String>,
+}
+
+/// Wisdom's fill for `case`, as `stagewise run` computes it for an untraced run (None: nothing to
+/// fill, or the case makes no request).
+pub fn fill(words: &dyn CommandWords, case: &Case, w: &Loaded) -> Option<Fill> {
+    let spec = case.parse(words).ok()?.ok()?;
+    let req = spec.resolve().ok()?;
+    if req.trace {
+        return None;
+    }
+    let (options, applied) = w.apply(&spec.algo, req.variant.name, req.dtype, req.input.len());
+    if applied.is_empty() {
+        return None;
+    }
+    let mut args = case.args.clone();
+    for (k, v) in &applied.fields {
+        args.push(format!("--{}", k.replace('_', "-")));
+        args.push(match v {
+            serde_json::Value::String(s) => s.clone(),
+            v => v.to_string(),
+        });
+    }
+    // The flags must give exactly the filled options; else the command names the file instead.
+    let same = matches!(words.run(&args), Ok(Ok(s)) if s.algo.fields() == options.fields());
+    if !same {
+        args = case.args.clone();
+        args.extend(["--wisdom".to_string(), w.from.clone()]);
+    }
+    Some(Fill {
+        options,
+        applied,
+        args,
+    })
+}
+
+/// Run one case as `stagewise run` would: parse, prepare, run and check against the model. With
+/// `filled` (see [`fill`]) the case runs with those options, and where this adapter refuses them
+/// with its own (`run`'s fallback): the second value says why they were refused.
+pub async fn run_case(
+    gpu: &Gpu,
+    words: &dyn CommandWords,
+    case: &Case,
+    filled: Option<&crate::algo::AlgoOptions>,
+) -> (Outcome, Option<String>) {
     let spec = match case.parse(words) {
         Ok(s) => s,
         Err(e) => {
             let e = e.lines().next().unwrap_or("");
-            return Outcome::Failed(format!("the CLI does not accept the case: {e}"));
+            return (
+                Outcome::Failed(format!("the CLI does not accept the case: {e}")),
+                None,
+            );
         }
     };
+    let mut fell_back = None;
     let run = async {
         let spec = spec?;
         let req = spec.resolve()?;
-        let algo = spec.algo;
+        let algo = filled.unwrap_or(&spec.algo);
         let mut keep = crate::algo::Stages::keep();
-        let res = crate::algo::run_streamed(algo.algo(), gpu, &req, &mut keep).await?;
+        let res = match crate::algo::run_streamed(algo.algo(), gpu, &req, &mut keep).await {
+            Err(e @ (Error::Input(_) | Error::Limit(_))) if filled.is_some() => {
+                fell_back = Some(e.to_string());
+                let mut keep = crate::algo::Stages::keep();
+                crate::algo::run_streamed(spec.algo.algo(), gpu, &req, &mut keep).await?
+            }
+            r => r?,
+        };
         Ok::<_, Error>(res.mismatch)
     };
     // Natively a panic is caught and reported as the case's failure; in the browser a panic
@@ -240,7 +366,7 @@ pub async fn run_case(gpu: &Gpu, words: &dyn CommandWords, case: &Case) -> Outco
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pollster::block_on(run)));
     #[cfg(target_arch = "wasm32")]
     let caught: std::thread::Result<Result<Option<String>, Error>> = Ok(run.await);
-    match caught {
+    let outcome = match caught {
         Ok(Ok(None)) => Outcome::Passed,
         Ok(Ok(Some(m))) => Outcome::Failed(format!("GPU result differs from the CPU model: {m}")),
         Ok(Err(e @ (Error::Input(_) | Error::Limit(_) | Error::OutOfMemory(_)))) => {
@@ -255,7 +381,8 @@ pub async fn run_case(gpu: &Gpu, words: &dyn CommandWords, case: &Case) -> Outco
                 .unwrap_or_default();
             Outcome::Failed(format!("internal error (panic): {msg}"))
         }
-    }
+    };
+    (outcome, fell_back)
 }
 
 /// Run the selftest on `gpu` until the time (or count) is spent or `stop` says so; `progress`
@@ -282,6 +409,7 @@ pub async fn run(
                 ..Default::default()
             })
             .collect(),
+        wisdom_from: cfg.wisdom.as_ref().map(|w| w.from.clone()),
         ..Default::default()
     };
     let budget = match cfg.cases {
@@ -316,18 +444,48 @@ pub async fn run(
         // Every fourth round lets the cheap models take larger sizes.
         let big = (i / pairs.len()) % 4 == 3;
         let case = cases::generate(gpu, words, &mut rng, algorithm, variant, big);
-        let command = case.command(cfg.adapter.as_deref());
+        let filled = cfg.wisdom.as_ref().and_then(|w| fill(words, &case, w));
+        let command = match &filled {
+            Some(f) => Case {
+                args: f.args.clone(),
+                ..case.clone()
+            }
+            .command(cfg.adapter.as_deref()),
+            None => case.command(cfg.adapter.as_deref()),
+        };
         p.current = command.clone();
         p.elapsed_s = t0.elapsed().as_secs_f64();
         progress(&p);
-        let outcome = run_case(gpu, words, &case).await;
+        let (outcome, fell_back) =
+            run_case(gpu, words, &case, filled.as_ref().map(|f| &f.options)).await;
         let row = &mut report.rows[k];
         row.cases += 1;
         p.done += 1;
+        // Where wisdom's choice was refused the defaults ran: a failure is the plain case's.
+        let note_command = match &fell_back {
+            Some(_) => case.command(cfg.adapter.as_deref()),
+            None => command.clone(),
+        };
+        let word = match &outcome {
+            Outcome::Passed => "passed",
+            Outcome::Failed(_) => "failed",
+            Outcome::Refused(_) => "refused",
+        };
+        if let Some(f) = filled {
+            row.wisdom += 1;
+            report.wisdom.push(WisdomNote {
+                algorithm,
+                variant,
+                command: command.clone(),
+                applied: f.applied,
+                refused: fell_back,
+                outcome: word,
+            });
+        }
         let note = |reason: String| Note {
             algorithm,
             variant,
-            command,
+            command: note_command,
             reason,
         };
         match outcome {

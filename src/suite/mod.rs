@@ -311,9 +311,10 @@ fn fresh_seed() -> u64 {
 }
 
 /// UTC date and time as ISO 8601, from the system clock (days to civil date: H. Hinnant's method).
+/// `web_time`'s clock: std's panics in the browser, where the app's tuner dates its wisdom too.
 pub fn utc_now() -> String {
-    let s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    let s = web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     let (days, secs) = (s.div_euclid(86_400), s.rem_euclid(86_400));
     let z = days + 719_468;

@@ -52,6 +52,11 @@ pub struct StagewiseApp {
     pub lens: super::lens::LensPanel,
     /// Help ▸ Self-test…
     pub selftest: super::selftest::SelftestWindow,
+    /// Help ▸ Tune this GPU…
+    pub tune: super::tune::TuneWindow,
+    /// The wisdom (this GPU's tuned defaults) the lab's and the self-test's untraced runs take
+    /// their unset options from. Traced runs never do: a trace shows the kernels as they are.
+    pub wisdom: super::tune::InUse,
     /// The browser test's script (`?test` in the page's address).
     #[cfg(target_arch = "wasm32")]
     webtest: Option<super::webtest::WebTest>,
@@ -88,6 +93,11 @@ impl StagewiseApp {
                 Some("no wgpu render state: Stagewise needs eframe's wgpu renderer".to_string()),
             ),
         };
+        // Wisdom for this device, as the CLI reads it (a bad file: a warning, the defaults).
+        let wisdom = gpu
+            .as_ref()
+            .map(|g| super::tune::InUse::load(g, crate::wisdom::Source::from_env()))
+            .unwrap_or_default();
         let mut app = StagewiseApp {
             session,
             gpu,
@@ -107,6 +117,8 @@ impl StagewiseApp {
             diagram_rect: None,
             lens: Default::default(),
             selftest: Default::default(),
+            tune: Default::default(),
+            wisdom,
             #[cfg(target_arch = "wasm32")]
             webtest: super::webtest::WebTest::from_page(),
             workbench: Default::default(),
@@ -120,8 +132,20 @@ impl StagewiseApp {
         app.start_run(&cc.egui_ctx);
         if note.is_some() {
             app.message = note;
+        } else if let Some(w) = &app.wisdom.warning {
+            app.message = Some(w.clone());
         }
         app
+    }
+
+    /// Use `source`'s wisdom from now on (the CLI's `--wisdom` / `--no-wisdom`; tests): loaded for
+    /// this device; a file that cannot be used is a message, and the built-in defaults.
+    pub fn use_wisdom(&mut self, source: crate::wisdom::Source) {
+        let Some(g) = &self.gpu else { return };
+        self.wisdom = super::tune::InUse::load(g, source);
+        if let Some(w) = &self.wisdom.warning {
+            self.message = Some(w.clone());
+        }
     }
 
     /// Show what the session's view says: its tab and lens now, its stage once it arrives.
@@ -210,7 +234,20 @@ impl eframe::App for StagewiseApp {
         if self.lessons.open {
             self.lessons_panel(ui);
         }
-        self.selftest.show(&ctx, self.gpu.as_ref());
+        self.selftest
+            .show(&ctx, self.gpu.as_ref(), self.wisdom.loaded.as_deref());
+        self.tune.busy = if self.perf.is_running() {
+            Some("the performance lab's sweep")
+        } else if self.selftest.is_running() {
+            Some("the self-test")
+        } else if self.is_running() || self.lens.is_recording() {
+            Some("the run on screen")
+        } else {
+            None
+        };
+        self.tune.show(&ctx, self.gpu.as_ref(), &mut self.wisdom);
+        self.perf.wisdom = self.wisdom.loaded.clone();
+        self.lens.wisdom = self.wisdom.loaded.clone();
         if self.tab == Tab::Performance {
             let k = if self.in_kernel_room() {
                 self.session.algo.clone()

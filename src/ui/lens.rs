@@ -33,6 +33,10 @@ pub struct LensPanel {
     site: Option<u32>,
     /// Another variant beside this one.
     pub compare: super::lens_compare::Compare,
+    /// The app's wisdom (set every frame). The lens never applies it: it records the traced run
+    /// on screen, pass for pass (wisdom's options may change the passes), as `stagewise run
+    /// --trace --lens` does; it says what an untraced run would take instead.
+    pub wisdom: Option<std::sync::Arc<crate::wisdom::Loaded>>,
 }
 
 impl LensPanel {
@@ -155,6 +159,18 @@ impl LensPanel {
                 self.compare.picker(ui, algo, result);
             }
         });
+        if self.on
+            && let Some(w) = &self.wisdom
+        {
+            let (_, a) = w.apply(algo, &result.variant, result.dtype, result.n);
+            if !a.is_empty() {
+                ui.small(format!(
+                    "Recorded as traced, with the options on screen: wisdom would set {} in an \
+                     untraced run (the lab's, the CLI's)",
+                    a.describe()
+                ));
+            }
+        }
         ui.data_mut(|d| {
             d.insert_temp::<Option<(usize, String)>>(egui::Id::unique(LENS_LINE), None)
         });

@@ -16,6 +16,7 @@ pub mod selftest;
 pub mod strip;
 pub mod task;
 pub mod timeline;
+pub mod tune;
 pub mod views;
 #[cfg(target_arch = "wasm32")]
 pub mod webtest;
@@ -50,20 +51,29 @@ pub fn wgpu_options(adapter: Option<&str>) -> WgpuConfiguration {
     }
 }
 
-/// Open the app window (`stagewise` with no subcommand, `cargo run --release`).
+/// Open the app window (`stagewise` with no subcommand, `cargo run --release`). `wisdom`: the
+/// CLI's `--wisdom FILE` or `--no-wisdom` (None: `STAGEWISE_WISDOM`, else this adapter's).
 #[cfg(not(target_arch = "wasm32"))]
-pub fn run_app(adapter: Option<&str>, session: Option<&std::path::Path>) -> Result<i32> {
+pub fn run_app(
+    adapter: Option<&str>,
+    session: Option<&std::path::Path>,
+    wisdom: Option<crate::wisdom::Source>,
+) -> Result<i32> {
     let session = match session {
         Some(p) => Some(app::Session::load(p)?),
         None => None,
     };
-    run_window(adapter, move |cc| StagewiseApp::new(cc, session))
+    run_window(adapter, wisdom, move |cc| StagewiseApp::new(cc, session))
 }
 
 /// Open the app window at a link (`stagewise open LINK`, src/link.rs).
 #[cfg(not(target_arch = "wasm32"))]
-pub fn run_app_at(adapter: Option<&str>, link: crate::link::Link) -> Result<i32> {
-    run_window(adapter, move |cc| {
+pub fn run_app_at(
+    adapter: Option<&str>,
+    link: crate::link::Link,
+    wisdom: Option<crate::wisdom::Source>,
+) -> Result<i32> {
+    run_window(adapter, wisdom, move |cc| {
         StagewiseApp::with_link(cc, Some(Ok(link)))
     })
 }
@@ -71,8 +81,16 @@ pub fn run_app_at(adapter: Option<&str>, link: crate::link::Link) -> Result<i32>
 #[cfg(not(target_arch = "wasm32"))]
 fn run_window(
     adapter: Option<&str>,
+    wisdom: Option<crate::wisdom::Source>,
     make: impl FnOnce(&eframe::CreationContext<'_>) -> StagewiseApp + 'static,
 ) -> Result<i32> {
+    let make = move |cc: &eframe::CreationContext<'_>| {
+        let mut app = make(cc);
+        if let Some(w) = wisdom {
+            app.use_wisdom(w);
+        }
+        app
+    };
     let options = eframe::NativeOptions {
         viewport: eframe::egui::ViewportBuilder::default()
             .with_title("Stagewise")

@@ -11,7 +11,7 @@ pub mod plot;
 pub mod sorts;
 
 use crate::algo::AlgoOptions;
-use crate::bench::{self, BenchRow, BenchSpec, Event};
+use crate::bench::{self, BenchRow, BenchSpec, Event, Filled};
 use crate::data::DType;
 use crate::gpu::Gpu;
 use eframe::egui;
@@ -79,6 +79,16 @@ pub struct PerfLab {
     pub workbench: Option<AlgoOptions>,
     /// The sort family's members, rows and loaded suite result.
     pub sorts: sorts::SortFamily,
+    /// Fill the options left unset from this GPU's wisdom, as `stagewise bench` does (off: the
+    /// built-in defaults, to compare). Options set in the lab always win.
+    pub use_wisdom: bool,
+    /// The app's wisdom (set by the app every frame).
+    pub wisdom: Option<Arc<crate::wisdom::Loaded>>,
+    /// What the last sweep took from wisdom, and the file (None: it used none).
+    pub filled: Vec<Filled>,
+    pub filled_from: Option<String>,
+    /// A choice of wisdom this adapter refused in the last sweep (its sizes ran the defaults).
+    pub wisdom_refused: Option<String>,
     pub status: String,
     running: Option<Running>,
     progress: (usize, usize),
@@ -105,6 +115,11 @@ impl Default for PerfLab {
             rows: Vec::new(),
             workbench: None,
             sorts: Default::default(),
+            use_wisdom: true,
+            wisdom: None,
+            filled: Vec::new(),
+            filled_from: None,
+            wisdom_refused: None,
             status: String::new(),
             running: None,
             progress: (0, 0),
@@ -189,15 +204,25 @@ impl PerfLab {
                 }
             }
         };
+        // Wisdom fills what the lab leaves unset, as in `stagewise bench`; not the user's kernel,
+        // which runs as written.
+        let wisdom = self
+            .wisdom
+            .clone()
+            .filter(|_| self.use_wisdom && !matches!(self.algo, AlgoOptions::Kernel(_)));
+        self.filled.clear();
+        self.filled_from = wisdom.as_ref().map(|w| w.from.clone());
+        self.wisdom_refused = None;
         let (tx, rx) = channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let c2 = cancel.clone();
         let gpu = gpu.clone();
         let ctx = ctx.clone();
         super::task::spawn(move || async move {
-            let r = bench::run(
+            let r = bench::run_with_wisdom(
                 &gpu,
                 &spec,
+                wisdom.as_deref(),
                 &mut |e| {
                     let _ = tx.send(Msg::Bench(e));
                     ctx.request_repaint();
@@ -254,7 +279,12 @@ impl PerfLab {
         for m in msgs {
             match m {
                 Msg::Bench(Event::Row(r)) if mode == Mode::Sorts => self.sorts.add_row(r),
-                Msg::Bench(Event::Row(r)) => {
+                Msg::Bench(Event::Row(mut r)) => {
+                    // A point measured with wisdom's options is its own series beside the
+                    // built-in defaults' (the Use wisdom toggle compares them).
+                    if self.took_wisdom(&r) {
+                        r.variant = format!("{} + wisdom", r.variant);
+                    }
                     // A new measurement replaces an older one of the same case.
                     self.rows.retain(|x| {
                         !(x.algorithm == r.algorithm && x.variant == r.variant && x.n == r.n)
@@ -264,6 +294,8 @@ impl PerfLab {
                 Msg::Bench(Event::Progress { done, total }) => self.progress = (done, total),
                 Msg::Bench(Event::Skipped(s)) if mode == Mode::Sorts => self.sorts.skipped.push(s),
                 Msg::Bench(Event::Skipped(s)) => self.status = format!("skipped {s}"),
+                Msg::Bench(Event::Wisdom(f)) => self.filled.push(f),
+                Msg::Bench(Event::WisdomRefused(m)) => self.wisdom_refused = Some(m),
                 Msg::Done(r) => done = Some(r),
                 Msg::Saved(s) => self.status = s,
                 Msg::PngPath(_) | Msg::Suite(_) => {}
@@ -341,6 +373,7 @@ impl PerfLab {
             self.start(gpu, &ctx, vec![1usize << self.live_log_n]);
         }
         ui.label(&self.status);
+        self.wisdom_lines(ui);
         let rows = match self.mode {
             Mode::Algorithm => &self.rows,
             Mode::Sorts => &self.sorts.rows,
@@ -357,6 +390,56 @@ impl PerfLab {
         }
         if let Some(p) = self.png_target.take() {
             self.shoot_plot(&ctx, p);
+        }
+    }
+
+    /// Whether the running sweep measured `r` with options from wisdom.
+    fn took_wisdom(&self, r: &BenchRow) -> bool {
+        self.filled.iter().any(|f| {
+            f.algorithm == r.algorithm.name() && f.variant == r.variant && f.n as u64 == r.n
+        })
+    }
+
+    /// The Use wisdom toggle (in the action row, both modes).
+    fn wisdom_toggle(&mut self, ui: &mut egui::Ui) {
+        let tip = match &self.wisdom {
+            Some(w) => format!(
+                "Fill the options you leave unset with this GPU's tuned defaults ({}), as stagewise bench does; off: the built-in defaults, to compare",
+                w.from
+            ),
+            None => "No wisdom for this GPU (Help > Tune this GPU… measures it): the built-in defaults either way".into(),
+        };
+        ui.checkbox(&mut self.use_wisdom, "Use wisdom")
+            .on_hover_text(tip);
+    }
+
+    /// What the last sweep took from wisdom: "wisdom: bmmc tiled at 2^20–2^22: tile_bits=13
+    /// (from FILE)", a line per choice; or that there is none.
+    fn wisdom_lines(&self, ui: &mut egui::Ui) {
+        if self.use_wisdom && self.wisdom.is_none() {
+            ui.small(
+                "no wisdom for this GPU: the built-in defaults (Help > Tune this GPU… measures it)",
+            );
+        }
+        if let Some(m) = &self.wisdom_refused {
+            ui.colored_label(
+                egui::Color32::from_rgb(230, 150, 60),
+                format!("wisdom: {m}"),
+            );
+        }
+        let Some(from) = &self.filled_from else {
+            return;
+        };
+        if self.filled.is_empty() {
+            if !self.is_running() {
+                ui.small(format!(
+                    "wisdom ({from}): nothing to fill for these variants and sizes"
+                ));
+            }
+            return;
+        }
+        for line in filled_lines(&self.filled) {
+            ui.label(format!("wisdom: {line} (from {from})"));
         }
     }
 
@@ -396,6 +479,7 @@ impl PerfLab {
             let sizes = self.sizes();
             self.start(gpu, ctx, sizes);
         }
+        self.wisdom_toggle(ui);
         if self.mode == Mode::Algorithm {
             ui.checkbox(&mut self.live, "Live")
                 .on_hover_text("Re-measure at the N below whenever a control moves");
@@ -451,4 +535,39 @@ impl PerfLab {
         });
         live_changed
     }
+}
+
+/// What a sweep took from wisdom, one line per algorithm, variant and choice, its sizes joined
+/// into ranges: "bmmc tiled at 2^10–2^12: tile_bits=13".
+pub fn filled_lines(filled: &[Filled]) -> Vec<String> {
+    let mut by: BTreeMap<(&str, &str, String), Vec<u32>> = BTreeMap::new();
+    for f in filled {
+        by.entry((f.algorithm, f.variant, f.applied.describe()))
+            .or_default()
+            .push(f.n.max(1).ilog2());
+    }
+    by.into_iter()
+        .map(|((a, v, what), mut ks)| {
+            ks.sort_unstable();
+            ks.dedup();
+            let mut runs: Vec<(u32, u32)> = Vec::new();
+            for k in ks {
+                match runs.last_mut() {
+                    Some((_, hi)) if *hi + 1 == k => *hi = k,
+                    _ => runs.push((k, k)),
+                }
+            }
+            let sizes: Vec<String> = runs
+                .iter()
+                .map(|&(lo, hi)| {
+                    if lo == hi {
+                        format!("2^{lo}")
+                    } else {
+                        format!("2^{lo}–2^{hi}")
+                    }
+                })
+                .collect();
+            format!("{a} {v} at {}: {what}", sizes.join(", "))
+        })
+        .collect()
 }

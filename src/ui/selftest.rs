@@ -4,6 +4,7 @@
 
 use crate::gpu::Gpu;
 use crate::selftest::{Config, Progress, Report};
+use crate::wisdom::Loaded;
 use eframe::egui;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,8 +47,9 @@ impl SelftestWindow {
         self.running.is_some()
     }
 
-    /// Start on `gpu` (the app's device, shared: no second device is opened).
-    pub fn start(&mut self, gpu: &Gpu, ctx: &egui::Context) {
+    /// Start on `gpu` (the app's device, shared: no second device is opened); its cases take
+    /// their unset options from `wisdom` (the app's), as `stagewise selftest` does.
+    pub fn start(&mut self, gpu: &Gpu, ctx: &egui::Context, wisdom: Option<&Loaded>) {
         let (tx, rx) = channel();
         let stop = Arc::new(AtomicBool::new(false));
         let s2 = stop.clone();
@@ -58,6 +60,7 @@ impl SelftestWindow {
             cases: None,
             seed: self.seed,
             adapter: None,
+            wisdom: wisdom.cloned(),
         };
         super::task::spawn(move || async move {
             let report = crate::selftest::run(
@@ -99,7 +102,7 @@ impl SelftestWindow {
         }
     }
 
-    pub fn show(&mut self, ctx: &egui::Context, gpu: Option<&Gpu>) {
+    pub fn show(&mut self, ctx: &egui::Context, gpu: Option<&Gpu>, wisdom: Option<&Loaded>) {
         self.poll();
         if !self.open {
             return;
@@ -108,11 +111,11 @@ impl SelftestWindow {
         egui::Window::new("Self-test")
             .open(&mut open)
             .default_width(640.0)
-            .show(ctx, |ui| self.ui(ui, gpu));
+            .show(ctx, |ui| self.ui(ui, gpu, wisdom));
         self.open = open;
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, gpu: Option<&Gpu>) {
+    fn ui(&mut self, ui: &mut egui::Ui, gpu: Option<&Gpu>, wisdom: Option<&Loaded>) {
         ui.label(
             "Random cases of every algorithm and variant on this GPU (odd sizes, every dtype, \
              the look-back's fallback modes), each checked against the CPU model.",
@@ -145,7 +148,7 @@ impl SelftestWindow {
                 .clicked()
                 && let Some(g) = gpu
             {
-                self.start(g, ui.ctx());
+                self.start(g, ui.ctx(), wisdom);
             }
         });
         if let Some(p) = &self.progress
@@ -171,6 +174,19 @@ impl SelftestWindow {
             .color(egui::Color32::from_rgb(230, 90, 90))
         };
         ui.strong(verdict);
+        // What wisdom filled: the configuration users get is what was checked.
+        match &rep.wisdom_from {
+            None => {
+                ui.label("wisdom: none (the built-in defaults)");
+            }
+            Some(from) => {
+                ui.label(format!(
+                    "wisdom ({from}): {} of {} cases took its choices",
+                    rep.wisdom.len(),
+                    rep.cases()
+                ));
+            }
+        }
         egui::ScrollArea::vertical()
             .max_height(420.0)
             .show(ui, |ui| {
@@ -197,6 +213,19 @@ impl SelftestWindow {
                             ui.end_row();
                         }
                     });
+                for w in &rep.wisdom {
+                    let fell = match &w.refused {
+                        Some(why) => format!(" — refused ({why}): the defaults ran"),
+                        None => String::new(),
+                    };
+                    ui.small(format!(
+                        "wisdom {}/{}: {} {}{fell}",
+                        w.algorithm,
+                        w.variant,
+                        w.applied.describe(),
+                        w.outcome
+                    ));
+                }
                 for f in &rep.failures {
                     ui.colored_label(
                         egui::Color32::from_rgb(230, 90, 90),

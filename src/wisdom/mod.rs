@@ -277,6 +277,112 @@ pub enum Source {
     File(PathBuf),
 }
 
+impl Source {
+    /// What `STAGEWISE_WISDOM` asks for: `off`, a file, or (unset or empty) [`Source::Auto`]. The
+    /// CLI's `--wisdom FILE` and `--no-wisdom` take precedence over it; the app reads it at start.
+    pub fn from_env() -> Source {
+        match std::env::var_os("STAGEWISE_WISDOM") {
+            Some(v) if v == "off" => Source::Off,
+            Some(v) if !v.is_empty() => Source::File(v.into()),
+            _ => Source::Auto,
+        }
+    }
+}
+
+/// Where a loaded wisdom came from, in one word: this adapter's file in the data directory
+/// (`stagewise tune`, Help ▸ Tune this GPU…), a file shipped with Stagewise, or another file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Local,
+    Shipped,
+    File,
+}
+
+impl Loaded {
+    pub fn origin(&self, gpu: &Gpu) -> Origin {
+        if SHIPPED.iter().any(|(name, _)| *name == self.from) {
+            Origin::Shipped
+        } else if cfg!(not(target_arch = "wasm32"))
+            && Path::new(&self.from) == local_path(gpu).as_path()
+        {
+            Origin::Local
+        } else {
+            Origin::File
+        }
+    }
+}
+
+/// A choice as a line: `tile_bits=11 tile_threads=128`, or "(built-in default)" when empty.
+pub fn describe_choice(c: &Map<String, Value>) -> String {
+    if c.is_empty() {
+        return "(built-in default)".into();
+    }
+    Applied {
+        fields: c.clone(),
+        ..Default::default()
+    }
+    .describe()
+}
+
+impl Entry {
+    /// The built-in default's time over the choice's (1: nothing beat the default).
+    pub fn speedup(&self) -> f64 {
+        if self.ms > 0.0 {
+            self.default_ms / self.ms
+        } else {
+            1.0
+        }
+    }
+}
+
+/// The file a tuning round adds its entries to at `path`: the one there when it is `gpu`'s (the
+/// cases not tuned this time keep what was measured before), else a new one, with a warning
+/// line when a file that cannot be read or names another adapter is about to be replaced.
+pub fn to_update(gpu: &Gpu, path: &Path, date: String) -> (Wisdom, Option<String>) {
+    match Wisdom::read(path) {
+        Ok(w) if w.adapter.same_gpu(&AdapterId::of(gpu)) => (w, None),
+        Ok(_) | Err(_) if path.exists() => (
+            Wisdom::new(gpu, date),
+            Some(format!(
+                "warning: '{}' is not this GPU's wisdom or cannot be read; it is replaced",
+                path.display()
+            )),
+        ),
+        _ => (Wisdom::new(gpu, date), None),
+    }
+}
+
+impl Wisdom {
+    /// A tuning round's entries added (each replacing the entry of its case), dated `date`.
+    pub fn merge(&mut self, entries: &[Entry], date: String) {
+        self.date = date;
+        for e in entries {
+            self.put(e.clone());
+        }
+    }
+}
+
+/// Add a tuning round's `entries` to the file at `path` ([`to_update`]) and write it: the file as
+/// written, and the warning line when another file was replaced. `stagewise tune` and the app's
+/// Help ▸ Tune this GPU… keep their rounds alike.
+pub fn record(gpu: &Gpu, path: &Path, entries: &[Entry]) -> Result<(Wisdom, Option<String>)> {
+    let (mut w, warning) = to_update(gpu, path, crate::suite::utc_now());
+    w.merge(entries, crate::suite::utc_now());
+    w.write(path)?;
+    Ok((w, warning))
+}
+
+/// Delete this adapter's local file: its path, or `None` when there was none (shipped files
+/// stay: they are part of Stagewise).
+pub fn forget(gpu: &Gpu) -> Result<Option<PathBuf>> {
+    let path = local_path(gpu);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(Some(path)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::Io(format!("{}: {e}", path.display()))),
+    }
+}
+
 /// The wisdom for `gpu` from `source`, and a warning line for anything that could not be used
 /// (a corrupt file, another adapter's): never an error, the built-in defaults stand in.
 pub fn load(gpu: &Gpu, source: &Source) -> (Option<Loaded>, Option<String>) {
@@ -305,12 +411,16 @@ pub fn load(gpu: &Gpu, source: &Source) -> (Option<Loaded>, Option<String>) {
             Err(e) => warn(e),
         },
         Source::Auto => {
-            let p = local_path(gpu);
-            if p.exists() {
-                return match Wisdom::read(&p) {
-                    Ok(w) => check(w, p.display().to_string()),
-                    Err(e) => warn(e),
-                };
+            // The browser has no data directory (std's would panic there): shipped files only.
+            #[cfg(not(target_arch = "wasm32"))]
+            {
+                let p = local_path(gpu);
+                if p.exists() {
+                    return match Wisdom::read(&p) {
+                        Ok(w) => check(w, p.display().to_string()),
+                        Err(e) => warn(e),
+                    };
+                }
             }
             for (name, text) in SHIPPED {
                 if let Ok(w) = Wisdom::parse(name, text)

@@ -76,6 +76,56 @@ impl Case {
     }
 }
 
+/// The rooms that declare parameters to tune.
+pub const ROOMS: &[&str] = &["bmmc", "scan", "fft", "radix", "oddeven"];
+
+/// The suite the tuner takes its cases from (the one `bench --suite` runs), built in.
+const SUITE: &str = include_str!("../../bench/suite.toml");
+
+/// Elements verified per candidate (an FFT: odd batches of about this many values).
+pub const VERIFY_N: usize = 1 << 20;
+
+/// The largest size a CPU adapter times a case at (the suite's 2^28 would take minutes a run).
+pub const CPU_MAX_N: usize = 1 << 20;
+
+/// What to tune: the suite's cases whose room declares a search space, narrowed to `rooms` (empty:
+/// all of [`ROOMS`]) and to ids containing one of `only` (empty: all), each timed at `n` (None: the
+/// case's largest suite size, at most [`CPU_MAX_N`] on a CPU adapter). `words` reads the suite's
+/// CLI words (the front end's parser).
+pub fn suite_cases(
+    words: &dyn crate::request::CommandWords,
+    rooms: &[String],
+    only: &[String],
+    n: Option<usize>,
+    cpu: bool,
+) -> Result<Vec<Case>> {
+    let suite = crate::suite::parse("bench/suite.toml (built in)", SUITE, words)?;
+    let mut cases = Vec::new();
+    for c in &suite.cases {
+        if !only.is_empty() && !only.iter().any(|o| c.id.contains(o.as_str())) {
+            continue;
+        }
+        let (algo, dtype) = c.bench(words)?;
+        let Some(algo) = algo else { continue };
+        let name = algo.algo().info().name;
+        if !rooms.is_empty() && !rooms.iter().any(|a| a == name) {
+            continue;
+        }
+        let max = 1usize << c.log_n.iter().copied().max().unwrap_or(20);
+        let n = n.unwrap_or(if cpu { max.min(CPU_MAX_N) } else { max });
+        if algo.space(&c.variant, n).knobs.is_empty() {
+            continue;
+        }
+        cases.push(Case::new(&c.id, algo, &c.variant, dtype, n, VERIFY_N));
+    }
+    if cases.is_empty() {
+        return Err(Error::input(
+            "tune: no suite case with tunable parameters matches (rooms: bmmc, scan, fft, radix, oddeven)",
+        ));
+    }
+    Ok(cases)
+}
+
 /// What the tuner reports as it goes.
 pub enum Event<'a> {
     Case {

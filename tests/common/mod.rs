@@ -165,3 +165,33 @@ pub fn record_on(
 pub fn record(a: &AlgoOptions, variant: &str, n: usize) -> stagewise::lens::LensReport {
     try_record(a, variant, n).unwrap_or_else(|e| panic!("{} {variant}: {e}", a.name()))
 }
+
+/// A wisdom file for `gpu` (its adapter, so it is used, not refused as another GPU's): for each
+/// (algorithm, variant, key, choice), an entry at 2^16 for every element type the room takes.
+pub fn wisdom_for(
+    gpu: &Gpu,
+    rows: &[(&str, &str, serde_json::Value, serde_json::Value)],
+) -> stagewise::wisdom::Wisdom {
+    let mut w = stagewise::wisdom::Wisdom::new(gpu, "2026-01-01T00:00:00Z".into());
+    for (algorithm, variant, key, choice) in rows {
+        let a = AlgoOptions::by_name(algorithm).expect("a room");
+        for &dtype in a.algo().info().dtypes {
+            w.put(stagewise::wisdom::Entry {
+                case: format!("{algorithm}-{variant}-{}-{key}", dtype.name()),
+                algorithm: algorithm.to_string(),
+                variant: variant.to_string(),
+                dtype,
+                log_n: 16,
+                key: key.as_object().cloned().unwrap_or_default(),
+                choice: choice.as_object().cloned().unwrap_or_default(),
+                ms: 1.0,
+                default_ms: 2.0,
+                runner_up: None,
+                timed: 2,
+                refused: 0,
+                wrong: 0,
+            });
+        }
+    }
+    w
+}

@@ -294,6 +294,19 @@ impl StagewiseApp {
                 ui.separator();
                 ui.label(format!("last run: {:.3} ms on the GPU", total));
             }
+            if let Some(g) = &self.gpu {
+                ui.separator();
+                ui.label(format!("wisdom: {}", self.wisdom.word(g)))
+                    .on_hover_text(format!(
+                        "This GPU's tuned defaults ({}): the lab's timed runs and the self-test fill the options you leave unset from them (Help > Tune this GPU…)",
+                        self.wisdom.origin(g)
+                    ));
+                if let Some(w) = &self.wisdom.warning
+                    && self.message.as_ref() != Some(w)
+                {
+                    ui.colored_label(egui::Color32::from_rgb(230, 150, 60), w);
+                }
+            }
             if let Some(m) = &self.message {
                 ui.separator();
                 ui.colored_label(egui::Color32::from_rgb(230, 90, 90), m);
@@ -438,9 +451,18 @@ impl StagewiseApp {
                 {
                     self.selftest.open = true;
                 }
+                if ui
+                    .button("Tune this GPU…")
+                    .on_hover_text(
+                        "Measure this GPU's best defaults for each room (wisdom), every candidate checked first",
+                    )
+                    .clicked()
+                {
+                    self.tune.open = true;
+                }
             });
             help.response
-                .on_hover_text("Self-test every algorithm on this GPU");
+                .on_hover_text("Self-test every algorithm on this GPU, tune its defaults");
             let exercises = ui.menu_button("Exercises", |ui| self.exercises_menu(ui, &ctx));
             exercises.response.on_hover_text(
                 "Write a kernel to a statement, in your own editor; the room \"Your kernel\" checks it",
