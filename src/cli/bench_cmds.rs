@@ -95,8 +95,10 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         ));
     }
     let wisdom = super::tune::load(cli, &gpu);
-    let (specs, applied) = match &wisdom {
-        Some(w) if workbench.is_none() => with_wisdom(&spec, w),
+    let (specs, applied) = match (&wisdom, &spec.cases[0].0) {
+        // Your kernel: its file's tuned override values for those not given.
+        (_, AlgoOptions::Kernel(k)) if workbench.is_some() => kernel_wisdom(cli, &gpu, &spec, k),
+        (Some(w), _) if workbench.is_none() => with_wisdom(&spec, w),
         _ => (vec![spec.clone()], Vec::new()),
     };
     if !quiet {
@@ -325,6 +327,28 @@ fn compare(rows: &[crate::bench::BenchRow], builtin: Option<&str>) -> Vec<serde_
         }));
     }
     out
+}
+
+/// The sweep with the kernel's own wisdom (its file's tuned override values): one spec, its
+/// kernel case filled; what was filled, once a size.
+fn kernel_wisdom(
+    cli: &Cli,
+    gpu: &crate::gpu::Gpu,
+    spec: &BenchSpec,
+    k: &algo::kernel::Options,
+) -> (Vec<BenchSpec>, Vec<Applied>) {
+    let (k, a) = super::tune_kernel::kernel_wisdom(cli, gpu, k);
+    if a.is_empty() {
+        return (vec![spec.clone()], Vec::new());
+    }
+    let mut one = spec.clone();
+    one.cases[0].0 = AlgoOptions::Kernel(k);
+    let applied = spec
+        .sizes
+        .iter()
+        .map(|&n| ("kernel", "wgsl", n, a.clone()))
+        .collect();
+    (vec![one], applied)
 }
 
 /// Options a sweep took from wisdom: algorithm, variant, size and what was filled.

@@ -215,16 +215,31 @@ impl Contract {
     /// Read the contract of `source` as it runs with `given` (`--override NAME=VALUE`s): the
     /// entry points' workgroup sizes and memory are those of the module resolved with them.
     pub fn read_with(file: &str, source: &str, given: &[String]) -> Result<Contract> {
+        Self::read_inner(file, source, Some(given))
+    }
+
+    /// The contract as declared, its overrides not resolved (an overridable workgroup size is
+    /// naga's placeholder, no workgroup memory counted): for what values cannot change, such as
+    /// the element type, where an override may lack a value. Not for running.
+    pub fn declared(file: &str, source: &str) -> Result<Contract> {
+        Self::read_inner(file, source, None)
+    }
+
+    fn read_inner(file: &str, source: &str, given: Option<&[String]>) -> Result<Contract> {
         let (module, info) = compile(file, source)?;
         let declared = overrides::declared(&module, &info);
-        let (resolved_module, resolved_info, resolved) =
-            overrides::resolve(file, &module, &info, &declared, given)?;
-        let sizes: Vec<(String, [u32; 3])> = resolved_module
-            .entry_points
-            .iter()
-            .map(|ep| (ep.name.clone(), ep.workgroup_size))
-            .collect();
-        let bytes = workgroup_bytes(&resolved_module, &resolved_info);
+        let (sizes, bytes, resolved) = match given {
+            Some(given) => {
+                let (m, mi, resolved) = overrides::resolve(file, &module, &info, &declared, given)?;
+                let sizes: Vec<(String, [u32; 3])> = m
+                    .entry_points
+                    .iter()
+                    .map(|ep| (ep.name.clone(), ep.workgroup_size))
+                    .collect();
+                (sizes, workgroup_bytes(&m, &mi), resolved)
+            }
+            None => (Vec::new(), Vec::new(), Resolved::default()),
+        };
         let err = |m: String| Error::Input(format!("{file}: {m}"));
         let mut bindings = Vec::new();
         let mut elem: Option<(Elem, &str)> = None;

@@ -293,5 +293,6 @@ impl Algorithm for Options {
 
 /// The element type a kernel's src and dst hold, for the app's dtype picker.
 pub fn element_of(opts: &Options) -> Result<Elem> {
-    Ok(opts.contract()?.2.elem)
+    let (name, text) = opts.kernel_text()?;
+    Ok(Contract::declared(&name, &text)?.elem)
 }
