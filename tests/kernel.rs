@@ -143,6 +143,11 @@ fn contract_errors_are_one_line() {
         ("--dtype", "f32", "the kernel's src and dst hold u32"),
         ("--scratch", "64", "declares no 'scratch'"),
         ("--expect", "fft:64", "needs complex elements"),
+        (
+            "--override",
+            "TILE=4",
+            "no override 'TILE' (it declares none)",
+        ),
     ];
     for (opt, value, want) in cases {
         let a = ["run", "kernel", "--n", "64", "--wgsl", &k, opt, value];
@@ -400,6 +405,27 @@ fn every_solution_verifies_and_every_starter_fails() {
                 );
             }
         }
+        if !ex.tune.is_empty() {
+            // The tuning step: every value verified, then timed; the best one verified.
+            let mut t: Vec<String> = ["tune", "kernel", "--wgsl"].map(String::from).to_vec();
+            t.push(solution.to_str().unwrap().into());
+            t.extend(["--expect".into(), ex.expect.clone()]);
+            t.extend(ex.args.iter().cloned());
+            for l in &ex.tune {
+                t.extend(["--override".into(), l.clone()]);
+            }
+            t.extend(["--reps", "2", "--json"].map(String::from));
+            let t: Vec<&str> = t.iter().map(String::as_str).collect();
+            let v = run_ok(&t);
+            let rows = v["rows"].as_array().unwrap();
+            assert!(rows.len() >= 3, "{name}: {v}");
+            let best = &rows[v["best"].as_u64().expect("a best row") as usize];
+            assert_eq!(best["status"], "timed", "{name}: {best}");
+            // Every side is right: a row is timed, or refused by this adapter's limits.
+            for r in rows {
+                assert_ne!(r["status"], "wrong", "{name}: {r}");
+            }
+        }
         let a = args(&ex.starter());
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         let (code, _, err) = run(&a);
@@ -520,7 +546,7 @@ fn every_kernel_option_is_exercised() {
             "{o} is not exercised in tests/kernel.rs"
         );
     }
-    assert_eq!(own.len(), 8, "{own:?}");
+    assert_eq!(own.len(), 9, "{own:?}");
 }
 
 /// `grade` on a class of eight kernels (tests/class/ and the exercise's files): one row each

@@ -126,7 +126,7 @@ mod bitrev_flags {
     }
 }
 
-mod kernel_flags {
+pub(super) mod kernel_flags {
     use crate::algo::kernel::*;
 
     #[derive(Clone, Debug, clap::Args)]
@@ -143,6 +143,8 @@ mod kernel_flags {
         pub scratch: Option<usize>,
         #[arg(long = "param", value_name = "NAME=VALUE", help = help::PARAMS)]
         pub params: Vec<String>,
+        #[arg(long = "override", value_name = "NAME=VALUE", help = help::OVERRIDES)]
+        pub overrides: Vec<String>,
         #[arg(long, value_name = "OP", conflicts_with = "expect_file", help = help::EXPECT)]
         pub expect: Option<String>,
         #[arg(long, value_name = "FILE", help = help::EXPECT_FILE)]
@@ -158,6 +160,7 @@ mod kernel_flags {
                 items_per_thread: f.items_per_thread,
                 scratch: f.scratch,
                 params: f.params,
+                overrides: f.overrides,
                 expect: f.expect,
                 expect_file: f.expect_file,
                 ..Default::default()

@@ -71,7 +71,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         };
         (a..=b).map(|k| 1usize << k).collect()
     };
-    let spec = BenchSpec {
+    let mut spec = BenchSpec {
         cases,
         sizes,
         reps: args.reps,
@@ -94,9 +94,29 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             "algo", "variant", "n", "median ms", "GB/s", "copy GB/s", "×copy"
         ));
     }
-    // The user's kernel runs as written: wisdom is for the built-in rooms.
+    // The rooms' wisdom is for the built-in rooms; the user's kernel takes its file's own
+    // (`tune kernel --save`: override values) for overrides not given.
     let wisdom = super::tune::load(cli, &gpu).filter(|_| workbench.is_none());
     let mut applied = Vec::new();
+    if workbench.is_some()
+        && let AlgoOptions::Kernel(k) = &spec.cases[0].0
+    {
+        let (k, a) = super::tune_kernel::kernel_wisdom(cli, &gpu, k);
+        if !a.is_empty() {
+            for &n in &spec.sizes {
+                if !quiet {
+                    out(&format!("wisdom ({}): kernel wgsl n={n}: {}", a.from, a.describe()));
+                }
+                applied.push(bench::Filled {
+                    algorithm: "kernel",
+                    variant: "wgsl",
+                    n,
+                    applied: a.clone(),
+                });
+            }
+            spec.cases[0].0 = AlgoOptions::Kernel(k);
+        }
+    }
     let mut on_event = |e: Event| match e {
         Event::Row(r) if !quiet => out(format!(
             "{:<8} {:<14} {:>11} {:>11.4} {:>9.1} {:>9.1} {:>7.3}  {}",

@@ -24,6 +24,8 @@ mod lesson;
 mod run;
 #[cfg(not(target_arch = "wasm32"))]
 mod tune;
+#[cfg(not(target_arch = "wasm32"))]
+mod tune_kernel;
 pub use algo_args::AlgoArgs;
 pub use run::prepare;
 

@@ -86,8 +86,13 @@ pub(super) fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     let trace = req.trace;
     let gpu = gpu(cli.adapter.as_deref())?;
     // Wisdom fills untraced runs' unset options (a trace shows the teaching kernels as they are).
-    let (tuned, applied) = match tune::load(cli, &gpu) {
-        Some(w) if !trace => w.apply(&opts, req.variant.name, req.dtype, req.input.len()),
+    let (tuned, applied) = match (&opts, tune::load(cli, &gpu)) {
+        // Your kernel: its file's tuned override values (traced too: it has no teaching form).
+        (AlgoOptions::Kernel(k), _) => {
+            let (k, a) = super::tune_kernel::kernel_wisdom(cli, &gpu, k);
+            (AlgoOptions::Kernel(k), a)
+        }
+        (_, Some(w)) if !trace => w.apply(&opts, req.variant.name, req.dtype, req.input.len()),
         _ => (opts.clone(), Default::default()),
     };
     let algo = tuned.algo();

@@ -17,6 +17,10 @@ const VERIFY_N: usize = 1 << 20;
 
 #[derive(Args, Debug)]
 pub struct TuneArgs {
+    /// Your kernel's override constants instead of the rooms: `tune kernel --wgsl FILE --expect
+    /// OP --override NAME=V1,V2,…`.
+    #[command(subcommand)]
+    pub what: Option<TuneWhat>,
     /// Rooms to tune (bmmc, scan, fft, radix, oddeven); default: every room with parameters.
     pub algorithms: Vec<String>,
     /// Only the suite cases whose id contains one of these (comma-separated), e.g. fft-256.
@@ -39,6 +43,13 @@ pub struct TuneArgs {
     /// Print the wisdom as one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TuneWhat {
+    /// Tune your WGSL kernel's `override` constants: every combination verified against --expect,
+    /// then timed beside the same-run copy and the built-in kernel; --save keeps the best.
+    Kernel(super::tune_kernel::TuneKernelArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -121,6 +132,9 @@ fn show_choice(c: &serde_json::Map<String, serde_json::Value>) -> String {
 }
 
 pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
+    if let Some(TuneWhat::Kernel(k)) = &args.what {
+        return super::tune_kernel::tune_kernel_cmd(cli, k);
+    }
     if !(args.minutes > 0.0 && args.minutes <= 600.0) {
         return Err(Error::input("--minutes: expected more than 0, at most 600"));
     }

@@ -34,7 +34,7 @@ impl Gpu {
         source: &str,
         entry: &str,
     ) -> Result<wgpu::ComputePipeline> {
-        self.pipeline_with(label, source, entry, false)
+        self.pipeline_with(label, source, entry, false, &[])
     }
 
     /// [`Gpu::pipeline`] for a kernel Stagewise did not write (the workbench's): always compiled
@@ -45,7 +45,20 @@ impl Gpu {
         source: &str,
         entry: &str,
     ) -> Result<wgpu::ComputePipeline> {
-        self.pipeline_with(label, source, entry, true)
+        self.pipeline_with(label, source, entry, true, &[])
+    }
+
+    /// [`Gpu::pipeline_checked`] with values for the kernel's `override` constants (wgpu's
+    /// pipeline-overridable constants: (name or `@id`, value)); each set of values is a pipeline
+    /// of its own in the cache.
+    pub fn pipeline_checked_with(
+        &self,
+        label: &str,
+        source: &str,
+        entry: &str,
+        constants: &[(String, f64)],
+    ) -> Result<wgpu::ComputePipeline> {
+        self.pipeline_with(label, source, entry, true, constants)
     }
 
     fn pipeline_with(
@@ -54,16 +67,27 @@ impl Gpu {
         source: &str,
         entry: &str,
         checked: bool,
+        constants: &[(String, f64)],
     ) -> Result<wgpu::ComputePipeline> {
         let shown = source;
-        // Keyed by the kernel as written, its entry, checks and build, so a cached pipeline is
-        // never rebuilt by the instrument. Logged and stubbed kernels skip the cache.
-        let key = kernel_key(
+        // Keyed by the kernel as written, its entry, checks, build and override values, so a
+        // cached pipeline is never rebuilt by the instrument. Logged and stubbed kernels skip the
+        // cache.
+        let mut key = kernel_key(
             source,
             entry,
             checked,
             self.instrument.as_ref().map(|i| i.mode()),
         );
+        if !constants.is_empty() {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            key.hash(&mut h);
+            for (k, v) in constants {
+                k.hash(&mut h);
+                v.to_bits().hash(&mut h);
+            }
+            key = h.finish();
+        }
         let cached = || {
             self.pipelines
                 .lock()
@@ -122,6 +146,7 @@ impl Gpu {
         let shown = swapped.as_deref().unwrap_or(shown);
         let source = swapped.as_deref().unwrap_or(source);
         let tuning = self.kernel_env.tuning;
+        let constants: Vec<(&str, f64)> = constants.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         let p = self.scoped(|| {
             let desc = wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -146,8 +171,8 @@ impl Gpu {
                     module: &module,
                     entry_point: Some(built_entry),
                     compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
                         zero_initialize_workgroup_memory: tuning.zero_init,
-                        ..Default::default()
                     },
                     cache: None,
                 })

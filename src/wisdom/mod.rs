@@ -7,6 +7,8 @@
 //! A file that cannot be read, is from another version, or names another adapter gives one
 //! warning and the built-in defaults: wisdom never stops a run.
 
+pub mod kernel;
+pub mod kernel_tune;
 pub mod search;
 
 use crate::algo::AlgoOptions;

@@ -175,7 +175,7 @@ impl Default for Rules {
 /// A planted wrong candidate (`STAGEWISE_FAULT=wrong-candidate:FIELD=VALUE`, a test hook): its
 /// verification gets one wrong element and its time is divided by 100, so it would win if the
 /// tuner ever timed what it had not verified.
-fn planted(choice: &Map<String, Value>) -> bool {
+pub(crate) fn planted(choice: &Map<String, Value>) -> bool {
     let fault = std::env::var("STAGEWISE_FAULT").unwrap_or_default();
     fault.split(',').any(|f| {
         f.strip_prefix("wrong-candidate:")

@@ -3,6 +3,7 @@
 //! element type and the `params` struct's fields. Every failure is one line: a compile error as
 //! `FILE:LINE:COL: naga's message`, a contract error naming the binding or field.
 
+use super::overrides::{self, Override, Resolved};
 use crate::data::DType;
 use crate::error::{Error, Result};
 use naga::{AddressSpace, ArraySize, Module, ScalarKind, TypeInner, VectorSize};
@@ -46,14 +47,60 @@ impl Elem {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
     pub name: String,
+    /// As the kernel runs: an overridable size resolved with the run's override values.
     pub workgroup_size: [u32; 3],
     /// The bindings this entry point uses (an automatic layout holds only those).
     pub uses: Vec<Role>,
+    /// Bytes of workgroup memory it uses, each variable rounded up to 16 as WebGPU counts them.
+    pub workgroup_bytes: u32,
 }
 
 impl Entry {
     pub fn threads(&self) -> u32 {
         self.workgroup_size.iter().product()
+    }
+
+    /// Refuse a shape this adapter cannot run, before anything is compiled or dispatched (a
+    /// kernel's literal sizes, or override values `tune kernel` tries); `with`: the override
+    /// values, for the message.
+    pub fn fits(&self, limits: &wgpu::Limits, with: &str) -> Result<()> {
+        let with = if with.is_empty() {
+            String::new()
+        } else {
+            format!(" with {with}")
+        };
+        let [x, y, z] = self.workgroup_size;
+        let dims = [
+            (x, limits.max_compute_workgroup_size_x, "x"),
+            (y, limits.max_compute_workgroup_size_y, "y"),
+            (z, limits.max_compute_workgroup_size_z, "z"),
+        ];
+        let refuse = |what: String| {
+            Err(Error::Limit(format!(
+                "entry point '{}'{with}: {what}; not run",
+                self.name
+            )))
+        };
+        if let Some((v, max, d)) = dims.iter().find(|(v, max, _)| v > max) {
+            return refuse(format!(
+                "@workgroup_size {d} = {v}, above this adapter's {max} (max_compute_workgroup_size_{d})"
+            ));
+        }
+        let threads = x as u64 * y as u64 * z as u64;
+        let max = limits.max_compute_invocations_per_workgroup;
+        if threads > max as u64 {
+            return refuse(format!(
+                "@workgroup_size({x}, {y}, {z}) is {threads} invocations, above this adapter's {max} (max_compute_invocations_per_workgroup)"
+            ));
+        }
+        let max = limits.max_compute_workgroup_storage_size;
+        if self.workgroup_bytes > max {
+            return refuse(format!(
+                "{} bytes of workgroup memory, above this adapter's {max} (max_compute_workgroup_storage_size)",
+                self.workgroup_bytes
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -84,6 +131,14 @@ pub struct Contract {
     pub params: Vec<Field>,
     /// The `params` struct's size in bytes (0 without `params`).
     pub params_size: u32,
+    /// The kernel's named `override` constants: its tunable parameters.
+    pub overrides: Vec<Override>,
+    /// Their values as this contract was read (given, else defaults), and the pipeline's
+    /// constants.
+    pub resolved: Resolved,
+    /// The text with those values written in as `const`s, line for line (the lens's recording
+    /// build compiles it: [`overrides::specialize`]); None without overrides.
+    pub specialized: Option<String>,
 }
 
 /// `FILE:LINE:COL: message` (or `FILE: message` without a location).
@@ -125,10 +180,66 @@ pub fn compile(file: &str, source: &str) -> Result<(Module, naga::valid::ModuleI
     Ok((module, info))
 }
 
+/// Bytes of workgroup memory each entry point of `m` uses (its `var<workgroup>`s, each rounded up
+/// to 16 bytes as WebGPU counts them), by entry point name.
+fn workgroup_bytes(m: &Module, info: &naga::valid::ModuleInfo) -> Vec<(String, u32)> {
+    m.entry_points
+        .iter()
+        .enumerate()
+        .map(|(i, ep)| {
+            let uses = info.get_entry_point(i);
+            let bytes = m
+                .global_variables
+                .iter()
+                .filter(|(h, g)| g.space == AddressSpace::WorkGroup && !uses[*h].is_empty())
+                .map(|(_, g)| {
+                    m.types[g.ty]
+                        .inner
+                        .try_size(m.to_ctx())
+                        .unwrap_or(u32::MAX)
+                        .saturating_add(15)
+                        & !15
+                })
+                .fold(0u32, u32::saturating_add);
+            (ep.name.clone(), bytes)
+        })
+        .collect()
+}
+
 impl Contract {
-    /// Read the contract of `source`; `file` names it in errors.
+    /// Read the contract of `source` with its overrides' defaults; `file` names it in errors.
     pub fn read(file: &str, source: &str) -> Result<Contract> {
+        Self::read_with(file, source, &[])
+    }
+
+    /// Read the contract of `source` as it runs with `given` (`--override NAME=VALUE`s): the
+    /// entry points' workgroup sizes and memory are those of the module resolved with them.
+    pub fn read_with(file: &str, source: &str, given: &[String]) -> Result<Contract> {
+        Self::read_inner(file, source, Some(given))
+    }
+
+    /// The contract as declared, its overrides not resolved (an overridable workgroup size is
+    /// naga's placeholder, no workgroup memory counted): for what values cannot change, such as
+    /// the element type, where an override may lack a value. Not for running.
+    pub fn declared(file: &str, source: &str) -> Result<Contract> {
+        Self::read_inner(file, source, None)
+    }
+
+    fn read_inner(file: &str, source: &str, given: Option<&[String]>) -> Result<Contract> {
         let (module, info) = compile(file, source)?;
+        let declared = overrides::declared(&module, &info);
+        let (sizes, bytes, resolved) = match given {
+            Some(given) => {
+                let (m, mi, resolved) = overrides::resolve(file, &module, &info, &declared, given)?;
+                let sizes: Vec<(String, [u32; 3])> = m
+                    .entry_points
+                    .iter()
+                    .map(|ep| (ep.name.clone(), ep.workgroup_size))
+                    .collect();
+                (sizes, workgroup_bytes(&m, &mi), resolved)
+            }
+            None => (Vec::new(), Vec::new(), Resolved::default()),
+        };
         let err = |m: String| Error::Input(format!("{file}: {m}"));
         let mut bindings = Vec::new();
         let mut elem: Option<(Elem, &str)> = None;
@@ -261,13 +372,6 @@ impl Contract {
             if ep.stage != naga::ShaderStage::Compute {
                 continue;
             }
-            if ep.workgroup_size_overrides.is_some() {
-                return Err(err(format!(
-                    "entry point '{}': @workgroup_size from override constants is not supported; \
-                     give literal sizes",
-                    ep.name
-                )));
-            }
             let fi = info.get_entry_point(i);
             if let Some((b, kind, e)) = super::uniform::divergent_barrier(&ep.function, fi) {
                 let (bl, el) = (span_at(b, source), span_at(e, source));
@@ -288,10 +392,13 @@ impl Contract {
                 .filter(|(h, _)| !fi[*h].is_empty())
                 .map(|(_, r)| *r)
                 .collect();
+            let find = |n: &str| sizes.iter().find(|s| s.0 == n).map(|s| s.1);
             entries.push(Entry {
                 name: ep.name.clone(),
-                workgroup_size: ep.workgroup_size,
+                // An overridable size as the run's values resolve it.
+                workgroup_size: find(&ep.name).unwrap_or(ep.workgroup_size),
                 uses,
+                workgroup_bytes: bytes.iter().find(|b| b.0 == ep.name).map_or(0, |b| b.1),
             });
         }
         if entries.is_empty() {
@@ -303,6 +410,10 @@ impl Contract {
             bindings,
             params,
             params_size,
+            specialized: (!module.overrides.is_empty())
+                .then(|| overrides::specialize(source, &module, &resolved)),
+            overrides: declared,
+            resolved,
         })
     }
 

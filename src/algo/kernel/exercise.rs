@@ -36,6 +36,10 @@ pub struct Exercise {
     pub starter_fails: StarterFails,
     /// A phrase of the starter's compile error (with `starter_fails = "compile"`).
     pub starter_error: Option<String>,
+    /// The tuning step, where the exercise has one: `NAME=V1,V2,…` lists of its kernel's
+    /// `override` constants for `tune kernel --override` (the app prefills its Tune section).
+    #[serde(default)]
+    pub tune: Vec<String>,
     #[serde(skip)]
     pub dir: PathBuf,
 }

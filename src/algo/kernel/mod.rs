@@ -10,6 +10,7 @@ pub mod contract;
 pub mod exercise;
 pub mod expect;
 pub mod options;
+pub mod overrides;
 mod uniform;
 
 use super::prelude::*;
@@ -69,9 +70,17 @@ impl Options {
         let mut steps = Vec::new();
         let (mut cur, mut other) = (a, b);
         let mut out_is_a = true;
+        let with = c.resolved.describe();
         for e in c.select(&self.entry)? {
+            // A shape past the adapter's limits is refused here, never compiled or dispatched.
+            e.fits(&gpu.limits, &with)?;
+            // The lens's recording build takes the values as text (overrides::specialize).
+            let (text, constants) = match &c.specialized {
+                Some(s) if gpu.is_instrumented() => (s.as_str(), &[][..]),
+                _ => (text, &c.resolved.constants[..]),
+            };
             let p = gpu
-                .pipeline_checked(&format!("kernel {file}"), text, &e.name)
+                .pipeline_checked_with(&format!("kernel {file}"), text, &e.name, constants)
                 .map_err(|err| one_line(file, &e.name, err))?;
             let per_group = e.threads() as u64 * self.items_per_thread as u64;
             let groups = (n as u64).div_ceil(per_group).max(1);
@@ -239,6 +248,9 @@ impl Algorithm for Options {
                         "dispatches": steps,
                     }
                 });
+                if !c.overrides.is_empty() {
+                    extra["kernel"]["overrides"] = c.resolved.to_json();
+                }
                 if expect.is_none() {
                     extra["unverified"] =
                         json!("no --expect or --expect-file: the output is not checked");
@@ -281,5 +293,6 @@ impl Algorithm for Options {
 
 /// The element type a kernel's src and dst hold, for the app's dtype picker.
 pub fn element_of(opts: &Options) -> Result<Elem> {
-    Ok(opts.contract()?.2.elem)
+    let (name, text) = opts.kernel_text()?;
+    Ok(Contract::declared(&name, &text)?.elem)
 }

@@ -25,6 +25,8 @@ pub mod help {
     pub const SCRATCH: &str =
         "Words of the zeroed `scratch` binding (array<u32>); required when the kernel declares it";
     pub const PARAMS: &str = "A value for a field of the `params` struct (repeatable): NAME=VALUE";
+    pub const OVERRIDES: &str = "A value for an `override` constant of the kernel (repeatable): NAME=VALUE, typed as \
+         declared; a tuned choice (wisdom) fills those not given";
     pub const EXPECT: &str = "Check the output against a room's CPU model: copy, bitrev, bmmc:<preset or matrix>, \
          transpose:R,C, scan, scan-exclusive, sort, sort-desc, fft:<size>";
     pub const EXPECT_FILE: &str =
@@ -38,6 +40,7 @@ pub mod help {
         ("items_per_thread", ITEMS_PER_THREAD),
         ("scratch", SCRATCH),
         ("params", PARAMS),
+        ("overrides", OVERRIDES),
         ("expect", EXPECT),
         ("expect_file", EXPECT_FILE),
     ];
@@ -52,6 +55,9 @@ pub struct Options {
     pub items_per_thread: u32,
     pub scratch: Option<usize>,
     pub params: Vec<String>,
+    /// `NAME=VALUE` for the kernel's `override` constants.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
     pub expect: Option<String>,
     pub expect_file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -79,10 +85,10 @@ impl Options {
         Ok((name, text))
     }
 
-    /// The kernel's contract (parsed and validated by naga).
+    /// The kernel's contract (parsed and validated by naga), resolved with `--override`s.
     pub fn contract(&self) -> Result<(String, String, Contract)> {
         let (name, text) = self.kernel_text()?;
-        let c = Contract::read(&name, &text)?;
+        let c = Contract::read_with(&name, &text, &self.overrides)?;
         Ok((name, text, c))
     }
 
