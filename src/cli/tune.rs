@@ -9,12 +9,6 @@ use crate::wisdom::{self, Source, Wisdom};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
-/// The suite the tuner takes its cases from (the one `bench --suite` runs).
-const SUITE: &str = include_str!("../../bench/suite.toml");
-
-/// Sizes verified per candidate (an FFT: odd batches of about this many values).
-const VERIFY_N: usize = 1 << 20;
-
 #[derive(Args, Debug)]
 pub struct TuneArgs {
     /// Your kernel's override constants instead of the rooms: `tune kernel --wgsl FILE --expect
@@ -73,11 +67,7 @@ pub(super) fn source(cli: &Cli) -> Source {
     match (&cli.wisdom, cli.no_wisdom) {
         (_, true) => Source::Off,
         (Some(f), false) => Source::File(f.clone()),
-        (None, false) => match std::env::var_os("STAGEWISE_WISDOM") {
-            Some(v) if v == "off" => Source::Off,
-            Some(v) if !v.is_empty() => Source::File(v.into()),
-            _ => Source::Auto,
-        },
+        (None, false) => Source::from_env(),
     }
 }
 
@@ -91,33 +81,7 @@ pub(super) fn load(cli: &Cli, gpu: &crate::gpu::Gpu) -> Option<wisdom::Loaded> {
 }
 
 fn cases(args: &TuneArgs, cpu: bool) -> Result<Vec<search::Case>> {
-    let suite = crate::suite::parse("bench/suite.toml (built in)", SUITE, &super::Words)?;
-    let mut cases = Vec::new();
-    for c in &suite.cases {
-        if !args.only.is_empty() && !args.only.iter().any(|o| c.id.contains(o.as_str())) {
-            continue;
-        }
-        let (algo, dtype) = c.bench(&super::Words)?;
-        let Some(algo) = algo else { continue };
-        let name = algo.algo().info().name;
-        if !args.algorithms.is_empty() && !args.algorithms.iter().any(|a| a == name) {
-            continue;
-        }
-        let max = 1usize << c.log_n.iter().copied().max().unwrap_or(20);
-        let n = args.n.unwrap_or(if cpu { max.min(1 << 20) } else { max });
-        if algo.space(&c.variant, n).knobs.is_empty() {
-            continue;
-        }
-        cases.push(search::Case::new(
-            &c.id, algo, &c.variant, dtype, n, VERIFY_N,
-        ));
-    }
-    if cases.is_empty() {
-        return Err(Error::input(
-            "tune: no suite case with tunable parameters matches (rooms: bmmc, scan, fft, radix, oddeven)",
-        ));
-    }
-    Ok(cases)
+    search::suite_cases(&super::Words, &args.algorithms, &args.only, args.n, cpu)
 }
 
 fn show_choice(c: &serde_json::Map<String, serde_json::Value>) -> String {
@@ -152,18 +116,6 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
     let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
     let cases = cases(args, cpu)?;
     let path = args.out.clone().unwrap_or_else(|| wisdom::local_path(&gpu));
-    // Entries of cases not tuned this time stay (a partial run adds to what was measured).
-    let mut w = match Wisdom::read(&path) {
-        Ok(w) if w.adapter.same_gpu(&wisdom::AdapterId::of(&gpu)) => w,
-        Ok(_) | Err(_) if path.exists() => {
-            eprintln!(
-                "warning: '{}' is not this GPU's wisdom or cannot be read; it is replaced",
-                path.display()
-            );
-            Wisdom::new(&gpu, crate::suite::utc_now())
-        }
-        _ => Wisdom::new(&gpu, crate::suite::utc_now()),
-    };
     eprintln!(
         "tuning {} cases on {} for at most {} min; every candidate verified before it is timed",
         cases.len(),
@@ -199,11 +151,11 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
         &mut on,
         &|| false,
     ))?;
-    w.date = crate::suite::utc_now();
-    for e in &entries {
-        w.put(e.clone());
+    // Entries of cases not tuned this time stay (a partial run adds to what was measured).
+    let (w, warning) = wisdom::record(&gpu, &path, &entries)?;
+    if let Some(warning) = warning {
+        eprintln!("{warning}");
     }
-    w.write(&path)?;
     if args.json {
         out(&serde_json::to_string_pretty(&w).unwrap_or_default());
     } else {
@@ -290,12 +242,9 @@ pub(super) fn wisdom_cmd(cli: &Cli, cmd: &WisdomCmd) -> Result<i32> {
                 path.display()
             ));
         }
-        WisdomCmd::Forget => match std::fs::remove_file(&path) {
-            Ok(()) => out(&format!("removed {}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                out(&format!("no local wisdom for {}", gpu.info.name))
-            }
-            Err(e) => return Err(Error::Io(format!("{}: {e}", path.display()))),
+        WisdomCmd::Forget => match wisdom::forget(&gpu)? {
+            Some(p) => out(&format!("removed {}", p.display())),
+            None => out(&format!("no local wisdom for {}", gpu.info.name)),
         },
     }
     Ok(0)
