@@ -375,40 +375,6 @@ pub fn error_code(ui: &mut egui::Ui, e: &KernelError) {
         });
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_compile_error_is_located_in_its_file() {
-        let m = "/tmp/x/k.wgsl:12:7: expected ';', found 'let'";
-        assert_eq!(KernelError::locate("/tmp/x/k.wgsl", m), Some((12, 7)));
-        assert_eq!(KernelError::locate("/tmp/x/other.wgsl", m), None);
-        assert_eq!(
-            KernelError::locate("k.wgsl", "k.wgsl: no entry point"),
-            None
-        );
-    }
-
-    #[test]
-    fn the_watch_sees_a_change_and_not_a_new_file() {
-        let dir = std::env::temp_dir().join(format!("stagewise-watch-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("k.wgsl");
-        std::fs::write(&f, "a").unwrap();
-        let ctx = egui::Context::default();
-        let mut w = Workbench::default();
-        assert!(!w.poll(&f, &ctx), "a new file is the baseline");
-        std::thread::sleep(POLL * 2);
-        assert!(!w.poll(&f, &ctx), "unchanged");
-        std::fs::write(&f, "ab").unwrap();
-        std::thread::sleep(POLL * 3);
-        assert!(w.poll(&f, &ctx), "changed on disk");
-        assert!(!w.poll(&f, &ctx), "told once");
-        std::fs::remove_dir_all(&dir).ok();
-    }
-}
-
 /// What the tuning worker sends.
 enum TuneMsg {
     Started(usize),
@@ -661,5 +627,39 @@ impl Tune {
             Ok(p) => self.saved = Some(p.display().to_string()),
             Err(e) => self.error = Some(e.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compile_error_is_located_in_its_file() {
+        let m = "/tmp/x/k.wgsl:12:7: expected ';', found 'let'";
+        assert_eq!(KernelError::locate("/tmp/x/k.wgsl", m), Some((12, 7)));
+        assert_eq!(KernelError::locate("/tmp/x/other.wgsl", m), None);
+        assert_eq!(
+            KernelError::locate("k.wgsl", "k.wgsl: no entry point"),
+            None
+        );
+    }
+
+    #[test]
+    fn the_watch_sees_a_change_and_not_a_new_file() {
+        let dir = std::env::temp_dir().join(format!("stagewise-watch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("k.wgsl");
+        std::fs::write(&f, "a").unwrap();
+        let ctx = egui::Context::default();
+        let mut w = Workbench::default();
+        assert!(!w.poll(&f, &ctx), "a new file is the baseline");
+        std::thread::sleep(POLL * 2);
+        assert!(!w.poll(&f, &ctx), "unchanged");
+        std::fs::write(&f, "ab").unwrap();
+        std::thread::sleep(POLL * 3);
+        assert!(w.poll(&f, &ctx), "changed on disk");
+        assert!(!w.poll(&f, &ctx), "told once");
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -459,7 +459,12 @@ impl StagewiseApp {
                     ui.small(format!("saved: {p}"));
                 }
                 tune_results(ui, t);
-            });
+            })
+            .header_response
+            .on_hover_text(
+                "Verify and time every combination of the kernel's `override` values \
+                 (`stagewise tune kernel`)",
+            );
         let Some(best) = use_best else {
             return false;
         };
