@@ -461,6 +461,32 @@ fn saved_wisdom_is_taken_by_a_later_run_and_loses_to_an_explicit_override() {
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stdout.contains(&format!("WG={best}")), "{}", o.stdout);
+    // ... unless given: `bench kernel --override` times that value, and no wisdom is said.
+    let o = stagewise(
+        &d,
+        &[
+            "bench",
+            "kernel",
+            "--wgsl",
+            &k,
+            "--expect",
+            "copy",
+            "--n",
+            "1024",
+            "--reps",
+            "2",
+            "--warmup-ms",
+            "0",
+            "--override",
+            &format!("WG={other}"),
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v = json(&o);
+    assert!(v.get("wisdom").is_none(), "{v}");
+    assert_eq!(v["rows"][0]["algorithm"], "kernel");
     // An explicit --override wins, and no wisdom is reported.
     let o = run(&k, &["--json", "--override", &format!("WG={other}")]);
     let v = json(&o);

@@ -318,7 +318,7 @@ fn an_exercise_goal_is_measured_by_the_lens() {
     assert!(r.verified, "the copy there is kept");
     assert!(h.state().lens.on && h.state().lens.warp == 32);
     h.get_by_label_contains("goal met: at most 4.00 sectors a request");
-    h.get_by_label_contains("line 28: each warp's writes of dst are coalesced");
+    h.get_by_label_contains("line 32: each warp's writes of dst are coalesced");
     std::fs::remove_dir_all(&home).ok();
 }
 
