@@ -172,7 +172,9 @@ pub(super) fn tune_kernel_cmd(cli: &Cli, args: &TuneKernelArgs) -> Result<i32> {
                 gpu.info.name
             );
         }
-        Event::Reference(r) => eprintln!("    {:<28} {:.4} ms (reference)", r.name, r.ms),
+        Event::Copy(r) | Event::Builtin(r) => {
+            eprintln!("    {:<28} {:.4} ms (reference)", r.name, r.ms)
+        }
         Event::Row { index, row } => {
             let what = match row.ms {
                 Some(ms) => format!("{ms:.4} ms"),

@@ -378,7 +378,8 @@ pub fn error_code(ui: &mut egui::Ui, e: &KernelError) {
 /// What the tuning worker sends.
 enum TuneMsg {
     Started(usize),
-    Reference(Reference),
+    Copy(Reference),
+    Builtin(Reference),
     Row(usize, Row),
     Done(Result<Report>),
 }
@@ -553,7 +554,8 @@ impl Tune {
             let mut on = move |e: Event| {
                 let m = match e {
                     Event::Started { total } => TuneMsg::Started(total),
-                    Event::Reference(r) => TuneMsg::Reference(r.clone()),
+                    Event::Copy(r) => TuneMsg::Copy(r.clone()),
+                    Event::Builtin(r) => TuneMsg::Builtin(r.clone()),
                     Event::Row { index, row } => TuneMsg::Row(index, row.clone()),
                 };
                 let _ = tx2.send(m);
@@ -582,8 +584,8 @@ impl Tune {
         for m in r.rx.try_iter().collect::<Vec<_>>() {
             match m {
                 TuneMsg::Started(t) => self.total = t,
-                TuneMsg::Reference(r) if self.copy.is_none() => self.copy = Some(r),
-                TuneMsg::Reference(r) => self.builtin = Some(r),
+                TuneMsg::Copy(r) => self.copy = Some(r),
+                TuneMsg::Builtin(r) => self.builtin = Some(r),
                 TuneMsg::Row(i, row) => self.rows.push((i, row)),
                 TuneMsg::Done(res) => {
                     self.running = None;

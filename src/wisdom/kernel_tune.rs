@@ -184,8 +184,10 @@ impl Report {
 pub enum Event<'a> {
     /// The grid's size, before anything runs.
     Started { total: usize },
-    /// The copy (then the built-in kernel) timed.
-    Reference(&'a Reference),
+    /// The same-run copy timed (first).
+    Copy(&'a Reference),
+    /// The built-in kernel for the op timed (where there is one).
+    Builtin(&'a Reference),
     /// A combination done: its index in the grid and its row.
     Row { index: usize, row: &'a Row },
 }
@@ -405,7 +407,7 @@ pub async fn tune(
         gbps: copy_gbps,
         fraction_of_copy: 1.0,
     };
-    on(Event::Reference(&copy_ref));
+    on(Event::Copy(&copy_ref));
     // The built-in kernel for the op, where a room computes it and takes this size.
     let (mut builtin, mut builtin_refused) = (None, None);
     let builtin_case =
@@ -430,7 +432,7 @@ pub async fn tune(
                 gbps,
                 fraction_of_copy: gbps / copy_gbps,
             };
-            on(Event::Reference(&r));
+            on(Event::Builtin(&r));
             builtin = Some(r);
         }
         Some(Err(e)) => builtin_refused = Some(refusal(e)?),
