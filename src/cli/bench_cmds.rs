@@ -105,7 +105,11 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         if !a.is_empty() {
             for &n in &spec.sizes {
                 if !quiet {
-                    out(&format!("wisdom ({}): kernel wgsl n={n}: {}", a.from, a.describe()));
+                    out(&format!(
+                        "wisdom ({}): kernel wgsl n={n}: {}",
+                        a.from,
+                        a.describe()
+                    ));
                 }
                 applied.push(bench::Filled {
                     algorithm: "kernel",
