@@ -352,18 +352,7 @@ pub async fn run(
     let mut copy_at: HashMap<usize, (f64, u64, f64)> = HashMap::new();
     let copy_scale = copy_time_scale()?;
     let mut rows = Vec::new();
-    let total: usize = spec
-        .cases
-        .iter()
-        .map(|(a, v)| {
-            if v.is_empty() {
-                a.algo().info().variants.len()
-            } else {
-                v.len()
-            }
-        })
-        .sum::<usize>()
-        * spec.sizes.len();
+    let total = points(spec);
     let mut done = 0;
     for &n in &spec.sizes {
         gpu.check_elements(n, "bench")?;
