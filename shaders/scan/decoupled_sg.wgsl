@@ -6,9 +6,10 @@
 //   s * PER * L (L = lanes per subgroup = min(subgroup_size, WG)); lane l loads vec4
 //   j * L + l of it for j = 0..PER: each load of a subgroup is L consecutive vec4 (coalesced),
 //   and the vec4 stay in registers (no round trip through workgroup memory).
-// - Row j is scanned with one subgroupInclusiveAdd of the vec4 sums; a carry runs over the rows.
-// - The subgroup totals go through workgroup memory once (one barrier); every subgroup sums the
-//   totals before it with a subgroupAdd.
+// - The aggregate first: each lane sums its vec4, a subgroupAdd gives the subgroup's total, the
+//   totals go through workgroup memory once (one barrier), and the tile publishes. Only then is
+//   row j scanned with one subgroupInclusiveAdd of the vec4 sums (a carry runs over the rows):
+//   the successors' look-back, the scan's critical path, no longer waits on the row scans.
 // The fallback reduces a tile without subgroup operations (tile_reduce says why) and streams it
 // (no second register array live beside the owner's: registers decide how many workgroups an SM
 // holds); unlike decoupled.wgsl's, it keeps what it found to itself: only a tile's owner publishes.
@@ -60,30 +61,25 @@ fn publish(half: u32, t: u32, flag: u32, v: T) {
     atomicMax(&status[i + 1u], (flag << 16u) | (b >> 16u));
 }
 
-// Load tile `tile` into registers `r` (zeros past the end), scan it inside each subgroup:
-// pre[j] = the sum of the subgroup's segment before vec4 j of this lane. Returns the tile's
-// aggregate; *sg_off = the sum of the segments of the subgroups before this one.
-fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
-             pre: ptr<function, array<T, PER>>, sg_off: ptr<function, T>) -> T {
+// Load tile `tile` into registers `r` (zeros past the end) and reduce it: returns the tile's
+// aggregate; *sg_off = the sum of the segments of the subgroups before this one. Only sums here
+// (one subgroupAdd a subgroup, one barrier), so the aggregate is published before the row scans.
+fn tile_load(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>, sg_off: ptr<function, T>) -> T {
     let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
-    // Every load first, so that all PER of them are in flight before the first scan waits.
+    // Every load first, so that all PER of them are in flight before the first sum waits.
     for (var j = 0u; j < PER; j++) {
         let i = base + j * me.lanes;
         var v = vec4<u32>(0u);
         if (i < params.nv) { v = src[i]; }
         (*r)[j] = v;
     }
-    var carry = T(0);
+    var mine = T(0);
     for (var j = 0u; j < PER; j++) {
         let x = bitcast<vec4<T>>((*r)[j]);
-        let s = ((x.x + x.y) + x.z) + x.w;
-        let incl = subgroupInclusiveAdd(s);
-        // Exclusive by shifting the inclusive scan (not incl - s: inf - inf would give NaN).
-        let up = subgroupShuffleUp(incl, 1u);
-        (*pre)[j] = carry + select(up, T(0), me.lane == 0u);
-        carry = carry + subgroupShuffle(incl, me.lanes - 1u);
+        mine = mine + (((x.x + x.y) + x.z) + x.w);
     }
-    if (me.lane == 0u) { s_sg[me.sid] = carry; }
+    let seg = subgroupAdd(mine);
+    if (me.lane == 0u) { s_sg[me.sid] = seg; }
     workgroupBarrier();
     var before = T(0);
     var all = T(0);
@@ -98,6 +94,22 @@ fn tile_scan(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>,
     let agg = subgroupAdd(all);
     workgroupBarrier();   // s_sg may be written again (fallback)
     return agg;
+}
+
+// Scan the tile inside each subgroup: pre[j] = the sum of the subgroup's segment before vec4 j of
+// this lane. Row j is one subgroupInclusiveAdd of the vec4 sums; a carry runs over the rows. Runs
+// before the look-back (every lane active: see tile_reduce on subgroup operations after it).
+fn row_scan(me: Lane, r: ptr<function, array<vec4<u32>, PER>>, pre: ptr<function, array<T, PER>>) {
+    var carry = T(0);
+    for (var j = 0u; j < PER; j++) {
+        let x = bitcast<vec4<T>>((*r)[j]);
+        let s = ((x.x + x.y) + x.z) + x.w;
+        let incl = subgroupInclusiveAdd(s);
+        // Exclusive by shifting the inclusive scan (not incl - s: inf - inf would give NaN).
+        let up = subgroupShuffleUp(incl, 1u);
+        (*pre)[j] = carry + select(up, T(0), me.lane == 0u);
+        carry = carry + subgroupShuffle(incl, me.lanes - 1u);
+    }
 }
 
 // The fallback's aggregate of tile `tile`, with workgroup memory and barriers only: no subgroup
@@ -157,7 +169,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
     var tile_id: u32;
     var ticket: u32;
     if (DISPATCH_ORDER) {
-        // The ticket arrives while the tile loads (read after tile_scan's barriers).
+        // The ticket arrives while the tile loads (read after tile_load's barriers).
         tile_id = wid.x + wid.y * nwg.x;
     } else {
         ticket = workgroupUniformLoad(&s_ticket);
@@ -166,12 +178,11 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
     let tile = tile_id;
     if (tile >= params.tiles) { return; }
 
-    // 1. Load into registers, scan inside the tile: the tile's aggregate.
+    // 1. Load into registers and reduce: the tile's aggregate.
     var r: array<vec4<u32>, PER>;
-    var pre: array<T, PER>;
     var sg_off = T(0);
-    let agg = tile_scan(tile, me, &r, &pre, &sg_off);
-    if (DISPATCH_ORDER) { ticket = s_ticket; }   // written before tile_scan's barriers
+    let agg = tile_load(tile, me, &r, &sg_off);
+    if (DISPATCH_ORDER) { ticket = s_ticket; }   // written before tile_load's barriers
     let half = (ticket / wgs) & 1u;
 
     // 2. Publish the aggregate (tile 0: already inclusive); clean this tile's entry of the other half.
@@ -181,6 +192,9 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         atomicStore(&status[o], 0u);
         atomicStore(&status[o + 1u], 0u);
     }
+    // The row scans after the publish: successors see this tile's aggregate that much sooner.
+    var pre: array<T, PER>;
+    row_scan(me, &r, &pre);
 
     // 3. Look-back by subgroup 0 alone, one predecessor per lane, no workgroup barrier while it
     //    walks: lane l reads tile k-1-l; the nearest lane that sees an inclusive prefix (or a tile
