@@ -62,11 +62,11 @@ fn scan_check(o: &scan::Options, x: &Data, what: &str) {
 }
 
 /// Scan `decoupled`, both tile scans: the full product of tile scan × dtype × tile order × spin;
-/// the tile shape (the default 256 × 6 among them), exclusive and the f32 specials in turn.
+/// the tile shape (the default 256 × 7 among them), exclusive and the f32 specials in turn.
 #[test]
 fn scan_decoupled_fallback_matrix() {
     let g = gpu();
-    // (workgroup size, vec4 per thread); (0, 0) is the default shape (the 256 × 6 where
+    // (workgroup size, vec4 per thread); (0, 0) is the default shape (256 × 7 where
     // the adapter has subgroups). Workgroups narrower than a subgroup included.
     let shapes = [
         (0u32, 0u32),

@@ -36,7 +36,7 @@ impl Options {
             .max_compute_invocations_per_workgroup
             .min(l.max_compute_workgroup_size_x);
         let wg = match self.workgroup_size {
-            // The H100's best, verified there: 256x6 in dispatch order ran 0.972x copy at 2^28.
+            // 256 threads: the fastest on the H100 and the H200 (docs/perf/scan.md).
             0 => 256.min(max_wg),
             w => w,
         };
@@ -50,8 +50,10 @@ impl Options {
         }
         let mem = l.max_compute_workgroup_storage_size;
         let per = if self.per_thread == 0 && sg {
-            // The exclusive form's registers differ: 7 where the inclusive's fastest is 6.
-            if self.exclusive { 7 } else { 6 }
+            // 256 x 7: the fastest on the H200 with the aggregate published before the row scans
+            // (inclusive u32 0.960x copy against 0.935x at 6, exclusive 0.961x); on the H100 6 and
+            // 7 ran alike (0.972x).
+            7
         } else if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()

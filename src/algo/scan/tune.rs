@@ -6,7 +6,7 @@ use crate::algo::tune::{Knob, Space};
 impl Options {
     pub(crate) fn space(&self, variant: &str) -> Space {
         let per_thread = match variant.parse() {
-            Ok(Variant::Decoupled) => vec![6, 7, 5, 8, 4],
+            Ok(Variant::Decoupled) => vec![7, 6, 5, 8, 4],
             Ok(Variant::ReduceThenScan) => vec![8, 4, 2],
             _ => return Space::default(),
         };
