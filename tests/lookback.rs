@@ -93,7 +93,7 @@ fn scan_decoupled_fallback_matrix() {
                         ..Default::default()
                     };
                     let tile = o
-                        .tile_shape(g, stagewise::algo::scan::Variant::Decoupled)
+                        .tile_shape(g, stagewise::algo::scan::Variant::Decoupled, dtype)
                         .unwrap()
                         .elements();
                     // spin 0: tile t reduces its t predecessors itself; a few tiles suffice.
@@ -117,7 +117,7 @@ fn scan_decoupled_fallback_matrix() {
 }
 
 /// The issue's own case and its neighbours: the default tile shape, the fallback forced, dispatch
-/// order, 6144-element tiles (on subgroup adapters) and one more element.
+/// order, the default tiles (7168 elements on subgroup adapters, 6144 for f32) and one more element.
 #[test]
 fn scan_issue_46_default_shape_spin_0() {
     let g = gpu();
@@ -130,7 +130,7 @@ fn scan_issue_46_default_shape_spin_0() {
                     ..Default::default()
                 };
                 let tile = o
-                    .tile_shape(g, stagewise::algo::scan::Variant::Decoupled)
+                    .tile_shape(g, stagewise::algo::scan::Variant::Decoupled, dtype)
                     .unwrap()
                     .elements();
                 for n in [6145, tile + 1, 2 * tile + 1, 3 * tile - 1] {

@@ -226,9 +226,10 @@ fn tile_of(
     variant: &VariantInfo,
     args: &[String],
 ) -> Option<usize> {
-    match words.run(args).ok()?.ok()?.algo {
+    let spec = words.run(args).ok()?.ok()?;
+    match spec.algo {
         AlgoOptions::Scan(o) => o
-            .tile_shape(gpu, scan::Variant::of(variant))
+            .tile_shape(gpu, scan::Variant::of(variant), spec.dtype.unwrap_or(DType::U32))
             .ok()
             .map(|t| t.elements()),
         AlgoOptions::Radix(o) => o.shape(gpu).ok().map(|s| s.tile()),

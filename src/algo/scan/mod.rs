@@ -66,13 +66,14 @@ pub mod help {
     pub const MIRROR: &str = "folded only: the mirrored form a[i] += a[i-p] (i >= p), which gives PREFIX sums; without \
          it folded gives the seed's SUFFIX sums (33 ones -> 33, 32, …, 1)";
     pub const WORKGROUP_SIZE: &str = "decoupled / reduce-then-scan: threads per workgroup (a power of two up to the adapter's \
-         limit). 0 = auto: 256 (with 7 vec4 per thread on the subgroup decoupled path: the \
-         fastest measured on the H100 and the H200)";
+         limit). 0 = auto: 256 (the fastest measured on the H100 and the H200)";
     pub const PER_THREAD: &str = "decoupled / reduce-then-scan: vec4 (4 elements) per thread, 1..=16; a tile is 4 × this × \
-         workgroup-size elements. 0 = auto: 7 for the subgroup decoupled path (2^28 in dispatch \
-         order: H200 inclusive 256×7 0.960× of copy, 256×6 0.935×, 256×5 0.931×, 512×4 0.915×; \
-         H100 inclusive 256×6 and 256×7 0.972×, exclusive 256×7 0.970×; 8 or more vec4 per \
-         thread drop below 0.43×), else the largest of 8, 4, 2, 1 that fits workgroup memory";
+         workgroup-size elements. 0 = auto: on the subgroup decoupled path 7 (f32: 6, whose \
+         registers spill at 7: 0.405× of copy on the H200). 2^28 in dispatch order: H200 u32 \
+         inclusive 256×7 0.960× of copy, 256×6 0.935×, 512×4 0.915×, exclusive 256×7 0.960×, \
+         f32 256×6 0.937×; H100 inclusive 256×6 and 256×7 0.972×, exclusive 256×7 0.970×; 8 or \
+         more vec4 per thread drop below 0.43×. Elsewhere the largest of 8, 4, 2, 1 that fits \
+         workgroup memory";
     pub const SPIN: &str = "decoupled: look-back window reads that find the nearest predecessor still not ready \
          before the workgroup reduces that tile itself (the fallback). 0 = never read, always \
          fall back (a test of the fallback path; the work grows with tiles²)";

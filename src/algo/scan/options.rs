@@ -29,7 +29,7 @@ impl Options {
     }
 
     /// The tile shape for this adapter, or a clear error naming the limit.
-    pub fn tile_shape(&self, gpu: &Gpu, variant: Variant) -> Result<TileShape> {
+    pub fn tile_shape(&self, gpu: &Gpu, variant: Variant, dtype: DType) -> Result<TileShape> {
         let sg = variant == Variant::Decoupled && !self.shared_scan && gpu.has_subgroups();
         let l = &gpu.limits;
         let max_wg = l
@@ -50,10 +50,11 @@ impl Options {
         }
         let mem = l.max_compute_workgroup_storage_size;
         let per = if self.per_thread == 0 && sg {
-            // 256 x 7: the fastest on the H200 with the aggregate published before the row scans
-            // (inclusive u32 0.960x copy against 0.935x at 6, exclusive 0.961x); on the H100 6 and
-            // 7 ran alike (0.972x).
-            7
+            // The H200 (2^28, the aggregate published before the row scans): u32 inclusive 256 x 7
+            // 0.960x copy, x 6 0.935x; exclusive 0.960x / 0.962x. f32 at 7 falls off a cliff
+            // (0.405x: the tile's registers spill), at 6 0.937x. The H100 ran 6 and 7 alike
+            // inclusive (0.972x) and 7 best exclusive (0.970x against 0.951x).
+            if dtype == DType::F32 { 6 } else { 7 }
         } else if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()
