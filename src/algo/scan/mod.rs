@@ -68,8 +68,8 @@ pub mod help {
     pub const WORKGROUP_SIZE: &str = "decoupled / reduce-then-scan: threads per workgroup (a power of two up to the adapter's \
          limit). 0 = auto: 256 (the fastest measured on the H100 and the H200)";
     pub const PER_THREAD: &str = "decoupled / reduce-then-scan: vec4 (4 elements) per thread, 1..=16; a tile is 4 × this × \
-         workgroup-size elements. 0 = auto: on the subgroup decoupled path 7 (f32: 6, whose \
-         registers spill at 7: 0.405× of copy on the H200). 2^28 in dispatch order: H200 u32 \
+         workgroup-size elements. 0 = auto: on the subgroup decoupled path 7 above 2^22 elements \
+         (f32 and smaller arrays: 6; f32 spills registers at 7: 0.405× of copy on the H200). 2^28 in dispatch order: H200 u32 \
          inclusive 256×7 0.960× of copy, 256×6 0.935×, 512×4 0.915×, exclusive 256×7 0.960×, \
          f32 256×6 0.937×; H100 inclusive 256×6 and 256×7 0.972×, exclusive 256×7 0.970×; 8 or \
          more vec4 per thread drop below 0.43×. Elsewhere the largest of 8, 4, 2, 1 that fits \

@@ -29,7 +29,14 @@ impl Options {
     }
 
     /// The tile shape for this adapter, or a clear error naming the limit.
-    pub fn tile_shape(&self, gpu: &Gpu, variant: Variant, dtype: DType) -> Result<TileShape> {
+    /// `n`: the elements to scan (the default shape depends on it; 0 for a small array).
+    pub fn tile_shape(
+        &self,
+        gpu: &Gpu,
+        variant: Variant,
+        dtype: DType,
+        n: usize,
+    ) -> Result<TileShape> {
         let sg = variant == Variant::Decoupled && !self.shared_scan && gpu.has_subgroups();
         let l = &gpu.limits;
         let max_wg = l
@@ -52,9 +59,14 @@ impl Options {
         let per = if self.per_thread == 0 && sg {
             // The H200 (2^28, the aggregate published before the row scans): u32 inclusive 256 x 7
             // 0.960x copy, x 6 0.935x; exclusive 0.960x / 0.962x. f32 at 7 falls off a cliff
-            // (0.405x: the tile's registers spill), at 6 0.937x. The H100 ran 6 and 7 alike
+            // (0.405x: the tile's registers spill), at 6 0.937x. Small arrays take the smaller
+            // tile (u32 at 2^20: 6 faster by 2-3 %; at 2^24 7 by 1 %). The H100 ran 6 and 7 alike
             // inclusive (0.972x) and 7 best exclusive (0.970x against 0.951x).
-            if dtype == DType::F32 { 6 } else { 7 }
+            if dtype == DType::F32 || n <= 1 << 22 {
+                6
+            } else {
+                7
+            }
         } else if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()

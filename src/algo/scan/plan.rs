@@ -226,7 +226,7 @@ impl Options {
                 plan.keep.extend([u, src, dst]);
             }
             Variant::ReduceThenScan | Variant::Decoupled => {
-                let shape = self.tile_shape(gpu, variant, dtype)?;
+                let shape = self.tile_shape(gpu, variant, dtype, n)?;
                 let te = shape.elements();
                 let nv = n.div_ceil(4);
                 let tiles = n.div_ceil(te);
