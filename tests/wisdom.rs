@@ -324,3 +324,93 @@ fn tune_refuses_what_it_cannot_do_in_one_line() {
         );
     }
 }
+
+/// The tuner keeps its budget: a case with no time after its default stops there and says how
+/// many candidates it left (the default stays the choice); a round starts no try its measured
+/// tries say would end past its time, so it ends within it but for one try's overrun.
+#[test]
+fn the_budget_holds_and_a_case_says_it_stopped_for_time() {
+    use stagewise::wisdom::search::{self, Event, Rules};
+    use std::time::Instant;
+    let gpu = common::gpu();
+    let rules = Rules {
+        reps: 3,
+        min_warmup_ms: 0.0,
+    };
+    let only = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let all = search::suite_cases(
+        &stagewise::cli::Words,
+        &[],
+        &only(&["bmmc-transpose"]),
+        Some(1 << 16),
+        false,
+    )
+    .unwrap();
+    let case = &all[0];
+    let walk: usize = case
+        .algo
+        .space(&case.variant, case.n)
+        .knobs
+        .iter()
+        .map(|k| k.values.len())
+        .sum();
+    let (mut tried, mut stopped) = (0, None);
+    let e = pollster::block_on(search::tune_case(
+        gpu,
+        case,
+        rules,
+        0.0,
+        &mut |e| match e {
+            Event::Tried { .. } => tried += 1,
+            Event::OutOfTime {
+                untried,
+                unconfirmed,
+                ..
+            } => stopped = Some((untried, unconfirmed)),
+            _ => {}
+        },
+        &|| false,
+    ))
+    .unwrap()
+    .expect("the default is timed");
+    assert_eq!(tried, 1, "only the default");
+    assert_eq!(stopped, Some((walk, false)));
+    assert!(e.choice.is_empty() && e.timed == 1, "{e:?}");
+
+    // A round of 12 s over more cases than it can finish at 2^16 on a CPU adapter.
+    let all = search::suite_cases(
+        &stagewise::cli::Words,
+        &only(&["bmmc", "scan"]),
+        &[],
+        Some(1 << 16),
+        false,
+    )
+    .unwrap();
+    let minutes = 0.2;
+    let t0 = Instant::now();
+    let (mut last, mut longest) = (Instant::now(), 0f64);
+    let mut cases_started = 0;
+    let entries = pollster::block_on(search::tune(
+        gpu,
+        &all,
+        rules,
+        minutes,
+        &mut |e| {
+            // Between two events: at most one try (or a case's confirming pair).
+            longest = longest.max(last.elapsed().as_secs_f64());
+            last = Instant::now();
+            if let Event::Case { .. } = e {
+                cases_started += 1;
+            }
+        },
+        &|| false,
+    ))
+    .unwrap();
+    let took = t0.elapsed().as_secs_f64();
+    assert!(
+        took <= minutes * 60.0 + 2.0 * longest + 0.5,
+        "{took:.1} s for a {:.0} s round (longest try {longest:.2} s)",
+        minutes * 60.0
+    );
+    assert!(!entries.is_empty() && cases_started <= all.len());
+}

@@ -126,6 +126,8 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
         reps: args.reps,
         ..Default::default()
     };
+    // What the round did besides its entries (for --json).
+    let (mut stopped_for_time, mut skipped) = (Vec::new(), Vec::new());
     let mut on = |e: Event| match e {
         Event::Case { case, index, total } => {
             eprintln!("[{}/{total}] {} at n = {}", index + 1, case.id, case.n);
@@ -140,9 +142,23 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
             };
             eprintln!("    {:<44} {what}", show_choice(choice));
         }
-        Event::Skipped { case, why } => eprintln!("{}: skipped: {why}", case.id),
+        Event::OutOfTime {
+            case,
+            untried,
+            unconfirmed,
+        } => {
+            eprintln!("    {}", search::out_of_time(untried, unconfirmed));
+            stopped_for_time.push(serde_json::json!({
+                "case": case.id, "untried": untried, "unconfirmed": unconfirmed
+            }));
+        }
+        Event::Skipped { case, why } => {
+            eprintln!("{}: skipped: {why}", case.id);
+            skipped.push(serde_json::json!({"case": case.id, "why": why}));
+        }
         Event::Done(_) => {}
     };
+    let t0 = std::time::Instant::now();
     let entries = pollster::block_on(search::tune(
         &gpu,
         &cases,
@@ -151,13 +167,24 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
         &mut on,
         &|| false,
     ))?;
+    let seconds = t0.elapsed().as_secs_f64();
     // Entries of cases not tuned this time stay (a partial run adds to what was measured).
     let (w, warning) = wisdom::record(&gpu, &path, &entries)?;
     if let Some(warning) = warning {
         eprintln!("{warning}");
     }
     if args.json {
-        out(&serde_json::to_string_pretty(&w).unwrap_or_default());
+        // The file as written, and what this round did.
+        let mut v = serde_json::to_value(&w).unwrap_or_default();
+        v["round"] = serde_json::json!({
+            "minutes": args.minutes,
+            "seconds": seconds,
+            "cases": cases.len(),
+            "tuned": entries.iter().map(|e| e.case.clone()).collect::<Vec<_>>(),
+            "stopped_for_time": stopped_for_time,
+            "skipped": skipped,
+        });
+        out(&serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         out(&format!(
             "{:<22} {:<44} {:>10} {:>10} {:>7}",
@@ -173,6 +200,11 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
                 e.default_ms / e.ms
             ));
         }
+        out(&format!(
+            "{} of {} cases tuned in {seconds:.0} s",
+            entries.len(),
+            cases.len()
+        ));
         out(&format!("wisdom written to {}", path.display()));
     }
     Ok(if entries.len() == cases.len() { 0 } else { 3 })

@@ -139,11 +139,30 @@ pub enum Event<'a> {
         choice: &'a Map<String, Value>,
         outcome: &'a Outcome,
     },
+    /// The case's share of the round ran out: `untried` candidates of its walk were not tried;
+    /// `unconfirmed`: a faster choice could not be timed again beside the default, which stays.
+    OutOfTime {
+        case: &'a Case,
+        untried: usize,
+        unconfirmed: bool,
+    },
     Done(&'a Entry),
     Skipped {
         case: &'a Case,
         why: String,
     },
+}
+
+/// What [`Event::OutOfTime`] says, in words.
+pub fn out_of_time(untried: usize, unconfirmed: bool) -> String {
+    match (untried, unconfirmed) {
+        (0, _) => "stopped for time: a faster choice was not confirmed; the default stays".into(),
+        (n, false) => format!("stopped for time: {n} candidate(s) not tried"),
+        (n, true) => format!(
+            "stopped for time: {n} candidate(s) not tried, a faster choice not confirmed; the \
+             default stays"
+        ),
+    }
 }
 
 /// One candidate's fate.
@@ -256,8 +275,9 @@ async fn try_one(
     }))
 }
 
-/// Tune one case within `budget_s` seconds (the default and at least one knob's first value are
-/// always tried). `None`: the default itself failed (the case is reported skipped).
+/// Tune one case within `budget_s` seconds: the default always runs; no later try starts that
+/// the case's measured tries say would end past the budget, with time kept for the confirming
+/// timings. `None`: the default itself failed (the case is reported skipped).
 pub async fn tune_case(
     gpu: &Gpu,
     case: &Case,
@@ -281,6 +301,11 @@ pub async fn tune_case(
             return Ok(None);
         }
     };
+    // Wall seconds of a timed try: the default's, then the slowest seen (a candidate's cost is
+    // its verification, warm-up and repetitions, all at the case's sizes).
+    let default_s = t0.elapsed().as_secs_f64();
+    let mut try_s = default_s;
+    let mut best_s = default_s;
     on(Event::Tried {
         case,
         choice: &none,
@@ -289,21 +314,27 @@ pub async fn tune_case(
     let (mut best, mut best_ms) = (none.clone(), default_ms);
     let mut runner_up: Option<Tried> = None;
     let (mut timed, mut refused, mut wrong) = (1, 0, 0);
-    'knobs: for knob in &space.knobs {
+    let mut untried = 0;
+    'knobs: for (k, knob) in space.knobs.iter().enumerate() {
         let base = best.clone();
-        for v in &knob.values {
+        for (i, v) in knob.values.iter().enumerate() {
             if cancelled() {
                 return Err(Error::Cancelled);
-            }
-            if t0.elapsed().as_secs_f64() > budget_s {
-                break 'knobs;
             }
             let mut choice = base.clone();
             choice.insert(knob.field.to_string(), v.clone());
             if choice == best {
                 continue;
             }
+            // This try, then the default and a new best timed again.
+            if t0.elapsed().as_secs_f64() + try_s + default_s + try_s > budget_s {
+                let later: usize = space.knobs[k + 1..].iter().map(|k| k.values.len()).sum();
+                untried = knob.values.len() - i + later;
+                break 'knobs;
+            }
+            let t = Instant::now();
             let outcome = try_one(gpu, case, &choice, rules, cancelled).await?;
+            let took = t.elapsed().as_secs_f64();
             on(Event::Tried {
                 case,
                 choice: &choice,
@@ -312,12 +343,14 @@ pub async fn tune_case(
             match outcome {
                 Outcome::Timed(ms) => {
                     timed += 1;
+                    try_s = try_s.max(took);
                     if ms < best_ms * (1.0 - NOISE) {
                         runner_up = Some(Tried {
                             choice: std::mem::replace(&mut best, choice),
                             ms: best_ms,
                         });
                         best_ms = ms;
+                        best_s = took;
                     } else if runner_up.as_ref().is_none_or(|r| ms < r.ms) {
                         runner_up = Some(Tried { choice, ms });
                     }
@@ -327,15 +360,24 @@ pub async fn tune_case(
             }
         }
     }
-    // Confirm: the default and the choice once more, side by side; noise never replaces it.
+    // Confirm: the default and the choice once more, side by side; noise never replaces it, nor
+    // does a choice there is no time left to confirm.
     let mut default_ms = default_ms;
-    if !best.is_empty() {
+    let confirm = !best.is_empty();
+    let unconfirmed = confirm && t0.elapsed().as_secs_f64() + default_s + best_s > budget_s;
+    if confirm {
         let again = |o: Outcome| match o {
             Outcome::Timed(ms) => Some(ms),
             _ => None,
         };
-        let d = again(try_one(gpu, case, &none, rules, cancelled).await?);
-        let b = again(try_one(gpu, case, &best, rules, cancelled).await?);
+        let (d, b) = if unconfirmed {
+            (None, None)
+        } else {
+            (
+                again(try_one(gpu, case, &none, rules, cancelled).await?),
+                again(try_one(gpu, case, &best, rules, cancelled).await?),
+            )
+        };
         match (d, b) {
             (Some(d), Some(b)) if b.min(best_ms) < d.min(default_ms) * (1.0 - NOISE) => {
                 best_ms = b.min(best_ms);
@@ -350,6 +392,13 @@ pub async fn tune_case(
                 best_ms = default_ms;
             }
         }
+    }
+    if untried > 0 || unconfirmed {
+        on(Event::OutOfTime {
+            case,
+            untried,
+            unconfirmed,
+        });
     }
     let name = case.algo.algo().info().name.to_string();
     let fields = case.algo.fields();
@@ -377,8 +426,9 @@ pub async fn tune_case(
     Ok(Some(entry))
 }
 
-/// Tune `cases` within `minutes` (each case gets an equal share of what is left). Entries come
-/// back as they finish; a cancelled run keeps what it finished.
+/// Tune `cases` within `minutes`: each case gets an equal share of what is left when it starts,
+/// so a case that finishes early leaves its time to the later ones; a case starts only while the
+/// round has time left. Entries come back as they finish; a cancelled run keeps what it finished.
 pub async fn tune(
     gpu: &Gpu,
     cases: &[Case],
