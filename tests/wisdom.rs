@@ -346,7 +346,7 @@ fn the_budget_holds_and_a_case_says_it_stopped_for_time() {
         false,
     )
     .unwrap();
-    let case = &all[0];
+    let case = &all.cases[0];
     let walk: usize = case
         .algo
         .space(&case.variant, case.n)
@@ -392,7 +392,7 @@ fn the_budget_holds_and_a_case_says_it_stopped_for_time() {
     let mut cases_started = 0;
     let entries = pollster::block_on(search::tune(
         gpu,
-        &all,
+        &all.cases,
         rules,
         minutes,
         &mut |e| {
@@ -412,5 +412,57 @@ fn the_budget_holds_and_a_case_says_it_stopped_for_time() {
         "{took:.1} s for a {:.0} s round (longest try {longest:.2} s)",
         minutes * 60.0
     );
-    assert!(!entries.is_empty() && cases_started <= all.len());
+    assert!(!entries.is_empty() && cases_started <= all.cases.len());
+}
+
+/// A case whose one FFT is more than the N a round times at is left out up front, in one line,
+/// never tried; `--json` adds what the round did.
+#[test]
+fn ffts_larger_than_n_are_left_out_in_one_line() {
+    let d = temp("left-out");
+    let w = d.join("w.json");
+    let o = stagewise(
+        &[
+            "tune",
+            "fft",
+            "--only",
+            "fft-65536,fft-131072",
+            "--n",
+            "65536",
+            "--minutes",
+            "0.5",
+            "--reps",
+            "2",
+            "--json",
+            "--out",
+            w.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.code == 0 || o.code == 3, "{}", o.stderr);
+    let left: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("left out:"))
+        .collect();
+    assert_eq!(left.len(), 1, "{}", o.stderr);
+    assert!(
+        left[0].contains("fft-131072, rfft-131072") && left[0].contains("--n 65536"),
+        "{}",
+        left[0]
+    );
+    assert!(!o.stderr.contains("131072 at n"), "{}", o.stderr);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let round = &v["round"];
+    assert_eq!(round["cases"], 2, "{round}");
+    assert_eq!(
+        round["left_out"],
+        serde_json::json!(["fft-131072", "rfft-131072"])
+    );
+    let named = |k: &str| round[k].as_array().unwrap().len();
+    assert_eq!(named("tuned") + named("skipped"), 2, "{round}");
+    assert!(round["seconds"].as_f64().unwrap() > 0.0);
+    // The file holds only entries; the round is stdout's.
+    assert!(read(&w).get("round").is_none());
+    assert_eq!(v["entries"], read(&w)["entries"]);
 }

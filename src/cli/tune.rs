@@ -25,7 +25,7 @@ pub struct TuneArgs {
     #[arg(long, default_value_t = 5.0)]
     pub minutes: f64,
     /// Time every case at N elements (an FFT: N values) instead of the suite's largest size
-    /// (CPU adapters: at most 2^20).
+    /// (CPU adapters: at most 2^20); a case whose one FFT is larger is left out.
     #[arg(long)]
     pub n: Option<usize>,
     /// Timed repetitions per candidate (median kept).
@@ -80,7 +80,7 @@ pub(super) fn load(cli: &Cli, gpu: &crate::gpu::Gpu) -> Option<wisdom::Loaded> {
     w
 }
 
-fn cases(args: &TuneArgs, cpu: bool) -> Result<Vec<search::Case>> {
+fn cases(args: &TuneArgs, cpu: bool) -> Result<search::Cases> {
     search::suite_cases(&super::Words, &args.algorithms, &args.only, args.n, cpu)
 }
 
@@ -114,7 +114,13 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
     }
     let gpu = gpu(cli.adapter.as_deref())?;
     let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
-    let cases = cases(args, cpu)?;
+    let all = cases(args, cpu)?;
+    let left_out_line = all.left_out_line();
+    let search::Cases {
+        cases,
+        left_out,
+        left_out_why,
+    } = all;
     let path = args.out.clone().unwrap_or_else(|| wisdom::local_path(&gpu));
     eprintln!(
         "tuning {} cases on {} for at most {} min; every candidate verified before it is timed",
@@ -122,6 +128,9 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
         gpu.info.name,
         args.minutes
     );
+    if let Some(l) = &left_out_line {
+        eprintln!("{l}");
+    }
     let rules = search::Rules {
         reps: args.reps,
         ..Default::default()
@@ -183,6 +192,8 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
             "tuned": entries.iter().map(|e| e.case.clone()).collect::<Vec<_>>(),
             "stopped_for_time": stopped_for_time,
             "skipped": skipped,
+            "left_out": left_out,
+            "left_out_why": left_out_line.map(|_| left_out_why),
         });
         out(&serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {

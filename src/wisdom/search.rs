@@ -88,19 +88,52 @@ pub const VERIFY_N: usize = 1 << 20;
 /// The largest size a CPU adapter times a case at (the suite's 2^28 would take minutes a run).
 pub const CPU_MAX_N: usize = 1 << 20;
 
+/// The cases a round tunes, and those left out by design: their smallest run (one FFT) is more
+/// than the size they would be timed at.
+#[derive(Clone, Debug)]
+pub struct Cases {
+    pub cases: Vec<Case>,
+    pub left_out: Vec<String>,
+    /// Why, in words: "one FFT is more than …".
+    pub left_out_why: String,
+}
+
+impl Cases {
+    /// One line naming the cases left out and why (None: none was).
+    pub fn left_out_line(&self) -> Option<String> {
+        (!self.left_out.is_empty()).then(|| {
+            format!(
+                "left out: {}: {}",
+                self.left_out.join(", "),
+                self.left_out_why
+            )
+        })
+    }
+}
+
+/// The smallest size a case runs at: an FFT's one transform, else one element.
+fn smallest_n(algo: &AlgoOptions) -> usize {
+    match algo {
+        AlgoOptions::Fft(o) => o.size.unwrap_or(1024),
+        _ => 1,
+    }
+}
+
 /// What to tune: the suite's cases whose room declares a search space, narrowed to `rooms` (empty:
 /// all of [`ROOMS`]) and to ids containing one of `only` (empty: all), each timed at `n` (None: the
-/// case's largest suite size, at most [`CPU_MAX_N`] on a CPU adapter). `words` reads the suite's
-/// CLI words (the front end's parser).
+/// case's largest suite size, at most [`CPU_MAX_N`] on a CPU adapter). A case that cannot run at
+/// that size (an FFT larger than it) is left out, not tried. `words` reads the suite's CLI words
+/// (the front end's parser).
 pub fn suite_cases(
     words: &dyn crate::request::CommandWords,
     rooms: &[String],
     only: &[String],
     n: Option<usize>,
     cpu: bool,
-) -> Result<Vec<Case>> {
+) -> Result<Cases> {
     let suite = crate::suite::parse("bench/suite.toml (built in)", SUITE, words)?;
     let mut cases = Vec::new();
+    let mut left_out = Vec::new();
     for c in &suite.cases {
         if !only.is_empty() && !only.iter().any(|o| c.id.contains(o.as_str())) {
             continue;
@@ -116,12 +149,33 @@ pub fn suite_cases(
         if algo.space(&c.variant, n).knobs.is_empty() {
             continue;
         }
+        if smallest_n(&algo) > n {
+            left_out.push(c.id.clone());
+            continue;
+        }
         cases.push(Case::new(&c.id, algo, &c.variant, dtype, n, VERIFY_N));
     }
-    if cases.is_empty() {
-        return Err(Error::input(
-            "tune: no suite case with tunable parameters matches (rooms: bmmc, scan, fft, radix, oddeven)",
-        ));
+    let left_out_why = match n {
+        Some(n) => format!("one FFT is more than --n {n}"),
+        None if cpu => format!(
+            "one FFT is more than the 2^{} values a CPU adapter times a case at (--n N times \
+             them at N)",
+            CPU_MAX_N.trailing_zeros()
+        ),
+        None => "one FFT is more than the case's size".into(),
+    };
+    let cases = Cases {
+        cases,
+        left_out,
+        left_out_why,
+    };
+    if cases.cases.is_empty() {
+        return Err(Error::Input(match cases.left_out_line() {
+            Some(l) => format!("tune: no case to tune; {l}"),
+            None => "tune: no suite case with tunable parameters matches (rooms: bmmc, scan, \
+                     fft, radix, oddeven)"
+                .into(),
+        }));
     }
     Ok(cases)
 }
