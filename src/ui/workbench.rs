@@ -169,6 +169,24 @@ pub struct Workbench {
     pub path: String,
     /// The Tune section: the kernel's override constants tuned on the app's device.
     pub tune: Tune,
+    /// A run was asked for while the tuning ran: it starts when the tuning ends.
+    pub after_tuning: bool,
+    /// Where kernel wisdom is read and saved (None: this adapter's file in the data folder;
+    /// tests give their own).
+    pub wisdom_file: Option<PathBuf>,
+    /// What the shown run took from kernel wisdom.
+    pub wisdom: RunWisdom,
+}
+
+/// What a run of the room took from the file's kernel wisdom (`run kernel` takes the same).
+#[derive(Clone, Debug, Default)]
+pub struct RunWisdom {
+    /// The overrides filled in (not typed by the user) and the file they came from.
+    pub applied: crate::wisdom::Applied,
+    /// A kernel wisdom file that could not be used, or a choice the adapter refused.
+    pub warning: Option<String>,
+    /// The options the run ran with, when wisdom filled some (the lens records these).
+    pub options: Option<crate::algo::kernel::Options>,
 }
 
 impl Workbench {

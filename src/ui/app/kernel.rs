@@ -97,6 +97,12 @@ impl StagewiseApp {
         let AlgoOptions::Kernel(o) = &self.session.algo else {
             return;
         };
+        // A run asked for during the tuning: now that it is over.
+        if self.workbench.after_tuning && !self.is_running() && !self.workbench.tune.is_running() {
+            self.workbench.after_tuning = false;
+            self.start_run(ctx);
+            return;
+        }
         if o.source.is_some() {
             // The editor's text (the browser): runs on Run or Ctrl+Enter, no file to watch.
             return;
@@ -385,6 +391,7 @@ impl StagewiseApp {
         } else if let Some(f) = &wb.failure {
             ui.colored_label(RED, workbench::drawable(ui.ctx(), f, false));
         }
+        self.kernel_wisdom_line(ui);
         let Some(r) = self.result.as_ref().filter(|r| r.algorithm == Algo::Kernel) else {
             return;
         };
@@ -580,10 +587,14 @@ fn editor(ui: &mut egui::Ui, o: &mut kernel::Options, wb: &mut Workbench) -> (bo
             let file = name.rsplit('/').next().unwrap_or("kernel.wgsl");
             let _ = crate::ui::files::download(file, Ok(text));
         }
-        run = ui
-            .button("Run")
-            .on_hover_text("Run the editor's kernel (Ctrl+Enter in the editor)")
-            .clicked();
+        let r = ui.add_enabled(!wb.tune.is_running(), egui::Button::new("Run"));
+        run = if wb.tune.is_running() {
+            r.on_hover_text(super::kernel_wisdom::WAIT_FOR_TUNING)
+                .on_disabled_hover_text(super::kernel_wisdom::WAIT_FOR_TUNING)
+        } else {
+            r.on_hover_text("Run the editor's kernel (Ctrl+Enter in the editor)")
+        }
+        .clicked();
     });
     let mut text = o.source.clone().unwrap_or_default();
     let r = egui::ScrollArea::vertical()

@@ -254,12 +254,17 @@ impl Tune {
             })
     }
 
-    /// Keep the report's best as the file's kernel wisdom on `gpu`'s adapter.
-    pub fn save(&mut self, gpu: &crate::gpu::Gpu) {
+    /// Keep the report's best as the file's kernel wisdom on `gpu`'s adapter, in `file` (None:
+    /// this adapter's file in the data folder).
+    pub fn save(&mut self, gpu: &crate::gpu::Gpu, file: Option<&std::path::Path>) {
         let Some(e) = self.report.as_ref().and_then(Report::entry) else {
             return;
         };
-        match crate::wisdom::kernel::save(gpu, e) {
+        let saved = match file {
+            Some(f) => crate::wisdom::kernel::save_to(f, gpu, e),
+            None => crate::wisdom::kernel::save(gpu, e),
+        };
+        match saved {
             Ok(p) => self.saved = Some(p.display().to_string()),
             Err(e) => self.error = Some(e.to_string()),
         }
