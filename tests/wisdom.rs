@@ -325,9 +325,10 @@ fn tune_refuses_what_it_cannot_do_in_one_line() {
     }
 }
 
-/// The tuner keeps its budget: a case with no time after its default stops there and says how
-/// many candidates it left (the default stays the choice); a round starts no try its measured
-/// tries say would end past its time, so it ends within it but for one try's overrun.
+/// The tuner keeps its budget: a case with no time for a candidate after its default stops
+/// there and records nothing (the file keeps what it had); a round starts no try its measured
+/// tries say would end past its time, so it ends within it but for one try's overrun; a case cut
+/// short says so and keeps what it measured.
 #[test]
 fn the_budget_holds_and_a_case_says_it_stopped_for_time() {
     use stagewise::wisdom::search::{self, Event, Rules};
@@ -346,36 +347,25 @@ fn the_budget_holds_and_a_case_says_it_stopped_for_time() {
         false,
     )
     .unwrap();
-    let case = &all.cases[0];
-    let walk: usize = case
-        .algo
-        .space(&case.variant, case.n)
-        .knobs
-        .iter()
-        .map(|k| k.values.len())
-        .sum();
-    let (mut tried, mut stopped) = (0, None);
+    let (mut tried, mut skipped, mut cut) = (0, Vec::new(), 0);
     let e = pollster::block_on(search::tune_case(
         gpu,
-        case,
+        &all.cases[0],
         rules,
         0.0,
         &mut |e| match e {
             Event::Tried { .. } => tried += 1,
-            Event::OutOfTime {
-                untried,
-                unconfirmed,
-                ..
-            } => stopped = Some((untried, unconfirmed)),
+            Event::Skipped { why, .. } => skipped.push(why),
+            Event::OutOfTime { .. } => cut += 1,
             _ => {}
         },
         &|| false,
     ))
-    .unwrap()
-    .expect("the default is timed");
-    assert_eq!(tried, 1, "only the default");
-    assert_eq!(stopped, Some((walk, false)));
-    assert!(e.choice.is_empty() && e.timed == 1, "{e:?}");
+    .unwrap();
+    assert!(e.is_none(), "{e:?}");
+    assert_eq!((tried, cut), (1, 0), "only the default");
+    assert_eq!(skipped.len(), 1);
+    assert!(skipped[0].starts_with("out of time"), "{}", skipped[0]);
 
     // A round of 12 s over more cases than it can finish at 2^16 on a CPU adapter.
     let all = search::suite_cases(
@@ -389,7 +379,7 @@ fn the_budget_holds_and_a_case_says_it_stopped_for_time() {
     let minutes = 0.2;
     let t0 = Instant::now();
     let (mut last, mut longest) = (Instant::now(), 0f64);
-    let mut cases_started = 0;
+    let (mut cases_started, mut cut, mut skipped) = (0, Vec::new(), Vec::new());
     let entries = pollster::block_on(search::tune(
         gpu,
         &all.cases,
@@ -399,8 +389,11 @@ fn the_budget_holds_and_a_case_says_it_stopped_for_time() {
             // Between two events: at most one try (or a case's confirming pair).
             longest = longest.max(last.elapsed().as_secs_f64());
             last = Instant::now();
-            if let Event::Case { .. } = e {
-                cases_started += 1;
+            match e {
+                Event::Case { .. } => cases_started += 1,
+                Event::OutOfTime { case, .. } => cut.push(case.id.clone()),
+                Event::Skipped { case, .. } => skipped.push(case.id.clone()),
+                _ => {}
             }
         },
         &|| false,
@@ -413,6 +406,13 @@ fn the_budget_holds_and_a_case_says_it_stopped_for_time() {
         minutes * 60.0
     );
     assert!(!entries.is_empty() && cases_started <= all.cases.len());
+    // A case cut short keeps an entry with what it tried beside the default; a skipped one none.
+    for id in &cut {
+        let e = entries.iter().find(|e| &e.case == id).expect("an entry");
+        assert!(e.timed + e.refused + e.wrong >= 2, "{e:?}");
+    }
+    assert!(entries.iter().all(|e| !skipped.contains(&e.case)));
+    assert_eq!(entries.len() + skipped.len(), all.cases.len());
 }
 
 /// A case whose one FFT is more than the N a round times at is left out up front, in one line,

@@ -331,7 +331,8 @@ async fn try_one(
 
 /// Tune one case within `budget_s` seconds: the default always runs; no later try starts that
 /// the case's measured tries say would end past the budget, with time kept for the confirming
-/// timings. `None`: the default itself failed (the case is reported skipped).
+/// timings. `None` (the case is reported skipped): the default itself failed, or no candidate
+/// fit after it.
 pub async fn tune_case(
     gpu: &Gpu,
     case: &Case,
@@ -413,6 +414,16 @@ pub async fn tune_case(
                 Outcome::Wrong(_) => wrong += 1,
             }
         }
+    }
+    // Nothing but the default measured: no entry (it would claim the default won, and replace
+    // what an earlier round found for the case).
+    if timed + refused + wrong == 1 && untried > 0 {
+        let why = format!(
+            "out of time (--minutes): no candidate fit its {budget_s:.0} s share after the \
+             default ({default_s:.1} s a try)"
+        );
+        on(Event::Skipped { case, why });
+        return Ok(None);
     }
     // Confirm: the default and the choice once more, side by side; noise never replaces it, nor
     // does a choice there is no time left to confirm.
