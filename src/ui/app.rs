@@ -13,6 +13,7 @@ use std::sync::mpsc::{Receiver, channel};
 
 mod io;
 mod kernel;
+mod kernel_editor;
 mod kernel_tune;
 mod kernel_wisdom;
 mod lessons;
