@@ -324,3 +324,145 @@ fn tune_refuses_what_it_cannot_do_in_one_line() {
         );
     }
 }
+
+/// The tuner keeps its budget: a case with no time for a candidate after its default stops
+/// there and records nothing (the file keeps what it had); a round starts no try its measured
+/// tries say would end past its time, so it ends within it but for one try's overrun; a case cut
+/// short says so and keeps what it measured.
+#[test]
+fn the_budget_holds_and_a_case_says_it_stopped_for_time() {
+    use stagewise::wisdom::search::{self, Event, Rules};
+    use std::time::Instant;
+    let gpu = common::gpu();
+    let rules = Rules {
+        reps: 3,
+        min_warmup_ms: 0.0,
+    };
+    let only = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let all = search::suite_cases(
+        &stagewise::cli::Words,
+        &[],
+        &only(&["bmmc-transpose"]),
+        Some(1 << 16),
+        false,
+    )
+    .unwrap();
+    let (mut tried, mut skipped, mut cut) = (0, Vec::new(), 0);
+    let e = pollster::block_on(search::tune_case(
+        gpu,
+        &all.cases[0],
+        rules,
+        0.0,
+        &mut |e| match e {
+            Event::Tried { .. } => tried += 1,
+            Event::Skipped { why, .. } => skipped.push(why),
+            Event::OutOfTime { .. } => cut += 1,
+            _ => {}
+        },
+        &|| false,
+    ))
+    .unwrap();
+    assert!(e.is_none(), "{e:?}");
+    assert_eq!((tried, cut), (1, 0), "only the default");
+    assert_eq!(skipped.len(), 1);
+    assert!(skipped[0].starts_with("out of time"), "{}", skipped[0]);
+
+    // A round of 12 s over more cases than it can finish at 2^16 on a CPU adapter.
+    let all = search::suite_cases(
+        &stagewise::cli::Words,
+        &only(&["bmmc", "scan"]),
+        &[],
+        Some(1 << 16),
+        false,
+    )
+    .unwrap();
+    let minutes = 0.2;
+    let t0 = Instant::now();
+    let (mut last, mut longest) = (Instant::now(), 0f64);
+    let (mut cases_started, mut cut, mut skipped) = (0, Vec::new(), Vec::new());
+    let entries = pollster::block_on(search::tune(
+        gpu,
+        &all.cases,
+        rules,
+        minutes,
+        &mut |e| {
+            // Between two events: at most one try (or a case's confirming pair).
+            longest = longest.max(last.elapsed().as_secs_f64());
+            last = Instant::now();
+            match e {
+                Event::Case { .. } => cases_started += 1,
+                Event::OutOfTime { case, .. } => cut.push(case.id.clone()),
+                Event::Skipped { case, .. } => skipped.push(case.id.clone()),
+                _ => {}
+            }
+        },
+        &|| false,
+    ))
+    .unwrap();
+    let took = t0.elapsed().as_secs_f64();
+    assert!(
+        took <= minutes * 60.0 + 2.0 * longest + 0.5,
+        "{took:.1} s for a {:.0} s round (longest try {longest:.2} s)",
+        minutes * 60.0
+    );
+    assert!(!entries.is_empty() && cases_started <= all.cases.len());
+    // A case cut short keeps an entry with what it tried beside the default; a skipped one none.
+    for id in &cut {
+        let e = entries.iter().find(|e| &e.case == id).expect("an entry");
+        assert!(e.timed + e.refused + e.wrong >= 2, "{e:?}");
+    }
+    assert!(entries.iter().all(|e| !skipped.contains(&e.case)));
+    assert_eq!(entries.len() + skipped.len(), all.cases.len());
+}
+
+/// A case whose one FFT is more than the N a round times at is left out up front, in one line,
+/// never tried; `--json` adds what the round did.
+#[test]
+fn ffts_larger_than_n_are_left_out_in_one_line() {
+    let d = temp("left-out");
+    let w = d.join("w.json");
+    let o = stagewise(
+        &[
+            "tune",
+            "fft",
+            "--only",
+            "fft-65536,fft-131072",
+            "--n",
+            "65536",
+            "--minutes",
+            "0.5",
+            "--reps",
+            "2",
+            "--json",
+            "--out",
+            w.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.code == 0 || o.code == 3, "{}", o.stderr);
+    let left: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("left out:"))
+        .collect();
+    assert_eq!(left.len(), 1, "{}", o.stderr);
+    assert!(
+        left[0].contains("fft-131072, rfft-131072") && left[0].contains("--n 65536"),
+        "{}",
+        left[0]
+    );
+    assert!(!o.stderr.contains("131072 at n"), "{}", o.stderr);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let round = &v["round"];
+    assert_eq!(round["cases"], 2, "{round}");
+    assert_eq!(
+        round["left_out"],
+        serde_json::json!(["fft-131072", "rfft-131072"])
+    );
+    let named = |k: &str| round[k].as_array().unwrap().len();
+    assert_eq!(named("tuned") + named("skipped"), 2, "{round}");
+    assert!(round["seconds"].as_f64().unwrap() > 0.0);
+    // The file holds only entries; the round is stdout's.
+    assert!(read(&w).get("round").is_none());
+    assert_eq!(v["entries"], read(&w)["entries"]);
+}

@@ -25,7 +25,7 @@ pub struct TuneArgs {
     #[arg(long, default_value_t = 5.0)]
     pub minutes: f64,
     /// Time every case at N elements (an FFT: N values) instead of the suite's largest size
-    /// (CPU adapters: at most 2^20).
+    /// (CPU adapters: at most 2^20); a case whose one FFT is larger is left out.
     #[arg(long)]
     pub n: Option<usize>,
     /// Timed repetitions per candidate (median kept).
@@ -80,7 +80,7 @@ pub(super) fn load(cli: &Cli, gpu: &crate::gpu::Gpu) -> Option<wisdom::Loaded> {
     w
 }
 
-fn cases(args: &TuneArgs, cpu: bool) -> Result<Vec<search::Case>> {
+fn cases(args: &TuneArgs, cpu: bool) -> Result<search::Cases> {
     search::suite_cases(&super::Words, &args.algorithms, &args.only, args.n, cpu)
 }
 
@@ -114,7 +114,13 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
     }
     let gpu = gpu(cli.adapter.as_deref())?;
     let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
-    let cases = cases(args, cpu)?;
+    let all = cases(args, cpu)?;
+    let left_out_line = all.left_out_line();
+    let search::Cases {
+        cases,
+        left_out,
+        left_out_why,
+    } = all;
     let path = args.out.clone().unwrap_or_else(|| wisdom::local_path(&gpu));
     eprintln!(
         "tuning {} cases on {} for at most {} min; every candidate verified before it is timed",
@@ -122,10 +128,15 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
         gpu.info.name,
         args.minutes
     );
+    if let Some(l) = &left_out_line {
+        eprintln!("{l}");
+    }
     let rules = search::Rules {
         reps: args.reps,
         ..Default::default()
     };
+    // What the round did besides its entries (for --json).
+    let (mut stopped_for_time, mut skipped) = (Vec::new(), Vec::new());
     let mut on = |e: Event| match e {
         Event::Case { case, index, total } => {
             eprintln!("[{}/{total}] {} at n = {}", index + 1, case.id, case.n);
@@ -140,9 +151,23 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
             };
             eprintln!("    {:<44} {what}", show_choice(choice));
         }
-        Event::Skipped { case, why } => eprintln!("{}: skipped: {why}", case.id),
+        Event::OutOfTime {
+            case,
+            untried,
+            unconfirmed,
+        } => {
+            eprintln!("    {}", search::out_of_time(untried, unconfirmed));
+            stopped_for_time.push(serde_json::json!({
+                "case": case.id, "untried": untried, "unconfirmed": unconfirmed
+            }));
+        }
+        Event::Skipped { case, why } => {
+            eprintln!("{}: skipped: {why}", case.id);
+            skipped.push(serde_json::json!({"case": case.id, "why": why}));
+        }
         Event::Done(_) => {}
     };
+    let t0 = std::time::Instant::now();
     let entries = pollster::block_on(search::tune(
         &gpu,
         &cases,
@@ -151,13 +176,26 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
         &mut on,
         &|| false,
     ))?;
+    let seconds = t0.elapsed().as_secs_f64();
     // Entries of cases not tuned this time stay (a partial run adds to what was measured).
     let (w, warning) = wisdom::record(&gpu, &path, &entries)?;
     if let Some(warning) = warning {
         eprintln!("{warning}");
     }
     if args.json {
-        out(&serde_json::to_string_pretty(&w).unwrap_or_default());
+        // The file as written, and what this round did.
+        let mut v = serde_json::to_value(&w).unwrap_or_default();
+        v["round"] = serde_json::json!({
+            "minutes": args.minutes,
+            "seconds": seconds,
+            "cases": cases.len(),
+            "tuned": entries.iter().map(|e| e.case.clone()).collect::<Vec<_>>(),
+            "stopped_for_time": stopped_for_time,
+            "skipped": skipped,
+            "left_out": left_out,
+            "left_out_why": left_out_line.map(|_| left_out_why),
+        });
+        out(&serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         out(&format!(
             "{:<22} {:<44} {:>10} {:>10} {:>7}",
@@ -173,6 +211,11 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
                 e.default_ms / e.ms
             ));
         }
+        out(&format!(
+            "{} of {} cases tuned in {seconds:.0} s",
+            entries.len(),
+            cases.len()
+        ));
         out(&format!("wisdom written to {}", path.display()));
     }
     Ok(if entries.len() == cases.len() { 0 } else { 3 })

@@ -13,7 +13,9 @@ use std::sync::mpsc::{Receiver, channel};
 
 mod io;
 mod kernel;
+mod kernel_editor;
 mod kernel_tune;
+mod kernel_wisdom;
 mod lessons;
 mod links;
 mod panels;
@@ -299,6 +301,7 @@ impl eframe::App for StagewiseApp {
         if let Some(r) = self.result.as_ref().filter(|_| whole) {
             // The memory lens: its toggle, and when on the current pass's accesses.
             let (stage, key) = (self.timeline.stage, self.result_key);
+            let ran = self.ran_options();
             // Two ids: the open lens gets its own (larger) remembered height.
             egui::Panel::bottom(if self.lens.on { "lens" } else { "lens toggle" })
                 .resizable(self.lens.on)
@@ -306,8 +309,7 @@ impl eframe::App for StagewiseApp {
                 .min_size(if self.lens.on { 240.0 } else { 0.0 })
                 .show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| {
-                        self.lens
-                            .ui(ui, self.gpu.as_ref(), &self.session.algo, r, stage, key)
+                        self.lens.ui(ui, self.gpu.as_ref(), &ran, r, stage, key)
                     })
                 });
         }

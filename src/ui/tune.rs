@@ -10,7 +10,7 @@
 
 use crate::gpu::Gpu;
 use crate::wisdom::search::{self, Event, Outcome};
-use crate::wisdom::{self, Entry, Loaded, Origin, Source, Wisdom};
+use crate::wisdom::{self, Entry, Loaded, Origin, Wisdom};
 use eframe::egui;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,60 +22,8 @@ use web_time::Instant;
 /// What the page's wisdom says it came from (in the browser nothing is written).
 pub const PAGE: &str = "this page (the browser keeps no files)";
 
-/// The wisdom the app's timed runs fill unset options from: loaded for the app's device at start
-/// (`STAGEWISE_WISDOM`, or `--wisdom FILE` / `--no-wisdom` when the binary opens the app), again
-/// after a tune or Forget. A file that cannot be used leaves a warning and the built-in defaults.
-#[derive(Clone, Debug, Default)]
-pub struct InUse {
-    pub source: Source,
-    pub loaded: Option<Arc<Loaded>>,
-    pub warning: Option<String>,
-}
-
-impl InUse {
-    /// Load `source`'s wisdom for `gpu` (never fails: see [`wisdom::load`]).
-    pub fn load(gpu: &Gpu, source: Source) -> InUse {
-        let (loaded, warning) = wisdom::load(gpu, &source);
-        InUse {
-            source,
-            loaded: loaded.map(Arc::new),
-            warning,
-        }
-    }
-
-    /// Where it came from, in a word: local, shipped, file, page, off or none.
-    pub fn word(&self, gpu: &Gpu) -> &'static str {
-        match &self.loaded {
-            None if self.source == Source::Off => "off",
-            None => "none",
-            Some(l) if l.from == PAGE => "this page",
-            Some(l) => match l.origin(gpu) {
-                Origin::Local => "local",
-                Origin::Shipped => "shipped",
-                Origin::File => "file",
-            },
-        }
-    }
-
-    /// Where it came from, in a few words: "local: FILE", "shipped: FILE", "file: FILE", or none.
-    pub fn origin(&self, gpu: &Gpu) -> String {
-        match &self.loaded {
-            None if self.source == Source::Off => {
-                "none: off (--no-wisdom or STAGEWISE_WISDOM=off)".into()
-            }
-            None => "none: the built-in defaults".into(),
-            Some(l) if l.from == PAGE => format!("tuned on {PAGE}"),
-            Some(l) => {
-                let word = match l.origin(gpu) {
-                    Origin::Local => "local",
-                    Origin::Shipped => "shipped",
-                    Origin::File => "file",
-                };
-                format!("{word}: {}", l.from)
-            }
-        }
-    }
-}
+mod in_use;
+pub use in_use::InUse;
 
 /// How far a tuning round has come.
 #[derive(Clone, Debug)]
@@ -115,6 +63,8 @@ enum Msg {
     },
     Tried(String),
     Skipped(String, String),
+    /// A case tuned short of time: its id and what was left.
+    OutOfTime(String, String),
     Finished(Box<Finished>, Option<Wisdom>),
 }
 
@@ -140,6 +90,8 @@ pub struct TuneWindow {
     running: Option<Running>,
     pub progress: Option<Progress>,
     pub skipped: Vec<(String, String)>,
+    /// Cases whose share of the time ran out before their search did: (id, what was left).
+    pub out_of_time: Vec<(String, String)>,
     pub finished: Option<Finished>,
     /// Why the last Start or Forget did nothing, or what it did.
     pub message: Option<String>,
@@ -160,6 +112,7 @@ impl Default for TuneWindow {
             running: None,
             progress: None,
             skipped: Vec::new(),
+            out_of_time: Vec::new(),
             finished: None,
             message: None,
             busy: None,
@@ -236,7 +189,11 @@ impl TuneWindow {
         let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
         let n = self.log_n.map(|k| 1usize << k);
         let cases = match search::suite_cases(&crate::cli::Words, &rooms, &[], n, cpu) {
-            Ok(c) => c,
+            Ok(c) => {
+                // The FFTs a CPU adapter does not time at their size: said once, up front.
+                self.message = c.left_out_line();
+                c.cases
+            }
             Err(e) => {
                 self.message = Some(e.to_string());
                 return;
@@ -284,6 +241,14 @@ impl TuneWindow {
                     skipped.push((case.id.clone(), why.clone()));
                     send(Msg::Skipped(case.id.clone(), why));
                 }
+                Event::OutOfTime {
+                    case,
+                    untried,
+                    unconfirmed,
+                } => send(Msg::OutOfTime(
+                    case.id.clone(),
+                    search::out_of_time(untried, unconfirmed),
+                )),
                 Event::Done(_) => {}
             };
             let r = search::tune(&gpu, &cases, rules, minutes, &mut on, &|| {
@@ -321,6 +286,7 @@ impl TuneWindow {
         });
         self.progress = None;
         self.skipped.clear();
+        self.out_of_time.clear();
         self.finished = None;
     }
 
@@ -359,6 +325,7 @@ impl TuneWindow {
                     }
                 }
                 Msg::Skipped(id, why) => self.skipped.push((id, why)),
+                Msg::OutOfTime(id, what) => self.out_of_time.push((id, what)),
                 Msg::Finished(f, page) => {
                     self.running = None;
                     if let Some(w) = page {
@@ -512,11 +479,12 @@ impl TuneWindow {
                 ui.small(format!("candidate {}: {}", p.tried, p.candidate));
             }
         }
+        let orange = egui::Color32::from_rgb(230, 150, 60);
         for (id, why) in &self.skipped {
-            ui.colored_label(
-                egui::Color32::from_rgb(230, 150, 60),
-                format!("{id}: skipped: {why}"),
-            );
+            ui.colored_label(orange, format!("{id}: skipped: {why}"));
+        }
+        for (id, what) in &self.out_of_time {
+            ui.colored_label(orange, format!("{id}: {what}"));
         }
         if let Some(f) = &self.finished {
             ui.separator();

@@ -106,10 +106,14 @@ impl KernelWisdom {
 
 /// Add (or replace: same hash) `e` in this adapter's file; returns the file.
 pub fn save(gpu: &Gpu, e: KernelEntry) -> Result<PathBuf> {
-    let p = path(gpu);
+    save_to(&path(gpu), gpu, e)
+}
+
+/// [`save`] into the file `p` (the app's tests keep their own).
+pub fn save_to(p: &Path, gpu: &Gpu, e: KernelEntry) -> Result<PathBuf> {
     let me = AdapterId::of(gpu);
     // A file of another GPU or version, or a broken one, is replaced: it was of no use here.
-    let mut w = match KernelWisdom::read(&p) {
+    let mut w = match KernelWisdom::read(p) {
         Ok(w) if w.adapter.same_gpu(&me) => w,
         _ => KernelWisdom {
             version: VERSION,
@@ -119,8 +123,8 @@ pub fn save(gpu: &Gpu, e: KernelEntry) -> Result<PathBuf> {
     };
     w.entries.retain(|o| o.hash != e.hash);
     w.entries.push(e);
-    w.write(&p)?;
-    Ok(p)
+    w.write(p)?;
+    Ok(p.to_path_buf())
 }
 
 /// `opts` with this adapter's choice for its kernel's text filled into the overrides not given
@@ -131,15 +135,24 @@ pub fn apply(
     source: &Source,
     opts: &kernel::Options,
 ) -> (kernel::Options, Applied, Option<String>) {
+    apply_from(&path(gpu), gpu, source, opts)
+}
+
+/// [`apply`] from the file `p` (the app's tests keep their own).
+pub fn apply_from(
+    p: &Path,
+    gpu: &Gpu,
+    source: &Source,
+    opts: &kernel::Options,
+) -> (kernel::Options, Applied, Option<String>) {
     let none = (opts.clone(), Applied::default(), None);
     if *source == Source::Off {
         return none;
     }
-    let p = path(gpu);
     if !p.exists() {
         return none;
     }
-    let w = match KernelWisdom::read(&p) {
+    let w = match KernelWisdom::read(p) {
         Ok(w) if w.adapter.same_gpu(&AdapterId::of(gpu)) => w,
         Ok(w) => {
             let warn = format!(

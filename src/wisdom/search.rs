@@ -88,19 +88,52 @@ pub const VERIFY_N: usize = 1 << 20;
 /// The largest size a CPU adapter times a case at (the suite's 2^28 would take minutes a run).
 pub const CPU_MAX_N: usize = 1 << 20;
 
+/// The cases a round tunes, and those left out by design: their smallest run (one FFT) is more
+/// than the size they would be timed at.
+#[derive(Clone, Debug)]
+pub struct Cases {
+    pub cases: Vec<Case>,
+    pub left_out: Vec<String>,
+    /// Why, in words: "one FFT is more than …".
+    pub left_out_why: String,
+}
+
+impl Cases {
+    /// One line naming the cases left out and why (None: none was).
+    pub fn left_out_line(&self) -> Option<String> {
+        (!self.left_out.is_empty()).then(|| {
+            format!(
+                "left out: {}: {}",
+                self.left_out.join(", "),
+                self.left_out_why
+            )
+        })
+    }
+}
+
+/// The smallest size a case runs at: an FFT's one transform, else one element.
+fn smallest_n(algo: &AlgoOptions) -> usize {
+    match algo {
+        AlgoOptions::Fft(o) => o.size.unwrap_or(1024),
+        _ => 1,
+    }
+}
+
 /// What to tune: the suite's cases whose room declares a search space, narrowed to `rooms` (empty:
 /// all of [`ROOMS`]) and to ids containing one of `only` (empty: all), each timed at `n` (None: the
-/// case's largest suite size, at most [`CPU_MAX_N`] on a CPU adapter). `words` reads the suite's
-/// CLI words (the front end's parser).
+/// case's largest suite size, at most [`CPU_MAX_N`] on a CPU adapter). A case that cannot run at
+/// that size (an FFT larger than it) is left out, not tried. `words` reads the suite's CLI words
+/// (the front end's parser).
 pub fn suite_cases(
     words: &dyn crate::request::CommandWords,
     rooms: &[String],
     only: &[String],
     n: Option<usize>,
     cpu: bool,
-) -> Result<Vec<Case>> {
+) -> Result<Cases> {
     let suite = crate::suite::parse("bench/suite.toml (built in)", SUITE, words)?;
     let mut cases = Vec::new();
+    let mut left_out = Vec::new();
     for c in &suite.cases {
         if !only.is_empty() && !only.iter().any(|o| c.id.contains(o.as_str())) {
             continue;
@@ -116,12 +149,33 @@ pub fn suite_cases(
         if algo.space(&c.variant, n).knobs.is_empty() {
             continue;
         }
+        if smallest_n(&algo) > n {
+            left_out.push(c.id.clone());
+            continue;
+        }
         cases.push(Case::new(&c.id, algo, &c.variant, dtype, n, VERIFY_N));
     }
-    if cases.is_empty() {
-        return Err(Error::input(
-            "tune: no suite case with tunable parameters matches (rooms: bmmc, scan, fft, radix, oddeven)",
-        ));
+    let left_out_why = match n {
+        Some(n) => format!("one FFT is more than --n {n}"),
+        None if cpu => format!(
+            "one FFT is more than the 2^{} values a CPU adapter times a case at (--n N times \
+             them at N)",
+            CPU_MAX_N.trailing_zeros()
+        ),
+        None => "one FFT is more than the case's size".into(),
+    };
+    let cases = Cases {
+        cases,
+        left_out,
+        left_out_why,
+    };
+    if cases.cases.is_empty() {
+        return Err(Error::Input(match cases.left_out_line() {
+            Some(l) => format!("tune: no case to tune; {l}"),
+            None => "tune: no suite case with tunable parameters matches (rooms: bmmc, scan, \
+                     fft, radix, oddeven)"
+                .into(),
+        }));
     }
     Ok(cases)
 }
@@ -139,11 +193,30 @@ pub enum Event<'a> {
         choice: &'a Map<String, Value>,
         outcome: &'a Outcome,
     },
+    /// The case's share of the round ran out: `untried` candidates of its walk were not tried;
+    /// `unconfirmed`: a faster choice could not be timed again beside the default, which stays.
+    OutOfTime {
+        case: &'a Case,
+        untried: usize,
+        unconfirmed: bool,
+    },
     Done(&'a Entry),
     Skipped {
         case: &'a Case,
         why: String,
     },
+}
+
+/// What [`Event::OutOfTime`] says, in words.
+pub fn out_of_time(untried: usize, unconfirmed: bool) -> String {
+    match (untried, unconfirmed) {
+        (0, _) => "stopped for time: a faster choice was not confirmed; the default stays".into(),
+        (n, false) => format!("stopped for time: {n} candidate(s) not tried"),
+        (n, true) => format!(
+            "stopped for time: {n} candidate(s) not tried, a faster choice not confirmed; the \
+             default stays"
+        ),
+    }
 }
 
 /// One candidate's fate.
@@ -256,8 +329,10 @@ async fn try_one(
     }))
 }
 
-/// Tune one case within `budget_s` seconds (the default and at least one knob's first value are
-/// always tried). `None`: the default itself failed (the case is reported skipped).
+/// Tune one case within `budget_s` seconds: the default always runs; no later try starts that
+/// the case's measured tries say would end past the budget, with time kept for the confirming
+/// timings. `None` (the case is reported skipped): the default itself failed, or no candidate
+/// fit after it.
 pub async fn tune_case(
     gpu: &Gpu,
     case: &Case,
@@ -281,6 +356,11 @@ pub async fn tune_case(
             return Ok(None);
         }
     };
+    // Wall seconds of a timed try: the default's, then the slowest seen (a candidate's cost is
+    // its verification, warm-up and repetitions, all at the case's sizes).
+    let default_s = t0.elapsed().as_secs_f64();
+    let mut try_s = default_s;
+    let mut best_s = default_s;
     on(Event::Tried {
         case,
         choice: &none,
@@ -289,21 +369,27 @@ pub async fn tune_case(
     let (mut best, mut best_ms) = (none.clone(), default_ms);
     let mut runner_up: Option<Tried> = None;
     let (mut timed, mut refused, mut wrong) = (1, 0, 0);
-    'knobs: for knob in &space.knobs {
+    let mut untried = 0;
+    'knobs: for (k, knob) in space.knobs.iter().enumerate() {
         let base = best.clone();
-        for v in &knob.values {
+        for (i, v) in knob.values.iter().enumerate() {
             if cancelled() {
                 return Err(Error::Cancelled);
-            }
-            if t0.elapsed().as_secs_f64() > budget_s {
-                break 'knobs;
             }
             let mut choice = base.clone();
             choice.insert(knob.field.to_string(), v.clone());
             if choice == best {
                 continue;
             }
+            // This try, then the default and a new best timed again.
+            if t0.elapsed().as_secs_f64() + try_s + default_s + try_s > budget_s {
+                let later: usize = space.knobs[k + 1..].iter().map(|k| k.values.len()).sum();
+                untried = knob.values.len() - i + later;
+                break 'knobs;
+            }
+            let t = Instant::now();
             let outcome = try_one(gpu, case, &choice, rules, cancelled).await?;
+            let took = t.elapsed().as_secs_f64();
             on(Event::Tried {
                 case,
                 choice: &choice,
@@ -312,12 +398,14 @@ pub async fn tune_case(
             match outcome {
                 Outcome::Timed(ms) => {
                     timed += 1;
+                    try_s = try_s.max(took);
                     if ms < best_ms * (1.0 - NOISE) {
                         runner_up = Some(Tried {
                             choice: std::mem::replace(&mut best, choice),
                             ms: best_ms,
                         });
                         best_ms = ms;
+                        best_s = took;
                     } else if runner_up.as_ref().is_none_or(|r| ms < r.ms) {
                         runner_up = Some(Tried { choice, ms });
                     }
@@ -327,15 +415,34 @@ pub async fn tune_case(
             }
         }
     }
-    // Confirm: the default and the choice once more, side by side; noise never replaces it.
+    // Nothing but the default measured: no entry (it would claim the default won, and replace
+    // what an earlier round found for the case).
+    if timed + refused + wrong == 1 && untried > 0 {
+        let why = format!(
+            "out of time (--minutes): no candidate fit its {budget_s:.0} s share after the \
+             default ({default_s:.1} s a try)"
+        );
+        on(Event::Skipped { case, why });
+        return Ok(None);
+    }
+    // Confirm: the default and the choice once more, side by side; noise never replaces it, nor
+    // does a choice there is no time left to confirm.
     let mut default_ms = default_ms;
-    if !best.is_empty() {
+    let confirm = !best.is_empty();
+    let unconfirmed = confirm && t0.elapsed().as_secs_f64() + default_s + best_s > budget_s;
+    if confirm {
         let again = |o: Outcome| match o {
             Outcome::Timed(ms) => Some(ms),
             _ => None,
         };
-        let d = again(try_one(gpu, case, &none, rules, cancelled).await?);
-        let b = again(try_one(gpu, case, &best, rules, cancelled).await?);
+        let (d, b) = if unconfirmed {
+            (None, None)
+        } else {
+            (
+                again(try_one(gpu, case, &none, rules, cancelled).await?),
+                again(try_one(gpu, case, &best, rules, cancelled).await?),
+            )
+        };
         match (d, b) {
             (Some(d), Some(b)) if b.min(best_ms) < d.min(default_ms) * (1.0 - NOISE) => {
                 best_ms = b.min(best_ms);
@@ -350,6 +457,13 @@ pub async fn tune_case(
                 best_ms = default_ms;
             }
         }
+    }
+    if untried > 0 || unconfirmed {
+        on(Event::OutOfTime {
+            case,
+            untried,
+            unconfirmed,
+        });
     }
     let name = case.algo.algo().info().name.to_string();
     let fields = case.algo.fields();
@@ -377,8 +491,9 @@ pub async fn tune_case(
     Ok(Some(entry))
 }
 
-/// Tune `cases` within `minutes` (each case gets an equal share of what is left). Entries come
-/// back as they finish; a cancelled run keeps what it finished.
+/// Tune `cases` within `minutes`: each case gets an equal share of what is left when it starts,
+/// so a case that finishes early leaves its time to the later ones; a case starts only while the
+/// round has time left. Entries come back as they finish; a cancelled run keeps what it finished.
 pub async fn tune(
     gpu: &Gpu,
     cases: &[Case],

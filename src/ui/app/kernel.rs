@@ -97,6 +97,12 @@ impl StagewiseApp {
         let AlgoOptions::Kernel(o) = &self.session.algo else {
             return;
         };
+        // A run asked for during the tuning: now that it is over.
+        if self.workbench.after_tuning && !self.is_running() && !self.workbench.tune.is_running() {
+            self.workbench.after_tuning = false;
+            self.start_run(ctx);
+            return;
+        }
         if o.source.is_some() {
             // The editor's text (the browser): runs on Run or Ctrl+Enter, no file to watch.
             return;
@@ -143,7 +149,7 @@ impl StagewiseApp {
         }
         ui.add_space(4.0);
         if o.source.is_some() {
-            let (run, open_it) = editor(ui, o, wb);
+            let (run, open_it) = super::kernel_editor::editor(ui, o, wb);
             rerun |= run;
             open |= open_it;
         } else {
@@ -385,6 +391,7 @@ impl StagewiseApp {
         } else if let Some(f) = &wb.failure {
             ui.colored_label(RED, workbench::drawable(ui.ctx(), f, false));
         }
+        self.kernel_wisdom_line(ui);
         let Some(r) = self.result.as_ref().filter(|r| r.algorithm == Algo::Kernel) else {
             return;
         };
@@ -552,63 +559,4 @@ impl StagewiseApp {
             )
         });
     }
-}
-
-/// The room's editor (the browser, where a kernel is text, not a file): Open… (the browser's
-/// file picker), Download, Run, and the text; (run, open) asked. An exercise's edits are kept
-/// per exercise while the page is open.
-fn editor(ui: &mut egui::Ui, o: &mut kernel::Options, wb: &mut Workbench) -> (bool, bool) {
-    let (mut run, mut open) = (false, false);
-    let name = o
-        .wgsl
-        .as_ref()
-        .map_or("kernel.wgsl".to_string(), |p| p.display().to_string());
-    ui.horizontal(|ui| {
-        ui.label(format!("Kernel: {name}"));
-        open = ui
-            .button("Open…")
-            .on_hover_text("Load a .wgsl file into the editor")
-            .clicked();
-        // Natively a kernel is saved by the user's editor (the editor shows a session's text).
-        #[cfg(target_arch = "wasm32")]
-        if ui
-            .button("Download")
-            .on_hover_text("Save the editor's text as a .wgsl file")
-            .clicked()
-        {
-            let text = o.source.clone().unwrap_or_default().into_bytes();
-            let file = name.rsplit('/').next().unwrap_or("kernel.wgsl");
-            let _ = crate::ui::files::download(file, Ok(text));
-        }
-        run = ui
-            .button("Run")
-            .on_hover_text("Run the editor's kernel (Ctrl+Enter in the editor)")
-            .clicked();
-    });
-    let mut text = o.source.clone().unwrap_or_default();
-    let r = egui::ScrollArea::vertical()
-        .id_salt("kernel-editor")
-        .max_height(360.0)
-        .show(ui, |ui| {
-            ui.add(
-                egui::TextEdit::multiline(&mut text)
-                    .code_editor()
-                    .desired_rows(16)
-                    .desired_width(f32::INFINITY),
-            )
-        })
-        .inner
-        .on_hover_text("Your WGSL kernel; Ctrl+Enter runs it");
-    if r.changed() {
-        if let Some(ex) = &wb.exercise {
-            wb.texts.insert(ex.exercise.name(), text.clone());
-        }
-        o.source = Some(text);
-    }
-    if r.has_focus() && ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Enter))
-    {
-        run = true;
-    }
-    ui.small("Bindings: src, dst, scratch, params (docs/CLI.md).");
-    (run, open)
 }

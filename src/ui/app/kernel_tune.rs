@@ -24,6 +24,8 @@ impl StagewiseApp {
             .unwrap_or_default();
         let busy = self.is_running();
         let gpu = self.gpu.clone();
+        #[cfg(not(target_arch = "wasm32"))]
+        let wisdom_file = self.workbench.wisdom_file.clone();
         let t = &mut self.workbench.tune;
         t.poll();
         t.refresh(&opts, &exercise);
@@ -131,7 +133,7 @@ impl StagewiseApp {
                                 .clicked()
                             && let Some(g) = &gpu
                         {
-                            t.save(g);
+                            t.save(g, wisdom_file.as_deref());
                         }
                     });
                 }

@@ -66,12 +66,21 @@ impl StagewiseApp {
         }
         self.input_controls(ui, &mut rerun);
         ui.add_space(8.0);
+        // The room's tuning times on this GPU: a run waits for it (see run_may_start).
+        let tuning = kernel_room && self.workbench.tune.is_running();
         ui.horizontal(|ui| {
-            let run = ui
-                .add_enabled(!self.is_running(), egui::Button::new("Run on GPU"))
-                .on_hover_text(
+            let run = ui.add_enabled(
+                !self.is_running() && !tuning,
+                egui::Button::new("Run on GPU"),
+            );
+            let run = if tuning {
+                run.on_hover_text(kernel_wisdom::WAIT_FOR_TUNING)
+                    .on_disabled_hover_text(kernel_wisdom::WAIT_FOR_TUNING)
+            } else {
+                run.on_hover_text(
                     "Run every pass on the GPU and read the buffers back after each (Ctrl+R)",
-                );
+                )
+            };
             if run.clicked() || ctx.input(|i| i.modifiers.command && i.key_pressed(egui::Key::R)) {
                 rerun = true;
             }

@@ -11,6 +11,9 @@ use crate::algo::stream::Event;
 pub enum RunMsg {
     /// The head, or the next stage.
     Trace(Event),
+    /// The adapter refused the overrides kernel wisdom filled in (why): the run goes on with the
+    /// kernel's own values.
+    WisdomRefused(String),
     /// The run's end: its result (whose stages are those not streamed), or why it failed.
     Done(Box<Result<RunResult>>),
 }
@@ -22,36 +25,65 @@ pub struct RunJob {
     pub variant: String,
     pub dtype: DType,
     pub input: Data,
+    /// The options as the user gave them, when wisdom filled some into `algo`: run instead when
+    /// the adapter refuses wisdom's choice.
+    pub plain: Option<AlgoOptions>,
 }
 
 impl RunJob {
     /// Run it on `gpu` (traced, as the app always runs) and send everything to `send`, which
     /// returns false once nobody listens (the run then stops at its next stage).
     pub async fn run(self, gpu: &Gpu, send: &mut dyn FnMut(RunMsg) -> bool) {
-        let algo = self.algo.algo();
-        let req = algo
-            .info()
-            .variant(Some(&self.variant))
-            .and_then(|variant| RunRequest::new(algo, variant, self.dtype, self.input, true));
-        let r = match req {
-            Ok(req) => {
-                let mut trace = |e| send(RunMsg::Trace(e));
-                let mut out = algo::Stages::send_to(&mut trace);
-                let mut r = algo::run_streamed(algo, gpu, &req, &mut out).await;
-                // Pass times only from timestamps that measure the work (lavapipe's stop doing
-                // so once the window is drawn). Checked after the run, so that the run's own
-                // allocations (and injected faults) come first; a failed check changes nothing.
-                if let Ok(res) = &mut r {
-                    let _ = crate::bench::check_clock(gpu).await;
-                    if !gpu.trusts_timestamps() {
-                        res.passes.iter_mut().for_each(|p| p.gpu_ms = None);
-                    }
-                }
-                r
-            }
-            Err(e) => Err(e),
-        };
+        let RunJob {
+            algo,
+            variant,
+            dtype,
+            input,
+            plain,
+        } = self;
+        let again = plain.map(|p| (p, input.clone()));
+        let mut r = run_as(&algo, &variant, dtype, input, gpu, send).await;
+        // Wisdom's choice refused (limits, or a value the kernel rejects): said once, then the
+        // kernel's own values, as `run kernel` does.
+        if let (Err(e @ (Error::Input(_) | Error::Limit(_))), Some((plain, input))) = (&r, again) {
+            send(RunMsg::WisdomRefused(e.to_string()));
+            r = run_as(&plain, &variant, dtype, input, gpu, send).await;
+        }
         send(RunMsg::Done(Box::new(r)));
+    }
+}
+
+/// Run `algo` traced on `gpu`, its trace sent to `send` as it arrives.
+async fn run_as(
+    algo: &AlgoOptions,
+    variant: &str,
+    dtype: DType,
+    input: Data,
+    gpu: &Gpu,
+    send: &mut dyn FnMut(RunMsg) -> bool,
+) -> Result<RunResult> {
+    let algo = algo.algo();
+    let req = algo
+        .info()
+        .variant(Some(variant))
+        .and_then(|variant| RunRequest::new(algo, variant, dtype, input, true));
+    match req {
+        Ok(req) => {
+            let mut trace = |e| send(RunMsg::Trace(e));
+            let mut out = algo::Stages::send_to(&mut trace);
+            let mut r = algo::run_streamed(algo, gpu, &req, &mut out).await;
+            // Pass times only from timestamps that measure the work (lavapipe's stop doing
+            // so once the window is drawn). Checked after the run, so that the run's own
+            // allocations (and injected faults) come first; a failed check changes nothing.
+            if let Ok(res) = &mut r {
+                let _ = crate::bench::check_clock(gpu).await;
+                if !gpu.trusts_timestamps() {
+                    res.passes.iter_mut().for_each(|p| p.gpu_ms = None);
+                }
+            }
+            r
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -78,13 +110,18 @@ impl StagewiseApp {
             self.message = self.gpu_error.clone();
             return;
         };
-        let job = match self.session.job() {
+        if !self.run_may_start() {
+            self.message = Some("the run starts when the kernel's tuning ends".into());
+            return;
+        }
+        let mut job = match self.session.job() {
             Ok(j) => j,
             Err(e) => {
                 self.message = Some(e.to_string());
                 return;
             }
         };
+        self.kernel_wisdom(&gpu, &mut job);
         let (tx, rx) = channel();
         let ctx = ctx.clone();
         crate::ui::task::spawn(move || async move {
@@ -189,6 +226,7 @@ impl StagewiseApp {
                         }
                     }
                 }
+                RunMsg::WisdomRefused(why) => self.kernel_wisdom_refused(&why),
                 RunMsg::Done(r) => {
                     self.pending = None;
                     match *r {

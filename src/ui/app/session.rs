@@ -153,6 +153,7 @@ impl Session {
             variant: req.variant.name.to_string(),
             dtype: req.dtype,
             input: req.input,
+            plain: None,
         })
     }
 
