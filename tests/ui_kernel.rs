@@ -8,41 +8,9 @@ use stagewise::ui::StagewiseApp;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-fn harness<'a>() -> Harness<'a, StagewiseApp> {
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        // SAFETY: set before any device exists in this test binary.
-        unsafe { std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir()) };
-    }
-    Harness::builder()
-        .with_size([1400.0, 1000.0])
-        .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
-        .build_eframe(|cc| StagewiseApp::new(cc, None))
-}
-
-/// Step frames until the GPU run started by the app has delivered its result.
-fn wait_for_run(h: &mut Harness<'_, StagewiseApp>) {
-    let start = Instant::now();
-    while h.state().is_running() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the GPU run never finished"
-        );
-        h.step();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.run();
-}
-
-/// Step frames (the app reads the file's time every 300 ms) until `done`, then let the run end.
-fn step_until(h: &mut Harness<'_, StagewiseApp>, what: &str, done: impl Fn(&StagewiseApp) -> bool) {
-    let start = Instant::now();
-    while !done(h.state()) {
-        assert!(start.elapsed() < Duration::from_secs(60), "never: {what}");
-        h.step();
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    wait_for_run(h);
-}
+#[path = "common/app.rs"]
+mod app;
+use app::{harness, step_until, wait_for_run};
 
 /// Step frames until the run and the lens it turned on are both done (the lens records after
 /// the run, showing a spinner).
