@@ -5,6 +5,10 @@ use egui_kittest::kittest::Queryable;
 use stagewise::ui::StagewiseApp;
 use std::time::{Duration, Instant};
 
+#[path = "common/app.rs"]
+mod app;
+use app::wait_for_run;
+
 fn harness<'a>() -> Harness<'a, StagewiseApp> {
     harness_sized([1280.0, 800.0])
 }
@@ -20,20 +24,6 @@ fn harness_sized<'a>(size: [f32; 2]) -> Harness<'a, StagewiseApp> {
         .with_max_steps(10)
         .wgpu_setup(stagewise::ui::wgpu_options(None).wgpu_setup)
         .build_eframe(|cc| StagewiseApp::new(cc, None))
-}
-
-/// Step frames until the GPU run started by the app has delivered its result.
-fn wait_for_run(h: &mut Harness<'_, StagewiseApp>) {
-    let start = Instant::now();
-    while h.state().is_running() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the GPU run never finished"
-        );
-        h.step();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.run();
 }
 
 #[test]

@@ -5,12 +5,11 @@
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use stagewise::ui::StagewiseApp;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 #[path = "common/app.rs"]
 mod app;
-use app::{harness, step_until, wait_for_run};
+use app::{harness, kernel_session, scratch, step_until, wait_for_run};
 
 /// Step frames until the run and the lens it turned on are both done (the lens records after
 /// the run, showing a spinner).
@@ -42,30 +41,6 @@ fn open_solved_coalescing_exercise(h: &mut Harness<'_, StagewiseApp>, home: &std
     h.get_by_label("Bit-reversal with coalesced reads and writes")
         .click();
     wait_for_lens(h);
-}
-
-/// A fresh folder for this test's files.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stagewise-ui-kernel-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// The room *Your kernel* on `file`, checked as a bit-reversal of 16 iota values.
-fn bitrev_kernel_session(s: &mut stagewise::ui::app::Session, file: &std::path::Path) {
-    use stagewise::algo::{AlgoOptions, kernel};
-    s.algo = AlgoOptions::Kernel(kernel::Options {
-        wgsl: Some(file.to_path_buf()),
-        expect: Some("bitrev".into()),
-        passes: "1".into(),
-        items_per_thread: 1,
-        ..Default::default()
-    });
-    s.variant = "wgsl".into();
-    s.n = Some(16);
-    s.fill = stagewise::data::Fill::Iota;
-    s.typed = false;
 }
 
 fn solution(name: &str) -> String {
@@ -251,7 +226,7 @@ fn a_permutation_kernel_is_drawn_with_its_expected_op() {
     let dir = scratch("view");
     let file = dir.join("bitrev.wgsl");
     std::fs::write(&file, solution("bitrev-naive")).unwrap();
-    bitrev_kernel_session(&mut h.state_mut().session, &file);
+    kernel_session(&mut h.state_mut().session, &file, "bitrev");
     h.run();
     h.get_by_label("Run on GPU").click();
     h.step();
@@ -361,7 +336,7 @@ fn a_kernel_session_carries_its_text() {
     std::fs::write(&file, solution("bitrev-naive")).unwrap();
     let mut h = harness();
     wait_for_run(&mut h);
-    bitrev_kernel_session(&mut h.state_mut().session, &file);
+    kernel_session(&mut h.state_mut().session, &file, "bitrev");
     let saved = h.state().session_now();
     let AlgoOptions::Kernel(o) = &saved.algo else {
         panic!("a kernel session")

@@ -4,36 +4,11 @@
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use stagewise::ui::StagewiseApp;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 #[path = "common/app.rs"]
 mod app;
-use app::{harness, step_until, wait_for_run};
-
-/// A fresh folder for this test's files.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stagewise-ui-ktune-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// The room *Your kernel* on `file`, checked as a bit-reversal of 16 iota values.
-fn bitrev_kernel_session(s: &mut stagewise::ui::app::Session, file: &std::path::Path) {
-    use stagewise::algo::{AlgoOptions, kernel};
-    s.algo = AlgoOptions::Kernel(kernel::Options {
-        wgsl: Some(file.to_path_buf()),
-        expect: Some("bitrev".into()),
-        passes: "1".into(),
-        items_per_thread: 1,
-        ..Default::default()
-    });
-    s.variant = "wgsl".into();
-    s.n = Some(16);
-    s.fill = stagewise::data::Fill::Iota;
-    s.typed = false;
-}
+use app::{harness, kernel_session, scratch, step_until, wait_for_run};
 
 /// The room's Tune section: a kernel with two overrides gets value lists around their defaults;
 /// Tune runs on the app's device off the UI frame, the table comes with the references and the
@@ -59,10 +34,7 @@ fn the_tune_section_tunes_the_overrides_and_shows_the_table() {
     .unwrap();
     let mut h = harness();
     wait_for_run(&mut h);
-    bitrev_kernel_session(&mut h.state_mut().session, &file);
-    if let stagewise::algo::AlgoOptions::Kernel(o) = &mut h.state_mut().session.algo {
-        o.expect = Some("copy".into());
-    }
+    kernel_session(&mut h.state_mut().session, &file, "copy");
     h.run();
     h.get_by_label("Run on GPU").click();
     h.step();
@@ -207,10 +179,7 @@ fn a_run_takes_the_files_kernel_wisdom_unless_typed_or_off() {
     .write(&wisdom)
     .unwrap();
     h.state_mut().workbench.wisdom_file = Some(wisdom.clone());
-    bitrev_kernel_session(&mut h.state_mut().session, &file);
-    if let stagewise::algo::AlgoOptions::Kernel(o) = &mut h.state_mut().session.algo {
-        o.expect = Some("copy".into());
-    }
+    kernel_session(&mut h.state_mut().session, &file, "copy");
     // Wisdom's SHIFT=0: a copy, verified, and the room names the file and the value.
     assert_eq!(run_with_overrides(&mut h, &[]), (true, true));
     h.get_by_label(&format!("wisdom ({}): SHIFT=0", wisdom.display()));
@@ -239,10 +208,7 @@ fn run_waits_while_the_kernel_is_tuned() {
     std::fs::write(&file, SHIFTED).unwrap();
     let mut h = harness();
     wait_for_run(&mut h);
-    bitrev_kernel_session(&mut h.state_mut().session, &file);
-    if let stagewise::algo::AlgoOptions::Kernel(o) = &mut h.state_mut().session.algo {
-        o.expect = Some("copy".into());
-    }
+    kernel_session(&mut h.state_mut().session, &file, "copy");
     h.run();
     h.get_by_label("Run on GPU").click();
     h.step();

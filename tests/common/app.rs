@@ -1,6 +1,8 @@
-//! The app harness the "Your kernel" UI tests share (tests/ui_kernel.rs, tests/ui_kernel_tune.rs).
+//! The app harness the UI tests share (tests/ui.rs, tests/ui_kernel.rs, tests/ui_kernel_tune.rs).
+#![allow(dead_code)]
 use egui_kittest::Harness;
 use stagewise::ui::StagewiseApp;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub fn harness<'a>() -> Harness<'a, StagewiseApp> {
@@ -41,4 +43,28 @@ pub fn step_until(
         std::thread::sleep(Duration::from_millis(20));
     }
     wait_for_run(h);
+}
+
+/// A fresh folder for this test's files.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("stagewise-ui-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The room *Your kernel* on `file` over 16 iota values, checked against `expect`.
+pub fn kernel_session(s: &mut stagewise::ui::app::Session, file: &Path, expect: &str) {
+    use stagewise::algo::{AlgoOptions, kernel};
+    s.algo = AlgoOptions::Kernel(kernel::Options {
+        wgsl: Some(file.to_path_buf()),
+        expect: Some(expect.into()),
+        passes: "1".into(),
+        items_per_thread: 1,
+        ..Default::default()
+    });
+    s.variant = "wgsl".into();
+    s.n = Some(16);
+    s.fill = stagewise::data::Fill::Iota;
+    s.typed = false;
 }
