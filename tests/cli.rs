@@ -606,3 +606,38 @@ fn out_of_memory_is_one_line_and_a_nonzero_exit() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A wait for the GPU longer than STAGEWISE_GPU_TIMEOUT is one error line and exit 1, not a hang
+/// (a kernel that never ends); a bad value is a warning and the default.
+#[test]
+fn a_gpu_wait_past_the_limit_is_an_error() {
+    // 22 ladder passes over 2^22 words outlast a microsecond on any adapter.
+    let args = [
+        "run",
+        "scan",
+        "--variant",
+        "ladder",
+        "--n",
+        "4194304",
+        "--fill",
+        "iota",
+    ];
+    let (code, err) = run_err_env(&args, &[("STAGEWISE_GPU_TIMEOUT", "0.000001")]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("stagewise: error: GPU: the GPU has not finished after ")
+            && err.contains("a kernel that never ends?"),
+        "{err}"
+    );
+    let out = bin()
+        .args(["run", "scan", "--n", "1000", "--fill", "iota", "--json"])
+        .env("STAGEWISE_GPU_TIMEOUT", "soon")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("STAGEWISE_GPU_TIMEOUT=soon: expected seconds above 0"),
+        "{err}"
+    );
+}

@@ -234,18 +234,50 @@ pub(super) async fn wait(gpu: &Gpu) -> Result<()> {
 }
 
 /// Natively: block until the submitted work is done (the callbacks of `wait` and `read_all` run
-/// in here). In the browser there is nothing to poll.
+/// in here), at most [`wait_limit`]: a kernel that never ends (a user's, or a fault in a look-back)
+/// becomes an error instead of a hang. In the browser there is nothing to poll.
 fn poll_until_done(gpu: &Gpu) -> Result<()> {
     if cfg!(target_arch = "wasm32") {
         return Ok(());
     }
-    gpu.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map(|_| ())
-        .map_err(|e| match gpu.check_lost() {
+    let limit = wait_limit(gpu);
+    let wait = wgpu::PollType::Wait {
+        submission_index: None,
+        timeout: Some(limit),
+    };
+    gpu.device.poll(wait).map(|_| ()).map_err(|e| match e {
+        wgpu::PollError::Timeout => Error::Gpu(format!(
+            "the GPU has not finished after {} s: a kernel that never ends? \
+             (STAGEWISE_GPU_TIMEOUT sets this limit)",
+            limit.as_secs_f64()
+        )),
+        e => match gpu.check_lost() {
             Some(why) => Error::DeviceLost(why),
             None => Error::Gpu(format!("waiting for the GPU failed: {e}")),
-        })
+        },
+    })
+}
+
+/// How long one wait for the GPU may last: far beyond any plan Stagewise runs (on a GPU the
+/// slowest take well under a second a submission; on a CPU adapter a large FFT's can take a
+/// minute), or `STAGEWISE_GPU_TIMEOUT` seconds (a bad value: a warning and the default).
+fn wait_limit(gpu: &Gpu) -> std::time::Duration {
+    static SET: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
+    let set = *SET.get_or_init(|| {
+        let v = std::env::var("STAGEWISE_GPU_TIMEOUT").ok()?;
+        match v.trim().parse::<f64>() {
+            Ok(s) if s > 0.0 && s.is_finite() => Some(s),
+            _ => {
+                eprintln!(
+                    "stagewise: warning: STAGEWISE_GPU_TIMEOUT={v}: expected seconds above 0; \
+                     using the default"
+                );
+                None
+            }
+        }
+    });
+    let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
+    std::time::Duration::from_secs_f64(set.unwrap_or(if cpu { 1800.0 } else { 300.0 }))
 }
 
 /// Map every buffer, await the maps, and return their contents as u32 words.
