@@ -637,7 +637,7 @@ fn a_gpu_wait_past_the_limit_is_an_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(
-        err.contains("STAGEWISE_GPU_TIMEOUT=soon: expected seconds above 0"),
+        err.contains("STAGEWISE_GPU_TIMEOUT=soon: not a duration in seconds above 0"),
         "{err}"
     );
 }

@@ -258,26 +258,26 @@ fn poll_until_done(gpu: &Gpu) -> Result<()> {
     })
 }
 
-/// How long one wait for the GPU may last: far beyond any plan Stagewise runs (on a GPU the
-/// slowest take well under a second a submission; on a CPU adapter a large FFT's can take a
-/// minute), or `STAGEWISE_GPU_TIMEOUT` seconds (a bad value: a warning and the default).
+/// How long one wait for the GPU may last: far beyond any plan Stagewise runs (a lens recording at
+/// 2^28 takes seconds, a CPU adapter's large FFT about a minute), or `STAGEWISE_GPU_TIMEOUT`
+/// seconds (a bad value: a warning and the default).
 fn wait_limit(gpu: &Gpu) -> std::time::Duration {
-    static SET: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
+    use std::time::Duration;
+    static SET: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
     let set = *SET.get_or_init(|| {
         let v = std::env::var("STAGEWISE_GPU_TIMEOUT").ok()?;
-        match v.trim().parse::<f64>() {
-            Ok(s) if s > 0.0 && s.is_finite() => Some(s),
-            _ => {
-                eprintln!(
-                    "stagewise: warning: STAGEWISE_GPU_TIMEOUT={v}: expected seconds above 0; \
-                     using the default"
-                );
-                None
-            }
+        let d = v.trim().parse::<f64>().ok().filter(|s| *s > 0.0);
+        let d = d.and_then(|s| Duration::try_from_secs_f64(s).ok());
+        if d.is_none() {
+            eprintln!(
+                "stagewise: warning: STAGEWISE_GPU_TIMEOUT={v}: not a duration in seconds above 0; \
+                 using the default"
+            );
         }
+        d
     });
     let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
-    std::time::Duration::from_secs_f64(set.unwrap_or(if cpu { 1800.0 } else { 300.0 }))
+    set.unwrap_or(Duration::from_secs(if cpu { 1800 } else { 300 }))
 }
 
 /// Map every buffer, await the maps, and return their contents as u32 words.
