@@ -4,6 +4,7 @@
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use stagewise::ui::StagewiseApp;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 #[path = "common/app.rs"]
@@ -135,6 +136,16 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
 }
 ";
 
+/// A scratch folder holding SHIFTED as shifted.wgsl, and the app after its first run.
+fn shifted_app<'a>(tag: &str) -> (PathBuf, PathBuf, Harness<'a, StagewiseApp>) {
+    let dir = scratch(tag);
+    let file = dir.join("shifted.wgsl");
+    std::fs::write(&file, SHIFTED).unwrap();
+    let mut h = harness();
+    wait_for_run(&mut h);
+    (dir, file, h)
+}
+
 /// Run the room's kernel with `overrides` typed and return (verified, the wisdom line shown).
 fn run_with_overrides(h: &mut Harness<'_, StagewiseApp>, overrides: &[&str]) -> (bool, bool) {
     if let stagewise::algo::AlgoOptions::Kernel(o) = &mut h.state_mut().session.algo {
@@ -154,11 +165,7 @@ fn run_with_overrides(h: &mut Harness<'_, StagewiseApp>, overrides: &[&str]) -> 
 #[test]
 fn a_run_takes_the_files_kernel_wisdom_unless_typed_or_off() {
     use stagewise::wisdom::{AdapterId, kernel};
-    let dir = scratch("kwisdom");
-    let file = dir.join("shifted.wgsl");
-    std::fs::write(&file, SHIFTED).unwrap();
-    let mut h = harness();
-    wait_for_run(&mut h);
+    let (dir, file, mut h) = shifted_app("kwisdom");
     let adapter = AdapterId::of(h.state().gpu().expect("a GPU"));
     let entry = kernel::KernelEntry {
         hash: kernel::content_hash(SHIFTED),
@@ -203,11 +210,7 @@ fn a_run_takes_the_files_kernel_wisdom_unless_typed_or_off() {
 #[test]
 fn run_waits_while_the_kernel_is_tuned() {
     use egui_kittest::kittest::NodeT;
-    let dir = scratch("tuning");
-    let file = dir.join("shifted.wgsl");
-    std::fs::write(&file, SHIFTED).unwrap();
-    let mut h = harness();
-    wait_for_run(&mut h);
+    let (dir, file, mut h) = shifted_app("tuning");
     kernel_session(&mut h.state_mut().session, &file, "copy");
     h.run();
     h.get_by_label("Run on GPU").click();

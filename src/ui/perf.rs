@@ -14,11 +14,11 @@ use crate::algo::AlgoOptions;
 use crate::bench::{self, BenchRow, BenchSpec, Event, Filled};
 use crate::data::DType;
 use crate::gpu::Gpu;
+use crate::ui::task::Worker;
 use eframe::egui;
 use peers::Overlay;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 /// What the one-algorithm plot's y axis shows.
@@ -50,10 +50,9 @@ enum Msg {
     Suite(Result<Overlay, String>),
 }
 
-/// A sweep on its worker: its messages, its cancel flag, and the mode whose rows it fills.
+/// A sweep on its worker, and the mode whose rows it fills.
 struct Running {
-    rx: Receiver<Msg>,
-    cancel: Arc<AtomicBool>,
+    worker: Worker<Msg>,
     mode: Mode,
 }
 
@@ -213,29 +212,21 @@ impl PerfLab {
         self.filled.clear();
         self.filled_from = wisdom.as_ref().map(|w| w.from.clone());
         self.wisdom_refused = None;
-        let (tx, rx) = channel();
-        let cancel = Arc::new(AtomicBool::new(false));
-        let c2 = cancel.clone();
+        let (worker, reply) = Worker::new(ctx);
         let gpu = gpu.clone();
-        let ctx = ctx.clone();
         super::task::spawn(move || async move {
             let r = bench::run_with_wisdom(
                 &gpu,
                 &spec,
                 wisdom.as_deref(),
-                &mut |e| {
-                    let _ = tx.send(Msg::Bench(e));
-                    ctx.request_repaint();
-                },
-                &|| c2.load(Ordering::Relaxed),
+                &mut |e| reply.send(Msg::Bench(e)),
+                &|| reply.stopped(),
             )
             .await;
-            let _ = tx.send(Msg::Done(r.map(|_| ()).map_err(|e| e.to_string())));
-            ctx.request_repaint();
+            reply.send(Msg::Done(r.map(|_| ()).map_err(|e| e.to_string())));
         });
         self.running = Some(Running {
-            rx,
-            cancel,
+            worker,
             mode: self.mode,
         });
         self.progress = (0, 0);
@@ -274,7 +265,7 @@ impl PerfLab {
         }
         let Some(run) = &self.running else { return };
         let mode = run.mode;
-        let msgs: Vec<Msg> = run.rx.try_iter().collect();
+        let msgs = run.worker.take();
         let mut done = None;
         for m in msgs {
             match m {
@@ -458,7 +449,7 @@ impl PerfLab {
                 .on_hover_text("Stop after the current repetition")
                 .clicked()
             {
-                run.cancel.store(true, Ordering::Relaxed);
+                run.worker.stop();
             }
             let (d, t) = self.progress;
             ui.add(

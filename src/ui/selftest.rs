@@ -2,29 +2,22 @@
 //! performance lab runs its sweeps), with its progress, a Stop button, and at the end the table
 //! and every failure with the command that reproduces it.
 
+use super::task::Worker;
 use crate::gpu::Gpu;
 use crate::selftest::{Config, Progress, Report};
 use crate::wisdom::Loaded;
 use eframe::egui;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, channel};
 
 enum Msg {
     Progress(Progress),
     Done(Report),
 }
 
-struct Running {
-    rx: Receiver<Msg>,
-    stop: Arc<AtomicBool>,
-}
-
 pub struct SelftestWindow {
     pub open: bool,
     pub minutes: f64,
     pub seed: u64,
-    running: Option<Running>,
+    running: Option<Worker<Msg>>,
     pub progress: Option<Progress>,
     pub report: Option<Report>,
 }
@@ -50,11 +43,8 @@ impl SelftestWindow {
     /// Start on `gpu` (the app's device, shared: no second device is opened); its cases take
     /// their unset options from `wisdom` (the app's), as `stagewise selftest` does.
     pub fn start(&mut self, gpu: &Gpu, ctx: &egui::Context, wisdom: Option<&Loaded>) {
-        let (tx, rx) = channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s2 = stop.clone();
+        let (worker, reply) = Worker::new(ctx);
         let gpu = gpu.clone();
-        let ctx = ctx.clone();
         let cfg = Config {
             minutes: self.minutes,
             cases: None,
@@ -67,31 +57,27 @@ impl SelftestWindow {
                 &gpu,
                 &cfg,
                 &crate::cli::Words,
-                &|| s2.load(Ordering::Relaxed),
-                &mut |p| {
-                    let _ = tx.send(Msg::Progress(p.clone()));
-                    ctx.request_repaint();
-                },
+                &|| reply.stopped(),
+                &mut |p| reply.send(Msg::Progress(p.clone())),
             )
             .await;
-            let _ = tx.send(Msg::Done(report));
-            ctx.request_repaint();
+            reply.send(Msg::Done(report));
         });
-        self.running = Some(Running { rx, stop });
+        self.running = Some(worker);
         self.progress = None;
         self.report = None;
     }
 
     pub fn stop(&self) {
-        if let Some(r) = &self.running {
-            r.stop.store(true, Ordering::Relaxed);
+        if let Some(w) = &self.running {
+            w.stop();
         }
     }
 
     /// Take what the worker sent.
     pub fn poll(&mut self) {
-        let Some(r) = &self.running else { return };
-        for m in r.rx.try_iter().collect::<Vec<_>>() {
+        let Some(w) = &self.running else { return };
+        for m in w.take() {
             match m {
                 Msg::Progress(p) => self.progress = Some(p),
                 Msg::Done(rep) => {

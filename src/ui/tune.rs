@@ -9,14 +9,13 @@
 //! kept for the page's runs and is gone on reload.
 
 use crate::gpu::Gpu;
+use crate::ui::task::Worker;
 use crate::wisdom::search::{self, Event, Outcome};
 use crate::wisdom::{self, Entry, Loaded, Origin, Wisdom};
 use eframe::egui;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, channel};
 use web_time::Instant;
 
 /// What the page's wisdom says it came from (in the browser nothing is written).
@@ -69,8 +68,7 @@ enum Msg {
 }
 
 struct Running {
-    rx: Receiver<Msg>,
-    stop: Arc<AtomicBool>,
+    worker: Worker<Msg>,
     started: Instant,
     budget_s: f64,
 }
@@ -199,10 +197,8 @@ impl TuneWindow {
                 return;
             }
         };
-        let (tx, rx) = channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s2 = stop.clone();
-        let (gpu, ctx) = (gpu.clone(), ctx.clone());
+        let (worker, reply) = Worker::new(ctx);
+        let gpu = gpu.clone();
         let rules = search::Rules {
             reps: self.reps.max(1),
             ..Default::default()
@@ -212,10 +208,7 @@ impl TuneWindow {
         let base = base.map(|l| l.wisdom.clone());
         super::task::spawn(move || async move {
             let t0 = Instant::now();
-            let send = |m: Msg| {
-                let _ = tx.send(m);
-                ctx.request_repaint();
-            };
+            let send = |m: Msg| reply.send(m);
             let mut skipped = Vec::new();
             let mut on = |e: Event| match e {
                 Event::Case { case, index, total } => send(Msg::Case {
@@ -251,11 +244,8 @@ impl TuneWindow {
                 )),
                 Event::Done(_) => {}
             };
-            let r = search::tune(&gpu, &cases, rules, minutes, &mut on, &|| {
-                s2.load(Ordering::Relaxed)
-            })
-            .await;
-            let stopped = s2.load(Ordering::Relaxed);
+            let r = search::tune(&gpu, &cases, rules, minutes, &mut on, &|| reply.stopped()).await;
+            let stopped = reply.stopped();
             let (entries, saved, warning, page) = match r {
                 // Nothing finished: nothing to write (a file is never rewritten for nothing).
                 Ok(entries) if entries.is_empty() => (entries, Ok(None), None, None),
@@ -279,8 +269,7 @@ impl TuneWindow {
             ));
         });
         self.running = Some(Running {
-            rx,
-            stop,
+            worker,
             started: Instant::now(),
             budget_s: minutes * 60.0,
         });
@@ -293,7 +282,7 @@ impl TuneWindow {
     /// Stop after the candidate being timed; the cases finished are kept and written.
     pub fn stop(&self) {
         if let Some(r) = &self.running {
-            r.stop.store(true, Ordering::Relaxed);
+            r.worker.stop();
         }
     }
 
@@ -301,7 +290,7 @@ impl TuneWindow {
     /// be the file just written).
     pub fn poll(&mut self, gpu: Option<&Gpu>, in_use: &mut InUse) {
         let Some(r) = &self.running else { return };
-        for m in r.rx.try_iter().collect::<Vec<_>>() {
+        for m in r.worker.take() {
             match m {
                 Msg::Case {
                     id,

@@ -4,10 +4,9 @@
 use super::POLL;
 use crate::algo::kernel::overrides::{Kind, Override};
 use crate::error::{Error, Result};
+use crate::ui::task::Worker;
 use crate::wisdom::kernel_tune::{Event, Reference, Report, Row, Setup};
 use eframe::egui;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the tuning worker sends.
 enum TuneMsg {
@@ -16,11 +15,6 @@ enum TuneMsg {
     Builtin(Reference),
     Row(usize, Row),
     Done(Result<Report>),
-}
-
-struct TuneRun {
-    rx: std::sync::mpsc::Receiver<TuneMsg>,
-    stop: Arc<AtomicBool>,
 }
 
 /// The room's Tune section (`stagewise tune kernel` in the app): value lists per override of the
@@ -37,7 +31,7 @@ pub struct Tune {
     /// Timed at 2^log_n elements.
     pub log_n: u32,
     pub reps: usize,
-    running: Option<TuneRun>,
+    running: Option<Worker<TuneMsg>>,
     pub total: usize,
     pub copy: Option<Reference>,
     pub builtin: Option<Reference>,
@@ -179,43 +173,35 @@ impl Tune {
             self.error = Some(e.to_string());
             return;
         }
-        let (tx, rx) = std::sync::mpsc::channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let (s2, gpu, ctx) = (stop.clone(), gpu.clone(), ctx.clone());
+        let (worker, reply) = Worker::new(ctx);
+        let gpu = gpu.clone();
         crate::ui::task::spawn(move || async move {
-            let tx2 = tx.clone();
-            let c2 = ctx.clone();
-            let mut on = move |e: Event| {
-                let m = match e {
+            let mut on = |e: Event| {
+                reply.send(match e {
                     Event::Started { total } => TuneMsg::Started(total),
                     Event::Copy(r) => TuneMsg::Copy(r.clone()),
                     Event::Builtin(r) => TuneMsg::Builtin(r.clone()),
                     Event::Row { index, row } => TuneMsg::Row(index, row.clone()),
-                };
-                let _ = tx2.send(m);
-                c2.request_repaint();
+                })
             };
-            let r = crate::wisdom::kernel_tune::tune(&gpu, &setup, &mut on, &|| {
-                s2.load(Ordering::Relaxed)
-            })
-            .await;
-            let _ = tx.send(TuneMsg::Done(r));
-            ctx.request_repaint();
+            let stopped = || reply.stopped();
+            let r = crate::wisdom::kernel_tune::tune(&gpu, &setup, &mut on, &stopped).await;
+            reply.send(TuneMsg::Done(r));
         });
-        self.running = Some(TuneRun { rx, stop });
+        self.running = Some(worker);
     }
 
     /// Stop after the candidate being timed.
     pub fn stop(&self) {
-        if let Some(r) = &self.running {
-            r.stop.store(true, Ordering::Relaxed);
+        if let Some(w) = &self.running {
+            w.stop();
         }
     }
 
     /// Take what the worker sent.
     pub fn poll(&mut self) {
-        let Some(r) = &self.running else { return };
-        for m in r.rx.try_iter().collect::<Vec<_>>() {
+        let Some(w) = &self.running else { return };
+        for m in w.take() {
             match m {
                 TuneMsg::Started(t) => self.total = t,
                 TuneMsg::Copy(r) => self.copy = Some(r),
