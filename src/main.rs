@@ -50,11 +50,31 @@ fn main() {
         Some(cmd) => dispatch(&cli, cmd),
         None => stagewise::ui::run_app(cli.adapter.as_deref(), cli.session.as_deref(), wisdom),
     };
-    match code {
-        Ok(c) => std::process::exit(c),
+    let code = match code {
+        Ok(c) => c,
         Err(e) => {
             eprintln!("stagewise: error: {e}");
-            std::process::exit(1);
+            1
         }
+    };
+    if stagewise::gpu::runner::gpu_hung() {
+        exit_now(code);
     }
+    std::process::exit(code);
+}
+
+/// Ends the process without the exit handlers, whose GPU driver's would wait for a kernel that
+/// never ends.
+#[cfg(unix)]
+fn exit_now(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: _exit ends the process at once; nothing runs after it.
+    unsafe { libc::_exit(code) }
+}
+
+#[cfg(not(unix))]
+fn exit_now(code: i32) -> ! {
+    std::process::exit(code)
 }

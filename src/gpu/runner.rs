@@ -246,16 +246,34 @@ fn poll_until_done(gpu: &Gpu) -> Result<()> {
         timeout: Some(limit),
     };
     gpu.device.poll(wait).map(|_| ()).map_err(|e| match e {
-        wgpu::PollError::Timeout => Error::Gpu(format!(
-            "the GPU has not finished after {} s: a kernel that never ends? \
-             (STAGEWISE_GPU_TIMEOUT sets this limit)",
-            limit.as_secs_f64()
-        )),
+        wgpu::PollError::Timeout => {
+            // The device stays busy with that kernel, and dropping it waits for the GPU to go
+            // idle. Keep it alive to the process's end, so that the error reaches the user, and
+            // say so to the process's exit (gpu_hung).
+            std::mem::forget(gpu.device.clone());
+            std::mem::forget(gpu.queue.clone());
+            GPU_HUNG.store(true, std::sync::atomic::Ordering::Relaxed);
+            Error::Gpu(format!(
+                "the GPU has not finished after {} s: a kernel that never ends? \
+                 (STAGEWISE_GPU_TIMEOUT sets this limit)",
+                limit.as_secs_f64()
+            ))
+        }
         e => match gpu.check_lost() {
             Some(why) => Error::DeviceLost(why),
             None => Error::Gpu(format!("waiting for the GPU failed: {e}")),
         },
     })
+}
+
+static GPU_HUNG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a wait for the GPU ran past its limit in this process: the GPU may still run that
+/// kernel, and on the H200 (NVIDIA's Vulkan driver) the process's normal exit then waits for it
+/// for ever (the error line printed, the process not ended), so the caller ends the process
+/// without the exit handlers.
+pub fn gpu_hung() -> bool {
+    GPU_HUNG.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// How long one wait for the GPU may last: far beyond any plan Stagewise runs (a lens recording at
