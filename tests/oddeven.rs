@@ -420,64 +420,51 @@ fn tuning_options_keep_results_exact() {
 
 #[test]
 fn errors_are_clear() {
-    let e = try_run(
-        &oddeven(Some(3), false),
-        "batcher",
-        Data::from_u32(&[1; 10]),
-        false,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("not a multiple"), "{e}");
-    let e = try_run(
-        &oddeven(Some(8192), false),
-        "batcher",
-        Data::from_u32(&[1; 8192]),
-        false,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("4096"), "{e}");
-    let e = try_run(
-        &oddeven(Some(2), false),
-        "global",
-        Data::from_u32(&[1; 4]),
-        false,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("--segment is for"), "{e}");
     let words = (gpu().limits.max_compute_workgroup_storage_size / 4) as usize;
-    let e = try_run(
-        &oddeven(None, false),
-        "transposition",
-        Data::from_u32(&vec![1; words + 1]),
-        false,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("max_compute_workgroup_storage_size"), "{e}");
-    let e = try_run(
-        &oddeven(None, false),
-        "global",
-        Data::from_u32(&[1; 3000]),
-        true,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("trace"), "{e}");
-    let opts = AlgoOptions::Oddeven(Options {
+    let block3 = AlgoOptions::Oddeven(Options {
         block: Some(3),
         ..Default::default()
     });
-    let e = try_run(&opts, "merge-split", Data::from_u32(&[1; 10]), false)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("power of two"), "{e}");
-    let e = try_run(&oddeven(None, false), "batcher", Data::from_u32(&[]), false)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("empty"), "{e}");
+    // (options, variant, input, trace, what the error names)
+    let cases = [
+        (
+            oddeven(Some(3), false),
+            "batcher",
+            vec![1; 10],
+            false,
+            "not a multiple",
+        ),
+        (
+            oddeven(Some(8192), false),
+            "batcher",
+            vec![1; 8192],
+            false,
+            "4096",
+        ),
+        (
+            oddeven(Some(2), false),
+            "global",
+            vec![1; 4],
+            false,
+            "--segment is for",
+        ),
+        (
+            oddeven(None, false),
+            "transposition",
+            vec![1; words + 1],
+            false,
+            "max_compute_workgroup_storage_size",
+        ),
+        (oddeven(None, false), "global", vec![1; 3000], true, "trace"),
+        (block3, "merge-split", vec![1; 10], false, "power of two"),
+        (oddeven(None, false), "batcher", vec![], false, "empty"),
+    ];
+    for (opts, variant, input, trace, want) in cases {
+        let e = try_run(&opts, variant, Data::from_u32(&input), trace)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{variant}: {e}");
+    }
 }
 
 #[test]

@@ -26,6 +26,24 @@ fn harness_sized<'a>(size: [f32; 2]) -> Harness<'a, StagewiseApp> {
         .build_eframe(|cc| StagewiseApp::new(cc, None))
 }
 
+/// The seed example's output (the opening run: bit-reversal of the seed's 16 values).
+const SEED_OUT: [u32; 16] = [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91];
+
+/// Clicks "Run on GPU" and waits for the run to end.
+fn run_again(h: &mut Harness<'_, StagewiseApp>) {
+    h.get_by_label("Run on GPU").click();
+    h.step();
+    wait_for_run(h);
+}
+
+/// The last run ended without a message, verified, with the seed example's output.
+fn assert_seed_result(h: &Harness<'_, StagewiseApp>) {
+    assert!(h.state().message.is_none(), "{:?}", h.state().message);
+    let r = h.state().result.as_ref().unwrap();
+    assert!(r.verified, "{:?}", r.mismatch);
+    assert_eq!(r.output.bits, SEED_OUT);
+}
+
 #[test]
 fn opens_on_the_seed_example_and_steps_through_stages() {
     let mut h = harness();
@@ -38,10 +56,7 @@ fn opens_on_the_seed_example_and_steps_through_stages() {
     assert_eq!(r.algorithm, "bitrev");
     assert_eq!(r.variant, "staged");
     assert!(r.verified, "{:?}", r.mismatch);
-    assert_eq!(
-        r.output.bits,
-        [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91]
-    );
+    assert_eq!(r.output.bits, SEED_OUT);
     // The Demo-B diagram is on screen: its title and the stage rows.
     h.get_by_label("Stage 1 / 4");
     h.get_by_label_contains("Stage 1: 2 blocks of 8");
@@ -64,9 +79,7 @@ fn naive_variant_shows_demo_a() {
     wait_for_run(&mut h);
     h.state_mut().session.variant = "naive".into();
     h.run();
-    h.get_by_label("Run on GPU").click();
-    h.step();
-    wait_for_run(&mut h);
+    run_again(&mut h);
     let r = h.state().result.as_ref().unwrap();
     assert_eq!(r.variant, "naive");
     assert!(r.verified);
@@ -91,9 +104,7 @@ fn bad_typed_input_is_a_message_not_a_panic() {
     assert!(msg.contains("'x3' is not a u32"), "{msg}");
     // A non-power-of-two length is refused by the algorithm with a clear message, on the worker.
     h.state_mut().session.text = "1 2 3".into();
-    h.get_by_label("Run on GPU").click();
-    h.step();
-    wait_for_run(&mut h);
+    run_again(&mut h);
     let msg = h.state().message.clone();
     let msg = msg.unwrap_or_else(|| {
         panic!(
@@ -104,9 +115,7 @@ fn bad_typed_input_is_a_message_not_a_panic() {
     assert!(msg.contains("power of two"), "{msg}");
     // The app keeps working: the next good run succeeds.
     h.state_mut().session.text = "4 3 2 1".into();
-    h.get_by_label("Run on GPU").click();
-    h.step();
-    wait_for_run(&mut h);
+    run_again(&mut h);
     assert_eq!(h.state().result.as_ref().unwrap().output.bits, [4, 2, 3, 1]);
 }
 
@@ -352,9 +361,7 @@ fn out_of_memory_is_a_message_and_the_next_run_works() {
     let mut h = harness();
     wait_for_run(&mut h);
     h.state().gpu().expect("a device").inject_out_of_memory();
-    h.get_by_label("Run on GPU").click();
-    h.step();
-    wait_for_run(&mut h);
+    run_again(&mut h);
     let msg = h.state().message.clone().expect("an out-of-memory message");
     assert!(
         msg.starts_with("GPU out of memory: ") && msg.contains("use a smaller N"),
@@ -363,16 +370,8 @@ fn out_of_memory_is_a_message_and_the_next_run_works() {
     assert!(!msg.contains('\n'), "one line: {msg}");
     h.get_by_label_contains("GPU out of memory");
     // The fault was one allocation: the next run works.
-    h.get_by_label("Run on GPU").click();
-    h.step();
-    wait_for_run(&mut h);
-    assert!(h.state().message.is_none(), "{:?}", h.state().message);
-    let r = h.state().result.as_ref().unwrap();
-    assert!(r.verified);
-    assert_eq!(
-        r.output.bits,
-        [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91]
-    );
+    run_again(&mut h);
+    assert_seed_result(&h);
 }
 
 #[test]
@@ -382,15 +381,11 @@ fn a_lost_device_is_replaced_and_the_next_run_works() {
     // Hand the app a headless device of its own, run on it, then destroy it.
     let g = stagewise::gpu::Gpu::headless(None).expect("a headless device");
     h.state_mut().use_gpu(g.clone());
-    h.get_by_label("Run on GPU").click();
-    h.step();
-    wait_for_run(&mut h);
+    run_again(&mut h);
     assert!(h.state().message.is_none(), "{:?}", h.state().message);
     g.device.destroy();
     drop(g);
-    h.get_by_label("Run on GPU").click();
-    h.step();
-    wait_for_run(&mut h);
+    run_again(&mut h);
     let msg = h.state().message.clone().expect("a device-lost message");
     assert!(
         msg.contains("device lost") && msg.contains("re-created a device"),
@@ -399,16 +394,8 @@ fn a_lost_device_is_replaced_and_the_next_run_works() {
     let fresh = h.state().gpu().expect("a new device");
     assert!(fresh.lost().is_none());
     // The next run works on the new device.
-    h.get_by_label("Run on GPU").click();
-    h.step();
-    wait_for_run(&mut h);
-    assert!(h.state().message.is_none(), "{:?}", h.state().message);
-    let r = h.state().result.as_ref().unwrap();
-    assert!(r.verified);
-    assert_eq!(
-        r.output.bits,
-        [41, 62, 69, 81, 34, 5, 78, 61, 67, 64, 24, 27, 0, 45, 58, 91]
-    );
+    run_again(&mut h);
+    assert_seed_result(&h);
 }
 
 /// Demo B at its last stage: one label under each of the 16 blocks, each as wide as its block and
@@ -756,9 +743,7 @@ fn a_trace_that_fails_midway_keeps_the_stages_that_arrived() {
     h.run();
     h.get_by_label(&format!("Stage {0} / {0}", got - 1));
     // The next run works on the new device.
-    h.get_by_label("Run on GPU").click();
-    h.step();
-    wait_for_run(&mut h);
+    run_again(&mut h);
     assert_eq!(h.state().trace, TraceState::Complete);
     assert!(h.state().result.as_ref().unwrap().verified);
 }
@@ -1246,9 +1231,7 @@ fn transposition_odd_phase_narrates_the_seeds_barrier() {
         s.text = "9 3 7 1 8 2 6 4 5".into();
     }
     h.run();
-    h.get_by_label("Run on GPU").click();
-    h.step();
-    wait_for_run(&mut h);
+    run_again(&mut h);
     let r = h.state().result.as_ref().expect("a result");
     assert!(r.verified, "{:?}", r.mismatch);
     assert_eq!(r.stages.len(), 10, "the input and 9 phases");
