@@ -74,7 +74,7 @@ fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-#[cfg(not(unix))]
+#[cfg(all(not(unix), not(target_arch = "wasm32")))]
 fn exit_now(code: i32) -> ! {
     std::process::exit(code)
 }
