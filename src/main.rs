@@ -63,8 +63,8 @@ fn main() {
     std::process::exit(code);
 }
 
-/// Ends the process without the exit handlers, whose GPU driver's would wait for a kernel that
-/// never ends.
+/// Ends the process without the exit handlers (a GPU driver's may wait for a kernel that never
+/// ends).
 #[cfg(unix)]
 fn exit_now(code: i32) -> ! {
     use std::io::Write;

@@ -269,9 +269,8 @@ fn poll_until_done(gpu: &Gpu) -> Result<()> {
 static GPU_HUNG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Whether a wait for the GPU ran past its limit in this process: the GPU may still run that
-/// kernel, and on the H200 (NVIDIA's Vulkan driver) the process's normal exit then waits for it
-/// for ever (the error line printed, the process not ended), so the caller ends the process
-/// without the exit handlers.
+/// kernel. On the H200 (NVIDIA's Vulkan driver) the process then did not end after the error
+/// line (still waiting 30 s later), so the caller ends the process without the exit handlers.
 pub fn gpu_hung() -> bool {
     GPU_HUNG.load(std::sync::atomic::Ordering::Relaxed)
 }
