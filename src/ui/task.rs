@@ -43,16 +43,6 @@ pub struct Reply<M> {
     ctx: egui::Context,
 }
 
-impl<M> Clone for Reply<M> {
-    fn clone(&self) -> Self {
-        Reply {
-            tx: self.tx.clone(),
-            stop: self.stop.clone(),
-            ctx: self.ctx.clone(),
-        }
-    }
-}
-
 impl<M> Reply<M> {
     pub fn send(&self, m: M) {
         let _ = self.tx.send(m);
