@@ -93,7 +93,7 @@ fn scan_decoupled_fallback_matrix() {
                         ..Default::default()
                     };
                     let tile = o
-                        .tile_shape(g, stagewise::algo::scan::Variant::Decoupled, dtype, 0)
+                        .tile_shape(g, stagewise::algo::scan::Variant::Decoupled, 0)
                         .unwrap()
                         .elements();
                     // spin 0: tile t reduces its t predecessors itself; a few tiles suffice.
@@ -117,7 +117,7 @@ fn scan_decoupled_fallback_matrix() {
 }
 
 /// The issue's own case and its neighbours: the default tile shape, the fallback forced, dispatch
-/// order, the default tiles (6144 elements on subgroup adapters below 2^22) and one more element.
+/// order, the default tiles (6144 elements on subgroup adapters up to 2^21) and one more element.
 #[test]
 fn scan_issue_46_default_shape_spin_0() {
     let g = gpu();
@@ -130,7 +130,7 @@ fn scan_issue_46_default_shape_spin_0() {
                     ..Default::default()
                 };
                 let tile = o
-                    .tile_shape(g, stagewise::algo::scan::Variant::Decoupled, dtype, 0)
+                    .tile_shape(g, stagewise::algo::scan::Variant::Decoupled, 0)
                     .unwrap()
                     .elements();
                 for n in [6145, tile + 1, 2 * tile + 1, 3 * tile - 1] {
@@ -142,21 +142,20 @@ fn scan_issue_46_default_shape_spin_0() {
     }
 }
 
-/// The default shape's rule where the adapter has subgroups: 7 vec4 a thread for u32/i32 above
-/// 2^22 elements, 6 for f32 and smaller arrays; a run just above the line verifies in each type.
+/// The default shape's rule where the adapter has subgroups: 9 vec4 a thread above 2^21
+/// elements, 6 up to it, in every type; a run just above the line verifies in each type.
 #[test]
 fn scan_default_shape_by_type_and_size() {
     let g = gpu();
     let v = stagewise::algo::scan::Variant::Decoupled;
     let o = scan::Options::default();
-    let big = (1 << 22) + 5;
+    let big = (1 << 21) + 5;
     for dtype in DTYPES {
-        let small = o.tile_shape(g, v, dtype, 1 << 20).unwrap();
-        let large = o.tile_shape(g, v, dtype, big).unwrap();
+        let small = o.tile_shape(g, v, 1 << 20).unwrap();
+        let large = o.tile_shape(g, v, big).unwrap();
         if g.has_subgroups() {
             assert_eq!(small.per, 6, "{dtype} 2^20");
-            let want = if dtype == DType::F32 { 6 } else { 7 };
-            assert_eq!(large.per, want, "{dtype} 2^22 + 5");
+            assert_eq!(large.per, 9, "{dtype} 2^21 + 5");
         }
         let x = input(big, dtype, 7, false);
         scan_check(&o, &x, &format!("default shape n={big} {dtype}"));

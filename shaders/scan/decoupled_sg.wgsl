@@ -9,7 +9,13 @@
 // - The aggregate first: each lane sums its vec4, a subgroupAdd gives the subgroup's total, the
 //   totals go through workgroup memory once (one barrier), and the tile publishes. Only then is
 //   row j scanned with one subgroupInclusiveAdd of the vec4 sums (a carry runs over the rows):
-//   the successors' look-back, the scan's critical path, no longer waits on the row scans.
+//   the successors' look-back, the scan's critical path, no longer waits on the row scans. The
+//   row offsets are folded into the tile's registers (row_scan), so only those stay live across
+//   the look-back.
+// - The loops over a thread's PER vec4 are written out (`//#unroll` blocks, repeated PER times
+//   with j = 0, 1, … by the host): every index into r is a constant, so the tile stays in
+//   registers (NVIDIA's compiler kept the loops' array in local memory for some types and PER:
+//   f32 at 7, every type at 8, at 0.40-0.45x the copy rate).
 // The fallback reduces a tile without subgroup operations (tile_reduce says why) and streams it
 // (no second register array live beside the owner's: registers decide how many workgroups an SM
 // holds); unlike decoupled.wgsl's, it keeps what it found to itself: only a tile's owner publishes.
@@ -66,18 +72,21 @@ fn publish(half: u32, t: u32, flag: u32, v: T) {
 // (one subgroupAdd a subgroup, one barrier), so the aggregate is published before the row scans.
 fn tile_load(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>, sg_off: ptr<function, T>) -> T {
     let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
-    // Every load first, so that all PER of them are in flight before the first sum waits.
-    for (var j = 0u; j < PER; j++) {
-        let i = base + j * me.lanes;
-        var v = vec4<u32>(0u);
-        if (i < params.nv) { v = src[i]; }
-        (*r)[j] = v;
+    // Every load first, so that all PER of them are in flight before the first sum waits. Branch-
+    // free (a clamped read, zero past the end): no divergent code before the subgroup operations.
+    //#unroll
+    {
+        let i = base + {{j}}u * me.lanes;
+        (*r)[{{j}}] = select(vec4<u32>(0u), src[min(i, params.nv - 1u)], i < params.nv);
     }
+    //#end
     var mine = T(0);
-    for (var j = 0u; j < PER; j++) {
-        let x = bitcast<vec4<T>>((*r)[j]);
+    //#unroll
+    {
+        let x = bitcast<vec4<T>>((*r)[{{j}}]);
         mine = mine + (((x.x + x.y) + x.z) + x.w);
     }
+    //#end
     let seg = subgroupAdd(mine);
     if (me.lane == 0u) { s_sg[me.sid] = seg; }
     workgroupBarrier();
@@ -85,10 +94,9 @@ fn tile_load(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>, sg_of
     var all = T(0);
     for (var c = 0u; c < me.nsg; c += me.lanes) {
         let t = c + me.lane;
-        var v = T(0);
-        if (t < me.nsg) { v = s_sg[t]; }
+        let v = select(T(0), s_sg[min(t, WG - 1u)], t < me.nsg);
         all = all + v;
-        if (t < me.sid) { before = before + v; }
+        before = before + select(T(0), v, t < me.sid);
     }
     *sg_off = subgroupAdd(before);
     let agg = subgroupAdd(all);
@@ -96,20 +104,28 @@ fn tile_load(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>, sg_of
     return agg;
 }
 
-// Scan the tile inside each subgroup: pre[j] = the sum of the subgroup's segment before vec4 j of
-// this lane. Row j is one subgroupInclusiveAdd of the vec4 sums; a carry runs over the rows. Runs
-// before the look-back (every lane active: see tile_reduce on subgroup operations after it).
-fn row_scan(me: Lane, r: ptr<function, array<vec4<u32>, PER>>, pre: ptr<function, array<T, PER>>) {
+// Scan the tile inside each subgroup. Row j is one subgroupInclusiveAdd of the vec4 sums (a carry
+// runs over the rows), giving pre = the sum of the subgroup's segment before vec4 j of this lane.
+// pre is folded into r[j] in place, so that nothing but r stays live across the look-back:
+// inclusive, r[j] becomes (pre + x, y, z, w); exclusive, (pre, x, y, z) (w is in the next vec4's
+// pre). Either way the outputs are then a running sum of r[j] from the tile's offset. Runs before
+// the look-back (every lane active: see tile_reduce on subgroup operations after it).
+fn row_scan(me: Lane, r: ptr<function, array<vec4<u32>, PER>>) {
     var carry = T(0);
-    for (var j = 0u; j < PER; j++) {
-        let x = bitcast<vec4<T>>((*r)[j]);
+    //#unroll
+    {
+        let x = bitcast<vec4<T>>((*r)[{{j}}]);
         let s = ((x.x + x.y) + x.z) + x.w;
         let incl = subgroupInclusiveAdd(s);
         // Exclusive by shifting the inclusive scan (not incl - s: inf - inf would give NaN).
         let up = subgroupShuffleUp(incl, 1u);
-        (*pre)[j] = carry + select(up, T(0), me.lane == 0u);
+        let pre = carry + select(up, T(0), me.lane == 0u);
         carry = carry + subgroupShuffle(incl, me.lanes - 1u);
+        var y = vec4<T>(pre + x.x, x.y, x.z, x.w);
+        if (EXCLUSIVE) { y = vec4<T>(pre, x.x, x.y, x.z); }
+        (*r)[{{j}}] = bitcast<vec4<u32>>(y);
     }
+    //#end
 }
 
 // The fallback's aggregate of tile `tile`, with workgroup memory and barriers only: no subgroup
@@ -193,8 +209,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         atomicStore(&status[o + 1u], 0u);
     }
     // The row scans after the publish: successors see this tile's aggregate that much sooner.
-    var pre: array<T, PER>;
-    row_scan(me, &r, &pre);
+    row_scan(me, &r);
 
     // 3. Look-back by subgroup 0 alone, one predecessor per lane, no workgroup barrier while it
     //    walks: lane l reads tile k-1-l; the nearest lane that sees an inclusive prefix (or a tile
@@ -211,19 +226,22 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
                 var spins = 0u;
                 var state = 1u;   // 0 = done, 2 = fall back on tile k - 1
                 loop {
-                    var f = FLAG_INCLUSIVE;   // lanes past tile 0 end the window
-                    var b = 0u;
-                    if (me.lane < k) {
-                        f = 0u;
-                        if (MAX_SPIN > 0u) {
-                            let p = k - 1u - me.lane;
-                            let q = slot(half, p);
-                            let lo = atomicLoad(&status[q]);
-                            let hi = atomicLoad(&status[q + 1u]);
-                            if ((lo >> 16u) == (hi >> 16u)) { f = lo >> 16u; }
-                            b = (lo & 0xffffu) | (hi << 16u);
-                        }
+                    // Branch-free: lanes past tile 0 read tile 0's status and end the window. No
+                    // divergent code before the subgroup operations below: on the H200 a lane-
+                    // dependent `if` here left a subgroup unreconverged in one build of this kernel
+                    // (f32, exclusive, 8 vec4, a one-element last tile) and its look-back never
+                    // ended.
+                    let inside = me.lane < k;
+                    let q = slot(half, select(0u, k - 1u - me.lane, inside));
+                    var lo = 0u;
+                    var hi = 0u;
+                    if (MAX_SPIN > 0u) {   // a constant
+                        lo = atomicLoad(&status[q]);
+                        hi = atomicLoad(&status[q + 1u]);
                     }
+                    let same = (lo >> 16u) == (hi >> 16u);
+                    let f = select(FLAG_INCLUSIVE, select(0u, lo >> 16u, same), inside);
+                    let b = (lo & 0xffffu) | (hi << 16u);
                     // The first lane that is not a plain aggregate, or `lanes` if none is.
                     let stop = subgroupMin(select(me.lanes, me.lane, f != FLAG_AGGREGATE));
                     let inclusive = stop < me.lanes && subgroupShuffle(f, stop) == FLAG_INCLUSIVE;
@@ -270,24 +288,18 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
     }
     let prefix = workgroupUniformLoad(&s_prefix) + sg_off;
 
-    // 5. Scan each vec4 from its offset; coalesced stores straight from registers.
+    // 5. A running sum of each vec4 from its offset; coalesced stores straight from registers.
     let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
-    for (var j = 0u; j < PER; j++) {
-        let i = base + j * me.lanes;
-        let x = bitcast<vec4<T>>(r[j]);
-        var run = prefix + pre[j];
+    //#unroll
+    {
+        let i = base + {{j}}u * me.lanes;
+        let y = bitcast<vec4<T>>(r[{{j}}]);
         var o: vec4<T>;
-        if (EXCLUSIVE) {
-            o.x = run; run = run + x.x;
-            o.y = run; run = run + x.y;
-            o.z = run; run = run + x.z;
-            o.w = run;
-        } else {
-            run = run + x.x; o.x = run;
-            run = run + x.y; o.y = run;
-            run = run + x.z; o.z = run;
-            run = run + x.w; o.w = run;
-        }
+        o.x = prefix + y.x;
+        o.y = o.x + y.y;
+        o.z = o.y + y.z;
+        o.w = o.z + y.w;
         if (i < params.nv) { dst[i] = bitcast<vec4<u32>>(o); }
     }
+    //#end
 }

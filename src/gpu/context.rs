@@ -530,6 +530,32 @@ pub fn specialize(template: &str, params: &[(&str, String)]) -> String {
     s
 }
 
+/// Repeat the lines between a `//#unroll` line and the next `//#end` line `count` times, `{{j}}`
+/// replaced by 0, 1, …: a loop written out in the template, so that every index into a
+/// function-local array is a constant. A driver may keep a loop's array in local memory instead
+/// of registers (NVIDIA's does, by a heuristic that changes with the element type and the count).
+pub fn unroll(template: &str, count: u32) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut block: Option<Vec<&str>> = None;
+    for line in template.split_inclusive('\n') {
+        match (line.trim(), &mut block) {
+            ("//#unroll", None) => block = Some(Vec::new()),
+            ("//#end", Some(b)) => {
+                for j in 0..count {
+                    for l in b.iter() {
+                        out.push_str(&l.replace("{{j}}", &j.to_string()));
+                    }
+                }
+                block = None;
+            }
+            (_, Some(b)) => b.push(line),
+            (_, None) => out.push_str(line),
+        }
+    }
+    out
+}
+
+
 /// Workgroup grid for `groups` workgroups: 1D while it fits the 65535 per-dimension limit, else 2D
 /// with x = 32768 (kernels compute the linear id as `wid.x + wid.y * nwg.x` and skip ids past the end).
 pub fn grid(groups: u32) -> [u32; 3] {
@@ -537,5 +563,18 @@ pub fn grid(groups: u32) -> [u32; 3] {
         [groups.max(1), 1, 1]
     } else {
         [32768, groups.div_ceil(32768), 1]
+    }
+}
+
+#[cfg(test)]
+mod unroll_tests {
+    #[test]
+    fn repeats_blocks_with_the_index() {
+        let t = "a\n  //#unroll\n  x[{{j}}] = {{j}}u;\n  //#end\nb\n";
+        assert_eq!(
+            super::unroll(t, 3),
+            "a\n  x[0] = 0u;\n  x[1] = 1u;\n  x[2] = 2u;\nb\n"
+        );
+        assert_eq!(super::unroll(t, 0), "a\nb\n");
     }
 }

@@ -9,7 +9,7 @@ pub mod pipeline;
 pub mod runner;
 pub mod timed;
 
-pub use context::{Gpu, grid, specialize};
+pub use context::{Gpu, grid, specialize, unroll};
 #[cfg(not(target_arch = "wasm32"))]
 pub use runner::execute_blocking;
 pub use runner::{Execution, Pass, Plan, Region, Running, execute, start};

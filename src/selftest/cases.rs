@@ -229,13 +229,8 @@ fn tile_of(
     let spec = words.run(args).ok()?.ok()?;
     match spec.algo {
         AlgoOptions::Scan(o) => o
-            // The sizes drawn around it stay below 2^22: the small-array shape.
-            .tile_shape(
-                gpu,
-                scan::Variant::of(variant),
-                spec.dtype.unwrap_or(DType::U32),
-                0,
-            )
+            // The sizes drawn around it stay below 2^21: the small-array shape.
+            .tile_shape(gpu, scan::Variant::of(variant), 0)
             .ok()
             .map(|t| t.elements()),
         AlgoOptions::Radix(o) => o.shape(gpu).ok().map(|s| s.tile()),

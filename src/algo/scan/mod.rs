@@ -27,7 +27,7 @@ use plan::*;
 
 use super::prelude::*;
 use crate::data::fmt_bits;
-use crate::gpu::{grid, specialize};
+use crate::gpu::{grid, specialize, unroll};
 use model::Phase;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -68,11 +68,9 @@ pub mod help {
     pub const WORKGROUP_SIZE: &str = "decoupled / reduce-then-scan: threads per workgroup (a power of two up to the adapter's \
          limit). 0 = auto: 256 (the fastest measured on the H100 and the H200)";
     pub const PER_THREAD: &str = "decoupled / reduce-then-scan: vec4 (4 elements) per thread, 1..=16; a tile is 4 × this × \
-         workgroup-size elements. 0 = auto: on the subgroup decoupled path 7 above 2^22 elements \
-         (f32 and smaller arrays: 6; f32 spills registers at 7: 0.405× of copy on the H200). 2^28 in dispatch order: H200 u32 \
-         inclusive 256×7 0.960× of copy, 256×6 0.935×, 512×4 0.915×, exclusive 256×7 0.960×, \
-         f32 256×6 0.937×; H100 inclusive 256×6 and 256×7 0.972×, exclusive 256×7 0.970×; 8 or \
-         more vec4 per thread drop below 0.43×. Elsewhere the largest of 8, 4, 2, 1 that fits \
+         workgroup-size elements. 0 = auto: on the subgroup decoupled path 9 above 2^21 elements, \
+         else 6. 2^28 in dispatch order on the H200: 256×9 u32 0.989× of copy, f32 0.984×, exclusive 0.991×; \
+         256×6 0.960× / 0.917× / 0.961×; at 2^20 6 is 4-6 % faster than 9. Elsewhere the largest of 8, 4, 2, 1 that fits \
          workgroup memory";
     pub const SPIN: &str = "decoupled: look-back window reads that find the nearest predecessor still not ready \
          before the workgroup reduces that tile itself (the fallback). 0 = never read, always \

@@ -30,13 +30,7 @@ impl Options {
 
     /// The tile shape for this adapter, or a clear error naming the limit.
     /// `n`: the elements to scan (the default shape depends on it; 0 for a small array).
-    pub fn tile_shape(
-        &self,
-        gpu: &Gpu,
-        variant: Variant,
-        dtype: DType,
-        n: usize,
-    ) -> Result<TileShape> {
+    pub fn tile_shape(&self, gpu: &Gpu, variant: Variant, n: usize) -> Result<TileShape> {
         let sg = variant == Variant::Decoupled && !self.shared_scan && gpu.has_subgroups();
         let l = &gpu.limits;
         let max_wg = l
@@ -57,16 +51,12 @@ impl Options {
         }
         let mem = l.max_compute_workgroup_storage_size;
         let per = if self.per_thread == 0 && sg {
-            // The H200 (2^28, the aggregate published before the row scans): u32 inclusive 256 x 7
-            // 0.960x copy, x 6 0.935x; exclusive 0.960x / 0.962x. f32 at 7 falls off a cliff
-            // (0.405x: the tile's registers spill), at 6 0.937x. Small arrays take the smaller
-            // tile (u32 at 2^20: 6 faster by 2-3 %; at 2^24 7 by 1 %). The H100 ran 6 and 7 alike
-            // inclusive (0.972x) and 7 best exclusive (0.970x against 0.951x).
-            if dtype == DType::F32 || n <= 1 << 22 {
-                6
-            } else {
-                7
-            }
+            // The H200 (the loops over a thread's vec4 written out, docs/perf/scan.md), 2^28:
+            // 256 x 9 u32 0.989x copy, f32 0.984x, exclusive 0.991x (x 6: 0.960x / 0.917x /
+            // 0.961x); 9 is also the best or within 1 % at 2^22 - 2^26. At 2^20 (114 tiles of
+            // 9216 for 132 SMs) 6 is 4-6 % faster. Same rule for every type (f32's former
+            // spill at 7 was the loops' array kept in local memory).
+            if n <= 1 << 21 { 6 } else { 9 }
         } else if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()

@@ -226,7 +226,7 @@ impl Options {
                 plan.keep.extend([u, src, dst]);
             }
             Variant::ReduceThenScan | Variant::Decoupled => {
-                let shape = self.tile_shape(gpu, variant, dtype, n)?;
+                let shape = self.tile_shape(gpu, variant, n)?;
                 let te = shape.elements();
                 let nv = n.div_ceil(4);
                 let tiles = n.div_ceil(te);
@@ -252,7 +252,8 @@ impl Options {
                     plan.keep.push(sums);
                 } else {
                     let code = if shape.subgroups {
-                        specialize(DECOUPLED_SG, &params)
+                        // Written-out loops over the thread's vec4 (the template's `//#unroll`).
+                        unroll(&specialize(DECOUPLED_SG, &params), shape.per)
                     } else {
                         specialize(&format!("{TILE_COMMON}\n{DECOUPLED}"), &params)
                     };
