@@ -26,7 +26,12 @@
 // count (all tickets of this run are taken, the next run has not started).
 // status: [0] tickets, [1 + 2k + h] half 0, [1 + 2T + 2k + h] half 1 (tile k, 16-bit half h).
 // Subgroup size comes from the `subgroup_size` builtin (8 on lavapipe, 32 on NVIDIA).
-// {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}}.
+// - src and dst are padded to whole tiles where the padded size fits a binding (PADDED): then no
+//   load or store depends on the lane's index, so no lane-dependent branch surrounds the subgroup
+//   operations (on the H200 such branches next to the look-back window left subgroup 0 split in
+//   some shapes once the loops were written out: docs/perf/scan.md).
+// {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}},
+// {{PADDED}}.
 
 alias T = {{T}};
 const WG: u32 = {{WG}}u;
@@ -46,6 +51,7 @@ const FLAG_AGGREGATE: u32 = 1u;
 const FLAG_INCLUSIVE: u32 = 2u;
 const MAX_SPIN: u32 = {{SPIN}}u;
 const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
+const PADDED: bool = {{PADDED}};
 
 var<workgroup> s_u: u32;
 var<workgroup> s_ticket: u32;
@@ -77,7 +83,11 @@ fn tile_load(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>, sg_of
     //#unroll
     {
         let i = base + {{j}}u * me.lanes;
-        (*r)[{{j}}] = select(vec4<u32>(0u), src[min(i, params.nv - 1u)], i < params.nv);
+        if (PADDED) {
+            (*r)[{{j}}] = src[i];
+        } else {
+            (*r)[{{j}}] = select(vec4<u32>(0u), src[min(i, params.nv - 1u)], i < params.nv);
+        }
     }
     //#end
     var mine = T(0);
@@ -299,7 +309,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         o.y = o.x + y.y;
         o.z = o.y + y.z;
         o.w = o.z + y.w;
-        if (i < params.nv) { dst[i] = bitcast<vec4<u32>>(o); }
+        if (PADDED || i < params.nv) { dst[i] = bitcast<vec4<u32>>(o); }
     }
     //#end
 }

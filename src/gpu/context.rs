@@ -555,7 +555,6 @@ pub fn unroll(template: &str, count: u32) -> String {
     out
 }
 
-
 /// Workgroup grid for `groups` workgroups: 1D while it fits the 65535 per-dimension limit, else 2D
 /// with x = 32768 (kernels compute the linear id as `wid.x + wid.y * nwg.x` and skip ids past the end).
 pub fn grid(groups: u32) -> [u32; 3] {
