@@ -142,8 +142,9 @@ fn scan_issue_46_default_shape_spin_0() {
     }
 }
 
-/// The default shape's rule where the adapter has subgroups: 9 vec4 a thread above 2^21
-/// elements, 6 up to it, in every type; a run just above the line verifies in each type.
+/// The default shape's rule where the adapter has subgroups: 6 vec4 a thread up to 2^21
+/// elements, 9 up to 2^25, 10 above, in every type; a run just above the first line verifies in
+/// each type.
 #[test]
 fn scan_default_shape_by_type_and_size() {
     let g = gpu();
@@ -156,6 +157,17 @@ fn scan_default_shape_by_type_and_size() {
         if g.has_subgroups() {
             assert_eq!(small.per, 6, "{dtype} 2^20");
             assert_eq!(large.per, 9, "{dtype} 2^21 + 5");
+            // Above 2^25 the padded tiles may pass a binding limit (lavapipe's 128 MiB): then
+            // the workgroup-memory kernel (scan_padding_past_the_binding_limit_…).
+            for (n, per) in [(1usize << 25, 9u32), ((1 << 25) + 1, 10)] {
+                let s = o.tile_shape(g, v, n).unwrap();
+                if s.subgroups {
+                    assert_eq!(s.per, per, "{dtype} {n}");
+                } else {
+                    let padded = n.next_multiple_of(4 * 256 * per as usize);
+                    assert!(padded as u64 * 4 > g.max_binding_bytes(), "{dtype} {n}");
+                }
+            }
         }
         let x = input(big, dtype, 7, false);
         scan_check(&o, &x, &format!("default shape n={big} {dtype}"));
@@ -240,4 +252,36 @@ fn radix_onesweep_fallback_matrix() {
         }
     }
     assert!(k >= 36 && k >= shapes.len());
+}
+
+/// The subgroup kernel reads and writes whole tiles (its buffers padded with zeros): where the
+/// padded size would pass the binding limit, the workgroup-memory kernel scans instead and the
+/// result is still right (the uncapped device keeps the subgroup kernel at this size).
+#[test]
+fn scan_padding_past_the_binding_limit_takes_the_shared_kernel() {
+    use stagewise::algo::{self, RunRequest};
+    let n = 100_000;
+    let capped = stagewise::gpu::Gpu::headless_capped(None, n as u64 * 4).unwrap();
+    let roomy = gpu();
+    let v = scan::Variant::Decoupled;
+    let o = scan::Options::default();
+    let shape = o.tile_shape(&capped, v, n).unwrap();
+    assert!(!shape.subgroups, "{shape:?}");
+    if roomy.has_subgroups() {
+        assert!(o.tile_shape(roomy, v, n).unwrap().subgroups);
+    }
+    for dtype in DTYPES {
+        let x = input(n, dtype, 11, true);
+        let a = AlgoOptions::Scan(o.clone());
+        let req = RunRequest::new(
+            a.algo(),
+            a.algo().info().variant(Some("decoupled")).unwrap(),
+            dtype,
+            x,
+            false,
+        )
+        .unwrap();
+        let r = algo::run(a.algo(), &capped, &req).unwrap();
+        assert!(r.verified, "{dtype}: {:?}", r.mismatch);
+    }
 }

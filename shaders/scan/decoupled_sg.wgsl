@@ -26,12 +26,12 @@
 // count (all tickets of this run are taken, the next run has not started).
 // status: [0] tickets, [1 + 2k + h] half 0, [1 + 2T + 2k + h] half 1 (tile k, 16-bit half h).
 // Subgroup size comes from the `subgroup_size` builtin (8 on lavapipe, 32 on NVIDIA).
-// - src and dst are padded to whole tiles where the padded size fits a binding (PADDED): then no
-//   load or store depends on the lane's index, so no lane-dependent branch surrounds the subgroup
-//   operations (on the H200 such branches next to the look-back window left subgroup 0 split in
-//   some shapes once the loops were written out: docs/perf/scan.md).
-// {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}},
-// {{PADDED}}.
+// - src and dst are padded to whole tiles (the plan takes the workgroup-memory kernel where the
+//   padded size would not fit a binding): no load or store depends on the lane's index, so no
+//   lane-dependent branch surrounds the subgroup operations (on the H200 such branches next to
+//   the look-back window left subgroup 0 split in some shapes once the loops were written out:
+//   docs/perf/scan.md).
+// {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}}.
 
 alias T = {{T}};
 const WG: u32 = {{WG}}u;
@@ -51,7 +51,6 @@ const FLAG_AGGREGATE: u32 = 1u;
 const FLAG_INCLUSIVE: u32 = 2u;
 const MAX_SPIN: u32 = {{SPIN}}u;
 const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
-const PADDED: bool = {{PADDED}};
 
 var<workgroup> s_u: u32;
 var<workgroup> s_ticket: u32;
@@ -78,16 +77,11 @@ fn publish(half: u32, t: u32, flag: u32, v: T) {
 // (one subgroupAdd a subgroup, one barrier), so the aggregate is published before the row scans.
 fn tile_load(tile: u32, me: Lane, r: ptr<function, array<vec4<u32>, PER>>, sg_off: ptr<function, T>) -> T {
     let base = tile * TILE_V + me.sid * PER * me.lanes + me.lane;
-    // Every load first, so that all PER of them are in flight before the first sum waits. Branch-
-    // free (a clamped read, zero past the end): no divergent code before the subgroup operations.
+    // Every load first, so that all PER of them are in flight before the first sum waits (src is
+    // padded with zeros to whole tiles: no bounds test).
     //#unroll
     {
-        let i = base + {{j}}u * me.lanes;
-        if (PADDED) {
-            (*r)[{{j}}] = src[i];
-        } else {
-            (*r)[{{j}}] = select(vec4<u32>(0u), src[min(i, params.nv - 1u)], i < params.nv);
-        }
+        (*r)[{{j}}] = src[base + {{j}}u * me.lanes];
     }
     //#end
     var mine = T(0);
@@ -309,7 +303,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
         o.y = o.x + y.y;
         o.z = o.y + y.z;
         o.w = o.z + y.w;
-        if (PADDED || i < params.nv) { dst[i] = bitcast<vec4<u32>>(o); }
+        dst[i] = bitcast<vec4<u32>>(o);   // dst is padded to whole tiles
     }
     //#end
 }

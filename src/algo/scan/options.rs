@@ -51,12 +51,19 @@ impl Options {
         }
         let mem = l.max_compute_workgroup_storage_size;
         let per = if self.per_thread == 0 && sg {
-            // The H200 (the loops over a thread's vec4 written out, docs/perf/scan.md), 2^28:
-            // 256 x 9 u32 0.989x copy, f32 0.984x, exclusive 0.991x (x 6: 0.960x / 0.917x /
-            // 0.961x); 9 is also the best or within 1 % at 2^22 - 2^26. At 2^20 (114 tiles of
-            // 9216 for 132 SMs) 6 is 4-6 % faster. Same rule for every type (f32's former
-            // spill at 7 was the loops' array kept in local memory).
-            if n <= 1 << 21 { 6 } else { 9 }
+            // The H200 (the loops over a thread's vec4 written out, src/dst padded to whole
+            // tiles; docs/perf/scan.md), 2^28: 256 x 10 u32 0.996x copy, f32 0.991x, exclusive
+            // u32 0.997x, f32 0.990x (x 9: 0.990 / 0.982 / 0.990 / 0.925). At 2^26 10 ties 9
+            // in u32 and is 7 % faster in exclusive f32; at 2^24 9 is 2 % faster in u32 (f32
+            // exclusive: 10 is). At 2^20 (114 tiles of 9216 for 132 SMs) 6 is 4-6 % faster in
+            // u32. Same rule for every type.
+            if n <= 1 << 21 {
+                6
+            } else if n <= 1 << 25 {
+                9
+            } else {
+                10
+            }
         } else if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()
@@ -81,6 +88,16 @@ impl Options {
                 "--workgroup-size {wg} with --per-thread {per} needs {need} bytes of workgroup memory, above this \
                  adapter's {mem} (max_compute_workgroup_storage_size)"
             )));
+        }
+        // The subgroup kernel reads and writes whole tiles (decoupled_sg.wgsl): where src and dst
+        // padded so would pass the binding limit, the workgroup-memory kernel scans instead.
+        let padded = n.div_ceil(4 * (wg * per) as usize) * 4 * (wg * per) as usize;
+        if sg && padded as u64 * 4 > gpu.max_binding_bytes() {
+            let o = Options {
+                shared_scan: true,
+                ..self.clone()
+            };
+            return o.tile_shape(gpu, variant, n);
         }
         Ok(TileShape {
             wg,

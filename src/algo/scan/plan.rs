@@ -230,14 +230,10 @@ impl Options {
                 let te = shape.elements();
                 let nv = n.div_ceil(4);
                 let tiles = n.div_ceil(te);
-                let mut params = self.params(dtype, shape.wg, shape.per, self.dispatch_order(gpu));
-                // The subgroup kernel's src and dst padded to whole tiles where that still fits a
-                // binding: no load or store of it then depends on the lane (decoupled_sg.wgsl).
-                let padded = shape.subgroups
-                    && variant == Variant::Decoupled
-                    && (tiles * te * 4) as u64 <= gpu.max_binding_bytes();
-                let words = if padded { tiles * te } else { nv * 4 };
-                params.push(("PADDED", padded.to_string()));
+                let params = self.params(dtype, shape.wg, shape.per, self.dispatch_order(gpu));
+                // The subgroup kernel's src and dst are padded to whole tiles (tile_shape checked
+                // that they fit a binding): none of its loads and stores has a bounds test.
+                let words = if shape.subgroups { tiles * te } else { nv * 4 };
                 let src = init.buffer(gpu, "scan input", words)?;
                 let dst = init.scratch(gpu, "scan output", words)?;
                 let u = gpu.uniform("scan params", &[n as u32, nv as u32, tiles as u32])?;
