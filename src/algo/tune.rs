@@ -47,7 +47,7 @@ impl AlgoOptions {
     pub fn space(&self, variant: &str, n: usize) -> Space {
         match self {
             AlgoOptions::Bmmc(o) => o.space(variant),
-            AlgoOptions::Scan(o) => o.space(variant),
+            AlgoOptions::Scan(o) => o.space(variant, n),
             AlgoOptions::Fft(o) => o.space(variant, n),
             AlgoOptions::Radix(o) => o.space(variant),
             AlgoOptions::Oddeven(o) => o.space(variant),

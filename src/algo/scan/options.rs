@@ -2,6 +2,18 @@
 
 use super::*;
 
+/// vec4 a thread of the subgroup `decoupled` kernel's default tile at `n` elements (the tuner's
+/// search walks outward from it).
+pub(super) fn subgroup_per_thread(n: usize) -> u32 {
+    if n <= 1 << 21 {
+        6
+    } else if n <= 1 << 25 {
+        9
+    } else {
+        10
+    }
+}
+
 impl Options {
     /// `--workgroup-size` and `--per-thread` shape the tiles of `decoupled` and `reduce-then-scan`
     /// only, `--tile-order` numbers the tiles of `decoupled` only; given to another variant they
@@ -57,13 +69,7 @@ impl Options {
             // in u32 and is 7 % faster in exclusive f32; at 2^24 9 is 2 % faster in u32 (f32
             // exclusive: 10 is). At 2^20 (114 tiles of 9216 for 132 SMs) 6 is 4-6 % faster in
             // u32. Same rule for every type.
-            if n <= 1 << 21 {
-                6
-            } else if n <= 1 << 25 {
-                9
-            } else {
-                10
-            }
+            subgroup_per_thread(n)
         } else if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()
