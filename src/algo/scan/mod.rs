@@ -78,7 +78,8 @@ pub mod help {
          fall back (a test of the fallback path; the work grows with tiles²)";
     pub const SHARED_SCAN: &str = "decoupled: scan each tile in workgroup memory (Kogge-Stone over the thread totals) even \
          where the adapter has subgroup operations; by default decoupled keeps the tile in \
-         registers and scans it with subgroupInclusiveAdd when the adapter has Features::SUBGROUP";
+         registers and scans it with subgroupInclusiveAdd when the adapter has Features::SUBGROUP (and its \
+         buffers, padded to whole tiles, fit a storage binding)";
     pub const TILE_ORDER: &str = "decoupled (subgroup path): how tiles are numbered. counter = an atomic counter in the \
          order workgroups start; dispatch = the workgroup id (no atomic round trip before the \
          loads; still correct without forward-progress guarantees: a predecessor that has not \
