@@ -143,13 +143,17 @@ fn scan_issue_46_default_shape_spin_0() {
 }
 
 /// The default shape's rule where the adapter has subgroups: 6 vec4 a thread up to 2^21
-/// elements, 9 up to 2^25, 10 above, in every type; a run just above the first line verifies in
-/// each type.
+/// elements, 9 up to 2^25 (exclusive 8), 10 above, in every type; a run just above the first line
+/// verifies in each type, inclusive and exclusive.
 #[test]
 fn scan_default_shape_by_type_and_size() {
     let g = gpu();
     let v = stagewise::algo::scan::Variant::Decoupled;
     let o = scan::Options::default();
+    let excl = scan::Options {
+        exclusive: true,
+        ..o.clone()
+    };
     let big = (1 << 21) + 5;
     for dtype in DTYPES {
         let small = o.tile_shape(g, v, 1 << 20).unwrap();
@@ -157,6 +161,11 @@ fn scan_default_shape_by_type_and_size() {
         if g.has_subgroups() {
             assert_eq!(small.per, 6, "{dtype} 2^20");
             assert_eq!(large.per, 9, "{dtype} 2^21 + 5");
+            assert_eq!(
+                excl.tile_shape(g, v, big).unwrap().per,
+                8,
+                "{dtype} exclusive"
+            );
             // Above 2^25 the padded tiles may pass a binding limit (lavapipe's 128 MiB): then
             // the workgroup-memory kernel (scan_padding_past_the_binding_limit_…).
             for (n, per) in [(1usize << 25, 9u32), ((1 << 25) + 1, 10)] {
@@ -171,6 +180,11 @@ fn scan_default_shape_by_type_and_size() {
         }
         let x = input(big, dtype, 7, false);
         scan_check(&o, &x, &format!("default shape n={big} {dtype}"));
+        scan_check(
+            &excl,
+            &x,
+            &format!("default shape n={big} {dtype} exclusive"),
+        );
     }
 }
 

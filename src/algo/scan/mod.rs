@@ -69,7 +69,7 @@ pub mod help {
          limit). 0 = auto: 256 (the fastest measured on the H100 and the H200)";
     pub const PER_THREAD: &str = "decoupled / reduce-then-scan: vec4 (4 elements) per thread, 1..=16; a tile is 4 × this × \
          workgroup-size elements. 0 = auto: on the subgroup decoupled path 6 up to 2^21 elements, \
-         9 up to 2^25, 10 above. 2^28 in dispatch order on the H200: 256×10 u32 0.996× of copy, f32 0.991×, \
+         9 up to 2^25 (exclusive 8), 10 above. 2^28 in dispatch order on the H200: 256×10 u32 0.996× of copy, f32 0.991×, \
          exclusive u32 0.997×, f32 0.990×; 256×9 0.990× / 0.982× / 0.990× / 0.925×; at 2^20 6 is 4-6 % faster \
          than 9. Elsewhere the largest of 8, 4, 2, 1 that fits \
          workgroup memory";

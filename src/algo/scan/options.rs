@@ -4,11 +4,12 @@ use super::*;
 
 /// vec4 a thread of the subgroup `decoupled` kernel's default tile at `n` elements (the tuner's
 /// search walks outward from it).
-pub(super) fn subgroup_per_thread(n: usize) -> u32 {
+pub(super) fn subgroup_per_thread(n: usize, exclusive: bool) -> u32 {
     if n <= 1 << 21 {
         6
     } else if n <= 1 << 25 {
-        9
+        // Exclusive at 9 is never the best there (f32 4-6 % behind 8), 8 the best or within 1 %.
+        if exclusive { 8 } else { 9 }
     } else {
         10
     }
@@ -66,10 +67,10 @@ impl Options {
             // The H200 (the loops over a thread's vec4 written out, src/dst padded to whole
             // tiles; docs/perf/scan.md), 2^28: 256 x 10 u32 0.996x copy, f32 0.991x, exclusive
             // u32 0.997x, f32 0.990x (x 9: 0.990 / 0.982 / 0.990 / 0.925). At 2^26 10 ties 9
-            // in u32 and is 7 % faster in exclusive f32; at 2^24 9 is 2 % faster in u32 (f32
-            // exclusive: 10 is). At 2^20 (114 tiles of 9216 for 132 SMs) 6 is 4-6 % faster in
-            // u32. Same rule for every type.
-            subgroup_per_thread(n)
+            // in u32 and is 7 % faster in exclusive f32; at 2^22 - 2^25 9 is the best or within
+            // 1 % inclusive, 8 exclusive (f32 exclusive at 9: 4-6 % slower). At 2^20 (114
+            // tiles of 9216 for 132 SMs) 6 is 4-6 % faster in u32. Same rule for every type.
+            subgroup_per_thread(n, self.exclusive)
         } else if self.per_thread == 0 {
             [8, 4, 2, 1]
                 .into_iter()

@@ -11,7 +11,7 @@ impl Options {
         let per_thread = match variant.parse() {
             // Outward from the default at n: d - 1, d + 1, d - 2, d + 2, d - 3.
             Ok(Variant::Decoupled) => {
-                let d = subgroup_per_thread(n) as i32;
+                let d = subgroup_per_thread(n, self.exclusive) as i32;
                 [-1, 1, -2, 2, -3]
                     .into_iter()
                     .map(|s| d + s)
