@@ -16,6 +16,12 @@
 //   with j = 0, 1, … by the host): every index into r is a constant, so the tile stays in
 //   registers (NVIDIA's compiler kept the loops' array in local memory for some types and PER:
 //   f32 at 7, every type at 8, at 0.40-0.45x the copy rate).
+// - src and dst are padded to whole tiles (the plan takes the workgroup-memory kernel where the
+//   padded size would not fit a binding): none of the tile's loads and stores depends on the
+//   lane's index, so no lane-dependent branch surrounds the subgroup operations (on the H200 such
+//   branches next to the look-back window left subgroup 0 split in some shapes once the loops
+//   were written out: docs/perf/scan.md). Only the fallback's loads (tile_reduce, no subgroup
+//   operations) keep their bounds test.
 // The fallback reduces a tile without subgroup operations (tile_reduce says why) and streams it
 // (no second register array live beside the owner's: registers decide how many workgroups an SM
 // holds); unlike decoupled.wgsl's, it keeps what it found to itself: only a tile's owner publishes.
@@ -26,11 +32,6 @@
 // count (all tickets of this run are taken, the next run has not started).
 // status: [0] tickets, [1 + 2k + h] half 0, [1 + 2T + 2k + h] half 1 (tile k, 16-bit half h).
 // Subgroup size comes from the `subgroup_size` builtin (8 on lavapipe, 32 on NVIDIA).
-// - src and dst are padded to whole tiles (the plan takes the workgroup-memory kernel where the
-//   padded size would not fit a binding): no load or store depends on the lane's index, so no
-//   lane-dependent branch surrounds the subgroup operations (on the H200 such branches next to
-//   the look-back window left subgroup 0 split in some shapes once the loops were written out:
-//   docs/perf/scan.md).
 // {{T}} element type, {{WG}} threads, {{PER}} vec4 per thread, {{EXCL}}, {{SPIN}}, {{DISPATCH_ORDER}}.
 
 alias T = {{T}};

@@ -184,6 +184,15 @@ impl TileShape {
     pub fn elements(self) -> usize {
         (self.wg * self.per * 4) as usize
     }
+    /// Words of the src and dst buffers for `n` elements: whole tiles for the subgroup kernel
+    /// (none of its tile loads and stores has a bounds test), whole vec4 otherwise.
+    pub fn buffer_words(self, n: usize) -> usize {
+        if self.subgroups {
+            n.div_ceil(self.elements()) * self.elements()
+        } else {
+            n.div_ceil(4) * 4
+        }
+    }
     fn shared_bytes(wg: u32, per: u32, subgroups: bool) -> u32 {
         if subgroups {
             // s_sg (one total per subgroup, sized for W) + s_u, s_k, s_prefix.

@@ -96,21 +96,21 @@ impl Options {
                  adapter's {mem} (max_compute_workgroup_storage_size)"
             )));
         }
+        let shape = TileShape {
+            wg,
+            per,
+            subgroups: sg,
+        };
         // The subgroup kernel reads and writes whole tiles (decoupled_sg.wgsl): where src and dst
         // padded so would pass the binding limit, the workgroup-memory kernel scans instead.
-        let padded = n.div_ceil(4 * (wg * per) as usize) * 4 * (wg * per) as usize;
-        if sg && padded as u64 * 4 > gpu.max_binding_bytes() {
+        if sg && shape.buffer_words(n) as u64 * 4 > gpu.max_binding_bytes() {
             let o = Options {
                 shared_scan: true,
                 ..self.clone()
             };
             return o.tile_shape(gpu, variant, n);
         }
-        Ok(TileShape {
-            wg,
-            per,
-            subgroups: sg,
-        })
+        Ok(shape)
     }
 
     /// Template parameters: element type, exclusive, look-back spins, workgroup size, vec4 per thread.

@@ -231,9 +231,8 @@ impl Options {
                 let nv = n.div_ceil(4);
                 let tiles = n.div_ceil(te);
                 let params = self.params(dtype, shape.wg, shape.per, self.dispatch_order(gpu));
-                // The subgroup kernel's src and dst are padded to whole tiles (tile_shape checked
-                // that they fit a binding): none of its loads and stores has a bounds test.
-                let words = if shape.subgroups { tiles * te } else { nv * 4 };
+                // Whole tiles for the subgroup kernel (tile_shape checked that they fit a binding).
+                let words = shape.buffer_words(n);
                 let src = init.buffer(gpu, "scan input", words)?;
                 let dst = init.scratch(gpu, "scan output", words)?;
                 let u = gpu.uniform("scan params", &[n as u32, nv as u32, tiles as u32])?;
