@@ -5,7 +5,7 @@ use common::{bin, gpu, random_data, run, run_ok, try_run};
 use stagewise::algo::AlgoOptions;
 use stagewise::algo::bmmc::matrix::{Affine, BitMatrix};
 use stagewise::algo::bmmc::plan::{self, Params};
-use stagewise::algo::bmmc::{self, Options, preset, stats};
+use stagewise::algo::bmmc::{self, GroupOrder, Options, preset, stats};
 use stagewise::data::{DType, Data};
 
 const VARIANTS: [&str; 5] = ["naive", "tiled", "seed-plu", "seed-ulp", "auto"];
@@ -148,6 +148,8 @@ fn every_tiled_shape_matches_the_model() {
                 tile_bits: Some([9, 12, 10, 11][i as usize % 4]),
                 tile_threads: Some(32 << (i % 5)),
                 tiles_per_workgroup: Some(1 << (i % 5)),
+                group_order: [GroupOrder::Auto, GroupOrder::Output, GroupOrder::Input]
+                    [i as usize % 3],
                 ..Default::default()
             });
             let input = random_data(1 << n, DType::ALL[case as usize % 3], case, true);
@@ -156,6 +158,106 @@ fn every_tiled_shape_matches_the_model() {
             assert!(r.verified, "n={n} shape {i}: {:?}", r.mismatch);
             assert_eq!(r.output.bits, want, "n={n} shape {i}");
         }
+    }
+}
+
+/// A BMMC that is not a BPC takes two tiled passes: the first moves tiles of contiguous words
+/// (from 2^23 words on, 2^10-word tiles at 2^3 words a thread), the second reads and writes runs of
+/// 2^6 words (the low 6 bits of both sides in its 2^12-word tile).
+#[test]
+fn a_two_pass_bmmc_gathers_small_tiles_then_moves_runs_of_64_words() {
+    for n in [13usize, 16, 20, 22, 23, 28] {
+        for s in 0..20u64 {
+            let t = Affine {
+                a: BitMatrix::random_invertible(n, s),
+                c: 0,
+            };
+            let p = plan::build(bmmc::Variant::Tiled, &t, &Params::default()).unwrap();
+            if n == 13 && p.passes.len() == 1 {
+                continue; // one 2^12 tile of 2^13 words can hold the whole map
+            }
+            assert_eq!(p.passes.len(), 2, "n={n} s={s}");
+            let (
+                plan::Kernel::Tiled {
+                    tin: t1,
+                    threads_log: h1,
+                },
+                plan::Kernel::Tiled {
+                    tin: t2,
+                    threads_log: h2,
+                },
+            ) = (&p.passes[0].kernel, &p.passes[1].kernel)
+            else {
+                panic!("two tiled passes");
+            };
+            if n >= 23 {
+                assert_eq!(t1.len(), plan::GATHER_TILE_BITS, "n={n} s={s}");
+                assert_eq!(*h1, Some(plan::GATHER_TILE_BITS - 3));
+            } else {
+                assert_eq!((t1.len(), *h1), (12, None), "n={n} s={s}");
+            }
+            assert!((0..t1.len()).all(|j| t1.contains(&j)), "contiguous tiles");
+            assert_eq!((t2.len(), *h2), (12, None), "n={n} s={s}");
+            assert!((0..6).all(|j| t2.contains(&j)), "reads: runs of 64 words");
+            // The tile's image spans e_0..e_5: runs of 64 words written.
+            let a2 = &p.passes[1].map.a;
+            let mut span: Vec<u32> = Vec::new();
+            for &j in t2 {
+                let mut v = a2.col(j);
+                for &b in &span {
+                    v = v.min(v ^ b);
+                }
+                if v != 0 {
+                    span.push(v);
+                    span.sort_unstable_by(|a, b| b.cmp(a));
+                }
+            }
+            for e in 0..6 {
+                let mut v = 1u32 << e;
+                for &b in &span {
+                    v = v.min(v ^ b);
+                }
+                assert_eq!(v, 0, "n={n} s={s}: output bit {e} in the tile");
+            }
+        }
+    }
+}
+
+/// Only a bit permutation's tiles can be numbered by output; auto does so but for the bit reversal.
+#[test]
+fn the_group_order_applies_to_bit_permutations_only() {
+    use bmmc::kernels::by_output;
+    let n = 20;
+    let rev = preset("bit-reverse", n).unwrap();
+    let tr = preset("transpose", n).unwrap();
+    let bpc = BitMatrix::random_bpc(n, 4);
+    let any = BitMatrix::random_invertible(n, 4);
+    assert!(!by_output(&rev, GroupOrder::Auto) && by_output(&rev, GroupOrder::Output));
+    assert!(by_output(&tr, GroupOrder::Auto) && !by_output(&tr, GroupOrder::Input));
+    assert!(by_output(&bpc, GroupOrder::Auto));
+    for o in [GroupOrder::Auto, GroupOrder::Input, GroupOrder::Output] {
+        assert!(!by_output(&any, o), "{o:?}: a BMMC that is not a BPC");
+    }
+    // The transpose by output: its tile-group columns (the table's second part) ascend in output.
+    let limits = gpu().limits.clone();
+    let t = Affine { a: tr, c: 0 };
+    for (order, ascending_out) in [(GroupOrder::Output, true), (GroupOrder::Input, false)] {
+        let params = Params {
+            group_order: order,
+            ..Params::default()
+        };
+        let p = plan::build(bmmc::Variant::Tiled, &t, &params).unwrap();
+        let plan::Kernel::Tiled { tin, .. } = &p.passes[0].kernel else {
+            panic!("one tiled pass");
+        };
+        let g = bmmc::kernels::gpu_pass(&p.passes[0], n, &limits, &params).unwrap();
+        let tb = tin.len();
+        // The table: read columns (tb), group inputs (gb), swizzle (tb), write basis (tb), group
+        // outputs (gb), ...
+        let gb = n - tb;
+        let groups = &g.table[3 * tb + gb..3 * tb + 2 * gb];
+        let outs: Vec<u32> = groups.iter().map(|v| v.trailing_zeros()).collect();
+        assert_eq!(outs.is_sorted(), ascending_out, "{order:?}: {outs:?}");
     }
 }
 
@@ -528,7 +630,7 @@ fn tiled_tables_are_coalesced_and_bank_conflict_free() {
                 let t = Affine { a, c: 0 };
                 let plan = plan::build(bmmc::Variant::Tiled, &t, &Params::default()).unwrap();
                 for p in &plan.passes {
-                    let Kernel::Tiled { tin } = &p.kernel else {
+                    let Kernel::Tiled { tin, .. } = &p.kernel else {
                         panic!("tiled plan with a {} pass", p.kernel.kind())
                     };
                     let tb = tin.len();

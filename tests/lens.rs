@@ -205,9 +205,14 @@ fn check_bmmc_pass(r: &PassRecord, rounds: usize, map: &dyn Fn(u32) -> u32) {
 /// The tiles a workgroup of `pass` walks on 2^`n` words (1 for a kernel that is not tiled).
 fn rounds(pass: &plan::PassSpec, n: usize, params: &plan::Params) -> usize {
     match &pass.kernel {
-        plan::Kernel::Tiled { tin } => {
-            let (_, tpb) =
-                bmmc::kernels::tiled_shape(tin.len(), n - tin.len(), &gpu().limits, params);
+        plan::Kernel::Tiled { tin, threads_log } => {
+            let (_, tpb) = bmmc::kernels::tiled_shape(
+                tin.len(),
+                n - tin.len(),
+                *threads_log,
+                &gpu().limits,
+                params,
+            );
             1 << tpb
         }
         _ => 1,

@@ -58,6 +58,12 @@ pub fn check(opts: &AlgoOptions, run: RunShape) -> Result<()> {
                 o.tiles_per_workgroup.is_some(),
                 tiled,
                 why,
+            )?;
+            only(
+                "--group-order",
+                o.group_order != bmmc::GroupOrder::Auto,
+                tiled,
+                why,
             )
         }
         AlgoOptions::Scan(o) => {

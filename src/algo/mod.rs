@@ -494,7 +494,8 @@ impl AlgoOptions {
             Algo::Radix => radix::help::VALUE_SETS,
             Algo::Scan => scan::help::VALUE_SETS,
             Algo::Fft => fft::help::VALUE_SETS,
-            Algo::Copy | Algo::Bitrev | Algo::Bmmc | Algo::Kernel => &[],
+            Algo::Bmmc => bmmc::help::VALUE_SETS,
+            Algo::Copy | Algo::Bitrev | Algo::Kernel => &[],
         }
     }
 

@@ -97,7 +97,11 @@ mod bmmc_flags {
         pub tile_threads: Option<u32>,
         #[arg(long, help = help::TILES_PER_WORKGROUP)]
         pub tiles_per_workgroup: Option<u32>,
+        #[arg(long, value_enum, default_value_t = GroupOrder::Auto, help = help::GROUP_ORDER)]
+        pub group_order: GroupOrder,
     }
+
+    super::value_enum!(GroupOrder);
 
     impl From<Flags> for Options {
         fn from(f: Flags) -> Options {
@@ -108,6 +112,7 @@ mod bmmc_flags {
                 tile_bits: f.tile_bits,
                 tile_threads: f.tile_threads,
                 tiles_per_workgroup: f.tiles_per_workgroup,
+                group_order: f.group_order,
             }
         }
     }

@@ -56,6 +56,13 @@ pub mod help {
     pub const TILE_BITS: &str = "Largest tile of the tiled kernel, as log2(words per workgroup), 5..=13 (default 12, capped by the adapter's workgroup memory)";
     pub const TILE_THREADS: &str = "Threads of the tiled kernel's workgroup, a power of two in 32..=1024 (default 256, capped by the adapter and the tile)";
     pub const TILES_PER_WORKGROUP: &str = "Consecutive tiles one workgroup of the tiled kernel walks, a power of two in 1..=16 (default 4 where 2^13 workgroups remain, else 1): the next tile's loads are issued before this tile's stores";
+    pub const GROUP_ORDER: &str = "How a bit permutation's tiles are numbered, i.e. which tiles run side by side: by their input bits (neighbouring workgroups read neighbouring runs), by their output bits (they write neighbouring runs), or auto (output, but input for the bit reversal). Other maps always number by input";
+
+    /// The values of each closed-set option.
+    pub const VALUE_SETS: crate::algo::OptionValues = &[(
+        "group_order",
+        <super::GroupOrder as crate::algo::Choice>::CHOICES,
+    )];
 
     /// (field, help) of every option, in the order of the fields.
     pub const ALL: &[(&str, &str)] = &[
@@ -65,6 +72,7 @@ pub mod help {
         ("tile_bits", TILE_BITS),
         ("tile_threads", TILE_THREADS),
         ("tiles_per_workgroup", TILES_PER_WORKGROUP),
+        ("group_order", GROUP_ORDER),
     ];
 }
 
@@ -77,6 +85,29 @@ pub struct Options {
     pub tile_bits: Option<u32>,
     pub tile_threads: Option<u32>,
     pub tiles_per_workgroup: Option<u32>,
+    pub group_order: GroupOrder,
+}
+
+/// Which tiles the tiled kernel's neighbouring workgroups take (see [`help::GROUP_ORDER`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupOrder {
+    #[default]
+    Auto,
+    Input,
+    Output,
+}
+
+impl crate::algo::Choice for GroupOrder {
+    const ALL: &'static [GroupOrder] = &[GroupOrder::Auto, GroupOrder::Input, GroupOrder::Output];
+    const CHOICES: &'static [(&'static str, &'static str)] = &[
+        (
+            "auto",
+            "output, but input for the bit reversal (the H200's best on both)",
+        ),
+        ("input", "neighbouring workgroups read neighbouring runs"),
+        ("output", "neighbouring workgroups write neighbouring runs"),
+    ];
 }
 
 fn seed_of(name: &str, arg: Option<&str>) -> Result<u64> {
@@ -247,6 +278,7 @@ impl Options {
                 .tile_threads
                 .map_or(d.threads_log, |t| t.max(1).ilog2() as usize),
             tiles_log: self.tiles_per_workgroup.map(|t| t.max(1).ilog2() as usize),
+            group_order: self.group_order,
             ..d
         }
     }
@@ -404,8 +436,14 @@ fn plan_facts(
     // A tiled pass also says the shape it ran with.
     let pass = |p: &plan::PassSpec| {
         let mut v = p.to_json();
-        if let plan::Kernel::Tiled { tin } = &p.kernel {
-            let (h, tpb) = kernels::tiled_shape(tin.len(), log_n - tin.len(), &gpu.limits, params);
+        if let plan::Kernel::Tiled { tin, threads_log } = &p.kernel {
+            let (h, tpb) = kernels::tiled_shape(
+                tin.len(),
+                log_n - tin.len(),
+                *threads_log,
+                &gpu.limits,
+                params,
+            );
             v["threads"] = serde_json::json!(1u32 << h);
             v["tiles_per_workgroup"] = serde_json::json!(1u32 << tpb);
         }

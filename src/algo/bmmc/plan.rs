@@ -26,9 +26,11 @@ pub const SEED_B: usize = 5;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Kernel {
     Naive,
-    /// Input bits that vary inside a tile (sorted ascending).
+    /// Input bits that vary inside a tile (sorted ascending); `threads_log`: this pass's cap on
+    /// the kernel's threads (log2) below the options' (None: the options' alone).
     Tiled {
         tin: Vec<usize>,
+        threads_log: Option<usize>,
     },
     Block {
         k: usize,
@@ -65,7 +67,7 @@ impl PassSpec {
             "complement": self.map.c,
         });
         match &self.kernel {
-            Kernel::Tiled { tin } => v["tile_bits"] = json!(tin),
+            Kernel::Tiled { tin, .. } => v["tile_bits"] = json!(tin),
             Kernel::Block { k } | Kernel::BlockMove { k } => v["k"] = json!(k),
             Kernel::Naive => {}
         }
@@ -87,6 +89,8 @@ pub struct Params {
     pub threads_log: usize,
     /// None: the default, [`DEFAULT_TILES_LOG`] while enough workgroups remain.
     pub tiles_log: Option<usize>,
+    /// How a bit permutation's tiles are numbered.
+    pub group_order: super::GroupOrder,
     pub m: usize,
     pub b: usize,
 }
@@ -97,6 +101,7 @@ impl Default for Params {
             tile_bits: 12,
             threads_log: 8,
             tiles_log: None,
+            group_order: super::GroupOrder::Auto,
             m: SEED_M,
             b: SEED_B,
         }
@@ -133,7 +138,7 @@ impl PlanSpec {
         for pass in &self.passes {
             let ok = match &pass.kernel {
                 Kernel::Naive => true,
-                Kernel::Tiled { tin } => {
+                Kernel::Tiled { tin, .. } => {
                     tin.len() <= p.tile_bits.min(n) && fits_tile(&pass.map.a, tin)
                 }
                 Kernel::Block { k } => (0..*k).all(|j| pass.map.a.col(j) >> k == 0),
@@ -207,7 +212,10 @@ fn tiled_pass(label: String, map: Affine, p: &Params) -> Option<PassSpec> {
     let tin = tile_bits_for(&map.a, p.tile_bits)?;
     Some(PassSpec {
         label,
-        kernel: Kernel::Tiled { tin },
+        kernel: Kernel::Tiled {
+            tin,
+            threads_log: None,
+        },
         map,
     })
 }
@@ -240,9 +248,13 @@ pub fn naive(target: &Affine) -> PlanSpec {
 }
 
 /// The `tiled` plan: one tiled pass when the map fits (every BPC does), else two:
-/// A = A2·A1 where A1 (tile = low t bits) brings S = A⁻¹·span(e_0..e_{t−1}) onto coordinate bits
-/// (the pivots of S's reduced echelon basis, highest bit first) and A2 = A·A1⁻¹ (tile = low t
-/// bits ∪ those pivots, ≤ 2t bits) sends them to the low output bits.
+/// A = A2·A1 where A1 brings S = A⁻¹·span(e_0..e_{t−1}) onto coordinate bits (the pivots of S's
+/// reduced echelon basis, highest bit first) and A2 = A·A1⁻¹ (tile = low t bits ∪ those pivots,
+/// ≤ 2t bits) sends them to the low output bits. t is as large as the tile allows (6 in a 2^12
+/// tile): A2's tile then spans the low t bits on both sides, runs of 2^t words read and written
+/// (t = 5 left A2 writing 128-byte runs). A1 is the identity off the pivots, so its tiles of
+/// contiguous words land on contiguous words: on large arrays it runs [`GATHER_TILE_BITS`]-bit
+/// tiles at 2^3 words a thread, the copy's shape.
 pub fn tiled(target: &Affine, p: &Params) -> PlanSpec {
     let n = target.a.n;
     if let Some(pass) = tiled_pass("tiled (one pass)".into(), target.clone(), p) {
@@ -251,7 +263,34 @@ pub fn tiled(target: &Affine, p: &Params) -> PlanSpec {
             bound: None,
         };
     }
-    let t = T_LOW.min(n);
+    let widest = (p.tile_bits / 2).clamp(T_LOW, n);
+    let passes = (T_LOW.min(n)..=widest)
+        .rev()
+        .find_map(|t| two_tiled_passes(target, t, p))
+        // Only when the adapter's tile is below 2t bits: fall back to a naive pass.
+        .unwrap_or_else(|| {
+            vec![PassSpec {
+                label: "naive (tile too small)".into(),
+                kernel: Kernel::Naive,
+                map: target.clone(),
+            }]
+        });
+    PlanSpec {
+        passes,
+        bound: None,
+    }
+}
+
+/// The tile (log2 words) of a two-pass BMMC's first pass, run at 2^3 words a thread where the
+/// grid has 2^[`MIN_GROUPS_LOG`] such tiles or more (2^23 words): on the H200 that pass ran
+/// 2^12-word tiles (256 threads) at 0.95× copy at 2^28, 2^10 (128 threads) at the copy's rate, and
+/// 2^10 at 256 threads at 0.7×; at 2^22 the small tiles made the BMMC 7 % slower, at 2^23 2 %
+/// faster.
+pub const GATHER_TILE_BITS: usize = 10;
+
+/// A = A2·A1 for the low `t` output bits (see [`tiled`]); None when either pass misses the tile.
+fn two_tiled_passes(target: &Affine, t: usize, p: &Params) -> Option<Vec<PassSpec>> {
+    let n = target.a.n;
     let s = low_preimage(&target.a, t);
     // Reduced echelon basis of S, pivot = highest set bit.
     let mut basis: Vec<u32> = Vec::new();
@@ -279,28 +318,48 @@ pub fn tiled(target: &Affine, p: &Params) -> PlanSpec {
     }
     let a1 = BitMatrix::from_cols(&cols);
     let a2 = target.a.mul(&a1.inverse().expect("A1 is invertible"));
-    let first = Affine { a: a1, c: 0 };
-    let second = Affine { a: a2, c: target.c };
-    let passes = match (
-        tiled_pass(
-            "tiled pass 1: gather the rows' low-bit sources".into(),
-            first.clone(),
-            p,
-        ),
-        tiled_pass("tiled pass 2: finish".into(), second.clone(), p),
-    ) {
-        (Some(a), Some(b)) => vec![a, b],
-        // Only when the adapter's tile is below 2t bits: fall back to naive passes.
-        _ => vec![PassSpec {
-            label: "naive (tile too small)".into(),
-            kernel: Kernel::Naive,
-            map: target.clone(),
-        }],
+    let small = n >= GATHER_TILE_BITS + MIN_GROUPS_LOG;
+    let gather = Params {
+        tile_bits: if small {
+            p.tile_bits.min(GATHER_TILE_BITS)
+        } else {
+            p.tile_bits
+        },
+        ..*p
     };
-    PlanSpec {
-        passes,
-        bound: None,
+    let mut first = tiled_pass(
+        "tiled pass 1: gather the rows' low-bit sources".into(),
+        Affine { a: a1, c: 0 },
+        &gather,
+    )?;
+    if let Kernel::Tiled { tin, threads_log } = &mut first.kernel {
+        if small {
+            *threads_log = Some(tin.len().saturating_sub(3));
+        }
     }
+    // A2's tile: the low input bits and every pivot (A2 sends pivot p_i to A·s_i, so the tile's
+    // image holds the low t output bits), filled with the lowest free input bits. The kernel's
+    // own test (the preimage of the low 5 output bits) can leave a pivot out.
+    let mut set = basis.iter().fold(low_mask(T_LOW.min(n)), |a, v| {
+        a | 1 << (31 - v.leading_zeros())
+    });
+    let cap = p.tile_bits.min(n);
+    while (set.count_ones() as usize) < cap {
+        set |= 1 << set.trailing_ones();
+    }
+    let tin: Vec<usize> = (0..n).filter(|&j| set >> j & 1 == 1).collect();
+    if tin.len() > cap || !fits_tile(&a2, &tin) {
+        return None;
+    }
+    let second = PassSpec {
+        label: "tiled pass 2: finish".into(),
+        kernel: Kernel::Tiled {
+            tin,
+            threads_log: None,
+        },
+        map: Affine { a: a2, c: target.c },
+    };
+    Some(vec![first, second])
 }
 
 /// rank_k of a bit permutation: input bits below k that go to k or above.
@@ -422,6 +481,7 @@ fn finish(mut passes: Vec<PassSpec>, target: &Affine, bound: Option<Bound>) -> P
             label: "identity (one tiled copy pass)".into(),
             kernel: Kernel::Tiled {
                 tin: tile_bits_for(&id, T_LOW).unwrap_or_default(),
+                threads_log: None,
             },
             map: Affine { a: id, c: 0 },
         });

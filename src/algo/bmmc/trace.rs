@@ -36,7 +36,7 @@ impl Notes {
     pub fn with_kernel(mut self, kernel: &Kernel) -> Self {
         self.kind = Some(KernelKind::of(kernel));
         match kernel {
-            Kernel::Tiled { tin } => self.tile_bits = Some(tin.clone()),
+            Kernel::Tiled { tin, .. } => self.tile_bits = Some(tin.clone()),
             Kernel::Block { k } | Kernel::BlockMove { k } => self.k = Some(*k),
             Kernel::Naive => {}
         }

@@ -1,5 +1,5 @@
-//! The tiled kernel's search space: the tile (log2 words), its threads and the tiles a workgroup
-//! walks.
+//! The tiled kernel's search space: the tile (log2 words), its threads, the tiles a workgroup
+//! walks and the order of the tiles.
 use super::{Options, Variant};
 use crate::algo::tune::{Knob, Space};
 
@@ -12,6 +12,7 @@ impl Options {
                     Knob::new("tile_bits", [12, 11, 13, 10]),
                     Knob::new("tile_threads", [256, 128, 512]),
                     Knob::new("tiles_per_workgroup", [4, 2, 8, 1]),
+                    Knob::new("group_order", ["auto", "output", "input"]),
                 ],
             },
             _ => Space::default(),
