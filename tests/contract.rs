@@ -407,6 +407,7 @@ fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'
                 ("--tile-bits", vec!["--tile-bits", "6"]),
                 ("--tile-threads", vec!["--tile-threads", "64"]),
                 ("--tiles-per-workgroup", vec!["--tiles-per-workgroup", "2"]),
+                ("--group-order", vec!["--group-order", "output"]),
             ],
         ),
         // 2048 keys: merge-split's default block (N/8) is above half of a 256-key --tile.

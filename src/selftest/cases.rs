@@ -181,8 +181,13 @@ fn bmmc(rng: &mut StdRng, variant: bmmc::Variant, args: &mut Vec<String>) -> usi
     if chance(rng, 0.3) {
         opt(args, "--complement", rng.random_range(0..1u64 << bits));
     }
-    if matches!(variant, bmmc::Variant::Tiled | bmmc::Variant::Auto) && chance(rng, 0.3) {
-        opt(args, "--tile-bits", rng.random_range(5..=12));
+    if matches!(variant, bmmc::Variant::Tiled | bmmc::Variant::Auto) {
+        if chance(rng, 0.3) {
+            opt(args, "--tile-bits", rng.random_range(5..=12));
+        }
+        if chance(rng, 0.3) {
+            opt(args, "--group-order", pick(rng, &["input", "output"]));
+        }
     }
     1 << bits
 }

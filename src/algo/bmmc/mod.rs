@@ -446,6 +446,11 @@ fn plan_facts(
             );
             v["threads"] = serde_json::json!(1u32 << h);
             v["tiles_per_workgroup"] = serde_json::json!(1u32 << tpb);
+            // Which tiles neighbouring workgroups take (one tile holds the whole array: none).
+            if log_n > tin.len() {
+                let by = kernels::by_output(&p.map.a, params.group_order);
+                v["group_order"] = serde_json::json!(if by { "output" } else { "input" });
+            }
         }
         v
     };

@@ -332,10 +332,8 @@ fn two_tiled_passes(target: &Affine, t: usize, p: &Params) -> Option<Vec<PassSpe
         Affine { a: a1, c: 0 },
         &gather,
     )?;
-    if let Kernel::Tiled { tin, threads_log } = &mut first.kernel {
-        if small {
-            *threads_log = Some(tin.len().saturating_sub(3));
-        }
+    if small && let Kernel::Tiled { tin, threads_log } = &mut first.kernel {
+        *threads_log = Some(tin.len().saturating_sub(3));
     }
     // A2's tile: the low input bits and every pivot (A2 sends pivot p_i to A·s_i, so the tile's
     // image holds the low t output bits), filled with the lowest free input bits. The kernel's
