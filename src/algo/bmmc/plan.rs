@@ -252,7 +252,7 @@ pub fn naive(target: &Affine) -> PlanSpec {
 /// reduced echelon basis, highest bit first) and A2 = A·A1⁻¹ (tile = low t bits ∪ those pivots,
 /// ≤ 2t bits) sends them to the low output bits. t is as large as the tile allows (6 in a 2^12
 /// tile): A2's tile then spans the low t bits on both sides, runs of 2^t words read and written
-/// (t = 5 left A2 writing 128-byte runs). A1 is the identity off the pivots, so its tiles of
+/// (at t = 5 one side would move 128-byte runs). A1 is the identity off the pivots, so its tiles of
 /// contiguous words land on contiguous words: on large arrays it runs [`GATHER_TILE_BITS`]-bit
 /// tiles at 2^3 words a thread, the copy's shape.
 pub fn tiled(target: &Affine, p: &Params) -> PlanSpec {
@@ -263,7 +263,7 @@ pub fn tiled(target: &Affine, p: &Params) -> PlanSpec {
             bound: None,
         };
     }
-    let widest = (p.tile_bits / 2).clamp(T_LOW, n);
+    let widest = (p.tile_bits / 2).max(T_LOW).min(n);
     let passes = (T_LOW.min(n)..=widest)
         .rev()
         .find_map(|t| two_tiled_passes(target, t, p))
