@@ -662,3 +662,32 @@ fn tiled_tables_are_coalesced_and_bank_conflict_free() {
     }
     assert!(checked > 200);
 }
+
+/// From 2^23 words a two-pass BMMC's first pass runs small tiles with its own thread cap: that
+/// path against the model, on two types with a complement.
+#[test]
+fn a_large_two_pass_bmmc_matches_the_model() {
+    let _ = gpu();
+    let n = 23usize;
+    for (seed, dtype) in [(31u64, DType::U32), (32, DType::F32)] {
+        let a = BitMatrix::random_invertible(n, seed);
+        let c = 0x5A5A5 & ((1u32 << n) - 1);
+        let t = Affine { a: a.clone(), c };
+        let p = plan::build(bmmc::Variant::Tiled, &t, &Params::default()).unwrap();
+        assert!(
+            matches!(
+                p.passes[0].kernel,
+                plan::Kernel::Tiled {
+                    threads_log: Some(_),
+                    ..
+                }
+            ),
+            "the small-tile first pass"
+        );
+        let input = random_data(1 << n, dtype, seed, true);
+        let want = direct(&a, c, &input.bits);
+        let r = run(&bmmc(&a, c), "tiled", input, false);
+        assert!(r.verified, "seed {seed}: {:?}", r.mismatch);
+        assert_eq!(r.output.bits, want, "seed {seed}");
+    }
+}
