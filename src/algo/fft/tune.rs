@@ -1,7 +1,9 @@
 //! The FFT's search space, by plan. One workgroup (complex FFTs whose values fit workgroup
 //! memory): the kernel, FFTs per workgroup, FFTs in turn and elements per invocation. The large
 //! plan (bigger sizes, real input): the first pass's size N1 around √N, the exchange's parts and,
-//! in one pass, the FFTs in turn.
+//! in one pass, the FFTs in turn; where the plan chains its phases through L2, how far phase 1
+//! runs behind and the FFTs in turn.
+use super::large_chain::{CHAIN_BYTES, CHAIN_BYTES_REAL};
 use super::{Options, Variant};
 use crate::algo::tune::{Knob, Space};
 
@@ -40,7 +42,13 @@ impl Options {
             split.push((size / 256).max(2));
         }
         split.retain(|&n1| (2..=8192).contains(&n1) && size / n1 >= 2);
-        split.dedup();
+        // Real input's N/256 can repeat an earlier value (128 at 32768 reals): try each once.
+        let mut seen = Vec::new();
+        split.retain(|&n1| {
+            let new = !seen.contains(&n1);
+            seen.push(n1);
+            new
+        });
         let mut knobs = vec![
             Knob::new("split", split),
             Knob::new("exchange_parts", [1, 2, 4]),
@@ -51,6 +59,24 @@ impl Options {
         let points = if self.real { size / 2 } else { size };
         if points <= LARGE_ONE_PASS_MAX {
             knobs.push(Knob::new("sequential_ffts", [8, 4, 16, 2, 1]));
+        }
+        // The lag of a whole-FFT chain (the default from 2^15 to 2^18 complex points, 2^16 real
+        // ones) was set on the H100; on the H200 2^17 points ran 1.128 ms at its 8 MiB and 1.056
+        // at 12 MiB. Tried after the split, so a split that wins (two plain passes) is kept and
+        // the lags then try a chained columns pass.
+        let chain_top = if self.real { 16 } else { 18 };
+        if (15..=chain_top).contains(&points.trailing_zeros()) && !self.real_pair {
+            let (default, mib): (usize, &[usize]) = if self.real {
+                (CHAIN_BYTES_REAL, &[8, 4, 12])
+            } else {
+                (CHAIN_BYTES, &[12, 6, 16, 4])
+            };
+            let lag = |b: usize| (b / (8 * points)).max(1);
+            let mut lags: Vec<usize> = mib.iter().map(|&m| lag(m << 20)).collect();
+            lags.retain(|&l| l != lag(default));
+            lags.dedup();
+            knobs.push(Knob::new("chain", lags));
+            knobs.push(Knob::new("sequential_ffts", [2, 8]));
         }
         Space { key: KEY, knobs }
     }
@@ -83,7 +109,7 @@ mod tests {
                 "{size} real={real}"
             );
         }
-        for (size, real) in [(32768, false), (65536, true)] {
+        for (size, real) in [(1 << 19, false), (1 << 18, true)] {
             assert_eq!(
                 fields(size, real),
                 ["split", "exchange_parts"],
@@ -91,5 +117,61 @@ mod tests {
             );
         }
         assert!(fields(4096, false).contains(&"sequential_ffts"));
+    }
+
+    /// Every split is tried once, real input's N/256 included.
+    #[test]
+    fn splits_are_distinct() {
+        for size in [1 << 15, 1 << 16, 1 << 17, 1 << 20] {
+            let o = Options {
+                size: Some(size),
+                real: true,
+                ..Options::default()
+            };
+            let v = &o.space("workgroup", 1 << 28).knobs[0].values;
+            let mut u = v.clone();
+            u.sort_by_key(|x| x.as_u64());
+            u.dedup();
+            assert_eq!(u.len(), v.len(), "{size}: {v:?}");
+        }
+    }
+
+    /// Where the plan chains whole FFTs, the lag (in FFTs, never the default's) and the FFTs in
+    /// turn are searched after the split.
+    #[test]
+    fn chained_plans_search_the_lag() {
+        for (size, real, default_lag) in [
+            (1 << 15, false, 32),
+            (1 << 17, false, 8),
+            (1 << 18, false, 4),
+            (1 << 16, true, 24),
+            (1 << 17, true, 12),
+        ] {
+            let o = Options {
+                size: Some(size),
+                real,
+                ..Options::default()
+            };
+            let space = o.space("workgroup", 1 << 27);
+            let names: Vec<_> = space.knobs.iter().map(|k| k.field).collect();
+            assert_eq!(
+                names,
+                ["split", "exchange_parts", "chain", "sequential_ffts"],
+                "{size} real={real}"
+            );
+            let lags: Vec<u64> = space.knobs[2]
+                .values
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
+            assert!(!lags.is_empty() && !lags.contains(&default_lag), "{lags:?}");
+            assert!(lags.iter().all(|&l| l >= 1), "{lags:?}");
+        }
+        // 2^17 points: 12 MiB of FFTs behind (the H200's best) is 12 FFTs.
+        let o = Options {
+            size: Some(1 << 17),
+            ..Options::default()
+        };
+        assert_eq!(o.space("workgroup", 1 << 27).knobs[2].values[0], 12);
     }
 }
