@@ -204,13 +204,16 @@ pub fn configure(
         // 4096 reals (2048 points) in 2 parts at S = 4: 0.737 ms against 0.752 whole at S = 8
         // (2 parts at S = 8 0.743, S = 16 0.759; 4 parts 1.82); 8192 reals in 2 parts at S = 4
         // (the unpacking in 2 classes) 0.733 against 0.752 whole at S = 8.
-        // Complex 2048 and 4096 points (`--kernel large`) in halves too: half the workgroup
+        // Complex 1024 – 4096 points (`--kernel large`) in halves too: half the workgroup
         // memory keeps more workgroups resident. H200, × copy: 2048 at S = 4 0.975 whole 0.883,
-        // at S = 1 1.011; 4096 at S = 4 0.985 whole 0.889; the radix kernel 0.918 / 0.910.
+        // at S = 1 1.011; 4096 at S = 4 0.985 whole 0.889; the radix kernel 0.918 / 0.910;
+        // 1024 at S = 1 1.003 (its default S; the radix kernel 0.994 at S = 4).
         let four = Fit {
             parts: fit.parts.or(if n == 8192 && unpack != Some(Mode::Pair) {
                 Some(4)
-            } else if (n == 2048 || n == 4096) && (fused || unpack.is_none()) {
+            } else if ((n == 2048 || n == 4096) && fused)
+                || ((1024..=4096).contains(&n) && unpack.is_none())
+            {
                 Some(2)
             } else {
                 None

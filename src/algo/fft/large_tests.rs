@@ -114,7 +114,9 @@ fn h100_defaults() {
             .map(|p| (p.m, p.c, p.parts, p.s))
             .collect::<Vec<_>>()
     };
-    // Complex 2048 and 4096 points on the large plan (`--kernel large`): in halves, S = 4.
+    // Complex 1024 – 4096 points on the large plan (`--kernel large`): in halves, S = 4 from
+    // 2048.
+    assert_eq!(shape(1024), [(1024, 1, 2, 1)]);
     assert_eq!(shape(2048), [(2048, 1, 2, 4)]);
     assert_eq!(shape(4096), [(4096, 1, 2, 4)]);
     assert_eq!(real(4096), [(2048, 1, 2, 4)]);
