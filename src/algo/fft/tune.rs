@@ -124,6 +124,31 @@ mod tests {
         assert!(fields(4096, false).contains(&"sequential_ffts"));
     }
 
+    /// One-workgroup sizes search the large plan's one-pass kernel and its exchange parts beside
+    /// the workgroup kernels (the H200 runs 1024 – 4096 points fastest on it, in halves).
+    #[test]
+    fn one_workgroup_sizes_search_the_large_kernel() {
+        for size in [256, 1024, 4096] {
+            let o = Options {
+                size: Some(size),
+                ..Options::default()
+            };
+            let space = o.space("workgroup", 1 << 27);
+            assert_eq!(
+                space.knobs.iter().map(|k| k.field).collect::<Vec<_>>(),
+                [
+                    "kernel",
+                    "ffts_per_workgroup",
+                    "sequential_ffts",
+                    "elements_per_invocation",
+                    "exchange_parts"
+                ],
+                "{size}"
+            );
+            assert!(space.knobs[0].values.contains(&"large".into()), "{size}");
+        }
+    }
+
     /// Every split is tried once, real input's N/256 included.
     #[test]
     fn splits_are_distinct() {
