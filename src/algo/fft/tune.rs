@@ -26,8 +26,8 @@ impl Options {
             return Space {
                 key: KEY,
                 // The large plan's one-pass kernel too: its exchange in parts halves the
-                // workgroup memory, and on the H200 2048 points ran 1.011× copy so against the
-                // radix kernel's 0.918. Its parts are refused by the other kernels.
+                // workgroup memory; on the H200 it ran 2048 points at 1.011× copy, the radix
+                // kernel at 0.918×. The other kernels refuse `exchange_parts`.
                 knobs: vec![
                     Knob::new("kernel", ["radix", "fast", "large"]),
                     Knob::new("ffts_per_workgroup", [1, 2, 4, 8]),
@@ -48,12 +48,7 @@ impl Options {
         }
         split.retain(|&n1| (2..=8192).contains(&n1) && size / n1 >= 2);
         // Real input's N/256 can repeat an earlier value (128 at 32768 reals): try each once.
-        let mut seen = Vec::new();
-        split.retain(|&n1| {
-            let new = !seen.contains(&n1);
-            seen.push(n1);
-            new
-        });
+        distinct(&mut split);
         let mut knobs = vec![
             Knob::new("split", split),
             Knob::new("exchange_parts", [1, 2, 4]),
@@ -79,12 +74,22 @@ impl Options {
             let lag = |b: usize| (b / (8 * points)).max(1);
             let mut lags: Vec<usize> = mib.iter().map(|&m| lag(m << 20)).collect();
             lags.retain(|&l| l != lag(default));
-            lags.dedup();
+            distinct(&mut lags);
             knobs.push(Knob::new("chain", lags));
             knobs.push(Knob::new("sequential_ffts", [2, 8]));
         }
         Space { key: KEY, knobs }
     }
+}
+
+/// Keeps the first of equal values, in order.
+fn distinct(v: &mut Vec<usize>) {
+    let mut seen = Vec::with_capacity(v.len());
+    v.retain(|&x| {
+        let new = !seen.contains(&x);
+        seen.push(x);
+        new
+    });
 }
 
 #[cfg(test)]
