@@ -8,11 +8,14 @@ use super::AlgoOptions;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 
-/// One parameter: an options field (its JSON name) and the values to try, in order.
+/// One parameter: an options field (its JSON name) and the values to try, in order; `with`, the
+/// fields set beside each value (a value that means what it should only beside another field's:
+/// a real FFT's elements per invocation are the large kernel's only with `kernel = large`).
 #[derive(Clone, Debug)]
 pub struct Knob {
     pub field: &'static str,
     pub values: Vec<Value>,
+    pub with: Vec<(&'static str, Value)>,
 }
 
 impl Knob {
@@ -20,7 +23,19 @@ impl Knob {
         Knob {
             field,
             values: values.into_iter().map(Into::into).collect(),
+            with: Vec::new(),
         }
+    }
+
+    /// This knob with `field` set to `value` beside each of its values.
+    pub fn with(mut self, field: &'static str, value: impl Into<Value>) -> Knob {
+        self.with.push((field, value.into()));
+        self
+    }
+
+    /// The fields this knob writes: its own, then those set beside it.
+    pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
+        std::iter::once(self.field).chain(self.with.iter().map(|w| w.0))
     }
 }
 
@@ -132,7 +147,12 @@ mod tests {
             let fields = o.fields();
             let s = o.space(v, n);
             assert!(!s.knobs.is_empty(), "{v}");
-            for k in s.knobs.iter().map(|k| k.field).chain(s.key.iter().copied()) {
+            for k in s
+                .knobs
+                .iter()
+                .flat_map(Knob::fields)
+                .chain(s.key.iter().copied())
+            {
                 assert!(fields.contains_key(k), "{v}: {k}");
             }
         }

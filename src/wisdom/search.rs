@@ -378,6 +378,9 @@ pub async fn tune_case(
             }
             let mut choice = base.clone();
             choice.insert(knob.field.to_string(), v.clone());
+            for (f, x) in &knob.with {
+                choice.insert(f.to_string(), x.clone());
+            }
             if choice == best {
                 continue;
             }

@@ -139,6 +139,18 @@ impl Fit {
     }
 }
 
+/// The one-pass kernel's elements per invocation for `n` complex points (`real`: the packed FFT
+/// of 2n reals, its unpacking in the store), unless given.
+pub fn default_e(n: usize, real: bool) -> usize {
+    if n >= 8192 {
+        32
+    } else if n >= 1024 || (real && n >= 256) {
+        16
+    } else {
+        8
+    }
+}
+
 /// The plan's layouts and shapes for a complex FFT of `n` points, `batch` of them.
 pub fn configure(
     o: &Options,
@@ -184,13 +196,7 @@ pub fn configure(
         let small_real = fused && n < 8192;
         let e = o
             .elements_per_invocation
-            .unwrap_or(if n >= 8192 {
-                32
-            } else if n >= 1024 || (small_real && n >= 256) {
-                16
-            } else {
-                8
-            })
+            .unwrap_or(default_e(n, fused))
             .min(n / 2)
             .max(2);
         // Small FFTs side by side as the radix kernel runs them (about 8 KiB per workgroup).

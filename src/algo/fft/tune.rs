@@ -2,8 +2,10 @@
 //! memory): the kernel (the large plan's one-pass kernel among them), FFTs per workgroup, FFTs
 //! in turn, elements per invocation and that kernel's exchange parts. The large
 //! plan (bigger sizes, real input): the first pass's size N1 around √N, the exchange's parts and,
-//! in one pass, the FFTs in turn; where the plan chains its phases through L2, how far phase 1
-//! runs behind and the FFTs in turn.
+//! in one pass, the elements per invocation and the FFTs in turn; where the plan chains its
+//! phases through L2, how far phase 1 runs behind and the FFTs in turn.
+use super::codegen::MAX_E;
+use super::large;
 use super::large_chain::{CHAIN_BYTES, CHAIN_BYTES_REAL};
 use super::{Options, Variant};
 use crate::algo::tune::{Knob, Space};
@@ -58,6 +60,23 @@ impl Options {
         // the tries would not fit `tune`'s five minutes.
         let points = if self.real { size / 2 } else { size };
         if points <= LARGE_ONE_PASS_MAX {
+            // The one-pass kernel's E (values an invocation holds) is its registers per thread
+            // against threads per FFT; its defaults (32 from 8192 points, 16 for smaller real
+            // input) are the H100's. Half and twice the default; real input names the large
+            // kernel, as E alone asks for the workgroup kernel there.
+            let e = large::default_e(points, self.real && !self.real_pair);
+            let es: Vec<usize> = [e / 2, e * 2]
+                .into_iter()
+                .filter(|&x| (2..=MAX_E).contains(&x) && x <= points / 2)
+                .collect();
+            if !es.is_empty() {
+                let knob = Knob::new("elements_per_invocation", es);
+                knobs.push(if self.real || self.real_pair {
+                    knob.with("kernel", "large")
+                } else {
+                    knob
+                });
+            }
             knobs.push(Knob::new("sequential_ffts", [8, 4, 16, 2, 1]));
         }
         // The lag of a whole-FFT chain (the default from 2^15 to 2^18 complex points, 2^16 real
@@ -109,13 +128,18 @@ mod tests {
             .collect()
     }
 
-    /// FFTs in turn are searched where the large plan is one pass, not past it.
+    /// FFTs in turn and E are searched where the large plan is one pass, not past it.
     #[test]
     fn the_large_plans_one_pass_searches_ffts_in_turn() {
         for (size, real) in [(8192, false), (16384, false), (2048, true), (32768, true)] {
             assert_eq!(
                 fields(size, real),
-                ["split", "exchange_parts", "sequential_ffts"],
+                [
+                    "split",
+                    "exchange_parts",
+                    "elements_per_invocation",
+                    "sequential_ffts"
+                ],
                 "{size} real={real}"
             );
         }
@@ -151,6 +175,52 @@ mod tests {
                 "{size}"
             );
             assert!(space.knobs[0].values.contains(&"large".into()), "{size}");
+        }
+    }
+
+    /// The one-pass kernel's E: half and twice its default; with real input beside
+    /// `kernel = large` (E alone asks for the workgroup kernel there), and every choice accepted.
+    #[test]
+    fn the_one_pass_kernels_e_is_searched_around_its_default() {
+        for (size, real, es, with) in [
+            (8192, false, [16, 64], false),
+            (16384, false, [16, 64], false),
+            (2048, true, [8, 32], true),
+            (8192, true, [8, 32], true),
+            (16384, true, [16, 64], true),
+            (32768, true, [16, 64], true),
+        ] {
+            let o = Options {
+                size: Some(size),
+                real,
+                ..Options::default()
+            };
+            let space = o.space("workgroup", 1 << 27);
+            let k = space
+                .knobs
+                .iter()
+                .find(|k| k.field == "elements_per_invocation")
+                .unwrap();
+            assert_eq!(
+                k.values,
+                es.map(serde_json::Value::from),
+                "{size} real={real}"
+            );
+            assert_eq!(k.with.iter().any(|w| w.0 == "kernel"), with, "{size}");
+            let algo = crate::algo::AlgoOptions::Fft(o);
+            for v in &k.values {
+                let mut choice = serde_json::Map::new();
+                choice.insert(k.field.into(), v.clone());
+                for (f, x) in &k.with {
+                    choice.insert(f.to_string(), x.clone());
+                }
+                let (c, set) = algo.with_choice(&choice, true).unwrap();
+                assert_eq!(set.len(), choice.len(), "{size}: {set:?}");
+                let crate::algo::AlgoOptions::Fft(c) = c else {
+                    unreachable!()
+                };
+                assert_eq!(c.elements_per_invocation, v.as_u64().map(|e| e as usize));
+            }
         }
     }
 
