@@ -127,8 +127,8 @@ mod tests {
 
     #[test]
     fn npy_and_text_round_trip() {
-        let dir = std::env::temp_dir().join(format!("stagewise-export-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
         for d in [
             Data::from_u32(&[1, 2, 4_000_000_000]),
             Data::from_i32(&[-5, 7]),

@@ -1,7 +1,7 @@
 //! The CLI contract (docs/CLI.md): exact JSON shapes, exit codes, one-line errors.
 mod common;
 
-use common::{bin, run_ok};
+use common::{Scratch, bin, run_ok};
 
 /// Runs a command that must fail; returns (exit code, stderr).
 fn run_err(args: &[&str], stdin: Option<&str>) -> (i32, String) {
@@ -79,8 +79,7 @@ fn staged_example_prints_demo_b_and_the_seed_result() {
 
 #[test]
 fn json_has_no_stages_without_trace_and_reads_files() {
-    let dir = std::env::temp_dir().join(format!("stagewise-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli");
     let f = dir.join("in.json");
     std::fs::write(&f, "[1.5, \"-NaN\", \"inf\", -0.0]").unwrap();
     let v = run_ok(&[
@@ -146,8 +145,7 @@ fn a_bad_length_is_one_error() {
 /// describes the run too is refused with one line naming it.
 #[test]
 fn a_spec_runs_what_its_flags_would() {
-    let dir = std::env::temp_dir().join(format!("stagewise-spec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("spec");
     // The pass times differ from run to run; everything else must not.
     let untimed = |mut v: serde_json::Value| {
         v.as_object_mut().unwrap().remove("passes");
@@ -389,8 +387,7 @@ fn a_ratio_over_copy_past_the_caches_is_suspect() {
     let r = &v["rows"][0];
     assert!(r["fraction_of_copy"].as_f64().unwrap() > 1.05, "{r}");
     assert_eq!(r["suspect"], true, "{r}");
-    let dir = std::env::temp_dir().join(format!("stagewise-suspect-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("suspect");
     let csv = dir.join("rows.csv");
     let text = bench(big, Some("copy-time:4"), &["--csv", csv.to_str().unwrap()]);
     let row = text.lines().find(|l| l.starts_with("copy")).expect("a row");
@@ -447,8 +444,7 @@ fn bench_all_covers_every_algorithm() {
 #[test]
 fn oddeven_sorts_nan_keys_by_the_documented_total_order() {
     // f32 keys sort by the total order -NaN < -inf < … < -0.0 < +0.0 < … < +inf < +NaN.
-    let dir = std::env::temp_dir().join(format!("stagewise-nan-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("nan");
     let f = dir.join("nan.txt");
     std::fs::write(&f, "nan 1 -nan -inf inf -0 0 -1 2.5 nan -7 3\n").unwrap();
     for variant in ["transposition", "global", "merge-split", "batcher"] {

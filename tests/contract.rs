@@ -3,7 +3,7 @@
 //! non-zero exit after the result was printed.
 mod common;
 
-use common::bin;
+use common::{Scratch, bin};
 
 /// The tile order this adapter does not pick by itself (auto: `dispatch` on GPUs, `counter` on
 /// CPU adapters), so that giving it changes what the run reports.
@@ -18,11 +18,8 @@ use serde_json::Value;
 use stagewise::data::{DType, read_input};
 use std::path::{Path, PathBuf};
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stagewise-contract-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> Scratch {
+    Scratch::new(&format!("contract-{name}"))
 }
 
 fn stagewise(args: &[&str]) -> std::process::Output {

@@ -5,16 +5,13 @@
 //! fails.
 mod common;
 
-use common::{bin, run_ok};
+use common::{Scratch, bin, run_ok};
 use serde_json::Value;
 use stagewise::algo::kernel::exercise::{Exercise, StarterFails};
 use std::path::{Path, PathBuf};
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stagewise-kernel-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> Scratch {
+    Scratch::new(&format!("kernel-{name}"))
 }
 
 /// `body` after the standard bindings (src, dst: array<u32>; params: Params), written to a file.

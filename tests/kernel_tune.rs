@@ -6,7 +6,7 @@
 //! the same file and loses to an explicit `--override`. Small N: any adapter, lavapipe included.
 mod common;
 
-use common::bin;
+use common::{Scratch, bin};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -41,11 +41,8 @@ fn json(o: &Out) -> Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", o.stdout, o.stderr))
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stagewise-ktune-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> Scratch {
+    Scratch::new(&format!("ktune-{name}"))
 }
 
 /// A copy with two overrides: the workgroup size and the elements an invocation copies a turn

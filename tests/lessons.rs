@@ -1,5 +1,8 @@
 //! `stagewise lesson check` on every shipped lesson (each step's run traced on the GPU, every
 //! question answered by it) and on bad files (exit 1, one line naming the line).
+#[path = "common/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
 use std::path::Path;
 use std::process::Command;
 
@@ -56,8 +59,7 @@ fn every_shipped_lesson_checks_on_the_gpu() {
 
 #[test]
 fn a_bad_lesson_exits_non_zero_naming_its_line() {
-    let dir = std::env::temp_dir().join(format!("stagewise-lessons-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("lessons");
     let cases = [
         // Not a lesson field.
         (

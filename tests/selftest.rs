@@ -4,7 +4,7 @@
 //! and still verify; with `--no-wisdom` nothing is filled.
 mod common;
 
-use common::{bin, run_ok};
+use common::{Scratch, bin, run_ok};
 use serde_json::Value;
 
 /// Every (algorithm, variant) of `stagewise list --json`.
@@ -161,8 +161,8 @@ fn bad_options_are_one_line_errors() {
 }
 
 /// A wisdom file for this adapter: the tiled BMMC's tile and threads, the decoupled scan's
-/// workgroup (choices every adapter takes, WebGPU's default limits included).
-fn wisdom_file() -> std::path::PathBuf {
+/// workgroup (choices every adapter takes, WebGPU's default limits included), in its folder.
+fn wisdom_file() -> (Scratch, std::path::PathBuf) {
     let w = common::wisdom_for(
         common::gpu(),
         &[
@@ -180,16 +180,15 @@ fn wisdom_file() -> std::path::PathBuf {
             ),
         ],
     );
-    let d = std::env::temp_dir().join(format!("stagewise-selftest-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = Scratch::new("selftest");
     let p = d.join("wisdom.json");
     w.write(&p).unwrap();
-    p
+    (d, p)
 }
 
 #[test]
 fn wisdom_fills_the_cases_which_still_verify_and_say_so() {
-    let file = wisdom_file();
+    let (_dir, file) = wisdom_file();
     let f = file.to_str().unwrap();
     // One round: every variant, the tiled BMMC with wisdom's threads (its cases never set them).
     let o = selftest(

@@ -6,6 +6,7 @@
 //! them; browsers do), and the FFT's large plans (complex and real, 2^13 to 2^24) are planned too.
 
 mod common;
+use common::Scratch;
 
 #[path = "common/strict_wgsl.rs"]
 mod strict_wgsl;
@@ -331,8 +332,7 @@ fn refused(k: &CompiledKernel, backend: &str) -> Option<&'static str> {
 
 #[test]
 fn every_kernel_translates_to_every_backend() {
-    let dir = std::env::temp_dir().join(format!("stagewise-translate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("translate");
     let sets = sets();
     // Kernel (source, entry) → its translation, once however many sets and runs compile it.
     let mut done: BTreeMap<String, (CompiledKernel, Translated)> = BTreeMap::new();

@@ -2,11 +2,14 @@
 //! compute pipelines share.
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use scratch::Scratch;
 use stagewise::ui::StagewiseApp;
 use std::time::{Duration, Instant};
 
 #[path = "common/app.rs"]
 mod app;
+#[path = "common/scratch.rs"]
+mod scratch;
 use app::wait_for_run;
 
 fn harness<'a>() -> Harness<'a, StagewiseApp> {
@@ -304,8 +307,8 @@ fn every_control_has_a_tooltip() {
         }
     }
     // The room "Your kernel", on an exercise copied to a folder of this test's own.
-    let home = std::env::temp_dir().join(format!("stagewise-ui-tooltips-{}", std::process::id()));
-    h.state_mut().workbench.home = Some(home.clone());
+    let home = Scratch::new("ui-tooltips");
+    h.state_mut().workbench.home = Some(home.to_path_buf());
     h.get_by_label("Exercises").click();
     h.run();
     h.get_by_label("Prefix sums by the ladder").click();
@@ -1049,8 +1052,7 @@ fn sort_family_bad_suite_file_is_a_message() {
     let mut h = harness_sized([1600.0, 1000.0]);
     wait_for_run(&mut h);
     sort_family(&mut h);
-    let dir = std::env::temp_dir().join(format!("stagewise-sorts-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("sorts");
     let bad = dir.join("bad.json");
     std::fs::write(&bad, "{ \"suite\": 3, oops").unwrap();
     let mut no_sorts: serde_json::Value =

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 #[path = "common/app.rs"]
 mod app;
+#[path = "common/scratch.rs"]
+mod scratch;
 use app::{harness, kernel_session, scratch, step_until, wait_for_run};
 
 /// Step frames until the run and the lens it turned on are both done (the lens records after
@@ -53,7 +55,7 @@ fn an_exercise_opens_runs_and_reruns_when_its_file_is_saved() {
     let mut h = harness();
     wait_for_run(&mut h);
     let home = scratch("exercise");
-    h.state_mut().workbench.home = Some(home.clone());
+    h.state_mut().workbench.home = Some(home.to_path_buf());
     h.get_by_label("Exercises").click();
     h.run();
     h.get_by_label("Bit-reversal, one thread per element")

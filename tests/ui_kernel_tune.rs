@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 #[path = "common/app.rs"]
 mod app;
+#[path = "common/scratch.rs"]
+mod scratch;
 use app::{harness, kernel_session, scratch, step_until, wait_for_run};
 
 /// The room's Tune section: a kernel with two overrides gets value lists around their defaults;
@@ -137,7 +139,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
 ";
 
 /// A scratch folder holding SHIFTED as shifted.wgsl, and the app after its first run.
-fn shifted_app<'a>(tag: &str) -> (PathBuf, PathBuf, Harness<'a, StagewiseApp>) {
+fn shifted_app<'a>(tag: &str) -> (scratch::Scratch, PathBuf, Harness<'a, StagewiseApp>) {
     let dir = scratch(tag);
     let file = dir.join("shifted.wgsl");
     std::fs::write(&file, SHIFTED).unwrap();

@@ -3,13 +3,14 @@
 //! wisdom and says what it filled (an option set in the lab wins, Use wisdom off compares with the
 //! built-in defaults); a corrupt or foreign file is a warning and the defaults, never a crash.
 mod common;
+use common::Scratch;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use stagewise::algo::AlgoOptions;
 use stagewise::ui::StagewiseApp;
 use stagewise::wisdom::{Source, Wisdom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn harness<'a>() -> Harness<'a, StagewiseApp> {
@@ -35,12 +36,6 @@ fn harness<'a>() -> Harness<'a, StagewiseApp> {
     h.state_mut().use_wisdom(Source::Off);
     h.run();
     h
-}
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stagewise-ui-wisdom-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
 }
 
 /// Step frames while `busy` holds (at most `secs`).
@@ -93,8 +88,8 @@ fn open_tune(h: &mut Harness<'_, StagewiseApp>, minutes: f64, out: &Path) -> boo
 #[test]
 fn help_tune_runs_a_short_round_and_shows_what_changed() {
     let mut h = harness();
-    let out = temp("round.json");
-    let _ = std::fs::remove_file(&out);
+    let out_dir = Scratch::new("ui-wisdom");
+    let out = out_dir.join("round.json");
     if !open_tune(&mut h, 0.05, &out) {
         return;
     }
@@ -144,8 +139,8 @@ fn help_tune_runs_a_short_round_and_shows_what_changed() {
 #[test]
 fn help_tune_stop_keeps_the_cases_finished() {
     let mut h = harness();
-    let out = temp("stopped.json");
-    let _ = std::fs::remove_file(&out);
+    let out_dir = Scratch::new("ui-wisdom");
+    let out = out_dir.join("stopped.json");
     if !open_tune(&mut h, 5.0, &out) {
         return;
     }
@@ -206,7 +201,8 @@ fn sweep(h: &mut Harness<'_, StagewiseApp>) {
 #[test]
 fn the_lab_fills_unset_options_from_wisdom_and_says_so() {
     let mut h = harness();
-    let file = temp("lab.json");
+    let file_dir = Scratch::new("ui-wisdom");
+    let file = file_dir.join("lab.json");
     common::wisdom_for(
         h.state().gpu().unwrap(),
         &[(
@@ -268,7 +264,8 @@ fn the_lab_fills_unset_options_from_wisdom_and_says_so() {
 #[test]
 fn a_corrupt_or_foreign_wisdom_file_is_a_warning_and_the_defaults() {
     let mut h = harness();
-    let corrupt = temp("corrupt.json");
+    let corrupt_dir = Scratch::new("ui-wisdom");
+    let corrupt = corrupt_dir.join("corrupt.json");
     std::fs::write(&corrupt, "{\"version\": 1, \"adapter\": ").unwrap();
     h.state_mut().use_wisdom(Source::File(corrupt.clone()));
     h.run();
@@ -292,7 +289,8 @@ fn a_corrupt_or_foreign_wisdom_file_is_a_warning_and_the_defaults() {
         )],
     );
     w.adapter.name = "Some Other GPU".into();
-    let foreign = temp("foreign.json");
+    let foreign_dir = Scratch::new("ui-wisdom");
+    let foreign = foreign_dir.join("foreign.json");
     w.write(&foreign).unwrap();
     h.state_mut().use_wisdom(Source::File(foreign.clone()));
     h.run();

@@ -4,9 +4,9 @@
 //! chosen; a candidate past the adapter's limits is refused, never run.
 mod common;
 
-use common::bin;
+use common::{Scratch, bin};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 struct Out {
     code: i32,
@@ -30,10 +30,8 @@ fn stagewise(args: &[&str], env: &[(&str, &str)]) -> Out {
     out
 }
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stagewise-wisdom-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp(name: &str) -> Scratch {
+    Scratch::new(&format!("wisdom-{name}"))
 }
 
 fn read(p: &Path) -> Value {

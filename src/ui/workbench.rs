@@ -411,9 +411,8 @@ mod tests {
 
     #[test]
     fn the_watch_sees_a_change_and_not_a_new_file() {
-        let dir = std::env::temp_dir().join(format!("stagewise-watch-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("k.wgsl");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("k.wgsl");
         std::fs::write(&f, "a").unwrap();
         let ctx = egui::Context::default();
         let mut w = Workbench::default();

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 use egui_kittest::Harness;
 use stagewise::ui::StagewiseApp;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub fn harness<'a>() -> Harness<'a, StagewiseApp> {
@@ -46,11 +46,8 @@ pub fn step_until(
 }
 
 /// A fresh folder for this test's files.
-pub fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stagewise-ui-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+pub fn scratch(name: &str) -> crate::scratch::Scratch {
+    crate::scratch::Scratch::new(&format!("ui-{name}"))
 }
 
 /// The room *Your kernel* on `file` over 16 iota values, checked against `expect`.

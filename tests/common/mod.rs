@@ -6,6 +6,10 @@ use stagewise::data::{DType, Data};
 use stagewise::gpu::Gpu;
 use std::sync::OnceLock;
 
+mod scratch;
+#[allow(unused_imports)] // not every test binary writes files
+pub use scratch::Scratch;
+
 /// One headless device for the whole test binary. Panics (fails the test) without an adapter.
 pub fn gpu() -> &'static Gpu {
     static GPU: OnceLock<Gpu> = OnceLock::new();

@@ -146,7 +146,7 @@ fn half_of_the_workgroups_counts_what_all_of_them_do() {
             })
             .find(|r| !matches!(r, Err(stagewise::error::Error::Limit(_))))
             .unwrap_or_else(|| panic!("{}: three half samples overflowed the log", a.name()))
-            .unwrap();
+            .unwrap_or_else(|e| panic!("{} {}: a half sample: {e}", a.name(), variant.name));
         assert!(full.records.iter().all(|r| r.sample.is_all()));
         sampled_passes += part.records.iter().filter(|r| !r.sample.is_all()).count();
         let again = pollster::block_on(lens::record_run_async(
@@ -156,7 +156,7 @@ fn half_of_the_workgroups_counts_what_all_of_them_do() {
             &normal,
             &o(SampleSpec::All),
         ))
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{} {}: a whole recording: {e}", a.name(), variant.name));
         let at = format!("{} {}", a.name(), variant.name);
         assert!(
             agree(&part, &full, &again, &at) > 0,
