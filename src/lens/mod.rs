@@ -414,11 +414,15 @@ fn differs(rec: &RunResult, normal: &RunResult) -> Option<String> {
     }
     if rec.output.dtype != crate::data::DType::F32 {
         let i = a.iter().zip(b).position(|(x, y)| x != y)?;
+        let last = a.iter().zip(b).rposition(|(x, y)| x != y).unwrap_or(i);
+        let count = a.iter().zip(b).filter(|(x, y)| x != y).count();
         let f = |v| crate::data::fmt_bits(rec.output.dtype, v);
         return Some(format!(
-            "element {i}: {} here, {} in the normal run",
+            "element {i}: {} here, {} in the normal run ({count} of {} elements differ, the last \
+             at {last})",
             f(a[i]),
-            f(b[i])
+            f(b[i]),
+            a.len()
         ));
     }
     let (mut diff, mut norm) = (0.0f64, 0.0f64);
@@ -535,6 +539,13 @@ mod tests {
         assert!(differs(&ints, &ints).is_none());
         let e = differs(&result(Data::from_u32(&[1, 2, 4])), &ints).unwrap();
         assert!(e.contains("element 2: 4 here, 3 in the normal run"), "{e}");
+        let e = differs(&result(Data::from_u32(&[9, 2, 8])), &ints).unwrap();
+        assert!(
+            e.contains(
+                "element 0: 9 here, 1 in the normal run (2 of 3 elements differ, the last at 2)"
+            ),
+            "{e}"
+        );
         let e = differs(&result(Data::from_u32(&[1, 2])), &ints).unwrap();
         assert!(e.contains("2 words"), "{e}");
         // The sort's values are compared too.
