@@ -221,7 +221,6 @@ fn a_spec_runs_what_its_flags_would() {
         e.starts_with("stagewise: error: run spec '-': line 1"),
         "{e}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -396,7 +395,6 @@ fn a_ratio_over_copy_past_the_caches_is_suspect() {
     let (head, line) = rows.split_once('\n').unwrap();
     assert!(head.ends_with(",warmup_ms,note"), "{head}");
     assert!(line.trim_end().ends_with(",suspect"), "{rows}");
-    let _ = std::fs::remove_dir_all(&dir);
 
     // Not suspect: the same ratio where the copy fits the caches (2^24: 128 MiB), a ratio below
     // 1.05 past them, and a plain run.

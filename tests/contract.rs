@@ -117,7 +117,6 @@ fn saves_what_it_computed(algo_args: &[&str], dtype: DType) {
     let run3: Value = serde_json::from_slice(&o.stdout).unwrap();
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&ojson).unwrap()).unwrap();
     assert_eq!(file, run3["output"], "{a3:?}: .json is the output field");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -347,7 +346,6 @@ fn observe(args: &[&str]) -> (Seen, String) {
         })
         .unwrap_or_default();
     kernels.sort();
-    let _ = std::fs::remove_dir_all(&dump);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     (
         Seen {
@@ -841,7 +839,6 @@ fn audit_run_and_bench_options() {
             "{k}: no probe in audit_run_and_bench_options"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// docs/PERFORMANCE.md shows one current suite run: its generated part is exactly what
@@ -1062,7 +1059,6 @@ json.dump({"device": "stand-in", "torch": "0", "cuda": "0", "cupy": None, "vkfft
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every room's run-level facts (the top-level JSON fields the views read) read back as the

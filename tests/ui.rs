@@ -316,7 +316,6 @@ fn every_control_has_a_tooltip() {
     wait_for_run(&mut h);
     assert!(h.state().in_kernel_room());
     check(&h, "Your kernel");
-    std::fs::remove_dir_all(&home).ok();
     // The menus, opened.
     for (menu, item) in [
         ("File", "Open input…"),
@@ -1094,7 +1093,6 @@ fn sort_family_bad_suite_file_is_a_message() {
         "the good overlay stays"
     );
     h.get_by_label_contains("not a suite result");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
