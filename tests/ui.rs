@@ -47,6 +47,28 @@ fn assert_seed_result(h: &Harness<'_, StagewiseApp>) {
     assert_eq!(r.output.bits, SEED_OUT);
 }
 
+/// Pass times from timestamps the clock check distrusts (a test hook: they read a thousandth of
+/// the work's time) are not shown, and the panel says why.
+#[test]
+fn distrusted_timestamps_show_no_pass_times_and_say_why() {
+    let mut h = harness();
+    wait_for_run(&mut h);
+    h.state().gpu().unwrap().inject_clock_scale(1e-3);
+    run_again(&mut h);
+    assert_seed_result(&h);
+    let r = h.state().result.as_ref().unwrap();
+    assert!(
+        r.passes.iter().all(|p| p.gpu_ms.is_none()),
+        "{:?}",
+        r.passes
+    );
+    assert!(h.get_all_by_label("unavailable").count() > 0);
+    h.get_by_label_contains("No pass times: ");
+    if h.state().gpu().unwrap().has_timestamps() {
+        h.get_by_label_contains("timestamps read under a tenth of the wall time");
+    }
+}
+
 #[test]
 fn opens_on_the_seed_example_and_steps_through_stages() {
     let mut h = harness();

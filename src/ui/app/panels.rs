@@ -146,6 +146,13 @@ impl StagewiseApp {
                         }
                     });
                 });
+            let missing = r.passes.iter().any(|p| p.gpu_ms.is_none());
+            if missing
+                && self.trace == TraceState::Complete
+                && let Some(why) = self.gpu.as_ref().and_then(no_pass_times)
+            {
+                ui.small(why);
+            }
         }
     }
 
@@ -519,4 +526,17 @@ impl StagewiseApp {
             self.show_help = open;
         }
     }
+}
+
+/// Why a finished run shows no pass times on `gpu`, in words (None: it has trusted timestamps).
+fn no_pass_times(gpu: &Gpu) -> Option<String> {
+    if !gpu.has_timestamps() {
+        return Some("No pass times: this adapter has no timestamp queries.".into());
+    }
+    gpu.clock_distrusted().map(|why| {
+        format!(
+            "No pass times: {why}, so they are not shown (checked after each run). The \
+             Performance lab times whole runs by the wall clock."
+        )
+    })
 }
