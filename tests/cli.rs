@@ -418,6 +418,42 @@ fn a_ratio_over_copy_past_the_caches_is_suspect() {
     );
 }
 
+/// Repetitions whose timestamps read under a tenth of what the clock check measured just before
+/// (STAGEWISE_FAULT=clock-reps:F: the repetitions' timestamps x F, the check's as they are) are
+/// not reported: the case is timed by the wall clock and says so.
+#[test]
+fn repetitions_timed_short_of_the_clock_check_are_timed_by_the_wall_clock() {
+    let bench = |fault: Option<&str>| {
+        let mut c = bin();
+        c.args([
+            "bench",
+            "copy",
+            "--variant",
+            "vec4",
+            "--n",
+            "1048576",
+            "--reps",
+            "5",
+            "--json",
+        ]);
+        if let Some(f) = fault {
+            c.env("STAGEWISE_FAULT", f);
+        }
+        let o = c.output().expect("run stagewise");
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(o.status.success(), "{fault:?}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["rows"][0].clone(), err)
+    };
+    let (plain, _) = bench(None);
+    let (short, _) = bench(Some("clock-reps:0.001"));
+    assert!(plain.get("wall_clock").is_none(), "{plain}");
+    assert_eq!(short["wall_clock"], true, "{short}");
+    // The wall clock's GB/s is the work's (the bug read 1000x): within a few x of the plain run's.
+    let r = short["gbps"].as_f64().unwrap() / plain["gbps"].as_f64().unwrap();
+    assert!((0.2..5.0).contains(&r), "{r}: {short} against {plain}");
+}
+
 #[test]
 fn bench_all_covers_every_algorithm() {
     let v = run_ok(&[

@@ -8,7 +8,9 @@
 //! the repetitions, a batch of back-to-back runs is timed both ways. lavapipe's timestamps, in a
 //! process that also draws a window on the same device (the app), read a thousandth of the
 //! work's time; a device whose clock disagrees is timed by the wall clock until a check agrees
-//! again ([`Gpu::clock_distrusted`]), the same way in the app and the CLI.
+//! again ([`Gpu::clock_distrusted`]), the same way in the app and the CLI. Repetitions whose
+//! median run reads under a tenth of the agreeing check's are not reported either: the device is
+//! distrusted from then and the case timed by the wall clock.
 
 use super::context::Gpu;
 use super::runner::{Plan, Timestamps, read_all, readback_buffer, record, ticks_to_ms, wait};
@@ -22,19 +24,26 @@ pub struct Clock {
     pub distrusted: Option<String>,
     /// Timestamps read this many times the work's time (`STAGEWISE_FAULT=clock:F`; 1 normally).
     pub scale: f64,
+    /// The timed repetitions' timestamps only (not the clock check's) read this many times the
+    /// work's time (`STAGEWISE_FAULT=clock-reps:F`; 1 normally).
+    pub rep_scale: f64,
 }
 
 impl Clock {
-    /// From `STAGEWISE_FAULT` (comma-separated): `clock:F`, F > 0, scales every timestamp delta.
+    /// From `STAGEWISE_FAULT` (comma-separated): `clock:F`, F > 0, scales every timestamp delta;
+    /// `clock-reps:F` those of timed repetitions only.
     pub fn from_fault(fault: &str) -> Clock {
-        let scale = fault
-            .split(',')
-            .find_map(|f| f.trim().strip_prefix("clock:")?.parse::<f64>().ok())
-            .filter(|f| *f > 0.0 && f.is_finite())
-            .unwrap_or(1.0);
+        let factor = |key: &str| {
+            fault
+                .split(',')
+                .find_map(|f| f.trim().strip_prefix(key)?.parse::<f64>().ok())
+                .filter(|f| *f > 0.0 && f.is_finite())
+                .unwrap_or(1.0)
+        };
         Clock {
             distrusted: None,
-            scale,
+            scale: factor("clock:"),
+            rep_scale: factor("clock-reps:"),
         }
     }
 }
@@ -134,9 +143,15 @@ pub const DEFAULT_MIN_WARMUP_MS: f64 = 300.0;
 /// is other work on the same GPU (its wall time waits for it), no verdict; so are batches too
 /// short to tell (`None`).
 pub async fn clock_agrees(gpu: &Gpu, plan: &Plan) -> Result<Option<bool>> {
+    Ok(clock_check(gpu, plan).await?.0)
+}
+
+/// [`clock_agrees`]'s verdict, and where it agrees, one run's time by the agreeing batch's
+/// timestamps (ms).
+async fn clock_check(gpu: &Gpu, plan: &Plan) -> Result<(Option<bool>, Option<f64>)> {
     let np = plan.passes.len();
     if np == 0 {
-        return Ok(None);
+        return Ok((None, None));
     }
     let probe = wall_once(gpu, plan).await?;
     // One run's wall time on a fast GPU is mostly the submission's latency: a batch sized from
@@ -164,15 +179,15 @@ pub async fn clock_agrees(gpu: &Gpu, plan: &Plan) -> Result<Option<bool>> {
         let t: Vec<u64> = bytemuck::pod_collect_to_vec(&words);
         let (Some(&t0), Some(&t1), true) = (t.first(), t.get(1), wall >= MIN_VERDICT_SECONDS)
         else {
-            return Ok(None);
+            return Ok((None, None));
         };
         let span_s = ticks_to_ms(gpu, t1.wrapping_sub(t0)) / 1e3;
         best = best.max(span_s / wall);
         if best >= MIN_CLOCK_SHARE {
-            return Ok(Some(true));
+            return Ok((Some(true), Some(span_s * 1e3 / runs as f64)));
         }
     }
-    Ok((best < MAX_BROKEN_SHARE).then_some(false))
+    Ok(((best < MAX_BROKEN_SHARE).then_some(false), None))
 }
 
 /// Apply a verdict of [`clock_agrees`]: the wall clock times `gpu` after a disagreement, its
@@ -295,7 +310,8 @@ pub async fn time_with(
         ));
     }
     let reps = reps.max(1);
-    judge(gpu, clock_agrees(gpu, plan).await?);
+    let (verdict, check_ms) = clock_check(gpu, plan).await?;
+    judge(gpu, verdict);
     if gpu.clock_distrusted().is_some() {
         run_times(gpu, plan, warmup).await?;
         return time_wall(gpu, plan, reps, cancelled).await;
@@ -330,6 +346,7 @@ pub async fn time_with(
         .pop()
         .unwrap_or_default();
     let t: Vec<u64> = bytemuck::pod_collect_to_vec(&words);
+    let rep_ms = |ticks| ticks_to_ms(gpu, ticks) * gpu.rep_clock_scale();
     let mut per_pass: Vec<Vec<f64>> = vec![Vec::with_capacity(reps); np];
     let mut totals = Vec::with_capacity(reps);
     for r in 0..reps {
@@ -344,14 +361,29 @@ pub async fn time_with(
                 ok = false;
                 continue;
             }
-            samples.push(ticks_to_ms(gpu, d));
+            samples.push(rep_ms(d));
         }
         if ok && whole < 1 << 46 {
-            totals.push(ticks_to_ms(gpu, whole));
+            totals.push(rep_ms(whole));
         }
     }
     if totals.is_empty() {
         return Err(Error::Gpu("every timestamp sample was invalid".into()));
+    }
+    // The check agreed moments ago; repetitions whose timestamps read under a tenth of its run
+    // time stopped measuring the work since (lavapipe's, while the app drew a frame mid-sweep,
+    // read a 2^20 copy at 180 GB/s). One run alone is never that much faster than one of a
+    // back-to-back batch: the device is timed by the wall clock from here.
+    let run_ms = median(&mut totals.clone());
+    if let Some(check_ms) = check_ms
+        && run_ms < MAX_BROKEN_SHARE * check_ms
+    {
+        gpu.set_distrust(Some(format!(
+            "{}'s timestamps read {run_ms:.4} ms a run, under a tenth of the {check_ms:.4} ms \
+             they read in the clock check just before",
+            gpu.adapter_name()
+        )));
+        return time_wall(gpu, plan, reps, cancelled).await;
     }
     let pass_ms = per_pass.iter_mut().map(|s| median(s)).collect();
     Ok(Timing::of(totals, pass_ms, false))
