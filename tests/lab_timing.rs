@@ -5,10 +5,10 @@
 //! the copy that moves the same bytes.
 //!
 //! On any adapter (CI: lavapipe, noisy on 2 shared cores) at 2^20: within a factor of 1.5 (each
-//! side's fastest of five rounds taken in turn), and naive < tiled <= copy. The same where the app's
-//! device reads timestamps a thousandth of the work's time (a test hook; lavapipe's did so in the
-//! app's window, where the lab then showed a copy at 66 GB/s): the lab finds its clock wrong and
-//! times by the wall clock.
+//! side's fastest of seven rounds taken in turn), and naive < tiled <= copy. The same where the
+//! app's device reads timestamps a thousandth of the work's time (a test hook; lavapipe's did so
+//! in the app's window, where the lab then showed a copy at 66 GB/s): the lab finds its clock
+//! wrong and times by the wall clock.
 //! Ignored, for a real GPU: the lab at its defaults (20 reps, 300 ms of warm-up) at 2^28 within
 //! 5 %: `cargo test --release --test lab_timing -- --ignored --nocapture`.
 use egui_kittest::Harness;
@@ -143,7 +143,7 @@ fn ratios(lab: &[BenchRow], cli: &[BenchRow]) -> Vec<(String, f64)> {
 }
 
 /// Rounds of a lab sweep and a CLI bench at 2^20, taken in turn.
-const ROUNDS: usize = 5;
+const ROUNDS: usize = 7;
 
 /// The fastest of `rows`' rounds: the highest GB/s of each variant and of the copy.
 fn best(rounds: &[Vec<BenchRow>], v: &str) -> f64 {
@@ -165,7 +165,7 @@ fn best_copy(rounds: &[Vec<BenchRow>]) -> f64 {
 /// `band` and the copy's GB/s within 2·`band`. One round is no test on lavapipe: a kernel's
 /// median there steps 2× from run to run, a mode held for the whole run (the buffers' placement,
 /// the host's other load on 2 shared cores, whether lavapipe's second thread gets a core: it runs
-/// one here, see [`app`]); the fastest of five rounds is, for each side, the run without the
+/// one here, see [`app`]); the fastest of seven rounds is, for each side, the run without the
 /// penalty. The 1000× of a wrong clock fails every round. Returns each variant's best fraction
 /// of copy and the last round's rows.
 fn lab_and_cli_within(h: &mut Harness<'_, StagewiseApp>, band: f64) -> Agreed {
