@@ -347,37 +347,31 @@ fn bench_warms_up_by_time_by_default() {
     }
 }
 
+/// `stagewise bench copy --variant vec4 --n N` with `more`, under `STAGEWISE_FAULT=fault`: its
+/// stdout (it must succeed).
+fn bench_copy(n: &str, fault: Option<&str>, more: &[&str]) -> String {
+    let mut c = bin();
+    c.args(["bench", "copy", "--variant", "vec4", "--n", n])
+        .args(more);
+    if let Some(f) = fault {
+        c.env("STAGEWISE_FAULT", f);
+    }
+    let o = c.output().expect("run stagewise");
+    assert!(
+        o.status.success(),
+        "{n} {fault:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
 /// A ratio to the same-run copy above 1.05 where the copy moves >= 256 MiB is flagged suspect in
 /// the JSON, the text and the CSV; planted with STAGEWISE_FAULT=copy-time:F (the copy's time x F).
 #[test]
 fn a_ratio_over_copy_past_the_caches_is_suspect() {
     let bench = |n: &str, fault: Option<&str>, more: &[&str]| {
-        let mut c = bin();
-        c.args([
-            "bench",
-            "copy",
-            "--variant",
-            "vec4",
-            "--n",
-            n,
-            "--reps",
-            "2",
-            "--warmup",
-            "1",
-            "--warmup-ms",
-            "0",
-        ])
-        .args(more);
-        if let Some(f) = fault {
-            c.env("STAGEWISE_FAULT", f);
-        }
-        let o = c.output().expect("run stagewise");
-        assert!(
-            o.status.success(),
-            "{n} {fault:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).to_string()
+        let quick = ["--reps", "2", "--warmup", "1", "--warmup-ms", "0"];
+        bench_copy(n, fault, &[&quick[..], more].concat())
     };
     let json = |s: String| -> serde_json::Value { serde_json::from_str(&s).unwrap() };
     // 2^25 u32: the copy reads and writes 256 MiB.
@@ -424,29 +418,12 @@ fn a_ratio_over_copy_past_the_caches_is_suspect() {
 #[test]
 fn repetitions_timed_short_of_the_clock_check_are_timed_by_the_wall_clock() {
     let bench = |fault: Option<&str>| {
-        let mut c = bin();
-        c.args([
-            "bench",
-            "copy",
-            "--variant",
-            "vec4",
-            "--n",
-            "1048576",
-            "--reps",
-            "5",
-            "--json",
-        ]);
-        if let Some(f) = fault {
-            c.env("STAGEWISE_FAULT", f);
-        }
-        let o = c.output().expect("run stagewise");
-        let err = String::from_utf8_lossy(&o.stderr).to_string();
-        assert!(o.status.success(), "{fault:?}: {err}");
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        (v["rows"][0].clone(), err)
+        let out = bench_copy("1048576", fault, &["--reps", "5", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["rows"][0].clone()
     };
-    let (plain, _) = bench(None);
-    let (short, _) = bench(Some("clock-reps:0.001"));
+    let plain = bench(None);
+    let short = bench(Some("clock-reps:0.001"));
     assert!(plain.get("wall_clock").is_none(), "{plain}");
     assert_eq!(short["wall_clock"], true, "{short}");
     // The wall clock's GB/s is the work's (the bug read 1000x): within a few x of the plain run's.

@@ -33,6 +33,14 @@ impl Knob {
         self
     }
 
+    /// Write `value` into `choice` for this knob, with the fields set beside it.
+    pub fn set(&self, choice: &mut Map<String, Value>, value: &Value) {
+        choice.insert(self.field.to_string(), value.clone());
+        for (f, x) in &self.with {
+            choice.insert(f.to_string(), x.clone());
+        }
+    }
+
     /// The fields this knob writes: its own, then those set beside it.
     pub fn fields(&self) -> impl Iterator<Item = &'static str> + '_ {
         std::iter::once(self.field).chain(self.with.iter().map(|w| w.0))

@@ -346,7 +346,8 @@ pub async fn time_with(
         .pop()
         .unwrap_or_default();
     let t: Vec<u64> = bytemuck::pod_collect_to_vec(&words);
-    let rep_ms = |ticks| ticks_to_ms(gpu, ticks) * gpu.rep_clock_scale();
+    let rep_scale = gpu.rep_clock_scale();
+    let rep_ms = |ticks| ticks_to_ms(gpu, ticks) * rep_scale;
     let mut per_pass: Vec<Vec<f64>> = vec![Vec::with_capacity(reps); np];
     let mut totals = Vec::with_capacity(reps);
     for r in 0..reps {
@@ -374,7 +375,9 @@ pub async fn time_with(
     // time stopped measuring the work since (lavapipe's, while the app drew a frame mid-sweep,
     // read a 2^20 copy at 180 GB/s). One run alone is never that much faster than one of a
     // back-to-back batch: the device is timed by the wall clock from here.
-    let run_ms = median(&mut totals.clone());
+    let pass_ms = per_pass.iter_mut().map(|s| median(s)).collect();
+    let timing = Timing::of(totals, pass_ms, false);
+    let run_ms = timing.total_ms;
     if let Some(check_ms) = check_ms
         && run_ms < MAX_BROKEN_SHARE * check_ms
     {
@@ -385,8 +388,7 @@ pub async fn time_with(
         )));
         return time_wall(gpu, plan, reps, cancelled).await;
     }
-    let pass_ms = per_pass.iter_mut().map(|s| median(s)).collect();
-    Ok(Timing::of(totals, pass_ms, false))
+    Ok(timing)
 }
 
 pub fn median(v: &mut [f64]) -> f64 {

@@ -377,10 +377,7 @@ pub async fn tune_case(
                 return Err(Error::Cancelled);
             }
             let mut choice = base.clone();
-            choice.insert(knob.field.to_string(), v.clone());
-            for (f, x) in &knob.with {
-                choice.insert(f.to_string(), x.clone());
-            }
+            knob.set(&mut choice, v);
             if choice == best {
                 continue;
             }

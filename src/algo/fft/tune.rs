@@ -210,10 +210,7 @@ mod tests {
             let algo = crate::algo::AlgoOptions::Fft(o);
             for v in &k.values {
                 let mut choice = serde_json::Map::new();
-                choice.insert(k.field.into(), v.clone());
-                for (f, x) in &k.with {
-                    choice.insert(f.to_string(), x.clone());
-                }
+                k.set(&mut choice, v);
                 let (c, set) = algo.with_choice(&choice, true).unwrap();
                 assert_eq!(set.len(), choice.len(), "{size}: {set:?}");
                 let crate::algo::AlgoOptions::Fft(c) = c else {
