@@ -5,7 +5,7 @@
 //! the copy that moves the same bytes.
 //!
 //! On any adapter (CI: lavapipe, noisy on 2 shared cores) at 2^20: within a factor of 1.5 (each
-//! side's fastest of seven rounds taken in turn), and naive < tiled <= copy. The same where the
+//! side's fastest of twelve rounds taken in turn), and naive < tiled <= copy. The same where the
 //! app's device reads timestamps a thousandth of the work's time (a test hook; lavapipe's did so
 //! in the app's window, where the lab then showed a copy at 66 GB/s): the lab finds its clock
 //! wrong and times by the wall clock.
@@ -58,7 +58,12 @@ fn app<'a>() -> Harness<'a, StagewiseApp> {
 
 /// The lab's sweep of the naive and tiled bit-reversal at 2^log_n, driven through its controls,
 /// with frames drawn all the while. `reps` as the lab's slider sets it.
-fn lab_rows(h: &mut Harness<'_, StagewiseApp>, log_n: u32, reps: usize) -> Vec<BenchRow> {
+fn lab_rows(
+    h: &mut Harness<'_, StagewiseApp>,
+    log_n: u32,
+    reps: usize,
+    warmup_ms: f64,
+) -> Vec<BenchRow> {
     h.get_by_label("Performance").click();
     h.run();
     {
@@ -66,6 +71,7 @@ fn lab_rows(h: &mut Harness<'_, StagewiseApp>, log_n: u32, reps: usize) -> Vec<B
         lab.log_lo = log_n;
         lab.log_hi = log_n;
         lab.reps = reps;
+        lab.warmup_ms = warmup_ms;
         for (v, on) in lab.variants.iter_mut() {
             *on = VARIANTS.contains(v);
         }
@@ -96,7 +102,7 @@ fn lab_rows(h: &mut Harness<'_, StagewiseApp>, log_n: u32, reps: usize) -> Vec<B
 
 /// What `stagewise bench bitrev --n 2^log_n --reps R` runs: the same spec (every variant, sizes it
 /// refuses skipped, 3 counted warm-up runs after the default warm-up time) on the CLI's device.
-fn bench_rows(gpu: &Gpu, log_n: u32, reps: usize) -> Vec<BenchRow> {
+fn bench_rows(gpu: &Gpu, log_n: u32, reps: usize, warmup_ms: f64) -> Vec<BenchRow> {
     let algo = AlgoOptions::Bitrev(Default::default());
     let info = algo.algo().info();
     let variants = VARIANTS.map(|v| info.variant(Some(v)).unwrap()).to_vec();
@@ -107,7 +113,7 @@ fn bench_rows(gpu: &Gpu, log_n: u32, reps: usize) -> Vec<BenchRow> {
         warmup: 3,
         dtype: DType::U32,
         skip_refused: true,
-        min_warmup_ms: bench::DEFAULT_MIN_WARMUP_MS,
+        min_warmup_ms: warmup_ms,
     };
     pollster::block_on(bench::run(gpu, &spec, &mut |_| {}, &|| false)).unwrap()
 }
@@ -143,7 +149,10 @@ fn ratios(lab: &[BenchRow], cli: &[BenchRow]) -> Vec<(String, f64)> {
 }
 
 /// Rounds of a lab sweep and a CLI bench at 2^20, taken in turn.
-const ROUNDS: usize = 7;
+const ROUNDS: usize = 12;
+/// Their warm-up, lab and CLI alike: a CPU adapter has no clocks to ramp, so rounds are
+/// spent on more rounds instead (the defaults' 300 ms took a third of each).
+const WARMUP_MS: f64 = 50.0;
 
 /// The fastest of `rows`' rounds: the highest GB/s of each variant and of the copy.
 fn best(rounds: &[Vec<BenchRow>], v: &str) -> f64 {
@@ -165,15 +174,15 @@ fn best_copy(rounds: &[Vec<BenchRow>]) -> f64 {
 /// `band` and the copy's GB/s within 2·`band`. One round is no test on lavapipe: a kernel's
 /// median there steps 2× from run to run, a mode held for the whole run (the buffers' placement,
 /// the host's other load on 2 shared cores, whether lavapipe's second thread gets a core: it runs
-/// one here, see [`app`]); the fastest of seven rounds is, for each side, the run without the
+/// one here, see [`app`]); the fastest of twelve rounds is, for each side, the run without the
 /// penalty. The 1000× of a wrong clock fails every round. Returns each variant's best fraction
 /// of copy and the last round's rows.
 fn lab_and_cli_within(h: &mut Harness<'_, StagewiseApp>, band: f64) -> Agreed {
     const LOG_N: u32 = 20;
     let (mut labs, mut clis) = (Vec::new(), Vec::new());
     for round in 1..=ROUNDS {
-        let lab = lab_rows(h, LOG_N, 10);
-        let cli = bench_rows(&Gpu::headless(None).unwrap(), LOG_N, 10);
+        let lab = lab_rows(h, LOG_N, 10, WARMUP_MS);
+        let cli = bench_rows(&Gpu::headless(None).unwrap(), LOG_N, 10, WARMUP_MS);
         println!("round {round}");
         print("lab", &lab);
         print("cli", &cli);
@@ -263,12 +272,17 @@ fn the_lab_at_its_defaults_is_the_cli_at_2_28() {
     let mut h = app();
     let defaults = stagewise::ui::perf::PerfLab::default();
     assert_eq!(h.state().perf.warmup_ms, bench::DEFAULT_MIN_WARMUP_MS);
-    let lab = lab_rows(&mut h, LOG_N, defaults.reps);
+    let lab = lab_rows(&mut h, LOG_N, defaults.reps, defaults.warmup_ms);
     // The app's device first: the CLI's is opened only once the app's is gone (one device a GPU
     // at 2^28 words a buffer).
     let adapter = h.state().gpu().unwrap().adapter_name();
     drop(h);
-    let cli = bench_rows(&Gpu::headless(None).unwrap(), LOG_N, defaults.reps);
+    let cli = bench_rows(
+        &Gpu::headless(None).unwrap(),
+        LOG_N,
+        defaults.reps,
+        defaults.warmup_ms,
+    );
     println!("adapter: {adapter}");
     print("lab", &lab);
     print("cli", &cli);
