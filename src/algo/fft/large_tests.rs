@@ -443,3 +443,42 @@ fn four_part_passes_pad_each_trip_on_its_own() {
         }
     }
 }
+
+/// The unpacking reads its twiddle w^t before the partners' trips (a read per value after their
+/// barriers waited on L1/L2 there: docs/perf/fft.md), except in four parts below M = 8192.
+#[test]
+fn the_unpacking_reads_its_twiddle_before_its_trips() {
+    let mut seen = (0, 0);
+    for reals in [256usize, 1024, 4096, 8192, 16384, 32768] {
+        for parts in [None, Some(1), Some(2), Some(4)] {
+            let o = Options {
+                exchange_parts: parts,
+                ..Options::default()
+            };
+            let Ok(lc) = configure(&o, reals / 2, 4096, true, false, Some(Mode::Real), &h100())
+            else {
+                continue; // more parts than the pass has, or a whole FFT past the memory
+            };
+            let p = lc.passes[0];
+            let wgsl = super::large_wgsl::shader(&lc.passes, lc.unpack_phase(), "src", lc.chain);
+            let Some(at) = wgsl.find("let uk0 = ") else {
+                // Unpacked in a phase of its own, through L2.
+                assert!(wgsl.contains("storageBarrier();"), "{reals} reals, {p:?}");
+                continue;
+            };
+            let unpack = &wgsl[at..];
+            let first_trip = unpack.find("workgroupBarrier();").expect("a trip");
+            let (before, after) = unpack.split_at(first_trip);
+            if p.parts < 4 || p.m >= 8192 {
+                assert!(before.contains("let w1 = tw[t1];"), "{reals} reals, {p:?}");
+                assert!(!unpack.contains("tw[uk"), "{reals} reals, {p:?}");
+                seen.0 += 1;
+            } else {
+                assert!(!unpack.contains("w1"), "{reals} reals, {p:?}");
+                assert!(after.contains("let wk = tw[uk"), "{reals} reals, {p:?}");
+                seen.1 += 1;
+            }
+        }
+    }
+    assert!(seen.0 >= 10 && seen.1 >= 1, "{seen:?}");
+}

@@ -116,10 +116,11 @@ fn rowmap(s: u32) -> u32 {{
 
 /// The real spectra in place of the last round's values (each lane a whole FFT Z of M points,
 /// slot j of thread t holding Z[k], k = t + W·bitrev(j)): X[k] = A + w^k·B with
-/// A = (Z[k] + conj Z[M−k]) / 2, B = (Z[k] − conj Z[M−k]) / 2i, w^k = tw[k] or, from M = 8192
-/// on, tw[t]·w^(W·bitrev(j)) (tw the 2M table), and X[0] + i·X[M] (both real) at k = 0. The
-/// partner Z[M−k] comes through workgroup memory (per component where the rounds use two parts,
-/// class by class where they use four), or from the thread's own registers when W = 1.
+/// A = (Z[k] + conj Z[M−k]) / 2, B = (Z[k] − conj Z[M−k]) / 2i, w^k = tw[t]·w^(W·bitrev(j))
+/// (tw the 2M table, read before the trips; tw[k] after them in four parts below M = 8192),
+/// and X[0] + i·X[M] (both real) at k = 0. The partner Z[M−k] comes through workgroup memory
+/// (per component where the rounds use two parts, class by class where they use four), or from
+/// the thread's own registers when W = 1.
 pub(super) fn unpack_in_store(o: &mut String, c: &PassConfig) {
     let (m, e, w) = (c.m, c.e, c.w());
     let (le, lc, lm) = (e.trailing_zeros(), c.c.trailing_zeros(), m.trailing_zeros());
@@ -128,11 +129,14 @@ pub(super) fn unpack_in_store(o: &mut String, c: &PassConfig) {
     for j in 0..e {
         let _ = writeln!(o, "    let uk{j} = t1 + {}u;", k_of(j));
     }
-    // From M = 8192 on, w^k = w^t · w^(W·bitrev(j)): one table read a thread, the second factor
-    // a constant; a table read per value (8 more bytes per value from L2 once the table outgrows
-    // L1) made 32768 reals 1.052 ms against 1.005, 16384 reals 0.850 against 0.846 (H100, 2^28
-    // reals); below, the table read is cheaper (4096 reals 0.737 against 0.741).
-    let factored = m >= 8192;
+    // w^k = w^t · w^(W·bitrev(j)): one table read a thread, issued before the partners' trips
+    // (its latency hides behind them), the second factor a constant. A table read per value
+    // after the trips waits on L1/L2 past the barriers: on the H200 (2^28 reals, same run) 4096
+    // reals 0.631 → 0.585 ms, 2048 0.560 → 0.552, 8192 0.630 → 0.619, 256 0.547 → 0.537; and once
+    // the table outgrows L1 each read costs 8 more bytes from L2 (H100: 32768 reals 1.052 ms
+    // against 1.005). Passes in four parts below M = 8192 keep the read per value: 1024 reals
+    // (M = 512) ran 0.524 ms with it against 0.529 factored.
+    let factored = m >= 8192 || c.parts < 4;
     if factored {
         let _ = writeln!(o, "    let w1 = tw[t1];");
     }
