@@ -459,7 +459,9 @@ fn the_unpacking_reads_its_twiddle_before_its_trips() {
             else {
                 continue; // more parts than the pass has, or a whole FFT past the memory
             };
-            let p = lc.passes[0];
+            let [p] = lc.passes[..] else {
+                continue; // two passes: the unpacking goes with the rows pass
+            };
             let wgsl = super::large_wgsl::shader(&lc.passes, lc.unpack_phase(), "src", lc.chain);
             let Some(at) = wgsl.find("let uk0 = ") else {
                 // Unpacked in a phase of its own, through L2.
