@@ -134,29 +134,25 @@ fn half_of_the_workgroups_counts_what_all_of_them_do() {
         // A look-back's polls are recorded each time they read: a predecessor slowed by the
         // tests beside this one can make a run of them overflow the log. Such a run is recorded
         // again; three that overflow fail.
-        let part = (0..3)
-            .map(|_| {
-                pollster::block_on(lens::record_run_async(
-                    algo,
-                    gpu(),
-                    &req,
-                    &normal,
-                    &o(SampleSpec::Fraction(0.5)),
-                ))
-            })
-            .find(|r| !matches!(r, Err(stagewise::error::Error::Limit(_))))
-            .unwrap_or_else(|| panic!("{}: three half samples overflowed the log", a.name()))
-            .unwrap_or_else(|e| panic!("{} {}: a half sample: {e}", a.name(), variant.name));
+        let record = |spec: SampleSpec, what: &str| {
+            (0..3)
+                .map(|_| {
+                    pollster::block_on(lens::record_run_async(algo, gpu(), &req, &normal, &o(spec)))
+                })
+                .find(|r| !matches!(r, Err(stagewise::error::Error::Limit(_))))
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{} {}: three {what}s overflowed the log",
+                        a.name(),
+                        variant.name
+                    )
+                })
+                .unwrap_or_else(|e| panic!("{} {}: a {what}: {e}", a.name(), variant.name))
+        };
+        let part = record(SampleSpec::Fraction(0.5), "half sample");
         assert!(full.records.iter().all(|r| r.sample.is_all()));
         sampled_passes += part.records.iter().filter(|r| !r.sample.is_all()).count();
-        let again = pollster::block_on(lens::record_run_async(
-            algo,
-            gpu(),
-            &req,
-            &normal,
-            &o(SampleSpec::All),
-        ))
-        .unwrap_or_else(|e| panic!("{} {}: a whole recording: {e}", a.name(), variant.name));
+        let again = record(SampleSpec::All, "whole recording");
         let at = format!("{} {}", a.name(), variant.name);
         assert!(
             agree(&part, &full, &again, &at) > 0,
