@@ -40,7 +40,7 @@ pub struct BenchRow {
     #[serde(default)]
     pub suspect: bool,
     /// Timed by the wall clock: the device's timestamps disagreed with it
-    /// ([`crate::gpu::timed::clock_agrees`]). Absent from JSON when false.
+    /// ([`crate::gpu::timed::clock_check`]). Absent from JSON when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wall_clock: bool,
     /// Which of the spec's cases measured it: one algorithm may be swept with different options
@@ -90,7 +90,7 @@ pub fn is_suspect(copy_bytes: u64, fraction: f64) -> bool {
 }
 
 /// Check that `gpu`'s timestamps measure the work (a batch of copies of 2^18 words timed by them
-/// and by the wall clock, [`crate::gpu::timed::clock_agrees`]); where they do not, the device
+/// and by the wall clock, [`crate::gpu::timed::clock_check`]); where they do not, the device
 /// shows no pass times and timed mode uses the wall clock until a check agrees again. The app
 /// checks after every traced run: lavapipe's timestamps go wrong only once a window is drawn.
 pub async fn check_clock(gpu: &Gpu) -> Result<()> {
@@ -100,7 +100,7 @@ pub async fn check_clock(gpu: &Gpu) -> Result<()> {
     let copy = crate::algo::copy::Options::default();
     let variant = &crate::algo::Algorithm::info(&copy).variants[0];
     let case = crate::algo::Algorithm::bench_case(&copy, gpu, variant, 1 << 18, DType::U32)?;
-    let verdict = crate::gpu::timed::clock_agrees(gpu, &case.plan).await?;
+    let (verdict, _) = crate::gpu::timed::clock_check(gpu, &case.plan).await?;
     crate::gpu::timed::judge(gpu, verdict);
     Ok(())
 }

@@ -226,15 +226,7 @@ impl Gpu {
         }
     }
 
-    /// A test hook: the timed repetitions' timestamps (not the clock check's) read `scale` times
-    /// the work's time from now on (`STAGEWISE_FAULT=clock-reps:F`).
-    pub fn inject_rep_clock_scale(&self, scale: f64) {
-        if let Ok(mut c) = self.clock.lock() {
-            c.rep_scale = scale;
-        }
-    }
-
-    /// The factor injected by [`Gpu::inject_rep_clock_scale`] (1 when none).
+    /// The repetitions' factor from `STAGEWISE_FAULT=clock-reps:F` (1 when none).
     pub(crate) fn rep_clock_scale(&self) -> f64 {
         self.clock.lock().map_or(1.0, |c| c.rep_scale)
     }

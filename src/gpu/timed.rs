@@ -4,7 +4,7 @@
 //! pass (the pass times); and the wall-clock probes a sweep uses before it
 //! commits to repetitions.
 //!
-//! Timestamps are trusted only while they agree with the wall clock ([`clock_agrees`]): before
+//! Timestamps are trusted only while they agree with the wall clock ([`clock_check`]): before
 //! the repetitions, a batch of back-to-back runs is timed both ways. lavapipe's timestamps, in a
 //! process that also draws a window on the same device (the app), read a thousandth of the
 //! work's time; a device whose clock disagrees is timed by the wall clock until a check agrees
@@ -16,7 +16,7 @@ use super::context::Gpu;
 use super::runner::{Plan, Timestamps, read_all, readback_buffer, record, ticks_to_ms, wait};
 use crate::error::{Error, Result};
 
-/// Whether a device's timestamps measure the work ([`clock_agrees`]), and a test hook's factor
+/// Whether a device's timestamps measure the work ([`clock_check`]), and a test hook's factor
 /// on them.
 #[derive(Clone, Debug)]
 pub struct Clock {
@@ -56,7 +56,7 @@ pub struct Timing {
     pub total_ms: f64,
     pub min_ms: f64,
     pub reps: usize,
-    /// Timed by the wall clock: the device's timestamps disagree with it ([`clock_agrees`]).
+    /// Timed by the wall clock: the device's timestamps disagree with it ([`clock_check`]).
     pub wall_clock: bool,
 }
 
@@ -141,14 +141,9 @@ pub const DEFAULT_MIN_WARMUP_MS: f64 = 300.0;
 /// clock from submit to done. Up to three batches: one whose timestamps cover half its wall time
 /// agrees; all three under a tenth disagree (lavapipe in the app: a thousandth). Anything between
 /// is other work on the same GPU (its wall time waits for it), no verdict; so are batches too
-/// short to tell (`None`).
-pub async fn clock_agrees(gpu: &Gpu, plan: &Plan) -> Result<Option<bool>> {
-    Ok(clock_check(gpu, plan).await?.0)
-}
-
-/// [`clock_agrees`]'s verdict, and where it agrees, one run's time by the agreeing batch's
-/// timestamps (ms).
-async fn clock_check(gpu: &Gpu, plan: &Plan) -> Result<(Option<bool>, Option<f64>)> {
+/// short to tell (`None`). Beside the verdict, where it agrees, one run's time by the agreeing
+/// batch's timestamps (ms).
+pub async fn clock_check(gpu: &Gpu, plan: &Plan) -> Result<(Option<bool>, Option<f64>)> {
     let np = plan.passes.len();
     if np == 0 {
         return Ok((None, None));
@@ -190,7 +185,7 @@ async fn clock_check(gpu: &Gpu, plan: &Plan) -> Result<(Option<bool>, Option<f64
     Ok(((best < MAX_BROKEN_SHARE).then_some(false), None))
 }
 
-/// Apply a verdict of [`clock_agrees`]: the wall clock times `gpu` after a disagreement, its
+/// Apply a verdict of [`clock_check`]: the wall clock times `gpu` after a disagreement, its
 /// timestamps again after an agreement.
 pub fn judge(gpu: &Gpu, verdict: Option<bool>) {
     match verdict {
