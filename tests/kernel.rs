@@ -94,6 +94,54 @@ fn a_wrong_kernel_exits_3_with_the_first_differing_index() {
         "{m}"
     );
     assert!(err.contains("first at index 37"), "{err}");
+    // No loop in it: nothing about loop limits.
+    assert!(!m.contains("loop"), "{m}");
+}
+
+/// lavapipe (llvmpipe) silently ends an invocation's loops after 65535 iterations in all
+/// ([`stagewise::gpu::Gpu::loop_limit`]): a kernel that loops longer is wrong there, and the
+/// mismatch says why. Other adapters run it to the end.
+#[test]
+fn a_kernel_looping_past_the_drivers_limit_is_wrong_there_and_says_why() {
+    let d = tmpdir("loops");
+    let body = "override ITERS: u32 = 1u;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    var c = 0u;
+    for (var i = 0u; i < ITERS; i++) { c += 1u; }
+    if (gid.x < params.n) { dst[gid.x] = src[gid.x] + (c - ITERS); }
+}
+";
+    let k = kernel(&d, "loops.wgsl", "n: u32", body);
+    let limit = common::gpu().loop_limit();
+    for iters in [65_535u32, 65_536] {
+        let o = format!("ITERS={iters}");
+        let args = [
+            "run",
+            "kernel",
+            "--wgsl",
+            &k,
+            "--n",
+            "256",
+            "--expect",
+            "copy",
+            "--override",
+            &o,
+            "--json",
+        ];
+        if limit.is_some_and(|l| iters > l) {
+            let (code, out, err) = run(&args);
+            assert_eq!(code, 3, "{err}");
+            let v: Value = serde_json::from_str(&out).unwrap();
+            let m = v["mismatch"].as_str().unwrap();
+            assert!(
+                m.contains("llvmpipe") && m.contains("65535 loop iterations"),
+                "{m}"
+            );
+        } else {
+            assert_eq!(run_ok(&args)["verified"], true, "{iters}");
+        }
+    }
 }
 
 #[test]

@@ -334,8 +334,10 @@ fn lookback_fallback_and_reset_between_runs() {
             ..small()
         },
         Options { spin: 1, ..small() },
+        // Tiles of 128 keys: within what lavapipe's loop limit allows in dispatch order.
         Options {
             tile_order: TileOrder::Dispatch,
+            keys_per_thread: 4,
             ..small()
         },
         Options::default(),
@@ -700,4 +702,53 @@ fn dispatch_tile_order_matches_the_model_and_runs_again() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("--tile-order"), "{e}");
+}
+
+#[test]
+fn long_spins_stay_within_the_drivers_loop_limit() {
+    // lavapipe (llvmpipe) ends every loop of an invocation once it has run 65535 iterations in
+    // all, silently. With 64 threads owning four buckets each and --spin 65536, a walk spun past
+    // that and the sort came out wrong (2^18 keys, dispatch order: every run on 2 threads; the
+    // counter order with 8 lavapipe threads at 2^20). There a spin budget now bounds the walk,
+    // and dispatch order (a tile may count every predecessor itself) is refused past the tiles
+    // the limit covers. Adapters without such a limit run every case.
+    let g = gpu();
+    let o = |tile_order, spin| Options {
+        workgroup_size: 64,
+        keys_per_thread: 8,
+        spin,
+        tile_order,
+        ..Default::default()
+    };
+    for (i, (order, spin, n)) in [
+        (TileOrder::Counter, 1 << 16, 1 << 18),
+        (TileOrder::Counter, 1 << 20, 1 << 17),
+        (TileOrder::Counter, 0, 200_000),
+        // At and past the most tiles the limit covers in dispatch order (353 tiles of 512 keys).
+        (TileOrder::Dispatch, 1 << 16, 353 * 512),
+        (TileOrder::Dispatch, 1 << 16, 1 << 18),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let x = random_data(n, DType::U32, 70 + i as u64, false);
+        let opts = o(order, spin);
+        if g.loop_limit().is_some() && n > 353 * 512 && order == TileOrder::Dispatch {
+            let e = try_run(&radix(opts), "onesweep", x, false).unwrap_err();
+            let e = e.to_string();
+            assert!(
+                e.contains("llvmpipe") && e.contains("--tile-order counter"),
+                "{e}"
+            );
+        } else {
+            check("onesweep", &opts, &x, false);
+        }
+    }
+    // Classic's one-workgroup scan of the counts is refused where it would pass the limit.
+    if let Some(limit) = g.loop_limit() {
+        assert_eq!(limit, 65_535);
+        let x = random_data(1 << 25, DType::U32, 77, false);
+        let e = try_run(&radix(Options::default()), "classic", x, false).unwrap_err();
+        assert!(e.to_string().contains("--variant onesweep"), "{e}");
+    }
 }

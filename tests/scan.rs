@@ -753,3 +753,50 @@ fn decoupled_runs_again_and_again_without_a_clear_pass() {
         }
     }
 }
+
+#[test]
+fn loops_stay_within_the_drivers_loop_limit() {
+    // lavapipe (llvmpipe) ends every loop of an invocation once it has run 65535 iterations in
+    // all, silently. There the decoupled look-back's spinning is bounded by a budget, and what
+    // one invocation would loop past the limit is refused: the sequential scan's one thread
+    // (8 vec4 a round: 65535 rounds right, 65536 wrong) and reduce-then-scan's one-workgroup pass
+    // over the tile sums. Adapters without such a limit run every case.
+    let g = gpu();
+    for (k, shared) in [false, true].into_iter().enumerate() {
+        let o = Options {
+            spin: 1 << 20,
+            shared_scan: shared,
+            tile_order: TileOrder::Counter,
+            ..Default::default()
+        };
+        check(
+            "decoupled",
+            &o,
+            random_data(1 << 20, DType::U32, 60 + k as u64, false),
+            false,
+        );
+    }
+    let limited = g.loop_limit().is_some();
+    let seq_most = 65_535 * 32;
+    let rts = Options {
+        workgroup_size: 1,
+        per_thread: 1,
+        ..Default::default()
+    };
+    for (variant, o, n, refused) in [
+        ("sequential", Options::default(), seq_most, false),
+        ("sequential", Options::default(), seq_most + 1, limited),
+        ("reduce-then-scan", rts.clone(), 120_000, false),
+        ("reduce-then-scan", rts, 131_072, limited),
+    ] {
+        let x = random_data(n, DType::I32, n as u64, false);
+        if refused {
+            let e = try_run(&scan(o), variant, x, false)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("llvmpipe"), "{variant} n={n}: {e}");
+        } else {
+            check(variant, &o, x, false);
+        }
+    }
+}

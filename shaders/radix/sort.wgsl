@@ -43,6 +43,12 @@ const MAX_SPIN: u32 = {{SPIN}}u;
 // plain counter update, 1.764 / 1.735 / 2.20 / 1.92 with 4 / 8 / 16 / 32; with the walk before the
 // ranking (now), 1.617 / 1.624 / 1.606 / 1.799 / 1.755 with 4 / 6 / 8 / 12 / 16.
 const LBW: u32 = 8u;
+// Loop iterations a thread may spend re-reading not-ready statuses: 0 = no bound (GPUs). lavapipe
+// (llvmpipe) silently ends every loop of an invocation once it has run 65535 loop iterations in
+// all, so there a thread past the budget reads each status once and counts a not-ready
+// predecessor at once (the fallback). A read costs up to SPIN_COST iterations (the window's loops).
+const SPIN_BUDGET: u32 = {{SPIN_BUDGET}}u;
+const SPIN_COST: u32 = 2u + 2u * LBW;
 const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
 const PREFETCH: u32 = {{PREFETCH}}u;   // onesweep: tiles ahead whose keys a tile prefetches (0: none)
 const AGG: u32 = 1u;
@@ -243,6 +249,7 @@ struct Walk {
     done: array<bool, BPT>,
     steps: u32,
     falls: u32,
+    spent: u32,   // loop iterations spent reading statuses (counted only with SPIN_BUDGET)
 }
 
 fn publish_incl(tile: u32, b: u32, v: u32) {
@@ -274,7 +281,12 @@ fn walk_round(w: ptr<function, Walk>, tile: u32, lid: u32) {
         if (b < R && !(*w).done[q]) {
             var tries = 0u;
             loop {
-                if (tries >= MAX_SPIN) {
+                var limit = MAX_SPIN;
+                if (SPIN_BUDGET > 0u) {
+                    if ((*w).spent >= SPIN_BUDGET) { limit = min(limit, 1u); }
+                    (*w).spent += SPIN_COST;
+                }
+                if (tries >= limit) {
                     atomicMax(&s_lb, (*w).p[q] + 1u);   // gave up on tile p (0 = nobody did)
                     break;
                 }

@@ -27,6 +27,12 @@ const FLAG_AGGREGATE: u32 = 1u;
 const FLAG_INCLUSIVE: u32 = 2u;
 const MAX_SPIN: u32 = {{SPIN}}u;
 const LB: u32 = {{LB}}u;   // look-back window: min(32, WG)
+// Loop iterations the look-back may spend re-reading not-ready statuses: 0 = no bound (GPUs).
+// lavapipe (llvmpipe) silently ends every loop of an invocation once it has run 65535 loop
+// iterations in all, so there, past the budget, a tile not ready at the first read is reduced at
+// once (the fallback). A read costs up to SPIN_COST iterations.
+const SPIN_BUDGET: u32 = {{SPIN_BUDGET}}u;
+const SPIN_COST: u32 = 2u + LB;
 
 var<workgroup> s_u: u32;
 var<workgroup> s_k: u32;
@@ -81,6 +87,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
     var steps = 0u;
     var falls = 0u;
     var spins = 0u;
+    var spent = 0u;   // counted only with SPIN_BUDGET
     if (tile > 0u) {
         if (lid == 0u) { s_k = tile; }
         loop {
@@ -111,10 +118,14 @@ fn decoupled(@builtin(local_invocation_index) lid: u32) {
                     kk -= 1u;
                     if (f == FLAG_INCLUSIVE || kk == 0u) { state = 0u; break; }
                 }
+                if (SPIN_BUDGET > 0u) { spent += SPIN_COST; }
                 if (state == 1u) {
                     if (kk == k) {
                         spins += 1u;
-                        if (spins >= MAX_SPIN) { state = 2u; spins = 0u; }
+                        if (spins >= MAX_SPIN || (SPIN_BUDGET > 0u && spent >= SPIN_BUDGET)) {
+                            state = 2u;
+                            spins = 0u;
+                        }
                     } else {
                         spins = 0u;
                     }

@@ -51,6 +51,11 @@ struct Params { n: u32, nv: u32, tiles: u32, _b: u32 }
 const FLAG_AGGREGATE: u32 = 1u;
 const FLAG_INCLUSIVE: u32 = 2u;
 const MAX_SPIN: u32 = {{SPIN}}u;
+// Loop iterations the look-back may spend re-reading not-ready statuses: 0 = no bound (GPUs).
+// lavapipe (llvmpipe) silently ends every loop of an invocation once it has run 65535 loop
+// iterations in all, so there, past the budget, a tile not ready at the first read is reduced at
+// once (the fallback). A read costs up to SPIN_COST iterations.
+const SPIN_BUDGET: u32 = {{SPIN_BUDGET}}u;
 const DISPATCH_ORDER: bool = {{DISPATCH_ORDER}};
 
 var<workgroup> s_u: u32;
@@ -225,6 +230,7 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
     var steps = 0u;
     var falls = 0u;
     var k = tile;          // tiles k.. are summed into acc
+    var spent = 0u;        // loop iterations spent reading (counted only with SPIN_BUDGET)
     if (tile > 0u) {
         loop {
             if (me.sid == 0u) {
@@ -256,9 +262,13 @@ fn decoupled(@builtin(local_invocation_index) lid: u32,
                     steps += take;
                     if (inclusive) { state = 0u; break; }
                     k -= take;
+                    if (SPIN_BUDGET > 0u) { spent += 1u; }
                     if (take == 0u) {
                         spins += 1u;
-                        if (spins >= MAX_SPIN) { state = 2u; break; }
+                        if (spins >= MAX_SPIN || (SPIN_BUDGET > 0u && spent >= SPIN_BUDGET)) {
+                            state = 2u;
+                            break;
+                        }
                     } else {
                         spins = 0u;
                     }

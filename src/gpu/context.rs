@@ -236,6 +236,16 @@ impl Gpu {
         self.clock.lock().map_or(1.0, |c| c.scale)
     }
 
+    /// Loop iterations an invocation may run in all before the driver ends its loops, where a
+    /// driver is known to do that: lavapipe (llvmpipe) stops every loop of an invocation once it
+    /// has run 65535 iterations, counted across all its loops, and says nothing (Mesa's loop
+    /// limiter; a kernel with a 65536-iteration loop comes out wrong there). Kernels that wait on
+    /// other workgroups bound their waiting by it.
+    pub fn loop_limit(&self) -> Option<u32> {
+        let llvmpipe = |s: &str| s.to_ascii_lowercase().contains("llvmpipe");
+        (llvmpipe(&self.info.name) || llvmpipe(&self.info.driver)).then_some(65_535)
+    }
+
     pub fn has_timestamps(&self) -> bool {
         self.features.contains(wgpu::Features::TIMESTAMP_QUERY)
     }

@@ -12,7 +12,7 @@ use stagewise::data::DType;
 use stagewise::lens::sample::SampleSpec;
 use stagewise::lens::{self, LensOptions, LensReport};
 
-fn near(a: u64, b: u64, error: Option<f64>, what: &str) {
+fn near(a: u64, b: u64, error: Option<f64>, what: &str) -> Result<(), String> {
     let (a, b) = (a as f64, b as f64);
     // The lens states each site's sampling error; the sample must lie within five of them. On
     // lavapipe none is past 3 %; on an H200 the FFT's default at 2^16 chains two phases through
@@ -20,16 +20,20 @@ fn near(a: u64, b: u64, error: Option<f64>, what: &str) {
     let error = error.unwrap_or(0.0);
     // About 150 sites are compared a run: five errors keep a true estimate from failing by chance.
     let tol = 0.01f64.max(5.0 * error);
-    assert!(
-        (a - b).abs() <= tol * b.max(1.0),
-        "{what}: sampled {a}, every workgroup {b} (stated error {error:?})"
-    );
+    if (a - b).abs() <= tol * b.max(1.0) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: sampled {a}, every workgroup {b} (stated error {error:?})"
+        ))
+    }
 }
 
 /// `s` (sampled) against `f` (every workgroup). A site whose counts differ between `f` and `g`, a
 /// second recording of every workgroup, depends on timing (a look-back's polling and fallback):
-/// no sample can be closer than the run to itself, so it is left out.
-fn agree(s: &LensReport, f: &LensReport, g: &LensReport, at: &str) -> usize {
+/// no sample can be closer than the run to itself, so it is left out. The first difference is
+/// the error.
+fn agree(s: &LensReport, f: &LensReport, g: &LensReport, at: &str) -> Result<usize, String> {
     let mut compared = 0;
     assert_eq!(s.passes.len(), f.passes.len(), "{at}");
     for ((ps, pf), pg) in s.passes.iter().zip(&f.passes).zip(&g.passes) {
@@ -42,11 +46,11 @@ fn agree(s: &LensReport, f: &LensReport, g: &LensReport, at: &str) -> usize {
             };
             let w = format!("{at} line {} {}", b.line, b.buffer);
             let check = |x, y, what: &str| near(x, y, a.sample_error, &format!("{w} {what}"));
-            check(a.requests, b.requests, "requests");
-            check(a.sectors, b.sectors, "sectors");
-            check(a.min_sectors, b.min_sectors, "min sectors");
-            check(a.segments, b.segments, "segments");
-            check(a.bytes, b.bytes, "bytes");
+            check(a.requests, b.requests, "requests")?;
+            check(a.sectors, b.sectors, "sectors")?;
+            check(a.min_sectors, b.min_sectors, "min sectors")?;
+            check(a.segments, b.segments, "segments")?;
+            check(a.bytes, b.bytes, "bytes")?;
             compared += 1;
         }
         for (a, b) in ps.shared.iter().zip(&pf.shared) {
@@ -55,8 +59,8 @@ fn agree(s: &LensReport, f: &LensReport, g: &LensReport, at: &str) -> usize {
             }
             let w = format!("{at} line {} workgroup", b.line);
             let check = |x, y, what: &str| near(x, y, a.sample_error, &format!("{w} {what}"));
-            check(a.requests, b.requests, "requests");
-            check(a.wavefronts, b.wavefronts, "wavefronts");
+            check(a.requests, b.requests, "requests")?;
+            check(a.wavefronts, b.wavefronts, "wavefronts")?;
         }
         // Distinct words are estimated from the sample (a word one sampled workgroup alone
         // touches stands for as many as that workgroup does): within 5 % where each is touched
@@ -68,31 +72,32 @@ fn agree(s: &LensReport, f: &LensReport, g: &LensReport, at: &str) -> usize {
             let scatter = pf.global.iter().any(|g| g.sectors > g.min_sectors);
             let r = ps.floor_bytes as f64 / pf.floor_bytes.max(1) as f64;
             let ok = if scatter { 0.5..=1.01 } else { 0.95..=1.05 };
-            assert!(
-                ok.contains(&r),
-                "{at} floor: sampled {}, every workgroup {}",
-                ps.floor_bytes,
-                pf.floor_bytes
-            );
+            if !ok.contains(&r) {
+                return Err(format!(
+                    "{at} floor: sampled {}, every workgroup {}",
+                    ps.floor_bytes, pf.floor_bytes
+                ));
+            }
             let r = ps.footprint_bytes as f64 / pf.footprint_bytes.max(1) as f64;
-            assert!(
-                (0.5..=2.0).contains(&r),
-                "{at} footprint: sampled {}, every workgroup {}",
-                ps.footprint_bytes,
-                pf.footprint_bytes
-            );
+            if !(0.5..=2.0).contains(&r) {
+                return Err(format!(
+                    "{at} footprint: sampled {}, every workgroup {}",
+                    ps.footprint_bytes, pf.footprint_bytes
+                ));
+            }
         }
     }
-    compared
+    Ok(compared)
 }
 
 #[test]
 fn half_of_the_workgroups_counts_what_all_of_them_do() {
     let mut sampled_passes = 0;
-    // The look-backs poll long enough that no tile falls back on lavapipe (tiles are numbered in
-    // the order workgroups start there, so every predecessor is running): the fallback's reads
-    // depend on timing, and a recording of a sample runs at another pace than one of every
-    // workgroup.
+    // The look-backs poll long (tiles are numbered in the order workgroups start on lavapipe, so
+    // every predecessor is running) so that tiles rarely fall back: the fallback's reads depend
+    // on timing, and a recording of a sample runs at another pace than one of every workgroup.
+    // lavapipe bounds the polls (its loop limit), so a predecessor slowed by the tests beside
+    // this one can still make a tile fall back in one recording and not in another.
     let patient = |a: AlgoOptions| match a {
         AlgoOptions::Radix(o) => AlgoOptions::Radix(radix::Options { spin: 1 << 16, ..o }),
         AlgoOptions::Scan(o) => AlgoOptions::Scan(scan::Options { spin: 1 << 16, ..o }),
@@ -149,15 +154,29 @@ fn half_of_the_workgroups_counts_what_all_of_them_do() {
                 })
                 .unwrap_or_else(|e| panic!("{} {}: a {what}: {e}", a.name(), variant.name))
         };
-        let part = record(SampleSpec::Fraction(0.5), "half sample");
         assert!(full.records.iter().all(|r| r.sample.is_all()));
-        sampled_passes += part.records.iter().filter(|r| !r.sample.is_all()).count();
-        let again = record(SampleSpec::All, "whole recording");
         let at = format!("{} {}", a.name(), variant.name);
-        assert!(
-            agree(&part, &full, &again, &at) > 0,
-            "{at}: no site compared"
-        );
+        // A site can change between recordings with the look-back's fallbacks, unseen by the
+        // two whole recordings when they happen to agree: a difference is recorded again (a new
+        // sample and whole recording), and only one found three times fails.
+        let mut last = String::new();
+        let compared = (0..3).find_map(|_| {
+            let part = record(SampleSpec::Fraction(0.5), "half sample");
+            let again = record(SampleSpec::All, "whole recording");
+            match agree(&part, &full, &again, &at) {
+                Ok(n) => {
+                    sampled_passes += part.records.iter().filter(|r| !r.sample.is_all()).count();
+                    Some(n)
+                }
+                Err(e) => {
+                    eprintln!("{e}: recorded again");
+                    last = e;
+                    None
+                }
+            }
+        });
+        let compared = compared.unwrap_or_else(|| panic!("three times: {last}"));
+        assert!(compared > 0, "{at}: no site compared");
     }
     // The check means something only where passes were sampled.
     assert!(sampled_passes >= 5, "{sampled_passes} sampled passes");

@@ -227,7 +227,7 @@ pub mod help {
          fits the adapter";
     pub const SEQUENTIAL_FFTS: &str = "Radix kernel: S FFTs every thread group runs one after another (a loop; the next FFT's \
          loads fly while the current one computes), so a workgroup does G·S FFTs. Default: 4 from \
-         size 2048 when the batch has at least 4096 FFTs (measured on an H100), else 1";
+         size 2048 when the batch has at least 4096 FFTs (measured on an H100), else 1; at most 1024";
     pub const NO_SHUFFLE: &str =
         "Fast kernel: every exchange through workgroup memory (no subgroupShuffleXor)";
     pub const NATURAL_STORE: &str = "Fast kernel, natural order: direct (16-byte stores of each thread's runs straight from \
@@ -292,6 +292,9 @@ pub mod help {
         ),
     ];
 }
+
+/// `--sequential-ffts` at most: FFTs a workgroup runs one after another.
+pub const MAX_SEQUENTIAL_FFTS: usize = 1024;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]

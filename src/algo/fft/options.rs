@@ -56,8 +56,13 @@ impl Options {
         if self.ffts_per_workgroup == Some(0) {
             return Err(Error::input("fft: --ffts-per-workgroup must be at least 1"));
         }
-        if self.sequential_ffts == Some(0) {
-            return Err(Error::input("fft: --sequential-ffts must be at least 1"));
+        if let Some(s) = self.sequential_ffts
+            && !(1..=MAX_SEQUENTIAL_FFTS).contains(&s)
+        {
+            return Err(Error::Input(format!(
+                "fft: --sequential-ffts must be 1..={MAX_SEQUENTIAL_FFTS} (a workgroup's FFTs run one after another in a \
+                 loop, and lavapipe ends an invocation's loops after 65535 iterations); got {s}"
+            )));
         }
         let n = self.size_for(len)?;
         if n < 2 || !n.is_power_of_two() {

@@ -139,6 +139,9 @@ pub struct Contract {
     /// The text with those values written in as `const`s, line for line (the lens's recording
     /// build compiles it: [`overrides::specialize`]); None without overrides.
     pub specialized: Option<String>,
+    /// Whether a function or entry point has a loop (a wrong result on an adapter that ends
+    /// loops after a limit then names that limit).
+    pub loops: bool,
 }
 
 /// `FILE:LINE:COL: message` (or `FILE: message` without a location).
@@ -182,6 +185,17 @@ pub fn compile(file: &str, source: &str) -> Result<(Module, naga::valid::ModuleI
 
 /// Bytes of workgroup memory each entry point of `m` uses (its `var<workgroup>`s, each rounded up
 /// to 16 bytes as WebGPU counts them), by entry point name.
+/// Whether a block holds a loop (`for`, `while` and `loop` are all naga's `Loop`).
+fn has_loop(block: &naga::Block) -> bool {
+    block.iter().any(|st| match st {
+        naga::Statement::Loop { .. } => true,
+        naga::Statement::Block(b) => has_loop(b),
+        naga::Statement::If { accept, reject, .. } => has_loop(accept) || has_loop(reject),
+        naga::Statement::Switch { cases, .. } => cases.iter().any(|c| has_loop(&c.body)),
+        _ => false,
+    })
+}
+
 fn workgroup_bytes(m: &Module, info: &naga::valid::ModuleInfo) -> Vec<(String, u32)> {
     m.entry_points
         .iter()
@@ -414,6 +428,11 @@ impl Contract {
                 .then(|| overrides::specialize(source, &module, &resolved)),
             overrides: declared,
             resolved,
+            loops: module.functions.iter().any(|(_, f)| has_loop(&f.body))
+                || module
+                    .entry_points
+                    .iter()
+                    .any(|ep| has_loop(&ep.function.body)),
         })
     }
 

@@ -227,10 +227,16 @@ impl Algorithm for Options {
             };
             let check = |ex: &crate::gpu::Execution, _| {
                 // The lens's recording run is compared with the normal run (crate::algo::verdict).
-                let mismatch = match &expect {
+                let mut mismatch = match &expect {
                     Some(e) if !gpu.is_instrumented() => e.check(elem, &req.input, &ex.output)?,
                     _ => None,
                 };
+                if let (Some(m), Some(limit), true) = (&mut mismatch, gpu.loop_limit(), c.loops) {
+                    m.push_str(&format!(
+                        " (this adapter, llvmpipe, silently ends an invocation's loops once it has run \
+                         {limit} loop iterations in all: a kernel that loops longer is wrong here only)"
+                    ));
+                }
                 let steps: Vec<_> = built
                     .steps
                     .iter()

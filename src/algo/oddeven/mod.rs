@@ -53,10 +53,6 @@ pub const MAX_SEGMENT: usize = 4096;
 pub const MAX_GLOBAL: usize = 1 << 20;
 /// The transposition kernel plays up to this many owners per loop iteration (straight-line code).
 const MAX_UNROLL: usize = 64;
-/// lavapipe (Mesa llvmpipe) ends every loop of an invocation once the shader has run this many loop
-/// iterations in all (LP_MAX_TGSI_LOOP_ITERATIONS, shared by every loop of the shader): the kernel
-/// then silently stops sorting. Configurations above it are refused on that driver.
-pub const LLVMPIPE_LOOP_LIMIT: u64 = 65535;
 /// `--tiles-per-workgroup` at most (the generated loop holds one tile's keys in registers).
 pub const MAX_TILES_PER_WG: usize = 16;
 
@@ -92,12 +88,10 @@ fn default_tiles_per_wg(gpu: &Gpu, rp: &regs::RegsPass, tiles: usize, segmented:
     }
 }
 
-/// The loop-iteration cap of this adapter's driver, if it has one.
+/// The loop-iteration cap of this adapter's driver, if it has one ([`Gpu::loop_limit`]): the
+/// kernel would silently stop sorting past it, so configurations above it are refused.
 fn loop_limit(gpu: &Gpu) -> Option<u64> {
-    gpu.adapter_name()
-        .to_lowercase()
-        .contains("llvmpipe")
-        .then_some(LLVMPIPE_LOOP_LIMIT)
+    gpu.loop_limit().map(u64::from)
 }
 
 /// The options' help: the CLI's for each flag (src/cli) and the app's tooltip for each control.

@@ -124,6 +124,11 @@ pub struct Shape {
     pub warp_rows: u32,
 }
 
+/// Buckets each thread of a tile owns (sort.wgsl's BPT).
+pub fn buckets_per_thread(shape: Shape) -> u32 {
+    (1u32 << shape.bits).div_ceil(shape.wg)
+}
+
 impl Shape {
     pub fn radix(self) -> usize {
         1 << self.bits
@@ -169,6 +174,56 @@ impl Options {
                 128
             })
             .min(1 << 30)
+    }
+
+    /// onesweep's bound on the loop iterations a thread spends re-reading statuses (sort.wgsl's
+    /// SPIN_BUDGET): none (0) on adapters that run loops to the end; where the driver ends an
+    /// invocation's loops after a limit ([`Gpu::loop_limit`]: lavapipe), a quarter of it, shared by
+    /// the thread's buckets (a loop runs while any of its lanes spins, so lanes spinning on
+    /// different buckets add up).
+    pub fn spin_budget(&self, gpu: &Gpu, shape: Shape) -> u32 {
+        gpu.loop_limit()
+            .map_or(0, |l| (l / 4 / buckets_per_thread(shape)).max(1))
+    }
+
+    /// Where the driver ends loops after a limit, onesweep's look-back stays within it: a tile
+    /// may count every predecessor itself when tiles take ids from workgroup ids (lavapipe runs
+    /// the grid in blocks per CPU thread, so a tile may start long before its predecessors) or
+    /// when `--spin 0` reads no status; a run with more tiles than half the limit covers is
+    /// refused. In the counter order only the tiles running at once can be behind.
+    pub fn check_loop_limit(&self, gpu: &Gpu, shape: Shape, tiles: usize) -> Result<()> {
+        let Some(limit) = gpu.loop_limit() else {
+            return Ok(());
+        };
+        let dispatch = self.dispatch_order(gpu);
+        if !dispatch && self.spin > 0 {
+            return Ok(());
+        }
+        // Loop iterations of one fallback: the walk's round, the tile's histogram, then (unless
+        // --spin 0) one read a bucket (sort.wgsl's SPIN_COST = 2 + 2 × 8).
+        let bpt = buckets_per_thread(shape) as usize;
+        let reads = if self.spin > 0 { bpt * 18 } else { 0 };
+        let per_fall = 1 + shape.kpt as usize + 3 * bpt + reads;
+        let most = 1 + limit as usize / 2 / per_fall;
+        if tiles > most {
+            let why = if dispatch {
+                "--tile-order dispatch"
+            } else {
+                "--spin 0"
+            };
+            return Err(Error::Limit(format!(
+                "{why}: a tile may count all {} predecessors itself, more loop iterations than this adapter runs \
+                 ({limit} an invocation: llvmpipe ends loops there); at most {most} tiles of {} keys, or use {}",
+                tiles - 1,
+                shape.tile(),
+                if dispatch {
+                    "--tile-order counter"
+                } else {
+                    "--spin 1 or more"
+                }
+            )));
+        }
+        Ok(())
     }
 
     pub fn has_values(&self) -> bool {

@@ -7,7 +7,7 @@
 use super::Variant;
 use super::options::{Options, Shape};
 use crate::data::DType;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan, Region, grid, specialize};
 
 const KEYS: &str = include_str!("../../../shaders/oddeven/keys.wgsl");
@@ -116,16 +116,51 @@ fn scan_share(shape: Shape) -> usize {
         .next_power_of_two()
 }
 
+/// How onesweep's tiles find their predecessors on this adapter (sort.wgsl's DISPATCH_ORDER,
+/// PREFETCH, SPIN_BUDGET).
+#[derive(Clone, Copy)]
+pub struct LookBack {
+    pub dispatch: bool,
+    pub prefetch: u32,
+    pub spin_budget: u32,
+}
+
+/// classic's scan of the counts is one workgroup walking all R × tiles of them, 4 × WG a round:
+/// where the driver ends an invocation's loops after a limit (lavapipe), the rounds stay within
+/// it (measured there: a round costs one loop iteration, its loops over 4 counts unrolled; 2^15
+/// rounds right, 2^16 wrong; two a round are allowed for).
+fn classic_loop_limit(gpu: &Gpu, shape: Shape, tiles: usize) -> Result<()> {
+    let Some(limit) = gpu.loop_limit() else {
+        return Ok(());
+    };
+    let per_round = 4 * shape.wg as usize;
+    let most = (limit as usize - 64) / 2 * per_round / shape.radix();
+    if tiles > most {
+        return Err(Error::Limit(format!(
+            "radix classic: its one-workgroup scan of the counts would loop over {} rounds, more loop iterations than \
+             this adapter runs ({limit} an invocation: llvmpipe ends loops there); at most {} keys here, or use \
+             --variant onesweep",
+            (tiles * shape.radix()).div_ceil(per_round),
+            most * shape.tile()
+        )));
+    }
+    Ok(())
+}
+
 /// The kernel source for this shape (the key map and the ranking variant prepended).
 pub fn source(
     shape: Shape,
     opts: &Options,
     dtype: DType,
     trace: bool,
-    dispatch: bool,
-    prefetch: u32,
+    look_back: LookBack,
     map: KeyMap,
 ) -> String {
+    let LookBack {
+        dispatch,
+        prefetch,
+        spin_budget,
+    } = look_back;
     let dt = match dtype {
         DType::U32 => "0",
         DType::I32 => "1",
@@ -166,6 +201,7 @@ pub fn source(
         ),
         ("TRACE", trace.to_string()),
         ("SPIN", opts.spin.to_string()),
+        ("SPIN_BUDGET", spin_budget.to_string()),
         ("DISPATCH_ORDER", dispatch.to_string()),
         ("PREFETCH", prefetch.to_string()),
         ("MATCH", super::kernel::match_bits(shape.bits)),
@@ -195,6 +231,11 @@ pub fn build(
     let tiles = n.div_ceil(tile);
     let nd = shape.digits() as usize;
     let onesweep = variant == Variant::Onesweep;
+    if onesweep {
+        opts.check_loop_limit(gpu, shape, tiles)?;
+    } else {
+        classic_loop_limit(gpu, shape, tiles)?;
+    }
     let (input, vals_in) = match init {
         Init::Data { keys, values } => (
             gpu.storage_init("radix keys", keys)?,
@@ -243,22 +284,31 @@ pub fn build(
     let tbuf = gpu.storage_zeroed("radix trace", tw)?;
     let dispatch = opts.dispatch_order(gpu);
     let prefetch = opts.prefetch_ahead(gpu);
+    let look_back = LookBack {
+        dispatch,
+        prefetch,
+        spin_budget: opts.spin_budget(gpu, shape),
+    };
     let src_of = |d: u32| {
         source(
             shape,
             opts,
             dtype,
             trace,
-            dispatch,
-            prefetch,
+            look_back,
             KeyMap::of(d, nd as u32, trace),
         )
     };
     let src = src_of(0);
     let mut plan = Plan::default();
     let mut kinds = Vec::new();
-    let hist_chunk =
-        (n.div_ceil(HIST_WGS).max(tile)).div_ceil(shape.wg as usize) * shape.wg as usize;
+    // Where the driver ends an invocation's loops after a limit (lavapipe), a thread's share of a
+    // chunk stays within half of it: a key costs up to 2 + D loop iterations there.
+    let most_chunk = gpu.loop_limit().map_or(usize::MAX, |l| {
+        l as usize / 2 / (2 + nd) * shape.wg as usize
+    });
+    let hist_chunk = (n.div_ceil(HIST_WGS).max(tile).min(most_chunk)).div_ceil(shape.wg as usize)
+        * shape.wg as usize;
     let hist_wgs = n.div_ceil(hist_chunk);
     let uniform = |shift: u32, digit: u32| {
         gpu.uniform(

@@ -113,18 +113,66 @@ impl Options {
         Ok(shape)
     }
 
-    /// Template parameters: element type, exclusive, look-back spins, workgroup size, vec4 per thread.
+    /// The decoupled look-back's bound on loop iterations spent re-reading statuses (the kernels'
+    /// SPIN_BUDGET): none (0) on adapters that run loops to the end; a quarter of the limit where
+    /// the driver ends an invocation's loops after one ([`Gpu::loop_limit`]: lavapipe).
+    pub(super) fn spin_budget(gpu: &Gpu) -> u32 {
+        gpu.loop_limit().map_or(0, |l| l / 4)
+    }
+
+    /// Where the driver ends loops after a limit, the decoupled look-back stays within it: a tile
+    /// may reduce every predecessor itself when tiles take ids from workgroup ids (lavapipe runs
+    /// the grid in blocks per CPU thread) or when `--spin 0` reads no status; a run with more
+    /// tiles than half the limit covers is refused. In the counter order only the tiles running
+    /// at once can be behind.
+    pub(super) fn check_loop_limit(&self, gpu: &Gpu, shape: TileShape, tiles: usize) -> Result<()> {
+        let Some(limit) = gpu.loop_limit() else {
+            return Ok(());
+        };
+        let dispatch = self.dispatch_order(gpu);
+        if !dispatch && self.spin > 0 {
+            return Ok(());
+        }
+        // Loop iterations of one fallback: the look-back's rounds, the tile's reduction (its
+        // vec4 and the workgroup's scan of the totals), one read of the window.
+        let window = if shape.subgroups {
+            0 // subgroup operations, no loop
+        } else {
+            shape.wg.min(32) as usize
+        };
+        let per_fall = 8 + 2 * shape.per as usize + shape.wg.ilog2() as usize + window;
+        let most = 1 + limit as usize / 2 / per_fall;
+        if tiles > most {
+            let (why, instead) = if dispatch {
+                ("--tile-order dispatch", "--tile-order counter")
+            } else {
+                ("--spin 0", "--spin 1 or more")
+            };
+            return Err(Error::Limit(format!(
+                "{why}: a tile may reduce all {} predecessors itself, more loop iterations than this adapter runs \
+                 ({limit} an invocation: llvmpipe ends loops there); at most {most} tiles of {} elements, or use {instead}",
+                tiles - 1,
+                shape.elements(),
+            )));
+        }
+        Ok(())
+    }
+
+    /// Template parameters: element type, exclusive, look-back spins (and their budget), workgroup
+    /// size, vec4 per thread.
     pub(super) fn params(
         &self,
         dtype: DType,
         wg: u32,
         per: u32,
         dispatch: bool,
+        spin_budget: u32,
     ) -> Vec<(&'static str, String)> {
         vec![
             ("T", dtype.wgsl().to_string()),
             ("EXCL", self.exclusive.to_string()),
             ("SPIN", self.spin.to_string()),
+            ("SPIN_BUDGET", spin_budget.to_string()),
             ("WG", wg.to_string()),
             ("PER", per.to_string()),
             ("LB", wg.min(32).to_string()),

@@ -84,7 +84,7 @@ impl Options {
     ) -> Result<Built> {
         let n = init.n();
         let mut plan = Plan::default();
-        let base = self.params(dtype, PHASE_WG, 1, false);
+        let base = self.params(dtype, PHASE_WG, 1, false, 0);
         let mut built = Built {
             plan: Plan::default(),
             tile: None,
@@ -211,6 +211,18 @@ impl Options {
             }
             Variant::Sequential => {
                 let nv = n.div_ceil(4);
+                // One thread walks 8 vec4 a round (sequential.wgsl): lavapipe ends its loop after
+                // `limit` rounds (measured: 65535 rounds right, 65536 wrong).
+                if let Some(limit) = gpu.loop_limit()
+                    && nv.div_ceil(8) > limit as usize
+                {
+                    return Err(Error::Limit(format!(
+                        "scan sequential: one thread loops {} times over the input, more loop iterations than this \
+                         adapter runs ({limit} an invocation: llvmpipe ends loops there); at most {} elements here",
+                        nv.div_ceil(8),
+                        limit as usize * 32
+                    )));
+                }
                 let src = init.buffer(gpu, "scan input", nv * 4)?;
                 let dst = init.scratch(gpu, "scan output", nv * 4)?;
                 let p_ = gpu.pipeline(
@@ -230,7 +242,27 @@ impl Options {
                 let te = shape.elements();
                 let nv = n.div_ceil(4);
                 let tiles = n.div_ceil(te);
-                let params = self.params(dtype, shape.wg, shape.per, self.dispatch_order(gpu));
+                if variant == Variant::Decoupled {
+                    self.check_loop_limit(gpu, shape, tiles)?;
+                } else if let Some(limit) = gpu.loop_limit() {
+                    // rts_spine: one workgroup walks the tile sums twice, ⌈tiles / WG⌉ a thread.
+                    let loops =
+                        2 * tiles.div_ceil(shape.wg as usize) + 2 * shape.wg.ilog2() as usize + 16;
+                    if loops > limit as usize {
+                        return Err(Error::Limit(format!(
+                            "scan reduce-then-scan: its one-workgroup pass over the {tiles} tile sums loops {loops} times \
+                             a thread, more loop iterations than this adapter runs ({limit} an invocation: llvmpipe ends \
+                             loops there); use a larger --workgroup-size or --per-thread"
+                        )));
+                    }
+                }
+                let params = self.params(
+                    dtype,
+                    shape.wg,
+                    shape.per,
+                    self.dispatch_order(gpu),
+                    Self::spin_budget(gpu),
+                );
                 // Whole tiles for the subgroup kernel (tile_shape checked that they fit a binding).
                 let words = shape.buffer_words(n);
                 let src = init.buffer(gpu, "scan input", words)?;
