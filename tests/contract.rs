@@ -494,6 +494,7 @@ fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'
                 ("--shared-rank", vec!["--shared-rank"]),
                 ("--tile-order", vec!["--tile-order", other_tile_order()]),
                 ("--prefetch", vec!["--prefetch", "3"]),
+                ("--look-back-window", vec!["--look-back-window", "4"]),
             ],
         ),
         other => panic!("no probes for algorithm '{other}': add them to tests/contract.rs"),

@@ -434,6 +434,22 @@ fn errors_are_clear() {
         (
             "onesweep",
             Options {
+                look_back_window: 33,
+                ..Default::default()
+            },
+            "--look-back-window",
+        ),
+        (
+            "classic",
+            Options {
+                look_back_window: 4,
+                ..Default::default()
+            },
+            "--look-back-window",
+        ),
+        (
+            "onesweep",
+            Options {
                 digit_bits: 0,
                 ..Default::default()
             },
@@ -750,5 +766,27 @@ fn long_spins_stay_within_the_drivers_loop_limit() {
         let x = random_data(1 << 25, DType::U32, 77, false);
         let e = try_run(&radix(Options::default()), "classic", x, false).unwrap_err();
         assert!(e.to_string().contains("--variant onesweep"), "{e}");
+    }
+}
+
+#[test]
+fn every_look_back_window_sorts_the_same() {
+    // The window (statuses a bucket reads at once) changes only how far a read reaches: 1 reads
+    // one predecessor at a time, 32 more than most walks need; small tiles, so many tiles walk
+    // back, with values and descending keys in turn.
+    for (i, w) in [1u32, 3, 4, 6, 12, 32].into_iter().enumerate() {
+        let o = Options {
+            look_back_window: w,
+            values: if i % 2 == 0 {
+                Values::Iota
+            } else {
+                Values::None
+            },
+            descending: i % 3 == 0,
+            ..small()
+        };
+        let x = random_data(20_011, DType::ALL[i % 3], 80 + i as u64, true);
+        let r = check("onesweep", &o, &x, false);
+        assert_eq!(r.extra["look_back_window"], w);
     }
 }

@@ -41,8 +41,10 @@ const MAX_SPIN: u32 = {{SPIN}}u;
 // Look-back window: statuses read at once. H100, 2^28 keys, tiles of 10240: a digit pass took
 // 2.30 ms reading one at a time, 2.15 / 2.07 / 2.05 / 2.04 with 2 / 4 / 8 / 16; with the ranking's
 // plain counter update, 1.764 / 1.735 / 2.20 / 1.92 with 4 / 8 / 16 / 32; with the walk before the
-// ranking (now), 1.617 / 1.624 / 1.606 / 1.799 / 1.755 with 4 / 6 / 8 / 12 / 16.
-const LBW: u32 = 8u;
+// ranking (now), 1.617 / 1.624 / 1.606 / 1.799 / 1.755 with 4 / 6 / 8 / 12 / 16. H200, the sort
+// at 2^26 / 2^28: 1.697 / 6.524 ms with 4, 1.707 / 6.556 with 8, 1.825 / 7.054 with 12 (4 is
+// within tune's noise rule of 8 there). `--look-back-window`; `stagewise tune` tries 4, 6, 12.
+const LBW: u32 = {{LBW}}u;
 // Loop iterations a thread may spend re-reading not-ready statuses: 0 = no bound (GPUs). lavapipe
 // (llvmpipe) silently ends every loop of an invocation once it has run 65535 loop iterations in
 // all, so there a thread past the budget reads each status once and counts a not-ready

@@ -276,6 +276,8 @@ mod radix_flags {
         pub tile_order: TileOrder,
         #[arg(long, help = help::PREFETCH)]
         pub prefetch: Option<u32>,
+        #[arg(long, default_value_t = 0, help = help::LOOK_BACK_WINDOW)]
+        pub look_back_window: u32,
     }
 
     impl From<Flags> for Options {
@@ -290,6 +292,7 @@ mod radix_flags {
                 shared_rank: f.shared_rank,
                 tile_order: f.tile_order,
                 prefetch: f.prefetch,
+                look_back_window: f.look_back_window,
             }
         }
     }

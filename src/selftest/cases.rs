@@ -287,6 +287,9 @@ fn radix(
         if chance(rng, 0.2) {
             opt(args, "--prefetch", pick(rng, &[0, 1, 2, 7]));
         }
+        if chance(rng, 0.2) {
+            opt(args, "--look-back-window", pick(rng, &[1, 3, 4, 16]));
+        }
     }
     match tile_of(gpu, words, variant, args) {
         // spin 0 costs tiles² fallback work: a few dozen tiles.

@@ -47,6 +47,17 @@ impl Options {
                 "--prefetch applies to --variant onesweep only; radix {variant} does not prefetch"
             ));
         }
+        if variant != Variant::Onesweep && self.look_back_window != 0 {
+            return Err(crate::input_err!(
+                "--look-back-window applies to --variant onesweep only (the look-back); radix {variant} has none"
+            ));
+        }
+        if self.look_back_window > 32 {
+            return Err(crate::input_err!(
+                "--look-back-window must be 0 (auto) or 1..=32; got {}",
+                self.look_back_window
+            ));
+        }
         if variant != Variant::Onesweep && self.spin != Options::default().spin {
             return Err(crate::input_err!(
                 "--spin applies to --variant onesweep only (the look-back); radix {variant} has none"
@@ -78,6 +89,7 @@ impl Options {
             };
             extra.insert("tile_order".into(), json!(order));
             extra.insert("prefetch".into(), json!(self.prefetch_ahead(gpu)));
+            extra.insert("look_back_window".into(), json!(self.window()));
         }
         extra.insert("tiles".into(), json!(built.tiles));
         extra.insert(

@@ -58,6 +58,8 @@ pub mod help {
          the tile this many tiles ahead, so that tile finds its keys in L2 (keys only: \
          prefetching the values too ran slower). 0 = off. Default: 128 on GPUs (about one wave of \
          tiles: the H100's 132 SMs hold one tile each), 0 on CPU adapters";
+    pub const LOOK_BACK_WINDOW: &str = "onesweep: predecessors' statuses a bucket's look-back reads at once, 1..=32. 0 = auto: 8 \
+         (the H100's best); `stagewise tune` tries 4, 6 and 12";
 
     /// (field, help) of every option, in the order of the fields.
     pub const ALL: &[(&str, &str)] = &[
@@ -70,6 +72,7 @@ pub mod help {
         ("shared_rank", SHARED_RANK),
         ("tile_order", TILE_ORDER),
         ("prefetch", PREFETCH),
+        ("look_back_window", LOOK_BACK_WINDOW),
     ];
 
     /// The values of each closed-set option.
@@ -94,6 +97,7 @@ pub struct Options {
     pub shared_rank: bool,
     pub tile_order: TileOrder,
     pub prefetch: Option<u32>,
+    pub look_back_window: u32,
 }
 
 impl Default for Options {
@@ -108,6 +112,7 @@ impl Default for Options {
             shared_rank: false,
             tile_order: TileOrder::Auto,
             prefetch: None,
+            look_back_window: 0,
         }
     }
 }
@@ -200,9 +205,13 @@ impl Options {
             return Ok(());
         }
         // Loop iterations of one fallback: the walk's round, the tile's histogram, then (unless
-        // --spin 0) one read a bucket (sort.wgsl's SPIN_COST = 2 + 2 × 8).
+        // --spin 0) one read a bucket (sort.wgsl's SPIN_COST = 2 + 2 × LBW).
         let bpt = buckets_per_thread(shape) as usize;
-        let reads = if self.spin > 0 { bpt * 18 } else { 0 };
+        let reads = if self.spin > 0 {
+            bpt * (2 + 2 * self.window() as usize)
+        } else {
+            0
+        };
         let per_fall = 1 + shape.kpt as usize + 3 * bpt + reads;
         let most = 1 + limit as usize / 2 / per_fall;
         if tiles > most {
@@ -224,6 +233,15 @@ impl Options {
             )));
         }
         Ok(())
+    }
+
+    /// Statuses a bucket's look-back reads at once (sort.wgsl's LBW; `--look-back-window`).
+    pub fn window(&self) -> u32 {
+        if self.look_back_window == 0 {
+            8
+        } else {
+            self.look_back_window
+        }
     }
 
     pub fn has_values(&self) -> bool {

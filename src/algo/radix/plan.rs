@@ -202,6 +202,7 @@ pub fn source(
         ("TRACE", trace.to_string()),
         ("SPIN", opts.spin.to_string()),
         ("SPIN_BUDGET", spin_budget.to_string()),
+        ("LBW", opts.window().to_string()),
         ("DISPATCH_ORDER", dispatch.to_string()),
         ("PREFETCH", prefetch.to_string()),
         ("MATCH", super::kernel::match_bits(shape.bits)),
