@@ -557,3 +557,39 @@ pub fn require_pow2(name: &str, n: usize) -> Result<u32> {
     }
     Ok(n.trailing_zeros())
 }
+
+/// A decoupled look-back where the driver ends an invocation's loops after a limit
+/// ([`Gpu::loop_limit`]: lavapipe): when tiles take ids from workgroup ids (`dispatch`; lavapipe
+/// runs the grid in blocks per CPU thread, so a tile may start long before its predecessors) or
+/// no status is read (`spin` 0), a tile may fall back on every predecessor, `per_fall` loop
+/// iterations each; more tiles than half the limit covers are refused. In the counter order only
+/// the tiles running at once can be behind. `tile`: what a tile holds, for the message.
+pub(crate) fn look_back_within_loop_limit(
+    gpu: &Gpu,
+    dispatch: bool,
+    spin: u32,
+    tiles: usize,
+    per_fall: usize,
+    tile: &str,
+) -> Result<()> {
+    let Some(limit) = gpu.loop_limit() else {
+        return Ok(());
+    };
+    if !dispatch && spin > 0 {
+        return Ok(());
+    }
+    let most = 1 + limit as usize / 2 / per_fall;
+    if tiles <= most {
+        return Ok(());
+    }
+    let (why, instead) = if dispatch {
+        ("--tile-order dispatch", "--tile-order counter")
+    } else {
+        ("--spin 0", "--spin 1 or more")
+    };
+    Err(Error::Limit(format!(
+        "{why}: a tile may fall back on all {} predecessors, more loop iterations than this adapter runs \
+         ({limit} an invocation: llvmpipe ends loops there); at most {most} tiles of {tile}, or use {instead}",
+        tiles - 1
+    )))
+}

@@ -88,12 +88,6 @@ fn default_tiles_per_wg(gpu: &Gpu, rp: &regs::RegsPass, tiles: usize, segmented:
     }
 }
 
-/// The loop-iteration cap of this adapter's driver, if it has one ([`Gpu::loop_limit`]): the
-/// kernel would silently stop sorting past it, so configurations above it are refused.
-fn loop_limit(gpu: &Gpu) -> Option<u64> {
-    gpu.loop_limit().map(u64::from)
-}
-
 /// The options' help: the CLI's for each flag (src/cli) and the app's tooltip for each control.
 pub mod help {
     pub const SEGMENT: &str = "Sort independent segments of length L (≤ 4096) in one dispatch (transposition, batcher); \

@@ -58,7 +58,8 @@ pub(super) fn plan_transposition(
     check_transposition(caps, s, trace)?;
     let wg = caps.wg_max.min(s.seg.div_ceil(2) as u32).max(1);
     let (unroll, iters) = transposition_loops(s.seg, wg as usize, trace);
-    if let Some(limit) = loop_limit(gpu)
+    // Past the driver's loop limit the kernel would silently stop sorting: refused.
+    if let Some(limit) = gpu.loop_limit().map(u64::from)
         && iters + 16 > limit
     {
         let max_wg = caps_of(gpu).wg_max.min(s.seg.div_ceil(2) as u32).max(1) as usize;

@@ -180,7 +180,7 @@ impl TileRunner<'_> {
             None => self.caps.wg_max.min((size / 2).max(1) as u32),
         };
         if rp.is_none()
-            && let Some(limit) = loop_limit(self.gpu)
+            && let Some(limit) = self.gpu.loop_limit().map(u64::from)
             && batcher_loops(size, wg as usize, tp.stages()) + 16 > limit
         {
             let max_wg = caps_of(self.gpu).wg_max.min((size / 2).max(1) as u32) as usize;

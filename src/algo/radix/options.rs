@@ -191,19 +191,8 @@ impl Options {
             .map_or(0, |l| (l / 4 / buckets_per_thread(shape)).max(1))
     }
 
-    /// Where the driver ends loops after a limit, onesweep's look-back stays within it: a tile
-    /// may count every predecessor itself when tiles take ids from workgroup ids (lavapipe runs
-    /// the grid in blocks per CPU thread, so a tile may start long before its predecessors) or
-    /// when `--spin 0` reads no status; a run with more tiles than half the limit covers is
-    /// refused. In the counter order only the tiles running at once can be behind.
+    /// onesweep's look-back within the driver's loop limit ([`crate::algo::look_back_within_loop_limit`]).
     pub fn check_loop_limit(&self, gpu: &Gpu, shape: Shape, tiles: usize) -> Result<()> {
-        let Some(limit) = gpu.loop_limit() else {
-            return Ok(());
-        };
-        let dispatch = self.dispatch_order(gpu);
-        if !dispatch && self.spin > 0 {
-            return Ok(());
-        }
         // Loop iterations of one fallback: the walk's round, the tile's histogram, then (unless
         // --spin 0) one read a bucket (sort.wgsl's SPIN_COST = 2 + 2 × LBW).
         let bpt = buckets_per_thread(shape) as usize;
@@ -212,27 +201,14 @@ impl Options {
         } else {
             0
         };
-        let per_fall = 1 + shape.kpt as usize + 3 * bpt + reads;
-        let most = 1 + limit as usize / 2 / per_fall;
-        if tiles > most {
-            let why = if dispatch {
-                "--tile-order dispatch"
-            } else {
-                "--spin 0"
-            };
-            return Err(Error::Limit(format!(
-                "{why}: a tile may count all {} predecessors itself, more loop iterations than this adapter runs \
-                 ({limit} an invocation: llvmpipe ends loops there); at most {most} tiles of {} keys, or use {}",
-                tiles - 1,
-                shape.tile(),
-                if dispatch {
-                    "--tile-order counter"
-                } else {
-                    "--spin 1 or more"
-                }
-            )));
-        }
-        Ok(())
+        crate::algo::look_back_within_loop_limit(
+            gpu,
+            self.dispatch_order(gpu),
+            self.spin,
+            tiles,
+            1 + shape.kpt as usize + 3 * bpt + reads,
+            &format!("{} keys", shape.tile()),
+        )
     }
 
     /// Statuses a bucket's look-back reads at once (sort.wgsl's LBW; `--look-back-window`).

@@ -120,42 +120,25 @@ impl Options {
         gpu.loop_limit().map_or(0, |l| l / 4)
     }
 
-    /// Where the driver ends loops after a limit, the decoupled look-back stays within it: a tile
-    /// may reduce every predecessor itself when tiles take ids from workgroup ids (lavapipe runs
-    /// the grid in blocks per CPU thread) or when `--spin 0` reads no status; a run with more
-    /// tiles than half the limit covers is refused. In the counter order only the tiles running
-    /// at once can be behind.
+    /// The decoupled look-back within the driver's loop limit
+    /// ([`crate::algo::look_back_within_loop_limit`]).
     pub(super) fn check_loop_limit(&self, gpu: &Gpu, shape: TileShape, tiles: usize) -> Result<()> {
-        let Some(limit) = gpu.loop_limit() else {
-            return Ok(());
-        };
-        let dispatch = self.dispatch_order(gpu);
-        if !dispatch && self.spin > 0 {
-            return Ok(());
-        }
         // Loop iterations of one fallback: the look-back's rounds, the tile's reduction (its
-        // vec4 and the workgroup's scan of the totals), one read of the window.
+        // vec4 and the workgroup's scan of the totals), one read of the window (subgroup
+        // operations: no loop).
         let window = if shape.subgroups {
-            0 // subgroup operations, no loop
+            0
         } else {
             shape.wg.min(32) as usize
         };
-        let per_fall = 8 + 2 * shape.per as usize + shape.wg.ilog2() as usize + window;
-        let most = 1 + limit as usize / 2 / per_fall;
-        if tiles > most {
-            let (why, instead) = if dispatch {
-                ("--tile-order dispatch", "--tile-order counter")
-            } else {
-                ("--spin 0", "--spin 1 or more")
-            };
-            return Err(Error::Limit(format!(
-                "{why}: a tile may reduce all {} predecessors itself, more loop iterations than this adapter runs \
-                 ({limit} an invocation: llvmpipe ends loops there); at most {most} tiles of {} elements, or use {instead}",
-                tiles - 1,
-                shape.elements(),
-            )));
-        }
-        Ok(())
+        crate::algo::look_back_within_loop_limit(
+            gpu,
+            self.dispatch_order(gpu),
+            self.spin,
+            tiles,
+            8 + 2 * shape.per as usize + shape.wg.ilog2() as usize + window,
+            &format!("{} elements", shape.elements()),
+        )
     }
 
     /// Template parameters: element type, exclusive, look-back spins (and their budget), workgroup
