@@ -26,12 +26,16 @@ pub const MIN_GAIN: f64 = 0.005;
 /// machine now rather than assumed: a quiet GPU (medians within 0.1–0.3 % run to run on the
 /// H200) keeps gains of 1 % that a fixed 2 % rule threw away; a busy one keeps the default.
 pub fn confirmed(default: &[f64], choice: &[f64]) -> bool {
-    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let slowest = choice.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     !default.is_empty()
         && !choice.is_empty()
-        && max(choice) < min(default)
-        && min(choice) < min(default) * (1.0 - MIN_GAIN)
+        && slowest < fastest(default)
+        && fastest(choice) < fastest(default) * (1.0 - MIN_GAIN)
+}
+
+/// The smallest of `times` (infinity for none).
+fn fastest(times: &[f64]) -> f64 {
+    times.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
 /// One case to tune: a room's options (what the user would give), the variant and type, the size
@@ -459,10 +463,9 @@ pub async fn tune_case(
                 }
             }
         }
-        let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
-        default_ms = min(&ds);
+        default_ms = fastest(&ds);
         if ds.len() == 3 && bs.len() == 3 && confirmed(&ds, &bs) {
-            best_ms = min(&bs);
+            best_ms = fastest(&bs);
         } else {
             runner_up = Some(Tried {
                 choice: std::mem::take(&mut best),
