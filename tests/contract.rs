@@ -465,6 +465,10 @@ fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'
                     vec!["--kernel", "large", "--exchange-parts", "4"],
                 ),
                 (
+                    "--exchange-layout",
+                    vec!["--kernel", "large", "--exchange-layout", "swizzled"],
+                ),
+                (
                     "--phase-split",
                     vec!["--kernel", "large", "--phase-split", "4"],
                 ),

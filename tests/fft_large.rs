@@ -8,7 +8,7 @@ use stagewise::algo::AlgoOptions;
 use stagewise::algo::fft::large_plan::{columns_model, to_rows};
 use stagewise::algo::fft::model::{self, C64};
 use stagewise::algo::fft::trace::PassKind;
-use stagewise::algo::fft::{Kernel, Options, Order};
+use stagewise::algo::fft::{ExchangeLayout, Kernel, Options, Order};
 use stagewise::data::Data;
 
 fn run(o: &Options, x: &[f32], trace: bool) -> stagewise::algo::RunResult {
@@ -154,6 +154,51 @@ fn every_split_and_shape_override() {
             }
         }
     }
+}
+
+/// `--exchange-layout`: every layout gives the same FFTs, and the plan names the one each pass
+/// took (swizzled: one FFT at a time in halves, four parts at 8192 points, real input too).
+#[test]
+fn exchange_layouts_give_the_same_ffts() {
+    let _ = gpu();
+    let layouts = |r: &stagewise::algo::RunResult| -> Vec<String> {
+        r.extra["plan"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["kind"] == "fft")
+            .map(|p| p["exchange_layout"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (n, parts, s, batch) in [
+        (2048, 2, 1, 5),
+        (4096, 2, 1, 3),
+        (4096, 2, 4, 9),
+        (8192, 4, 1, 2),
+    ] {
+        for (layout, want) in [
+            (ExchangeLayout::Swizzled, "swizzled"),
+            (ExchangeLayout::Padded, "padded"),
+        ] {
+            let mut o = large(n);
+            o.exchange_parts = Some(parts);
+            o.sequential_ffts = Some(s);
+            o.exchange_layout = layout;
+            o.batch = batch;
+            let r = check(&o, n, batch, (n + s) as u64);
+            assert_eq!(layouts(&r), [want], "{n} S={s}");
+        }
+    }
+    let o = Options {
+        size: Some(16384),
+        real: true,
+        batch: 3,
+        exchange_layout: ExchangeLayout::Swizzled,
+        ..Default::default()
+    };
+    let r = run(&o, &random(16384 * 3, 7), false);
+    assert!(r.verified, "{:?}", r.mismatch);
+    assert_eq!(layouts(&r), ["swizzled"]);
 }
 
 #[test]

@@ -337,6 +337,8 @@ mod fft_flags {
         pub split: Option<usize>,
         #[arg(long, help = help::EXCHANGE_PARTS)]
         pub exchange_parts: Option<usize>,
+        #[arg(long, value_enum, default_value_t = ExchangeLayout::Auto, help = help::EXCHANGE_LAYOUT)]
+        pub exchange_layout: ExchangeLayout,
         #[arg(long, help = help::PHASE_SPLIT)]
         pub phase_split: Option<usize>,
         #[arg(long, help = help::PHASE_LANES)]
@@ -364,6 +366,7 @@ mod fft_flags {
                 natural_store: f.natural_store,
                 split: f.split,
                 exchange_parts: f.exchange_parts,
+                exchange_layout: f.exchange_layout,
                 phase_split: f.phase_split,
                 phase_lanes: f.phase_lanes,
                 chain: f.chain,
@@ -376,6 +379,7 @@ mod fft_flags {
     super::value_enum!(Kernel);
 
     super::value_enum!(NaturalStore);
+    super::value_enum!(ExchangeLayout);
 
     super::value_enum!(Signal);
 }

@@ -360,11 +360,24 @@ fn fft(rng: &mut StdRng, args: &mut Vec<String>) -> usize {
     if real {
         args.push("--real".into());
     }
-    opt(
-        args,
-        "--kernel",
-        pick(rng, &["auto", "auto", "fast", "teaching", "radix"]),
-    );
+    let kernel = pick(rng, &["auto", "auto", "fast", "teaching", "radix", "large"]);
+    opt(args, "--kernel", kernel);
+    // The large plan's one-pass kernel and its knobs: exchange parts, FFTs in turn, and how the
+    // exchange lays out workgroup memory (a swizzle needs 2048 points or more).
+    if kernel == "large" {
+        if chance(rng, 0.5) {
+            opt(args, "--exchange-parts", pick(rng, &[1, 2, 4, 8]));
+        }
+        if chance(rng, 0.5) {
+            opt(args, "--sequential-ffts", pick(rng, &[1, 2, 4]));
+        }
+        let layouts: &[&str] = if size >= 2048 {
+            &["auto", "padded", "swizzled"]
+        } else {
+            &["auto", "padded"]
+        };
+        opt(args, "--exchange-layout", pick(rng, layouts));
+    }
     // Interleaved (re, im) numbers of every signal; real input: one number a point.
     if real { size * batch } else { 2 * size * batch }
 }

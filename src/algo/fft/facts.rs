@@ -127,6 +127,10 @@ pub struct FftEntry {
     pub sequential: usize,
     pub parts: usize,
     pub workgroup_bytes: usize,
+    /// Its values in workgroup memory between rounds: `padded`, `swizzled` or `plain`
+    /// (`--exchange-layout`).
+    #[serde(default)]
+    pub exchange_layout: String,
     pub input_layout: Layout,
     pub output_layout: Layout,
     /// In a pass through L2: which phase.

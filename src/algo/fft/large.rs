@@ -123,6 +123,7 @@ pub(super) struct Fit {
     pub(super) max_threads: usize,
     pub(super) max_bytes: usize,
     pub(super) parts: Option<usize>,
+    pub(super) layout: ExchangeLayout,
 }
 
 impl Fit {
@@ -135,7 +136,7 @@ impl Fit {
         if p.threads() > self.max_threads || p.e > codegen::MAX_E || p.e > p.m || p.c == 0 {
             return None;
         }
-        p.choose_pad(self.max_bytes)
+        p.choose_pad(self.max_bytes, self.layout)
     }
 }
 
@@ -161,11 +162,32 @@ pub fn configure(
     unpack: Option<Mode>,
     gpu_limits: &wgpu::Limits,
 ) -> Result<LargeConfig> {
+    let lc = plan(o, n, batch, natural, inverse, unpack, gpu_limits)?;
+    if o.exchange_layout == ExchangeLayout::Swizzled
+        && lc.passes.iter().all(|p| p.swizzle.is_none())
+    {
+        return Err(Error::Input(format!(
+            "fft: --exchange-layout swizzled: no pass of this {n}-point plan can take a swizzle (one needs 2048 or more points exchanged in parts over several rounds)"
+        )));
+    }
+    Ok(lc)
+}
+
+fn plan(
+    o: &Options,
+    n: usize,
+    batch: usize,
+    natural: bool,
+    inverse: bool,
+    unpack: Option<Mode>,
+    gpu_limits: &wgpu::Limits,
+) -> Result<LargeConfig> {
     let fit = Fit {
         max_bytes: gpu_limits.max_compute_workgroup_storage_size as usize,
         max_threads: (gpu_limits.max_compute_invocations_per_workgroup as usize)
             .min(gpu_limits.max_compute_workgroup_size_x as usize),
         parts: o.exchange_parts,
+        layout: o.exchange_layout,
     };
     let (max_bytes, max_threads) = (fit.max_bytes, fit.max_threads);
     let ln = n.trailing_zeros();

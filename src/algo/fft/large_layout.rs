@@ -5,6 +5,7 @@
 //! higher index bits). A bank-conflict model of every round trip ([`PassConfig::exchange_cost`])
 //! chooses among them; which candidates a pass may take is what the H100 timed.
 
+use super::ExchangeLayout;
 use super::codegen::{bank_max, place, round_los};
 use super::large_gen::PassConfig;
 
@@ -49,6 +50,16 @@ impl PassConfig {
             }
             (None, Some(ps)) => format!("({x}) + (({x}) >> {ps}u)"),
             (None, None) => x.to_string(),
+        }
+    }
+    /// `swizzled`, `padded` (in any round trip) or `plain`: the plan's word for the layout.
+    pub fn layout_name(&self) -> &'static str {
+        if self.swizzle.is_some() {
+            "swizzled"
+        } else if (0..self.rounds().saturating_sub(1)).any(|i| self.trip_shift(i).is_some()) {
+            "padded"
+        } else {
+            "plain"
         }
     }
     /// How a thread's base index and a slot's constant offset (disjoint bits) combine.
@@ -139,7 +150,7 @@ impl PassConfig {
     /// 1.481, 2^20 1.531 → 1.533) and in 2^18's chain (1.448 → 1.482): an XOR a workgroup
     /// access, where padding's offset folds into the load, outweighs the conflicts it saves.
     fn find_swizzle(&self) -> Option<u64> {
-        if self.parts < 2 || self.rounds() < 2 || self.c < 2 || self.m < 2048 {
+        if self.parts < 2 || self.rounds() < 2 || self.m < 2048 {
             return None;
         }
         let len = self.c * self.m / self.position_parts();
@@ -167,8 +178,9 @@ impl PassConfig {
         None
     }
     /// The padding (or swizzle) with the fewest conflicts that fits `max_bytes` (ties: less
-    /// memory).
-    pub fn choose_pad(mut self, max_bytes: usize) -> Option<PassConfig> {
+    /// memory), or as `layout` asks: padding only, or a swizzle wherever one is as free of
+    /// conflicts as the padding.
+    pub fn choose_pad(mut self, max_bytes: usize, layout: ExchangeLayout) -> Option<PassConfig> {
         self.pad_shift = None;
         self.swizzle = None;
         self.trip_pad = [None; 8];
@@ -227,15 +239,20 @@ impl PassConfig {
             }
             self.trip_pad[i] = trip.2;
         }
-        let best = (self.exchange_cost(), self.shared_len());
-        if let Some(sw) = self.find_swizzle() {
+        let (swizzle, more) = match layout {
+            ExchangeLayout::Auto => (self.c >= 2, false),
+            ExchangeLayout::Padded => (false, false),
+            ExchangeLayout::Swizzled => (true, true),
+        };
+        if let Some(sw) = self.find_swizzle().filter(|_| swizzle) {
             let cand = PassConfig {
                 pad_shift: None,
                 swizzle: Some(sw),
                 trip_pad: [None; 8],
                 ..self
             };
-            if cand.exchange_cost() < best.0 {
+            let (cost, best) = (cand.exchange_cost(), self.exchange_cost());
+            if cost < best || (more && cost == best) {
                 return Some(cand);
             }
         }

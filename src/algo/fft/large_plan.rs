@@ -62,6 +62,7 @@ impl LargeConfig {
                 sequential: p.s,
                 parts: p.parts,
                 workgroup_bytes: p.shared_bytes(),
+                exchange_layout: p.layout_name().to_string(),
                 input_layout: p.input,
                 output_layout: p.output,
                 phase: split_phases.then_some(ph),

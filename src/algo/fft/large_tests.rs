@@ -484,3 +484,47 @@ fn the_unpacking_reads_its_twiddle_before_its_trips() {
     }
     assert!(seen.0 >= 10 && seen.1 >= 1, "{seen:?}");
 }
+
+/// `--exchange-layout`: `swizzled` keeps 4096 points in halves in exactly their 16 KiB (padded:
+/// 16508 bytes), as free of bank conflicts as the padding; `padded` keeps 2^21's rows pass padded
+/// where `auto` swizzles it; `swizzled` is refused where no pass can take a swizzle.
+#[test]
+fn exchange_layout_option() {
+    let one = |n: usize, layout: ExchangeLayout| {
+        let o = Options {
+            exchange_parts: Some(2),
+            sequential_ffts: Some(1),
+            exchange_layout: layout,
+            ..Options::default()
+        };
+        configure(&o, n, (1 << 27) / n, true, false, None, &h100())
+    };
+    let auto = one(4096, ExchangeLayout::Auto).unwrap().passes[0];
+    let sw = one(4096, ExchangeLayout::Swizzled).unwrap().passes[0];
+    assert_eq!((auto.layout_name(), auto.shared_bytes()), ("padded", 16508));
+    assert_eq!((sw.layout_name(), sw.shared_bytes()), ("swizzled", 16384));
+    assert!(sw.exchange_cost() <= auto.exchange_cost());
+    let mut seen = vec![false; sw.shared_len()];
+    for i in 0..sw.rounds() - 1 {
+        seen.fill(false);
+        for a in 0..sw.shared_len() {
+            let x = sw.trip_index(i, a);
+            assert!(x < seen.len() && !seen[x], "trip {i}: {a} -> {x}");
+            seen[x] = true;
+        }
+    }
+    let e = one(1024, ExchangeLayout::Swizzled).unwrap_err().to_string();
+    assert!(e.contains("--exchange-layout swizzled"), "{e}");
+    let padded = Options {
+        exchange_layout: ExchangeLayout::Padded,
+        ..Options::default()
+    };
+    let lc = configure(&padded, 1 << 21, 64, true, false, None, &h100()).unwrap();
+    assert!(lc.passes.iter().all(|p| p.swizzle.is_none()));
+    assert!(
+        h100_config(1 << 21)
+            .passes
+            .iter()
+            .any(|p| p.swizzle.is_some())
+    );
+}

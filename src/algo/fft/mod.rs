@@ -163,6 +163,46 @@ impl crate::algo::Choice for NaturalStore {
     ];
 }
 
+/// Where the large plan keeps a pass's values in workgroup memory between rounds
+/// (src/algo/fft/large_layout.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExchangeLayout {
+    #[default]
+    Auto,
+    Padded,
+    Swizzled,
+}
+
+impl crate::algo::Choice for ExchangeLayout {
+    const ALL: &'static [ExchangeLayout] = &[
+        ExchangeLayout::Auto,
+        ExchangeLayout::Padded,
+        ExchangeLayout::Swizzled,
+    ];
+    const CHOICES: &'static [(&'static str, &'static str)] = &[
+        (
+            "auto",
+            "The bank-conflict model's choice: padding, or a swizzle where it conflicts less \
+             (passes of 2048 points at 4 lanes). The default",
+        ),
+        (
+            "padded",
+            "A word of padding every 2^k values (the array a little over its values): the \
+             padding's offset folds into each access",
+        ),
+        (
+            "swizzled",
+            "Bank bits XORed with higher index bits, conflict-free, in an array of exactly its \
+             values (one XOR an access), in every pass that exchanges in parts through 2048 \
+             points or more; refused where no pass does. Where padding pushes the array past a \
+             share of the SM's workgroup memory this keeps one more workgroup resident if \
+             registers allow: 4096 points in halves, one FFT at a time, on the H200 0.524 ms \
+             against 0.609 padded (docs/perf/fft.md)",
+        ),
+    ];
+}
+
 /// The generated signal (used when no --input/--n is given).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -241,6 +281,8 @@ pub mod help {
          then imaginary parts; 4, 8: each of those by halves or quarters of the positions), \
          dividing the memory a workgroup needs by P. Default: the fewest that fit. With the \
          columns pass chained, P is the rows pass's";
+    pub const EXCHANGE_LAYOUT: &str = "Large FFTs: how a pass lays out its values in workgroup memory between rounds \
+         (bank conflicts against memory a workgroup)";
     pub const PHASE_SPLIT: &str = "Large FFTs: every pass's M-point sub-FFTs (the whole FFT where one pass runs it) as two \
          phases Ma × M/Ma in one dispatch, the intermediate left in the pass's output buffer (in \
          L2) between them instead of passing through workgroup memory. Opt-in: no default uses it \
@@ -276,6 +318,7 @@ pub mod help {
         ("natural_store", NATURAL_STORE),
         ("split", SPLIT),
         ("exchange_parts", EXCHANGE_PARTS),
+        ("exchange_layout", EXCHANGE_LAYOUT),
         ("phase_split", PHASE_SPLIT),
         ("phase_lanes", PHASE_LANES),
         ("chain", CHAIN),
@@ -289,6 +332,10 @@ pub mod help {
         (
             "natural_store",
             <super::NaturalStore as crate::algo::Choice>::CHOICES,
+        ),
+        (
+            "exchange_layout",
+            <super::ExchangeLayout as crate::algo::Choice>::CHOICES,
         ),
     ];
 }
@@ -315,6 +362,7 @@ pub struct Options {
     pub natural_store: NaturalStore,
     pub split: Option<usize>,
     pub exchange_parts: Option<usize>,
+    pub exchange_layout: ExchangeLayout,
     pub phase_split: Option<usize>,
     pub phase_lanes: Option<usize>,
     pub chain: Option<usize>,
@@ -339,6 +387,7 @@ impl Default for Options {
             natural_store: NaturalStore::Staged,
             split: None,
             exchange_parts: None,
+            exchange_layout: ExchangeLayout::Auto,
             phase_split: None,
             phase_lanes: None,
             chain: None,

@@ -163,12 +163,13 @@ impl Options {
             }
             if self.split.is_some()
                 || self.exchange_parts.is_some()
+                || self.exchange_layout != ExchangeLayout::Auto
                 || self.phase_split.is_some()
                 || self.phase_lanes.is_some()
                 || self.chain.is_some()
             {
                 return Err(Error::Input(format!(
-                    "fft: --split, --exchange-parts, --phase-split, --phase-lanes and --chain apply to the large plan (sizes past one workgroup, --real, or --kernel large); size {n} runs in one workgroup"
+                    "fft: --split, --exchange-parts, --exchange-layout, --phase-split, --phase-lanes and --chain apply to the large plan (sizes past one workgroup, --real, or --kernel large); size {n} runs in one workgroup"
                 )));
             }
             // The workgroup kernels: an invocation holds its E elements.

@@ -25,19 +25,27 @@ impl Options {
         }
         const KEY: &[&str] = &["size", "real", "real_pair", "order", "inverse"];
         if !self.real && !self.real_pair && size <= ONE_WORKGROUP_MAX {
-            return Space {
-                key: KEY,
-                // The large plan's one-pass kernel too: its exchange in parts halves the
-                // workgroup memory; on the H200 it ran 2048 points at 1.011× copy, the radix
-                // kernel at 0.918×. The other kernels refuse `exchange_parts`.
-                knobs: vec![
-                    Knob::new("kernel", ["radix", "fast", "large"]),
-                    Knob::new("ffts_per_workgroup", [1, 2, 4, 8]),
-                    Knob::new("sequential_ffts", [1, 2, 4, 8, 16]),
-                    Knob::new("elements_per_invocation", [8, 16, 4]),
-                    Knob::new("exchange_parts", [2, 1, 4]),
-                ],
-            };
+            // The large plan's one-pass kernel too: its exchange in parts halves the
+            // workgroup memory; on the H200 it ran 2048 points at 1.011× copy, the radix
+            // kernel at 0.918×. The other kernels refuse `exchange_parts`.
+            let mut knobs = vec![
+                Knob::new("kernel", ["radix", "fast", "large"]),
+                Knob::new("ffts_per_workgroup", [1, 2, 4, 8]),
+                Knob::new("sequential_ffts", [1, 2, 4, 8, 16]),
+                Knob::new("elements_per_invocation", [8, 16, 4]),
+                Knob::new("exchange_parts", [2, 1, 4]),
+            ];
+            // That kernel swizzled, one FFT at a time (its fewest registers): a pair, as neither
+            // pays alone where the array's padding costs a workgroup an SM. H200, 4096 points in
+            // halves: S = 4 padded 0.534 ms, swizzled 0.536; S = 1 padded 0.609, swizzled 0.524.
+            if size >= 2048 {
+                knobs.push(
+                    Knob::new("exchange_layout", ["swizzled"])
+                        .with("kernel", "large")
+                        .with("sequential_ffts", 1),
+                );
+            }
+            return Space { key: KEY, knobs };
         }
         let k = size.trailing_zeros() as usize;
         let mut split = vec![
@@ -171,7 +179,15 @@ mod tests {
                     "sequential_ffts",
                     "elements_per_invocation",
                     "exchange_parts"
-                ],
+                ]
+                .iter()
+                .chain(if size >= 2048 {
+                    &["exchange_layout"][..]
+                } else {
+                    &[]
+                })
+                .copied()
+                .collect::<Vec<_>>(),
                 "{size}"
             );
             assert!(space.knobs[0].values.contains(&"large".into()), "{size}");
