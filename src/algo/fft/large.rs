@@ -166,8 +166,13 @@ pub fn configure(
     if o.exchange_layout == ExchangeLayout::Swizzled
         && lc.passes.iter().all(|p| p.swizzle.is_none())
     {
+        let what = if unpack == Some(Mode::Real) {
+            format!("{} reals (a {n}-point complex plan)", 2 * n)
+        } else {
+            format!("{n} points")
+        };
         return Err(Error::Input(format!(
-            "fft: --exchange-layout swizzled: no pass of this {n}-point plan can take a swizzle (one needs 2048 or more points exchanged in parts over several rounds)"
+            "fft: --exchange-layout swizzled: no pass of the plan for {what} can take a swizzle (one needs 2048 or more points exchanged in parts over several rounds)"
         )));
     }
     Ok(lc)
