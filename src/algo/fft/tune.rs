@@ -28,23 +28,26 @@ impl Options {
             // The large plan's one-pass kernel too: its exchange in parts halves the
             // workgroup memory; on the H200 it ran 2048 points at 1.011× copy, the radix
             // kernel at 0.918×. The other kernels refuse `exchange_parts`.
-            let mut knobs = vec![
-                Knob::new("kernel", ["radix", "fast", "large"]),
-                Knob::new("ffts_per_workgroup", [1, 2, 4, 8]),
-                Knob::new("sequential_ffts", [1, 2, 4, 8, 16]),
-                Knob::new("elements_per_invocation", [8, 16, 4]),
-                Knob::new("exchange_parts", [2, 1, 4]),
-            ];
+            let mut knobs = vec![Knob::new("kernel", ["radix", "fast", "large"])];
             // That kernel swizzled, one FFT at a time (its fewest registers): a pair, as neither
             // pays alone where the array's padding costs a workgroup an SM. H200, 4096 points in
             // halves: S = 4 padded 0.534 ms, swizzled 0.536; S = 1 padded 0.609, swizzled 0.524.
+            // Right after the kernel, so that a whole round's share of time reaches it (last, it
+            // did not at 4096 points); `auto` beside it, so that the walk can go back to the
+            // padding (2048 points: 0.520 ms one at a time padded, 0.523 swizzled).
             if size >= 2048 {
                 knobs.push(
-                    Knob::new("exchange_layout", ["swizzled"])
+                    Knob::new("exchange_layout", ["swizzled", "auto"])
                         .with("kernel", "large")
                         .with("sequential_ffts", 1),
                 );
             }
+            knobs.extend([
+                Knob::new("ffts_per_workgroup", [1, 2, 4, 8]),
+                Knob::new("sequential_ffts", [1, 2, 4, 8, 16]),
+                Knob::new("elements_per_invocation", [8, 16, 4]),
+                Knob::new("exchange_parts", [2, 1, 4]),
+            ]);
             return Space { key: KEY, knobs };
         }
         let k = size.trailing_zeros() as usize;
@@ -173,21 +176,21 @@ mod tests {
             let space = o.space("workgroup", 1 << 27);
             assert_eq!(
                 space.knobs.iter().map(|k| k.field).collect::<Vec<_>>(),
-                [
-                    "kernel",
-                    "ffts_per_workgroup",
-                    "sequential_ffts",
-                    "elements_per_invocation",
-                    "exchange_parts"
-                ]
-                .iter()
-                .chain(if size >= 2048 {
-                    &["exchange_layout"][..]
-                } else {
-                    &[]
-                })
-                .copied()
-                .collect::<Vec<_>>(),
+                ["kernel"]
+                    .iter()
+                    .chain(if size >= 2048 {
+                        &["exchange_layout"][..]
+                    } else {
+                        &[]
+                    })
+                    .chain(&[
+                        "ffts_per_workgroup",
+                        "sequential_ffts",
+                        "elements_per_invocation",
+                        "exchange_parts",
+                    ])
+                    .copied()
+                    .collect::<Vec<_>>(),
                 "{size}"
             );
             assert!(space.knobs[0].values.contains(&"large".into()), "{size}");
