@@ -239,12 +239,14 @@ impl PassConfig {
             }
             self.trip_pad[i] = trip.2;
         }
-        let (swizzle, more) = match layout {
+        // Which layouts may take a swizzle, and whether one as free of conflicts as the padding
+        // wins (it needs no more memory than the values). The search runs only where it may.
+        let (swizzle, ties) = match layout {
             ExchangeLayout::Auto => (self.c >= 2, false),
             ExchangeLayout::Padded => (false, false),
             ExchangeLayout::Swizzled => (true, true),
         };
-        if let Some(sw) = self.find_swizzle().filter(|_| swizzle) {
+        if let Some(sw) = swizzle.then(|| self.find_swizzle()).flatten() {
             let cand = PassConfig {
                 pad_shift: None,
                 swizzle: Some(sw),
@@ -252,7 +254,7 @@ impl PassConfig {
                 ..self
             };
             let (cost, best) = (cand.exchange_cost(), self.exchange_cost());
-            if cost < best || (more && cost == best) {
+            if cost < best || (ties && cost == best) {
                 return Some(cand);
             }
         }
