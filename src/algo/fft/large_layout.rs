@@ -141,14 +141,8 @@ impl PassConfig {
             .collect()
     }
     /// A swizzle under which every side of every round trip sends a warp's lanes to distinct
-    /// banks (f32 exchanges), if a deterministic search finds one.
-    ///
-    /// Only where it paid on the H100 (2^27 values, ms, padding → swizzle): passes of 2048
-    /// points at 4 lanes (2^21 1.585 → 1.573, 2^22 1.675 → 1.663, 2^23 1.791 → 1.776). It lost
-    /// where a thread's slots are contiguous (one lane: 2^14 0.807 → 0.857, 16384 reals 0.839 →
-    /// 1.084; more than its XORs explain), and slightly at 1024 points and 8 lanes (2^19 1.478 →
-    /// 1.481, 2^20 1.531 → 1.533) and in 2^18's chain (1.448 → 1.482): an XOR a workgroup
-    /// access, where padding's offset folds into the load, outweighs the conflicts it saves.
+    /// banks (f32 exchanges), if a deterministic search finds one (where a pass exchanges in
+    /// parts through 2048 points or more).
     fn find_swizzle(&self) -> Option<u64> {
         if self.parts < 2 || self.rounds() < 2 || self.m < 2048 {
             return None;
@@ -241,6 +235,13 @@ impl PassConfig {
         }
         // Which layouts may take a swizzle, and whether one as free of conflicts as the padding
         // wins (it needs no more memory than the values). The search runs only where it may.
+        // `auto` swizzles only where that paid on the H100 (2^27 values, ms, padding → swizzle):
+        // passes of 2048 points at 4 lanes (2^21 1.585 → 1.573, 2^22 1.675 → 1.663, 2^23 1.791
+        // → 1.776). It lost where a thread's slots are contiguous (one lane: 2^14 0.807 → 0.857,
+        // 16384 reals 0.839 → 1.084), and slightly at 1024 points and 8 lanes (2^19 1.478 →
+        // 1.481, 2^20 1.531 → 1.533) and in 2^18's chain (1.448 → 1.482): an XOR a workgroup
+        // access, where padding's offset folds into the load, outweighs the conflicts it saves
+        // unless it keeps one more workgroup an SM (`swizzled`, docs/perf/fft.md).
         let (swizzle, ties) = match layout {
             ExchangeLayout::Auto => (self.c >= 2, false),
             ExchangeLayout::Padded => (false, false),

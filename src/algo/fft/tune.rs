@@ -174,23 +174,19 @@ mod tests {
                 ..Options::default()
             };
             let space = o.space("workgroup", 1 << 27);
+            let mut want = vec![
+                "kernel",
+                "ffts_per_workgroup",
+                "sequential_ffts",
+                "elements_per_invocation",
+                "exchange_parts",
+            ];
+            if size >= 2048 {
+                want.insert(1, "exchange_layout");
+            }
             assert_eq!(
                 space.knobs.iter().map(|k| k.field).collect::<Vec<_>>(),
-                ["kernel"]
-                    .iter()
-                    .chain(if size >= 2048 {
-                        &["exchange_layout"][..]
-                    } else {
-                        &[]
-                    })
-                    .chain(&[
-                        "ffts_per_workgroup",
-                        "sequential_ffts",
-                        "elements_per_invocation",
-                        "exchange_parts",
-                    ])
-                    .copied()
-                    .collect::<Vec<_>>(),
+                want,
                 "{size}"
             );
             assert!(space.knobs[0].values.contains(&"large".into()), "{size}");
