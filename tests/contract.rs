@@ -417,6 +417,7 @@ fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'
                 ("--kernel", vec!["--kernel", "generic"]),
                 ("--keys-per-invocation", vec!["--keys-per-invocation", "8"]),
                 ("--tiles-per-workgroup", vec!["--tiles-per-workgroup", "2"]),
+                ("--exchange-buffers", vec!["--exchange-buffers", "2"]),
             ],
         ),
         "scan" => (
@@ -572,6 +573,10 @@ fn audit_oddeven_options() {
         (
             &["--kernel", "generic", "--tiles-per-workgroup", "2"][..],
             "--tiles-per-workgroup",
+        ),
+        (
+            &["--kernel", "generic", "--exchange-buffers", "2"][..],
+            "--exchange-buffers",
         ),
     ] {
         let mut w = b.to_vec();

@@ -891,6 +891,88 @@ fn register_kernel_with_several_tiles_per_workgroup() {
     }
 }
 
+/// One workgroup buffer (the default: two barriers a hand-over) and two (one barrier): segments of
+/// several lengths, odd whole arrays with halo tails, both orders, floats with specials: all exact,
+/// and the pass label names two buffers. Out-of-range counts and two buffers a tile's workgroup
+/// memory cannot hold are refused.
+#[test]
+fn register_kernel_with_one_and_two_workgroup_buffers() {
+    let cases: [(Option<usize>, usize, DType, bool); 4] = [
+        (Some(1024), 1024 * 5, DType::I32, false),
+        (Some(300), 300 * 17, DType::F32, true),
+        (None, 20_011, DType::U32, false),
+        (None, 3000, DType::F32, true),
+    ];
+    for (i, (segment, n, dtype, desc)) in cases.into_iter().enumerate() {
+        let input = random_data(n, dtype, 500 + i as u64, true);
+        for buffers in [1, 2] {
+            let opts = AlgoOptions::Oddeven(Options {
+                segment,
+                tile: Some(if segment.is_some() { 1024 } else { 256 }),
+                descending: desc,
+                kernel: TileKernel::Registers,
+                keys_per_invocation: Some(8),
+                exchange_buffers: Some(buffers),
+                ..Default::default()
+            });
+            let what =
+                format!("{buffers} buffers, segment {segment:?} n {n} {dtype:?} desc {desc}");
+            let r = run_opts(&opts, "batcher", input.clone(), false);
+            check(&r, &input, segment.unwrap_or(n), desc, &what);
+            assert!(
+                r.passes.iter().all(|p| p.label.contains("registers")
+                    && p.label.contains(", 2 buffers") == (buffers == 2)),
+                "{what}: {:?}",
+                r.passes.iter().map(|p| &p.label).collect::<Vec<_>>()
+            );
+        }
+    }
+    let refused = |o: Options, variant: &str| {
+        try_run(
+            &AlgoOptions::Oddeven(o),
+            variant,
+            Data::from_u32(&lcg(8192, 3)),
+            false,
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    for (bad, variant, want) in [
+        (0, "batcher", "--exchange-buffers 0: 1 or 2"),
+        (3, "merge-split", "--exchange-buffers 3: 1 or 2"),
+        (
+            2,
+            "transposition",
+            "--exchange-buffers is for the batcher and merge-split",
+        ),
+    ] {
+        let e = refused(
+            Options {
+                exchange_buffers: Some(bad),
+                ..Default::default()
+            },
+            variant,
+        );
+        assert!(e.contains(want), "{variant} buffers {bad}: {e}");
+    }
+    // Two buffers of an 8192-key tile need 2 · 34816 bytes: past WebGPU's 16 KiB floor and every
+    // adapter's workgroup memory we know of.
+    let e = refused(
+        Options {
+            tile: Some(8192),
+            kernel: TileKernel::Registers,
+            keys_per_invocation: Some(16),
+            exchange_buffers: Some(2),
+            ..Default::default()
+        },
+        "batcher",
+    );
+    assert!(
+        e.contains("--exchange-buffers 2") && e.contains("bytes of workgroup memory for two"),
+        "{e}"
+    );
+}
+
 #[test]
 fn register_kernel_is_the_untraced_default_and_names_what_it_cannot_run() {
     let input = random_data(20_000, DType::U32, 7, false);

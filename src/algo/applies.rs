@@ -115,6 +115,12 @@ pub fn check(opts: &AlgoOptions, run: RunShape) -> Result<()> {
                 !generic,
                 regs,
             )?;
+            only(
+                "--exchange-buffers",
+                o.exchange_buffers.is_some(),
+                !generic,
+                regs,
+            )?;
             only("--threads", o.threads.is_some(), generic, || {
                 "applies to the generic tile kernel (--kernel generic, or traced runs); the register kernel runs tile / --keys-per-invocation invocations".to_string()
             })

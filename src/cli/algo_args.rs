@@ -195,6 +195,8 @@ mod oddeven_flags {
         pub keys_per_invocation: Option<usize>,
         #[arg(long, help = help::TILES_PER_WORKGROUP)]
         pub tiles_per_workgroup: Option<usize>,
+        #[arg(long, help = help::EXCHANGE_BUFFERS)]
+        pub exchange_buffers: Option<usize>,
     }
 
     impl From<Flags> for Options {
@@ -208,6 +210,7 @@ mod oddeven_flags {
                 kernel: f.kernel,
                 keys_per_invocation: f.keys_per_invocation,
                 tiles_per_workgroup: f.tiles_per_workgroup,
+                exchange_buffers: f.exchange_buffers,
             }
         }
     }

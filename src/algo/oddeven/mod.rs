@@ -70,11 +70,9 @@ fn default_tiles_per_wg(gpu: &Gpu, rp: &regs::RegsPass, tiles: usize, segmented:
     if gpu.info.device_type == wgpu::DeviceType::Cpu {
         1
     } else if segmented {
-        if rp.tile >= 4096 {
-            (tiles / 1024).clamp(1, 4)
-        } else {
-            1
-        }
+        // H200, one workgroup buffer, segments of 4096: S = 1 / 2 / 4 / 8 0.182 / 0.186 / 0.190 /
+        // 0.192 ms (each segment is one tile; its workgroups hide each other's latency).
+        1
     } else if regs::stores_through_workgroup_memory(rp) {
         if tiles >= 2048 {
             (tiles / 256).min(8)
@@ -103,12 +101,15 @@ pub mod help {
     pub const KERNEL: &str = "Tile kernel (batcher, merge-split): auto (untraced runs: the generated register kernel \
          wherever a tile fits it, else generic), registers (refuse what it cannot run), generic \
          (shaders/oddeven/batcher.wgsl, one stage per barrier; traces always use it)";
-    pub const KEYS_PER_INVOCATION: &str = "Register kernel: keys per invocation, 8, 16 or 32 (default 32; 16 for segments ≤ 2048 \
-         and on CPU adapters): groups of up to log2 of it stages between trips through workgroup \
-         memory, tile/E invocations";
+    pub const KEYS_PER_INVOCATION: &str = "Register kernel: keys per invocation, 8, 16 or 32 (default 32; 16 on CPU adapters): \
+         groups of up to log2 of it stages between trips through workgroup memory, tile/E \
+         invocations";
     pub const TILES_PER_WORKGROUP: &str = "Register kernel: tiles per workgroup, 1 ..= 16, run one after the other with the next \
          tile's loads issued before this tile's stores (default: per pass from H100 measurements; \
          1 on CPU adapters)";
+    pub const EXCHANGE_BUFFERS: &str = "Register kernel: workgroup buffers the keys change hands through, 1 or 2 (default 1): \
+         two take one barrier a hand-over instead of two, at twice the workgroup memory, so fewer \
+         workgroups fit an SM";
 
     /// (field, help) of every option, in the order of the fields.
     pub const ALL: &[(&str, &str)] = &[
@@ -120,6 +121,7 @@ pub mod help {
         ("kernel", KERNEL),
         ("keys_per_invocation", KEYS_PER_INVOCATION),
         ("tiles_per_workgroup", TILES_PER_WORKGROUP),
+        ("exchange_buffers", EXCHANGE_BUFFERS),
     ];
 
     /// The values of each closed-set option.
@@ -140,6 +142,7 @@ pub struct Options {
     pub kernel: TileKernel,
     pub keys_per_invocation: Option<usize>,
     pub tiles_per_workgroup: Option<usize>,
+    pub exchange_buffers: Option<usize>,
 }
 
 /// Which kernel runs the tile passes of batcher and merge-split.

@@ -90,6 +90,8 @@ impl Options {
                 Some("--keys-per-invocation")
             } else if self.tiles_per_workgroup.is_some() {
                 Some("--tiles-per-workgroup")
+            } else if self.exchange_buffers.is_some() {
+                Some("--exchange-buffers")
             } else {
                 None
             };
@@ -115,16 +117,15 @@ impl Options {
 
     pub(super) fn keys(&self, gpu: &Gpu) -> Result<usize> {
         match self.keys_per_invocation {
-            // H100, 2^24 keys: segments of 1024 / 2048 run best with 16 keys
-            // per invocation (0.139 / 0.178 ms against 0.141 / 0.194 with 32), 4096 and whole
-            // arrays with 32 (0.234 against 0.257; full sort 2^28 55.2 ms against 63.6; 64 keys,
-            // measured at 64.6 ms and slowest everywhere, is not offered). CPU adapters (llvmpipe)
-            // keep 16: LLVM compiles the 32-key kernels about twice as long, which a CPU run never
-            // wins back.
-            None => Ok(match self.segment {
-                Some(l) if l <= 2048 => 16,
-                _ if gpu.info.device_type == wgpu::DeviceType::Cpu => 16,
-                _ => 32,
+            // 32 on GPUs: whole arrays (H100, full sort 2^28 55.2 ms against 63.6 with 16; 64 keys,
+            // 64.6 ms and slowest everywhere, is not offered) and, with one workgroup buffer,
+            // segments (H200, 2^24 keys: 1024 0.108 ms against 0.133 with 16, 2048 0.159 against
+            // 0.162, 4096 0.182 against 0.224). CPU adapters (llvmpipe) keep 16: LLVM compiles
+            // the 32-key kernels about twice as long, which a CPU run never wins back.
+            None => Ok(if gpu.info.device_type == wgpu::DeviceType::Cpu {
+                16
+            } else {
+                32
             }),
             Some(e @ (8 | 16 | 32)) => Ok(e),
             Some(e) => Err(Error::Input(format!(
@@ -139,6 +140,15 @@ impl Options {
                 "--tiles-per-workgroup {s}: 1 ..= {MAX_TILES_PER_WG}"
             ))),
             s => Ok(s),
+        }
+    }
+
+    pub(super) fn exchange_buffers(&self) -> Result<Option<usize>> {
+        match self.exchange_buffers {
+            Some(b) if !(1..=2).contains(&b) => {
+                Err(Error::Input(format!("--exchange-buffers {b}: 1 or 2")))
+            }
+            b => Ok(b),
         }
     }
 

@@ -29,6 +29,8 @@ pub(super) struct TileRunner<'a> {
     keys: usize,
     /// Register kernel: tiles per workgroup (None: `default_tiles_per_wg`).
     tiles_per_wg: Option<usize>,
+    /// Register kernel: workgroup buffers for the hand-overs (None: two where they fit).
+    buffers: Option<usize>,
 }
 
 impl<'a> TileRunner<'a> {
@@ -48,6 +50,7 @@ impl<'a> TileRunner<'a> {
             kernel: o.kernel,
             keys: o.keys(gpu)?,
             tiles_per_wg: o.tiles_per_workgroup()?,
+            buffers: o.exchange_buffers()?,
         })
     }
 }
@@ -80,7 +83,16 @@ impl TileRunner<'_> {
             )));
         }
         let limit = self.gpu.limits.max_compute_workgroup_storage_size as usize;
-        let double = regs::RegsPass::smem_bytes(size, keys, true) <= limit;
+        // One buffer by default: a second saves a barrier a hand-over but halves the workgroups an
+        // SM holds (H200: segments of 4096 0.233 → 0.182 ms, 4096-key tiles of a whole 2^24
+        // array 3.28 → 2.37 ms; docs/perf/oddeven.md).
+        let double = self.buffers == Some(2);
+        if double && regs::RegsPass::smem_bytes(size, keys, true) > limit {
+            return Err(Error::Limit(format!(
+                "--exchange-buffers 2: a tile of {size} keys needs {} bytes of workgroup memory for two; this adapter has {limit}",
+                regs::RegsPass::smem_bytes(size, keys, true)
+            )));
+        }
         if !double && regs::RegsPass::smem_bytes(size, keys, false) > limit {
             return Err(Error::Limit(format!(
                 "a tile of {size} keys needs {} bytes of workgroup memory; this adapter has {limit}",
@@ -269,9 +281,15 @@ impl TileRunner<'_> {
                 tp.label,
                 tiles,
                 match &rp {
-                    Some(r) if r.tiles_per_wg > 1 =>
-                        format!(", registers, {} tiles per workgroup", r.tiles_per_wg),
-                    Some(_) => ", registers".into(),
+                    Some(r) => format!(
+                        ", registers{}{}",
+                        if r.tiles_per_wg > 1 {
+                            format!(", {} tiles per workgroup", r.tiles_per_wg)
+                        } else {
+                            String::new()
+                        },
+                        if r.double { ", 2 buffers" } else { "" }
+                    ),
                     None => String::new(),
                 }
             ),

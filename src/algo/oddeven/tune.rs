@@ -1,5 +1,6 @@
 //! The tiled sorts' search space: the workgroup tile, its threads, and the register kernel's
-//! keys per invocation and tiles per workgroup. Segmented sorts are keyed by their segment.
+//! keys per invocation, tiles per workgroup and workgroup buffers. Segmented sorts are keyed by
+//! their segment.
 use super::{Options, Variant};
 use crate::algo::tune::{Knob, Space};
 
@@ -13,6 +14,7 @@ impl Options {
                     Knob::new("threads", [512, 256, 1024]),
                     Knob::new("keys_per_invocation", [32, 16]),
                     Knob::new("tiles_per_workgroup", [1, 2, 4, 8]),
+                    Knob::new("exchange_buffers", [1, 2]),
                 ],
             },
             _ => Space::default(),
