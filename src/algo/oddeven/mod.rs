@@ -105,8 +105,8 @@ pub mod help {
          groups of up to log2 of it stages between trips through workgroup memory, tile/E \
          invocations";
     pub const TILES_PER_WORKGROUP: &str = "Register kernel: tiles per workgroup, 1 ..= 16, run one after the other with the next \
-         tile's loads issued before this tile's stores (default: per pass from H100 measurements; \
-         1 on CPU adapters)";
+         tile's loads issued before this tile's stores (default: per pass from H100 measurements, 1 \
+         for segments (H200) and on CPU adapters)";
     pub const EXCHANGE_BUFFERS: &str = "Register kernel: workgroup buffers the keys change hands through, 1 or 2 (default 1): \
          two take one barrier a hand-over instead of two, at twice the workgroup memory, so fewer \
          workgroups fit an SM";

@@ -24,7 +24,8 @@
 //!   under two such stages (unlike bitonic butterflies): up to 4 of them per group.
 //!
 //! Between groups of different c the keys change hands through workgroup memory: two barriers
-//! with one buffer (the default: more workgroups an SM), one with two (`--exchange-buffers 2`). Word z lives at z + ⌊z/16⌋: with that padding a warp's access to
+//! with one buffer (the default: more workgroups an SM), one with two (`--exchange-buffers 2`).
+//! Word z lives at z + ⌊z/16⌋: with that padding a warp's access to
 //! register j of layout c ≤ 16 hits 32 distinct banks, and the offsets of a thread's 16 words from
 //! its first are constants (tested below), so the kernel does no index arithmetic per key. Layouts
 //! c ≥ 32 (the load/store layout c = T from T = 32 invocations on) cost 2 ways: the warp's 32 lanes

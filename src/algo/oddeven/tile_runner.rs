@@ -29,7 +29,7 @@ pub(super) struct TileRunner<'a> {
     keys: usize,
     /// Register kernel: tiles per workgroup (None: `default_tiles_per_wg`).
     tiles_per_wg: Option<usize>,
-    /// Register kernel: workgroup buffers for the hand-overs (None: two where they fit).
+    /// Register kernel: workgroup buffers for the hand-overs (None: one).
     buffers: Option<usize>,
 }
 
