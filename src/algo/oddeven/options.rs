@@ -20,8 +20,8 @@ impl Options {
                     <= gpu.limits.max_compute_workgroup_storage_size as usize;
             c.tile = c.tile.min(if fits_8192 { 8192 } else { 4096 });
             c.wg_max = c.wg_max.min(512);
-            // Segments of 1024..4096: one segment per tile and 8–16 keys per invocation (H100,
-            // 2^24 keys: 1024 → tile 1024 × 128 threads 30.9 Gkeys/s against 28.4 at 4096 × 512;
+            // Segments of 1024..4096: one segment per tile and, on the generic kernel, tile/16
+            // invocations at least 128 (H100, 2^24 keys: 1024 → tile 1024 × 128 threads 30.9 Gkeys/s against 28.4 at 4096 × 512;
             // 2048 → 2048 × 128 24.8 against 23.4; 4096 → 4096 × 256 19.9 against 19.7).
             if let Some(l) = self.segment
                 && (1024..=4096).contains(&l)

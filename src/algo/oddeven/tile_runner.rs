@@ -87,16 +87,12 @@ impl TileRunner<'_> {
         // SM holds (H200: segments of 4096 0.233 → 0.182 ms, 4096-key tiles of a whole 2^24
         // array 3.28 → 2.37 ms; docs/perf/oddeven.md).
         let double = self.buffers == Some(2);
-        if double && regs::RegsPass::smem_bytes(size, keys, true) > limit {
+        let bytes = regs::RegsPass::smem_bytes(size, keys, double);
+        if bytes > limit {
             return Err(Error::Limit(format!(
-                "--exchange-buffers 2: a tile of {size} keys needs {} bytes of workgroup memory for two; this adapter has {limit}",
-                regs::RegsPass::smem_bytes(size, keys, true)
-            )));
-        }
-        if !double && regs::RegsPass::smem_bytes(size, keys, false) > limit {
-            return Err(Error::Limit(format!(
-                "a tile of {size} keys needs {} bytes of workgroup memory; this adapter has {limit}",
-                regs::RegsPass::smem_bytes(size, keys, false)
+                "{}a tile of {size} keys needs {bytes} bytes of workgroup memory{}; this adapter has {limit}",
+                if double { "--exchange-buffers 2: " } else { "" },
+                if double { " for two" } else { "" }
             )));
         }
         let list = tp.stage_list();
