@@ -40,6 +40,25 @@ fn pow2_exponent(text: &str) -> Option<f64> {
         .map(|v| f64::from(v.ilog2()))
 }
 
+/// A count whose 0 means "the room picks" (its help says "0 = auto") shows 0 as `auto`.
+fn auto_zero(v: f64, _: std::ops::RangeInclusive<usize>) -> String {
+    if v == 0.0 {
+        "auto".to_string()
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Typed text for such a count: `auto` (any case) is 0, else the number.
+fn parse_auto(text: &str) -> Option<f64> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("auto") {
+        Some(0.0)
+    } else {
+        t.parse::<f64>().ok()
+    }
+}
+
 pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
     let Ok(Value::Object(mut map)) = serde_json::to_value(&*opts) else {
         return false;
@@ -92,6 +111,13 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                                 );
                                 x = 1 << e;
                                 r
+                            } else if tip.contains("0 = auto") {
+                                // 0 picks the room's default for this adapter: say so.
+                                ui.add(
+                                    egui::DragValue::new(&mut x)
+                                        .custom_formatter(auto_zero)
+                                        .custom_parser(parse_auto),
+                                )
                             } else {
                                 ui.add(egui::DragValue::new(&mut x))
                             };
@@ -200,6 +226,19 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_reads_auto_where_the_room_picks() {
+        assert_eq!(auto_zero(0.0, 0..=0), "auto");
+        assert_eq!(auto_zero(640.0, 0..=0), "640");
+        assert_eq!(parse_auto(" Auto "), Some(0.0));
+        assert_eq!(parse_auto("16"), Some(16.0));
+        assert_eq!(parse_auto("x"), None);
+        // The options this applies to say so in their help.
+        for key in ["workgroup_size", "keys_per_thread", "look_back_window"] {
+            assert!(option_help(Algo::Radix, key).contains("0 = auto"), "{key}");
+        }
+    }
 
     #[test]
     fn a_typed_power_of_two_is_the_value_not_its_exponent() {
