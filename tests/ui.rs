@@ -1344,3 +1344,37 @@ fn a_session_reopens_at_its_stage_tab_and_lens() {
         .to_string();
     assert!(e.contains("version 99 is newer"), "{e}");
 }
+
+/// An option whose 0 means "the room picks" reads `auto`; set, it has a button back to auto.
+#[test]
+fn auto_options_read_auto_and_go_back_to_it() {
+    use egui_kittest::kittest::NodeT;
+    use stagewise::algo::AlgoOptions;
+    use stagewise::algo::radix::Options;
+    let mut h = Harness::new_ui_state(
+        |ui, o: &mut AlgoOptions| {
+            stagewise::ui::params::edit(ui, o, "t");
+        },
+        AlgoOptions::Radix(Options {
+            workgroup_size: 256,
+            ..Default::default()
+        }),
+    );
+    h.run();
+    let shown = |h: &Harness<'_, AlgoOptions>, label: &str| {
+        h.query_all_by(|n| n.label().as_deref() == Some(label))
+            .find_map(|n| n.accesskit_node().value())
+            .unwrap_or_else(|| panic!("a value for {label}"))
+    };
+    assert_eq!(shown(&h, "keys per thread"), "auto");
+    assert_eq!(shown(&h, "look back window"), "auto");
+    assert_eq!(shown(&h, "workgroup size"), "256");
+    h.get_by_label("×").click();
+    h.run();
+    let AlgoOptions::Radix(o) = h.state() else {
+        panic!("radix options")
+    };
+    assert_eq!(o.workgroup_size, 0);
+    assert_eq!(shown(&h, "workgroup size"), "auto");
+    assert!(h.query_by_label("×").is_none());
+}

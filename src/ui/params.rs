@@ -98,6 +98,8 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                     Value::Number(n) if n.is_u64() => {
                         let mut x = n.as_u64().unwrap_or(0);
                         let pow2 = x.is_power_of_two() && x >= 2;
+                        // 0 picks the room's default for this adapter (its help says so).
+                        let auto = tip.contains("0 = auto");
                         ui.horizontal(|ui| {
                             let r = if pow2 {
                                 // Power-of-two parameters (workgroup sizes, tiles) step by doubling.
@@ -111,8 +113,7 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                                 );
                                 x = 1 << e;
                                 r
-                            } else if tip.contains("0 = auto") {
-                                // 0 picks the room's default for this adapter: say so.
+                            } else if auto {
                                 ui.add(
                                     egui::DragValue::new(&mut x)
                                         .custom_formatter(auto_zero)
@@ -125,16 +126,25 @@ pub fn edit(ui: &mut egui::Ui, opts: &mut AlgoOptions, id: &str) -> bool {
                                 *v = Value::from(x);
                                 changed = true;
                             }
-                            if unset.contains(&k)
-                                && ui
-                                    .small_button("×")
-                                    .on_hover_text(format!(
-                                        "Unset {}: back to its default",
-                                        pretty(&k)
-                                    ))
-                                    .clicked()
+                            // A way back to the default: unset an Option, or 0 where 0 is
+                            // auto (the power-of-two slider cannot reach it).
+                            let back = if unset.contains(&k) {
+                                Some((
+                                    Value::Null,
+                                    format!("Unset {}: back to its default", pretty(&k)),
+                                ))
+                            } else if auto && x != 0 {
+                                Some((
+                                    Value::from(0u64),
+                                    format!("{}: back to auto (0)", pretty(&k)),
+                                ))
+                            } else {
+                                None
+                            };
+                            if let Some((to, why)) = back
+                                && ui.small_button("×").on_hover_text(why).clicked()
                             {
-                                *v = Value::Null;
+                                *v = to;
                                 changed = true;
                             }
                         });
