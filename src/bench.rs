@@ -355,6 +355,9 @@ pub async fn run(
     let total = points(spec);
     let mut done = 0;
     for &n in &spec.sizes {
+        if n == 0 {
+            return Err(Error::input("n must be at least 1"));
+        }
         gpu.check_elements(n, "bench")?;
         for (case_index, (algo_opts, variants)) in spec.cases.iter().enumerate() {
             let algo = algo_opts.algo();

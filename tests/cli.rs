@@ -246,6 +246,37 @@ fn errors_are_one_clear_line() {
 }
 
 #[test]
+fn a_bench_that_measures_nothing_fails() {
+    // n = 0 is refused before any GPU work, as `run` refuses it.
+    let (code, e) = run_err(&["bench", "copy", "--n", "0"], None);
+    assert_eq!(code, 1);
+    assert!(e.contains("n must be at least 1"), "{e}");
+    // Every variant refuses 3 elements: each skip is reported, then the sweep fails.
+    let out = bin()
+        .args([
+            "bench",
+            "bitrev",
+            "--n",
+            "3",
+            "--reps",
+            "1",
+            "--warmup-ms",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.matches("stagewise: skipped bitrev").count(), 3, "{err}");
+    let last = err.trim_end().lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("stagewise: error: nothing was measured: all 3 case(s) were skipped"),
+        "{err}"
+    );
+}
+
+#[test]
 fn list_and_adapters() {
     let v = run_ok(&["list", "--json"]);
     let algos = v["algorithms"].as_array().unwrap();

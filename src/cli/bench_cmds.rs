@@ -42,6 +42,9 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
     if args.reps == 0 {
         return Err(Error::input("--reps must be at least 1"));
     }
+    if args.n == Some(0) {
+        return Err(Error::input("--n 0: n must be at least 1"));
+    }
     let warmup_ms = args.warmup_ms.unwrap_or(bench::DEFAULT_MIN_WARMUP_MS);
     if !(0.0..=bench::MAX_MIN_WARMUP_MS).contains(&warmup_ms) {
         return Err(Error::input(format!(
@@ -121,6 +124,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             spec.cases[0].0 = AlgoOptions::Kernel(k);
         }
     }
+    let mut skipped = 0usize;
     let mut on_event = |e: Event| match e {
         Event::Row(r) if !quiet => out(format!(
             "{:<8} {:<14} {:>11} {:>11.4} {:>9.1} {:>9.1} {:>7.3}  {}",
@@ -134,7 +138,10 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             r.note()
         )
         .trim_end()),
-        Event::Skipped(m) => eprintln!("stagewise: skipped {m}"),
+        Event::Skipped(m) => {
+            skipped += 1;
+            eprintln!("stagewise: skipped {m}")
+        }
         Event::Wisdom(f) => {
             if !quiet {
                 out(&format!(
@@ -158,6 +165,12 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         &mut on_event,
         &|| false,
     ))?;
+    if rows.is_empty() && skipped > 0 {
+        // A sweep that measured nothing is not a result: say so and fail.
+        return Err(Error::input(format!(
+            "nothing was measured: all {skipped} case(s) were skipped (the lines above say why)"
+        )));
+    }
     if let Some(why) = gpu.clock_distrusted() {
         eprintln!("stagewise: timed by the wall clock: {why}");
     }
