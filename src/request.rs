@@ -121,6 +121,15 @@ impl RunSpec {
         let info = algo.info();
         let variant = info.variant(self.variant.as_deref())?;
         let dtype = self.element_type();
+        if let Some(asked) = self.dtype
+            && asked != dtype
+        {
+            // An element type the room would replace with its own is refused, not dropped.
+            return Err(Error::Input(format!(
+                "{} takes {dtype} values only; --dtype {asked} does not apply",
+                info.name
+            )));
+        }
         info.check_dtype(dtype)?;
         let trace = self.mode == Mode::Trace;
         algo::applies::check(

@@ -243,6 +243,30 @@ fn errors_are_one_clear_line() {
     assert!(e.contains("no-such-gpu"), "{e}");
     let (_, e) = run_err(&["run", "bitrev", "--dtype", "f64"], None);
     assert!(e.contains("f64"), "{e}");
+    // The FFT's element type is its own: another is refused, not dropped (f32 itself runs).
+    for cmd in ["run", "bench"] {
+        let (code, e) = run_err(&[cmd, "fft", "--size", "8", "--dtype", "u32"], None);
+        assert_eq!(code, 1);
+        assert!(
+            e.contains("fft takes f32 values only; --dtype u32 does not apply"),
+            "{e}"
+        );
+    }
+    let v = run_ok(&["run", "fft", "--size", "8", "--dtype", "f32", "--json"]);
+    assert_eq!(v["dtype"], "f32");
+    let (_, e) = run_err(
+        &[
+            "bench",
+            "--suite",
+            "bench/suite.toml",
+            "--out",
+            "x.json",
+            "--dtype",
+            "f32",
+        ],
+        None,
+    );
+    assert!(e.contains("from the suite file"), "{e}");
 }
 
 #[test]

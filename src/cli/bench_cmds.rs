@@ -32,6 +32,19 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             vec![(a.clone(), vs)]
         }
     };
+    // A room with an element type of its own (the FFT's f32) takes no other.
+    let dtype = match algo.as_ref().and_then(|a| a.algo().fixed_dtype()) {
+        Some(own) => match args.dtype {
+            Some(asked) if asked != own => {
+                return Err(Error::Input(format!(
+                    "{} takes {own} values only; --dtype {asked} does not apply",
+                    algo.as_ref().map_or("", |a| a.algo().info().name)
+                )));
+            }
+            _ => own,
+        },
+        None => args.dtype.unwrap_or_default(),
+    };
     let mut cases = cases;
     // The workbench: the kernel's contract is checked before any GPU work, and the built-in
     // kernel for its --expect op runs beside it.
@@ -79,7 +92,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         sizes,
         reps: args.reps,
         warmup: args.warmup,
-        dtype: args.dtype,
+        dtype,
         // Without --variant, sizes one variant refuses are skipped rather than ending the sweep
         // (not the user's kernel: its errors are the point).
         skip_refused: (args.all || args.variant.is_none()) && workbench.is_none(),
@@ -199,7 +212,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             "reps": args.reps,
             "warmup": args.warmup,
             "min_warmup_ms": warmup_ms,
-            "dtype": args.dtype.name(),
+            "dtype": dtype.name(),
             "rows": rows,
         });
         if let Some(c) = compare {
@@ -230,6 +243,7 @@ pub(super) fn suite_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         || args.csv.is_some()
         || args.json
         || args.warmup_ms.is_some()
+        || args.dtype.is_some()
     {
         return Err(Error::input(
             "--suite takes its cases, sizes, reps and warm-up (--warmup-ms: its min_warmup_ms) from the suite file: give only --out, --only and --peers",

@@ -131,9 +131,9 @@ pub struct RunArgs {
     /// Variant (see `stagewise list`); default: the algorithm's first.
     #[arg(long, global = true)]
     pub variant: Option<String>,
-    /// Element type.
-    #[arg(long, global = true, value_enum, default_value_t = DType::U32)]
-    pub dtype: DType,
+    /// Element type (default u32; the FFT's is f32).
+    #[arg(long, global = true, value_enum)]
+    pub dtype: Option<DType>,
     /// Input file: numbers separated by whitespace, commas or newlines, a JSON array, or .npy; `-` = stdin.
     #[arg(long, global = true)]
     pub input: Option<String>,
@@ -221,7 +221,7 @@ impl crate::request::CommandWords for Words {
 
     fn bench(&self, args: &[String]) -> std::result::Result<(Option<AlgoOptions>, DType), String> {
         match Self::parse("bench", args)? {
-            Some(Cmd::Bench(b)) => Ok((b.options(), b.dtype)),
+            Some(Cmd::Bench(b)) => Ok((b.options(), b.dtype.unwrap_or_default())),
             _ => Err("not a bench command".into()),
         }
     }
@@ -318,8 +318,9 @@ pub struct BenchArgs {
         allow_negative_numbers = true
     )]
     pub warmup_ms: Option<f64>,
-    #[arg(long, global = true, value_enum, default_value_t = DType::U32)]
-    pub dtype: DType,
+    /// Element type (default u32; the FFT's is f32).
+    #[arg(long, global = true, value_enum)]
+    pub dtype: Option<DType>,
     /// Print one JSON object.
     #[arg(long, global = true)]
     pub json: bool,

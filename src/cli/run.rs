@@ -30,7 +30,7 @@ impl RunArgs {
         Ok(RunSpec {
             algo,
             variant: self.variant.clone(),
-            dtype: Some(self.dtype),
+            dtype: self.dtype,
             input,
             // --save-trace implies --trace: the stages it writes must exist.
             mode: if self.trace || self.save_trace.is_some() {
@@ -47,7 +47,7 @@ impl RunArgs {
         let given = [
             ("an algorithm", self.algo.is_some()),
             ("--variant", self.variant.is_some()),
-            ("--dtype", self.dtype != DType::U32),
+            ("--dtype", self.dtype.is_some()),
             ("--input", self.input.is_some()),
             ("--n", self.n.is_some()),
             ("--fill", self.fill.is_some()),

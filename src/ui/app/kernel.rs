@@ -538,7 +538,7 @@ impl StagewiseApp {
         self.session.n = args.n;
         self.session.fill = args.fill.unwrap_or(Fill::Random);
         self.session.seed = args.seed;
-        self.session.dtype = args.dtype;
+        self.session.dtype = args.dtype.unwrap_or_default();
         if ex.lens_max_sectors.is_some() {
             // The goal is measured at warp 32, as tests/kernel.rs measures the solutions.
             self.lens.on = true;
