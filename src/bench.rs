@@ -70,6 +70,9 @@ pub struct BenchSpec {
     /// 2^28 is a few microseconds of work at 2^20. Every timed path defaults to
     /// [`DEFAULT_MIN_WARMUP_MS`].
     pub min_warmup_ms: f64,
+    /// The roofline's copy (`copy vec4`) shape: auto fields are filled from wisdom by
+    /// [`run_with_wisdom`], as a case's are, so every ratio is to this GPU's fastest copy.
+    pub roofline: crate::algo::copy::Options,
 }
 
 pub use crate::gpu::timed::DEFAULT_MIN_WARMUP_MS;
@@ -209,6 +212,18 @@ pub struct Filled {
     pub applied: crate::wisdom::Applied,
 }
 
+/// The roofline's copy at `n` words: `base` with its auto fields filled from `w`, and what was.
+pub fn roofline(
+    base: &crate::algo::copy::Options,
+    w: &crate::wisdom::Loaded,
+    n: usize,
+) -> (crate::algo::copy::Options, crate::wisdom::Applied) {
+    match w.apply(&AlgoOptions::Copy(base.clone()), "vec4", DType::U32, n) {
+        (AlgoOptions::Copy(o), applied) => (o, applied),
+        _ => (base.clone(), Default::default()),
+    }
+}
+
 /// The sweep with wisdom: one spec per size whose cases are each one variant with its options
 /// filled from the wisdom for that variant at that size (the rows come in the same order as from
 /// `spec`), each with the index in `spec.cases` of each of its cases; and what was filled.
@@ -221,6 +236,15 @@ pub fn with_wisdom(
     let mut specs = Vec::new();
     for &n in &spec.sizes {
         let (mut cases, mut index) = (Vec::new(), Vec::new());
+        let (roofline, applied) = roofline(&spec.roofline, w, n);
+        if !applied.is_empty() {
+            filled.push(Filled {
+                algorithm: "copy",
+                variant: "roofline",
+                n,
+                applied,
+            });
+        }
         for (k, (opts, vs)) in spec.cases.iter().enumerate() {
             let info = opts.algo().info();
             let vs: Vec<&'static VariantInfo> = if vs.is_empty() {
@@ -246,6 +270,7 @@ pub fn with_wisdom(
             BenchSpec {
                 cases,
                 sizes: vec![n],
+                roofline,
                 ..spec.clone()
             },
             index,
@@ -346,7 +371,7 @@ pub async fn run(
     on_event: &mut dyn FnMut(Event),
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Vec<BenchRow>> {
-    let copy = crate::algo::copy::Options::default();
+    let copy = spec.roofline.clone();
     let copy_variant = &crate::algo::Algorithm::info(&copy).variants[0];
     // Per N: the copy's GB/s, its bytes and its warm-up (ms).
     let mut copy_at: HashMap<usize, (f64, u64, f64)> = HashMap::new();

@@ -114,6 +114,7 @@ fn bench_rows(gpu: &Gpu, log_n: u32, reps: usize, warmup_ms: f64) -> Vec<BenchRo
         dtype: DType::U32,
         skip_refused: true,
         min_warmup_ms: warmup_ms,
+        roofline: Default::default(),
     };
     pollster::block_on(bench::run(gpu, &spec, &mut |_| {}, &|| false)).unwrap()
 }

@@ -464,3 +464,66 @@ fn ffts_larger_than_n_are_left_out_in_one_line() {
     assert!(read(&w).get("round").is_none());
     assert_eq!(v["entries"], read(&w)["entries"]);
 }
+
+#[test]
+fn the_roofline_takes_the_copy_shape_from_wisdom() {
+    let d = temp("roofline");
+    let w = d.join("w.json");
+    let o = stagewise(
+        &[
+            "tune",
+            "copy",
+            "--n",
+            "65536",
+            "--minutes",
+            "1",
+            "--reps",
+            "3",
+            "--out",
+            w.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let mut file = read(&w);
+    let e = &file["entries"][0];
+    assert_eq!(
+        (&e["case"], &e["algorithm"]),
+        (&"copy".into(), &"copy".into())
+    );
+    assert_eq!(e["wrong"], 0, "{e}");
+    // Whatever was chosen, a file that chooses two vectors a thread shapes every ratio's copy.
+    file["entries"][0]["choice"] = serde_json::json!({"per_thread": 2});
+    std::fs::write(&w, file.to_string()).unwrap();
+    let bench = |more: &[&str]| {
+        let mut a = vec![
+            "bench",
+            "bitrev",
+            "--variant",
+            "tiled",
+            "--n",
+            "65536",
+            "--reps",
+            "2",
+            "--warmup-ms",
+            "0",
+            "--json",
+        ];
+        a.extend(more);
+        let o = stagewise(&a, &[]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        serde_json::from_str::<Value>(&o.stdout).unwrap()
+    };
+    let v = bench(&["--wisdom", w.to_str().unwrap()]);
+    let used = v["wisdom"].as_array().expect("wisdom rows");
+    let roof = used
+        .iter()
+        .find(|u| u["algorithm"] == "copy" && u["variant"] == "roofline")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(roof["options"]["per_thread"], 2, "{v}");
+    assert_eq!(roof["n"], 65536);
+    assert!(v["rows"][0]["copy_gbps"].as_f64().unwrap() > 0.0);
+    // Off: the built-in shape, and nothing said.
+    let v = bench(&["--no-wisdom"]);
+    assert!(v.get("wisdom").is_none(), "{v}");
+}

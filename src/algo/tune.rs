@@ -69,6 +69,7 @@ impl AlgoOptions {
     /// The search space of `variant` at `n` elements (empty: nothing to tune).
     pub fn space(&self, variant: &str, n: usize) -> Space {
         match self {
+            AlgoOptions::Copy(o) => o.space(variant),
             AlgoOptions::Bmmc(o) => o.space(variant),
             AlgoOptions::Scan(o) => o.space(variant, n),
             AlgoOptions::Fft(o) => o.space(variant, n),
@@ -146,6 +147,7 @@ mod tests {
     #[test]
     fn every_knob_names_a_field_of_its_room() {
         let cases = [
+            (AlgoOptions::Copy(Default::default()), "vec4", 1 << 20),
             (AlgoOptions::Bmmc(Default::default()), "tiled", 1 << 20),
             (AlgoOptions::Scan(Default::default()), "decoupled", 1 << 20),
             (AlgoOptions::Radix(Default::default()), "onesweep", 1 << 20),

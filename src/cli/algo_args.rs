@@ -64,9 +64,9 @@ mod copy_flags {
 
     #[derive(Clone, Debug, clap::Args)]
     pub struct Flags {
-        #[arg(long, default_value_t = 256, help = help::WORKGROUP_SIZE)]
+        #[arg(long, default_value_t = 0, help = help::WORKGROUP_SIZE)]
         pub workgroup_size: u32,
-        #[arg(long, default_value_t = 4, help = help::PER_THREAD)]
+        #[arg(long, default_value_t = 0, help = help::PER_THREAD)]
         pub per_thread: u32,
     }
 

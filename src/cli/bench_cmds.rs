@@ -97,6 +97,7 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
         // (not the user's kernel: its errors are the point).
         skip_refused: (args.all || args.variant.is_none()) && workbench.is_none(),
         min_warmup_ms: warmup_ms,
+        roofline: Default::default(),
     };
     let quiet = args.json;
     if !quiet {

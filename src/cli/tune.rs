@@ -15,7 +15,7 @@ pub struct TuneArgs {
     /// OP --override NAME=V1,V2,…`.
     #[command(subcommand)]
     pub what: Option<TuneWhat>,
-    /// Rooms to tune (bmmc, scan, fft, radix, oddeven); default: every room with parameters.
+    /// Rooms to tune (copy, bmmc, scan, fft, radix, oddeven); default: every room with parameters.
     pub algorithms: Vec<String>,
     /// Only the suite cases whose id contains one of these (comma-separated), e.g. fft-256.
     #[arg(long, value_delimiter = ',')]
@@ -106,9 +106,10 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
         return Err(Error::input("--reps must be at least 1"));
     }
     for a in &args.algorithms {
-        if !matches!(a.as_str(), "bmmc" | "scan" | "fft" | "radix" | "oddeven") {
+        if !search::ROOMS.contains(&a.as_str()) {
             return Err(Error::Input(format!(
-                "tune: '{a}' has no tunable parameters (rooms: bmmc, scan, fft, radix, oddeven)"
+                "tune: '{a}' has no tunable parameters (rooms: {})",
+                search::ROOMS.join(", ")
             )));
         }
     }

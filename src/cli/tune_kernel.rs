@@ -51,6 +51,7 @@ fn setup(args: &TuneKernelArgs) -> Setup {
         lists,
         n: args.n,
         reps: args.reps,
+        roofline: Default::default(),
     }
 }
 
@@ -159,10 +160,13 @@ fn best_line(rep: &Report) -> String {
 }
 
 pub(super) fn tune_kernel_cmd(cli: &Cli, args: &TuneKernelArgs) -> Result<i32> {
-    let setup = setup(args);
+    let mut setup = setup(args);
     // The kernel, the op and the grid are checked before a device starts.
     kernel_tune::prepare(&setup)?;
     let gpu = gpu(cli.adapter.as_deref())?;
+    if let Some(w) = super::tune::load(cli, &gpu) {
+        setup.roofline = crate::bench::roofline(&setup.roofline, &w, setup.n).0;
+    }
     let mut total = 0;
     let mut on = |e: Event| match e {
         Event::Started { total: t } => {

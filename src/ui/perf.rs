@@ -188,6 +188,7 @@ impl PerfLab {
                     warmup: 3,
                     dtype: DType::U32,
                     min_warmup_ms: self.warmup_ms,
+                    roofline: Default::default(),
                 }
             }
             Mode::Sorts => {

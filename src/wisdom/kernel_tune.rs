@@ -34,6 +34,8 @@ pub struct Setup {
     pub lists: Vec<String>,
     pub n: usize,
     pub reps: usize,
+    /// The same-run copy's shape (auto fields filled from this GPU's wisdom by the front end).
+    pub roofline: crate::algo::copy::Options,
 }
 
 /// A candidate's fate.
@@ -389,7 +391,7 @@ pub async fn tune(
         .elem
         .dtype();
     // The same-run copy at this N.
-    let copy = crate::algo::copy::Options::default();
+    let copy = setup.roofline.clone();
     let copy_variant = &copy.info().variants[0];
     let copy_case = copy.bench_case(gpu, copy_variant, setup.n, crate::data::DType::U32)?;
     let copy_ms = time_case(

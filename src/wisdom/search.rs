@@ -98,7 +98,7 @@ impl Case {
 }
 
 /// The rooms that declare parameters to tune.
-pub const ROOMS: &[&str] = &["bmmc", "scan", "fft", "radix", "oddeven"];
+pub const ROOMS: &[&str] = &["copy", "bmmc", "scan", "fft", "radix", "oddeven"];
 
 /// The suite the tuner takes its cases from (the one `bench --suite` runs), built in.
 const SUITE: &str = include_str!("../../bench/suite.toml");
@@ -193,8 +193,8 @@ pub fn suite_cases(
     if cases.cases.is_empty() {
         return Err(Error::Input(match cases.left_out_line() {
             Some(l) => format!("tune: no case to tune; {l}"),
-            None => "tune: no suite case with tunable parameters matches (rooms: bmmc, scan, \
-                     fft, radix, oddeven)"
+            None => "tune: no suite case with tunable parameters matches (rooms: copy, bmmc, \
+                     scan, fft, radix, oddeven)"
                 .into(),
         }));
     }

@@ -5,6 +5,8 @@ use super::prelude::*;
 use crate::gpu::{grid, specialize};
 use serde::{Deserialize, Serialize};
 
+mod tune;
+
 variants! {
     room "copy" (seed "-"): "Copy (roofline)",
         "Reads N words and writes them to another buffer: the bandwidth every other kernel is \
@@ -15,8 +17,10 @@ variants! {
 
 /// The options' help: the CLI's for each flag (src/cli) and the app's tooltip for each control.
 pub mod help {
-    pub const WORKGROUP_SIZE: &str = "Threads per workgroup of the vec4 kernel";
-    pub const PER_THREAD: &str = "vec4 (16-byte) elements each thread copies";
+    pub const WORKGROUP_SIZE: &str =
+        "Threads per workgroup of the vec4 kernel (0 = auto: this GPU's wisdom, else 256)";
+    pub const PER_THREAD: &str =
+        "vec4 (16-byte) elements each thread copies (0 = auto: this GPU's wisdom, else 4)";
 
     /// (field, help) of every option, in the order of the fields.
     pub const ALL: &[(&str, &str)] = &[
@@ -32,19 +36,33 @@ pub struct Options {
     pub per_thread: u32,
 }
 
+/// The built-in shape (the H100's best; `stagewise tune` measures this GPU's).
+pub const DEFAULT_WORKGROUP_SIZE: u32 = 256;
+pub const DEFAULT_PER_THREAD: u32 = 4;
+
 impl Default for Options {
+    /// Both auto: the wisdom's shape where it has one, else the built-in.
     fn default() -> Self {
         Options {
-            workgroup_size: 256,
-            per_thread: 4,
+            workgroup_size: 0,
+            per_thread: 0,
         }
     }
 }
 
 impl Options {
+    /// (threads per workgroup, vec4 per thread), auto resolved to the built-in shape.
+    pub fn shape(&self) -> (u32, u32) {
+        let or = |v: u32, d: u32| if v == 0 { d } else { v };
+        (
+            or(self.workgroup_size, DEFAULT_WORKGROUP_SIZE),
+            or(self.per_thread, DEFAULT_PER_THREAD),
+        )
+    }
+
     fn validate(&self, gpu: &Gpu) -> Result<()> {
         let max = gpu.limits.max_compute_invocations_per_workgroup;
-        let wg = self.workgroup_size;
+        let (wg, per) = self.shape();
         if !wg.is_power_of_two() || wg > max {
             return Err(crate::error::Error::input_or_limit(
                 wg.is_power_of_two() && wg > max,
@@ -53,11 +71,8 @@ impl Options {
                 ),
             ));
         }
-        if !(1..=16).contains(&self.per_thread) {
-            return Err(crate::input_err!(
-                "--per-thread must be 1..=16; got {}",
-                self.per_thread
-            ));
+        if !(1..=16).contains(&per) {
+            return Err(crate::input_err!("--per-thread must be 1..=16; got {per}"));
         }
         Ok(())
     }
@@ -84,18 +99,16 @@ impl Options {
             plan.push("copy (scalar)", &p, bg, grid((n as u32).div_ceil(256)));
             plan.keep.push(u);
         } else {
+            let (wg, per) = self.shape();
             let src_wgsl = specialize(
                 include_str!("../../../shaders/copy/copy.wgsl"),
-                &[
-                    ("WG", self.workgroup_size.to_string()),
-                    ("PER", self.per_thread.to_string()),
-                ],
+                &[("WG", wg.to_string()), ("PER", per.to_string())],
             );
             let p = gpu.pipeline("copy_vec4", &src_wgsl, "copy_vec4")?;
             let n_vec4 = n.div_ceil(4) as u32;
             let u = gpu.uniform("copy params", &[n_vec4])?;
             let bg = gpu.bind(&p, &[src, dst, &u])?;
-            let groups = n_vec4.div_ceil(self.workgroup_size * self.per_thread);
+            let groups = n_vec4.div_ceil(wg * per);
             plan.push("copy (vec4)", &p, bg, grid(groups));
             plan.keep.push(u);
         }

@@ -26,6 +26,7 @@ impl StagewiseApp {
         let gpu = self.gpu.clone();
         #[cfg(not(target_arch = "wasm32"))]
         let wisdom_file = self.workbench.wisdom_file.clone();
+        let wisdom = self.wisdom.loaded.clone();
         let t = &mut self.workbench.tune;
         t.poll();
         t.refresh(&opts, &exercise);
@@ -100,7 +101,7 @@ impl StagewiseApp {
                         if b.clicked()
                             && let Some(g) = &gpu
                         {
-                            t.start(g, &opts, ctx);
+                            t.start(g, &opts, wisdom.as_deref(), ctx);
                         }
                     }
                 });

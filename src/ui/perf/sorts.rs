@@ -190,6 +190,7 @@ impl SortFamily {
             // it (global's dispatch per phase) are skipped and said so; the others go on.
             skip_refused: true,
             min_warmup_ms: warmup_ms,
+            roofline: Default::default(),
         })
     }
 

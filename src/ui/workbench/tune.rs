@@ -138,11 +138,13 @@ impl Tune {
     }
 
     /// Start tuning `opts`'s kernel on `gpu` (the app's device: no second one is opened). The
-    /// overrides `opts` gives and the lists leave out are held at their values.
+    /// overrides `opts` gives and the lists leave out are held at their values; the same-run
+    /// copy takes its shape from `wisdom`, as `stagewise tune kernel` does.
     pub fn start(
         &mut self,
         gpu: &crate::gpu::Gpu,
         opts: &crate::algo::kernel::Options,
+        wisdom: Option<&crate::wisdom::Loaded>,
         ctx: &egui::Context,
     ) {
         let lists = self.list_words();
@@ -160,6 +162,9 @@ impl Tune {
             lists,
             n: 1usize << self.log_n,
             reps: self.reps.max(1),
+            roofline: wisdom.map_or_else(Default::default, |w| {
+                crate::bench::roofline(&Default::default(), w, 1usize << self.log_n).0
+            }),
         };
         self.total = 0;
         self.copy = None;
