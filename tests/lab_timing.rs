@@ -101,7 +101,8 @@ fn lab_rows(
 }
 
 /// What `stagewise bench bitrev --n 2^log_n --reps R` runs: the same spec (every variant, sizes it
-/// refuses skipped, 3 counted warm-up runs after the default warm-up time) on the CLI's device.
+/// refuses skipped, 3 counted warm-up runs after the default warm-up time, the adapter's wisdom)
+/// on the CLI's device.
 fn bench_rows(gpu: &Gpu, log_n: u32, reps: usize, warmup_ms: f64) -> Vec<BenchRow> {
     let algo = AlgoOptions::Bitrev(Default::default());
     let info = algo.algo().info();
@@ -116,7 +117,16 @@ fn bench_rows(gpu: &Gpu, log_n: u32, reps: usize, warmup_ms: f64) -> Vec<BenchRo
         min_warmup_ms: warmup_ms,
         roofline: Default::default(),
     };
-    pollster::block_on(bench::run(gpu, &spec, &mut |_| {}, &|| false)).unwrap()
+    // As the CLI, with this adapter's wisdom (the roofline's copy shape among it), as the lab.
+    let (w, _) = stagewise::wisdom::load(gpu, &stagewise::wisdom::Source::from_env());
+    pollster::block_on(bench::run_with_wisdom(
+        gpu,
+        &spec,
+        w.as_ref(),
+        &mut |_| {},
+        &|| false,
+    ))
+    .unwrap()
 }
 
 fn print(who: &str, rows: &[BenchRow]) {
