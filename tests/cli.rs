@@ -481,9 +481,11 @@ fn repetitions_timed_short_of_the_clock_check_are_timed_by_the_wall_clock() {
     let short = bench(Some("clock-reps:0.001"));
     assert!(plain.get("wall_clock").is_none(), "{plain}");
     assert_eq!(short["wall_clock"], true, "{short}");
-    // The wall clock's GB/s is the work's (the bug read 1000x): within a few x of the plain run's.
+    // The wall clock's GB/s is the work's (the bug read 1000x): not past a few x of the plain
+    // run's. Below it by more is no bug: a wall clock on a busy host also counts the waits (an
+    // H200 beside three other test binaries read a 6 µs copy at 0.19 ms).
     let r = short["gbps"].as_f64().unwrap() / plain["gbps"].as_f64().unwrap();
-    assert!((0.2..5.0).contains(&r), "{r}: {short} against {plain}");
+    assert!((0.001..5.0).contains(&r), "{r}: {short} against {plain}");
 }
 
 #[test]
