@@ -773,34 +773,18 @@ fn a_trace_that_fails_midway_keeps_the_stages_that_arrived() {
 }
 
 /// The app's own run of a 2^20-element trace (bit-reversal, Demo B: 20 stages of 4 MiB): stages
-/// are on screen while later passes still run, and no frame waits for the GPU. A GPU that
-/// delivers the whole trace before a frame can show a part of it (an H200 at 2^20) is given a
-/// larger one (2^22, then 2^24). Prints what it measured (docs/ARCHITECTURE.md, "What a trace
-/// costs").
+/// are on screen while later passes still run (unless all arrive within a frame), and no frame
+/// waits for the GPU. Prints what it
+/// measured (docs/ARCHITECTURE.md, "What a trace costs").
 #[test]
 fn a_2_20_trace_streams_into_the_app() {
     let mut h = harness();
     wait_for_run(&mut h);
-    let mut tried = Vec::new();
-    for log_n in [20u32, 22, 24] {
-        let seen = streamed_trace(&mut h, log_n);
-        let partial = seen.iter().any(|&k| (1..log_n as usize).contains(&k));
-        tried.push((log_n, seen));
-        if partial {
-            return;
-        }
-    }
-    panic!("no frame drew a part of the trace while the rest was still coming: {tried:?}");
-}
-
-/// Runs the bit-reversal trace of 2^log_n iota elements in the app; the last stage each frame
-/// drew while the run went on.
-fn streamed_trace(h: &mut Harness<'_, StagewiseApp>, log_n: u32) -> Vec<usize> {
     {
         let s = &mut h.state_mut().session;
         s.typed = false;
         s.fill = stagewise::data::Fill::Iota;
-        s.log_n = log_n;
+        s.log_n = 20;
     }
     h.run();
     let t0 = Instant::now();
@@ -814,7 +798,7 @@ fn streamed_trace(h: &mut Harness<'_, StagewiseApp>, log_n: u32) -> Vec<usize> {
         );
         let f0 = Instant::now();
         h.step();
-        let shown = h.state().result.as_ref().filter(|r| r.n == 1 << log_n);
+        let shown = h.state().result.as_ref().filter(|r| r.n == 1 << 20);
         let got = shown.map_or(0, |r| r.stages.len());
         if got >= 2 && h.state().is_running() {
             first.get_or_insert(t0.elapsed());
@@ -822,11 +806,19 @@ fn streamed_trace(h: &mut Harness<'_, StagewiseApp>, log_n: u32) -> Vec<usize> {
             seen.push(got - 1);
         }
     }
-    wait_for_run(h);
+    wait_for_run(&mut h);
     let total = t0.elapsed();
     let r = h.state().result.as_ref().expect("the result");
     assert!(r.verified, "{:?}", r.mismatch);
-    assert_eq!(r.stages.len(), log_n as usize + 1);
+    assert_eq!(r.stages.len(), 21);
+    // Some frame drew a part of the trace while the rest was still coming; or the GPU delivered
+    // the whole trace before a frame could show a part of it (an H200 does, 2^20 being the app's
+    // largest trace), and then the whole run was quick.
+    let partial = seen.iter().any(|&k| (1..20).contains(&k));
+    assert!(
+        partial || total < Duration::from_secs(1),
+        "last stage drawn in each frame before the run ended: {seen:?}; the run took {total:?}"
+    );
     frames.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let hwm = std::fs::read_to_string("/proc/self/status")
@@ -834,16 +826,14 @@ fn streamed_trace(h: &mut Harness<'_, StagewiseApp>, log_n: u32) -> Vec<usize> {
         .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM")).map(String::from))
         .unwrap_or_default();
     println!(
-        "2^{log_n} bitrev staged trace: first stage after {:.0} ms, whole run {:.0} ms; {} frames \
-         while stages arrived (the last stage each drew: {seen:?}): median {:.0} ms, max {:.0} ms; \
-         {hwm}",
+        "2^20 bitrev staged trace: first stage after {:.0} ms, whole run {:.0} ms; {} frames while \
+         stages arrived (the last stage each drew: {seen:?}): median {:.0} ms, max {:.0} ms; {hwm}",
         ms(first.unwrap_or_default()),
         ms(total),
         frames.len(),
         frames.get(frames.len() / 2).map_or(0.0, |&d| ms(d)),
         frames.last().map_or(0.0, |&d| ms(d)),
     );
-    seen
 }
 
 /// The performance lab in its sort-family mode, on the Performance tab.
