@@ -727,7 +727,14 @@ fn a_streamed_trace_is_viewable_before_the_run_ends() {
     assert!(r.verified, "{:?}", r.mismatch);
     assert_eq!(r.stages.len(), 11);
     assert_eq!(r.output.len(), 1024);
-    assert!(r.passes.iter().all(|p| p.gpu_ms.is_some()));
+    // Pass times once the run is whole, unless the clock check distrusts the device's timestamps
+    // (then no trace shows any: under this binary's parallel tests an H200's check did once).
+    let distrusted = st.gpu().and_then(|g| g.clock_distrusted());
+    assert!(
+        r.passes.iter().all(|p| p.gpu_ms.is_some()) || distrusted.is_some(),
+        "{:?}",
+        r.passes
+    );
     assert!(st.message.is_none(), "{:?}", st.message);
     h.get_by_label("Stage 3 / 10");
     h.get_by_label("OK: GPU output equals the CPU model");
