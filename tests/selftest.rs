@@ -150,6 +150,7 @@ fn bad_options_are_one_line_errors() {
         (&["--minutes", "-1"][..], 1, "--minutes"),
         (&["--minutes", "1", "--cases", "2"][..], 2, "--cases"),
         (&["--cases", "x"][..], 2, "--cases"),
+        (&["--cases", "0"][..], 1, "--cases must be at least 1"),
     ] {
         let o = selftest(args, false);
         let err = String::from_utf8_lossy(&o.stderr);

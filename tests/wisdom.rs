@@ -311,6 +311,7 @@ fn tune_refuses_what_it_cannot_do_in_one_line() {
         &["tune", "bitrev"][..],
         &["tune", "--minutes", "0"],
         &["tune", "fft", "--only", "no-such-case"],
+        &["tune", "--n", "0"],
     ] {
         let o = stagewise(args, &[]);
         assert_ne!(o.code, 0, "{args:?}");
@@ -321,6 +322,8 @@ fn tune_refuses_what_it_cannot_do_in_one_line() {
             o.stderr
         );
     }
+    let o = stagewise(&["tune", "--n", "0"], &[]);
+    assert!(o.stderr.contains("--n must be at least 1"), "{}", o.stderr);
 }
 
 /// The tuner keeps its budget: a case with no time for a candidate after its default stops

@@ -396,6 +396,9 @@ fn selftest_cmd(cli: &Cli, args: &SelftestArgs) -> Result<i32> {
             args.minutes
         )));
     }
+    if args.cases == Some(0) {
+        return Err(Error::input("--cases must be at least 1"));
+    }
     let gpu = gpu(cli.adapter.as_deref())?;
     let cfg = crate::selftest::Config {
         minutes: args.minutes,

@@ -105,6 +105,9 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
     if args.reps == 0 {
         return Err(Error::input("--reps must be at least 1"));
     }
+    if args.n == Some(0) {
+        return Err(Error::input("--n must be at least 1"));
+    }
     for a in &args.algorithms {
         if !search::ROOMS.contains(&a.as_str()) {
             return Err(Error::Input(format!(
