@@ -11,7 +11,7 @@ variants! {
     room "copy" (seed "-"): "Copy (roofline)",
         "Reads N words and writes them to another buffer: the bandwidth every other kernel is \
          measured against.";
-    Vec4 = "vec4": "tuned: 16-byte loads, several per thread, loads before stores",
+    Vec4 = "vec4": "tuned: 16-byte loads, as many a thread as this GPU's wisdom says (else 4), loads before stores",
     Scalar = "scalar": "one u32 per thread, for contrast",
 }
 
