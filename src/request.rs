@@ -100,12 +100,18 @@ impl RunSpec {
         })
     }
 
-    /// The element type the run uses: the algorithm's own where it has one.
+    /// The element type the run uses: the algorithm's own where it has one; a user's kernel's
+    /// declared `T` where none is asked for.
     pub fn element_type(&self) -> DType {
-        self.algo
-            .algo()
-            .fixed_dtype()
-            .unwrap_or(self.dtype.unwrap_or_default())
+        if let Some(own) = self.algo.algo().fixed_dtype() {
+            return own;
+        }
+        if let (None, AlgoOptions::Kernel(k)) = (self.dtype, &self.algo)
+            && let Ok(e) = algo::kernel::element_of(k)
+        {
+            return e.dtype();
+        }
+        self.dtype.unwrap_or_default()
     }
 
     /// Whether the input is the algorithm's seed example (generated, nothing else asked for).

@@ -72,6 +72,33 @@ fn a_correct_kernel_verifies() {
     let v = run_ok(&["run", "kernel", "--wgsl", &k, "--n", "100", "--json"]);
     assert_eq!(v["verified"], false);
     assert!(v["unverified"].as_str().unwrap().contains("not checked"));
+    // Without --dtype the kernel's own element type is used (here f32 by its declaration).
+    let f = d.join("copyf.wgsl");
+    let text = std::fs::read_to_string(&k)
+        .unwrap()
+        .replace("array<u32>", "array<f32>");
+    std::fs::write(&f, text).unwrap();
+    let f = f.to_str().unwrap();
+    let v = run_ok(&[
+        "run", "kernel", "--wgsl", f, "--n", "100", "--expect", "copy", "--json",
+    ]);
+    assert_eq!((&v["verified"], &v["dtype"]), (&true.into(), &"f32".into()));
+    let v = run_ok(&[
+        "bench",
+        "kernel",
+        "--wgsl",
+        f,
+        "--n",
+        "4096",
+        "--expect",
+        "copy",
+        "--reps",
+        "2",
+        "--warmup-ms",
+        "0",
+        "--json",
+    ]);
+    assert_eq!(v["dtype"], "f32", "{v}");
 }
 
 #[test]

@@ -43,7 +43,13 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             }
             _ => own,
         },
-        None => args.dtype.unwrap_or_default(),
+        None => match (&algo, args.dtype) {
+            // A user's kernel: its declared element type unless one is asked for.
+            (Some(AlgoOptions::Kernel(k)), None) => algo::kernel::element_of(k)
+                .map(|e| e.dtype())
+                .unwrap_or_default(),
+            (_, d) => d.unwrap_or_default(),
+        },
     };
     let mut cases = cases;
     // The workbench: the kernel's contract is checked before any GPU work, and the built-in
