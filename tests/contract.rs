@@ -1026,6 +1026,20 @@ json.dump({"device": "stand-in", "torch": "0", "cuda": "0", "cupy": None, "vkfft
     let o = stagewise(&["report", &result, "--markdown", &md]);
     assert!(o.status.success());
     assert_eq!(std::fs::read_to_string(&md).unwrap(), doc);
+    // A document that does not exist yet is the generated part, markers and all.
+    let new = p("new.md");
+    let o = stagewise(&["report", &result, "--markdown", &new]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fresh = std::fs::read_to_string(&new).unwrap();
+    assert!(
+        fresh.starts_with(stagewise::suite::report::BEGIN),
+        "{fresh}"
+    );
+    assert!(fresh.contains(stagewise::suite::report::END) && fresh.contains("### Scan"));
+    assert!(
+        doc.contains(fresh.as_str()),
+        "the same part as spliced into the document"
+    );
 
     // Errors: one line each, naming the problem.
     let bad = p("bad.toml");

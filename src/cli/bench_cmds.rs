@@ -315,10 +315,15 @@ pub(super) fn report_cmd(
         if md.as_os_str() == "-" {
             print!("{generated}");
         } else {
-            let doc = std::fs::read_to_string(md)
-                .map_err(|e| Error::Io(format!("cannot read '{}': {e}", md.display())))?;
-            let doc = report::splice(&doc, &generated)
-                .map_err(|e| Error::Input(format!("{}: {e}", md.display())))?;
+            let doc = match std::fs::read_to_string(md) {
+                Ok(doc) => report::splice(&doc, &generated)
+                    .map_err(|e| Error::Input(format!("{}: {e}", md.display())))?,
+                // A new document: the generated part alone, markers included.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => generated,
+                Err(e) => {
+                    return Err(Error::Io(format!("cannot read '{}': {e}", md.display())));
+                }
+            };
             std::fs::write(md, doc)
                 .map_err(|e| Error::Io(format!("cannot write '{}': {e}", md.display())))?;
         }
