@@ -212,14 +212,16 @@ pub struct Filled {
     pub applied: crate::wisdom::Applied,
 }
 
-/// The roofline's copy at `n` words: `base` with its auto fields filled from `w`, and what was.
+/// The roofline's copy at `n` words: `base` with its auto fields filled from `w` (None: no
+/// wisdom), and what was.
 pub fn roofline(
     base: &crate::algo::copy::Options,
-    w: &crate::wisdom::Loaded,
+    w: Option<&crate::wisdom::Loaded>,
     n: usize,
 ) -> (crate::algo::copy::Options, crate::wisdom::Applied) {
-    match w.apply(&AlgoOptions::Copy(base.clone()), "vec4", DType::U32, n) {
-        (AlgoOptions::Copy(o), applied) => (o, applied),
+    let applied = w.map(|w| w.apply(&AlgoOptions::Copy(base.clone()), "vec4", DType::U32, n));
+    match applied {
+        Some((AlgoOptions::Copy(o), applied)) => (o, applied),
         _ => (base.clone(), Default::default()),
     }
 }
@@ -236,7 +238,7 @@ pub fn with_wisdom(
     let mut specs = Vec::new();
     for &n in &spec.sizes {
         let (mut cases, mut index) = (Vec::new(), Vec::new());
-        let (roofline, applied) = roofline(&spec.roofline, w, n);
+        let (roofline, applied) = roofline(&spec.roofline, Some(w), n);
         if !applied.is_empty() {
             filled.push(Filled {
                 algorithm: "copy",

@@ -100,18 +100,9 @@ impl RunSpec {
         })
     }
 
-    /// The element type the run uses: the algorithm's own where it has one; a user's kernel's
-    /// declared `T` where none is asked for.
+    /// The element type the run uses ([`element_type`]).
     pub fn element_type(&self) -> DType {
-        if let Some(own) = self.algo.algo().fixed_dtype() {
-            return own;
-        }
-        if let (None, AlgoOptions::Kernel(k)) = (self.dtype, &self.algo)
-            && let Ok(e) = algo::kernel::element_of(k)
-        {
-            return e.dtype();
-        }
-        self.dtype.unwrap_or_default()
+        element_type(&self.algo, self.dtype)
     }
 
     /// Whether the input is the algorithm's seed example (generated, nothing else asked for).
@@ -126,16 +117,7 @@ impl RunSpec {
         let algo = self.algo.algo();
         let info = algo.info();
         let variant = info.variant(self.variant.as_deref())?;
-        let dtype = self.element_type();
-        if let Some(asked) = self.dtype
-            && asked != dtype
-        {
-            // An element type the room would replace with its own is refused, not dropped.
-            return Err(Error::Input(format!(
-                "{} takes {dtype} values only; --dtype {asked} does not apply",
-                info.name
-            )));
-        }
+        let dtype = checked_element_type(&self.algo, self.dtype)?;
         info.check_dtype(dtype)?;
         let trace = self.mode == Mode::Trace;
         algo::applies::check(
@@ -185,6 +167,34 @@ impl RunSpec {
             return Err(Error::input("n must be at least 1"));
         }
         Ok(data::generate(fill, n, dtype, seed))
+    }
+}
+
+/// The element type a request for `algo` uses, `asked` the one given (None: none): the room's
+/// own where it has one, a user's kernel's declared `T` where none is asked for, else the one asked
+/// for (u32 by default).
+pub fn element_type(algo: &AlgoOptions, asked: Option<DType>) -> DType {
+    if let Some(own) = algo.algo().fixed_dtype() {
+        return own;
+    }
+    if let (None, AlgoOptions::Kernel(k)) = (asked, algo)
+        && let Ok(e) = algo::kernel::element_of(k)
+    {
+        return e.dtype();
+    }
+    asked.unwrap_or_default()
+}
+
+/// [`element_type`], refusing one asked for that the room would replace with its own (the FFT's
+/// f32): refused, not dropped.
+pub fn checked_element_type(algo: &AlgoOptions, asked: Option<DType>) -> Result<DType> {
+    let dtype = element_type(algo, asked);
+    match asked {
+        Some(a) if a != dtype => Err(Error::Input(format!(
+            "{} takes {dtype} values only; --dtype {a} does not apply",
+            algo.algo().info().name
+        ))),
+        _ => Ok(dtype),
     }
 }
 

@@ -40,13 +40,18 @@ fn read(p: &Path) -> Value {
 
 /// One short tuning round of the tiled transpose at 2^16 (a few seconds on lavapipe).
 fn tune(out: &Path, env: &[(&str, &str)]) -> Out {
+    tune_case("bmmc", "bmmc-transpose", out, env)
+}
+
+/// One short tuning round of a room's suite cases whose id contains `only`, at 2^16.
+fn tune_case(room: &str, only: &str, out: &Path, env: &[(&str, &str)]) -> Out {
     let o = out.to_str().unwrap();
     stagewise(
         &[
             "tune",
-            "bmmc",
+            room,
             "--only",
-            "bmmc-transpose",
+            only,
             "--n",
             "65536",
             "--minutes",
@@ -274,21 +279,10 @@ fn a_candidate_past_the_limits_is_refused_not_run() {
     // refused before any dispatch.
     let d = temp("limits");
     let w = d.join("w.json");
-    let o = stagewise(
-        &[
-            "tune",
-            "scan",
-            "--only",
-            "scan-decoupled",
-            "--n",
-            "65536",
-            "--minutes",
-            "3",
-            "--reps",
-            "3",
-            "--out",
-            w.to_str().unwrap(),
-        ],
+    let o = tune_case(
+        "scan",
+        "scan-decoupled",
+        &w,
         &[("STAGEWISE_LIMITS", "webgpu")],
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
@@ -472,21 +466,7 @@ fn ffts_larger_than_n_are_left_out_in_one_line() {
 fn the_roofline_takes_the_copy_shape_from_wisdom() {
     let d = temp("roofline");
     let w = d.join("w.json");
-    let o = stagewise(
-        &[
-            "tune",
-            "copy",
-            "--n",
-            "65536",
-            "--minutes",
-            "1",
-            "--reps",
-            "3",
-            "--out",
-            w.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let o = tune_case("copy", "copy", &w, &[]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     let mut file = read(&w);
     let e = &file["entries"][0];

@@ -32,24 +32,11 @@ pub(super) fn bench_cmd(cli: &Cli, args: &BenchArgs) -> Result<i32> {
             vec![(a.clone(), vs)]
         }
     };
-    // A room with an element type of its own (the FFT's f32) takes no other.
-    let dtype = match algo.as_ref().and_then(|a| a.algo().fixed_dtype()) {
-        Some(own) => match args.dtype {
-            Some(asked) if asked != own => {
-                return Err(Error::Input(format!(
-                    "{} takes {own} values only; --dtype {asked} does not apply",
-                    algo.as_ref().map_or("", |a| a.algo().info().name)
-                )));
-            }
-            _ => own,
-        },
-        None => match (&algo, args.dtype) {
-            // A user's kernel: its declared element type unless one is asked for.
-            (Some(AlgoOptions::Kernel(k)), None) => algo::kernel::element_of(k)
-                .map(|e| e.dtype())
-                .unwrap_or_default(),
-            (_, d) => d.unwrap_or_default(),
-        },
+    // One algorithm's element type as `run` takes it (the FFT's own, a kernel's declared one);
+    // --all: the one asked for.
+    let dtype = match &algo {
+        Some(a) => crate::request::checked_element_type(a, args.dtype)?,
+        None => args.dtype.unwrap_or_default(),
     };
     let mut cases = cases;
     // The workbench: the kernel's contract is checked before any GPU work, and the built-in

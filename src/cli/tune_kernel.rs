@@ -164,9 +164,8 @@ pub(super) fn tune_kernel_cmd(cli: &Cli, args: &TuneKernelArgs) -> Result<i32> {
     // The kernel, the op and the grid are checked before a device starts.
     kernel_tune::prepare(&setup)?;
     let gpu = gpu(cli.adapter.as_deref())?;
-    if let Some(w) = super::tune::load(cli, &gpu) {
-        setup.roofline = crate::bench::roofline(&setup.roofline, &w, setup.n).0;
-    }
+    let wisdom = super::tune::load(cli, &gpu);
+    setup.roofline = crate::bench::roofline(&setup.roofline, wisdom.as_ref(), setup.n).0;
     let mut total = 0;
     let mut on = |e: Event| match e {
         Event::Started { total: t } => {

@@ -463,10 +463,7 @@ pub fn run(
                     dtype,
                     skip_refused: false,
                     min_warmup_ms: suite.defaults.min_warmup_ms,
-                    roofline: match wisdom {
-                        Some(w) => bench::roofline(&Default::default(), w, n).0,
-                        None => Default::default(),
-                    },
+                    roofline: bench::roofline(&Default::default(), wisdom, n).0,
                 };
                 match pollster::block_on(bench::run(gpu, &spec, &mut |_| {}, &|| false)) {
                     Ok(rows) => timed.extend(rows),

@@ -162,9 +162,7 @@ impl Tune {
             lists,
             n: 1usize << self.log_n,
             reps: self.reps.max(1),
-            roofline: wisdom.map_or_else(Default::default, |w| {
-                crate::bench::roofline(&Default::default(), w, 1usize << self.log_n).0
-            }),
+            roofline: crate::bench::roofline(&Default::default(), wisdom, 1usize << self.log_n).0,
         };
         self.total = 0;
         self.copy = None;
