@@ -126,9 +126,9 @@ fn every_variant_matches_the_model_for_random_bmmc_and_bpc() {
     assert_eq!(r.passes.len(), 2);
 }
 
-/// The tiled kernel at every shape it takes (threads, tiles a workgroup walks, tile size) on random
-/// BMMCs and BPCs of several sizes, against the model: shapes the adapter cannot run are capped,
-/// never wrong.
+/// The tiled kernel at every shape it takes (threads, tiles a workgroup walks, tile size, words or
+/// vectors) on random BMMCs and BPCs of several sizes, against the model: shapes the adapter
+/// cannot run are capped, never wrong.
 #[test]
 fn every_tiled_shape_matches_the_model() {
     let _ = gpu();
@@ -148,6 +148,7 @@ fn every_tiled_shape_matches_the_model() {
                 tile_bits: Some([9, 12, 10, 11][i as usize % 4]),
                 tile_threads: Some(32 << (i % 5)),
                 tiles_per_workgroup: Some(1 << (i % 5)),
+                tile_vector: Some([4, 1, 4][i as usize % 3]),
                 group_order: [GroupOrder::Auto, GroupOrder::Output, GroupOrder::Input]
                     [i as usize % 3],
                 ..Default::default()
@@ -598,8 +599,10 @@ fn view_draws_every_tab() {
 }
 
 /// The tiled kernel's access pattern, checked on its tables (invisible on lavapipe, decisive on a
-/// real GPU): every 32 lanes read 32 consecutive words and write 32 consecutive words, and both
-/// the workgroup-memory stores and loads of 32 lanes hit 32 distinct banks (the XOR swizzle).
+/// real GPU): every 32 lanes of the word kernel read 32 consecutive words and write 32 consecutive
+/// words, every 8 lanes of the vector kernel read and write 8 consecutive vectors (both: whole
+/// 128-byte segments), and the workgroup-memory stores and loads of 32 lanes hit 32 distinct banks
+/// (the XOR swizzle; the vector kernel's a word of each vector at a time).
 #[test]
 fn tiled_tables_are_coalesced_and_bank_conflict_free() {
     use stagewise::algo::bmmc::kernels::gpu_pass;
@@ -615,8 +618,14 @@ fn tiled_tables_are_coalesced_and_bank_conflict_free() {
             .enumerate()
             .fold(0, |a, (i, &c)| if v >> i & 1 == 1 { a ^ c } else { a })
     };
-    let mut checked = 0;
-    for n in [12usize, 16, 20, 28] {
+    let banks = |cols: &[u32], lane: &dyn Fn(u32) -> u32| {
+        let mut b: Vec<u32> = (0..32).map(|l| apply(cols, lane(l)) & 31).collect();
+        b.sort_unstable();
+        b.dedup();
+        b.len()
+    };
+    let mut checked = [0; 2];
+    for n in [12usize, 16, 20, 23, 28] {
         for s in 0..30u64 {
             let mut targets = vec![
                 BitMatrix::random_invertible(n, s),
@@ -628,39 +637,56 @@ fn tiled_tables_are_coalesced_and_bank_conflict_free() {
             }
             for a in targets {
                 let t = Affine { a, c: 0 };
-                let plan = plan::build(bmmc::Variant::Tiled, &t, &Params::default()).unwrap();
-                for p in &plan.passes {
-                    let Kernel::Tiled { tin, .. } = &p.kernel else {
-                        panic!("tiled plan with a {} pass", p.kernel.kind())
+                for vector in [1, 4] {
+                    let params = Params {
+                        vector: Some(vector),
+                        ..Params::default()
                     };
-                    let tb = tin.len();
-                    let gb = n - tb;
-                    let g = gpu_pass(p, n, &limits, &Params::default()).unwrap();
-                    let tab = &g.table;
-                    let (rk, pk, wk, lm) = (
-                        &tab[0..tb],
-                        &tab[tb + gb..2 * tb + gb],
-                        &tab[2 * tb + gb..3 * tb + gb],
-                        &tab[3 * tb + 2 * gb..4 * tb + 2 * gb],
-                    );
-                    for lane in 0..32u32 {
-                        assert_eq!(apply(rk, lane), lane, "reads: 32 consecutive words");
-                        assert_eq!(apply(wk, lane), lane, "writes: 32 consecutive words");
+                    let plan = plan::build(bmmc::Variant::Tiled, &t, &params).unwrap();
+                    for p in &plan.passes {
+                        let Kernel::Tiled { tin, .. } = &p.kernel else {
+                            panic!("tiled plan with a {} pass", p.kernel.kind())
+                        };
+                        let tb = tin.len();
+                        let gb = n - tb;
+                        let g = gpu_pass(p, n, &limits, &params).unwrap();
+                        assert_eq!(g.entry, if vector == 4 { "tiled4" } else { "tiled" });
+                        let tab = &g.table;
+                        let (rk, pk, wk, lm) = (
+                            &tab[0..tb],
+                            &tab[tb + gb..2 * tb + gb],
+                            &tab[2 * tb + gb..3 * tb + gb],
+                            &tab[3 * tb + 2 * gb..4 * tb + 2 * gb],
+                        );
+                        let what = format!("n={n} s={s} {} vector {vector}", p.label);
+                        if vector == 1 {
+                            for lane in 0..32u32 {
+                                assert_eq!(apply(rk, lane), lane, "reads: 32 consecutive words");
+                                assert_eq!(apply(wk, lane), lane, "writes: 32 consecutive words");
+                            }
+                            assert_eq!(banks(pk, &|l| l), 32, "stores: 32 banks ({what})");
+                            assert_eq!(banks(lm, &|l| l), 32, "loads: 32 banks ({what})");
+                        } else {
+                            for lane in 0..32u32 {
+                                let (k, seg) = (lane << 2, (lane >> 3) << 5);
+                                assert_eq!(apply(rk, k) & 31, k & 31, "reads: 128-byte segments");
+                                assert_eq!(apply(rk, k) & !31, apply(rk, seg), "({what})");
+                                assert_eq!(apply(wk, k) & 31, k & 31, "writes: 128-byte segments");
+                                assert_eq!(apply(wk, k) & !31, apply(wk, seg), "({what})");
+                            }
+                            for i in 0..4 {
+                                let lane = |l: u32| l << 2 | i;
+                                assert_eq!(banks(pk, &lane), 32, "stores: 32 banks ({what})");
+                                assert_eq!(banks(lm, &lane), 32, "loads: 32 banks ({what})");
+                            }
+                        }
+                        checked[(vector == 4) as usize] += 1;
                     }
-                    let banks = |cols: &[u32]| {
-                        let mut b: Vec<u32> = (0..32).map(|l| apply(cols, l) & 31).collect();
-                        b.sort_unstable();
-                        b.dedup();
-                        b.len()
-                    };
-                    assert_eq!(banks(pk), 32, "stores: 32 banks");
-                    assert_eq!(banks(lm), 32, "loads: 32 banks (n={n} s={s} {})", p.label);
-                    checked += 1;
                 }
             }
         }
     }
-    assert!(checked > 200);
+    assert!(checked.iter().all(|&c| c > 300), "{checked:?}");
 }
 
 /// From 2^23 words a two-pass BMMC's first pass runs small tiles with its own thread cap: that

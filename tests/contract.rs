@@ -402,6 +402,7 @@ fn algorithm_probes(algo: &str) -> (Vec<&'static str>, Vec<(&'static str, Vec<&'
                 ("--tile-bits", vec!["--tile-bits", "6"]),
                 ("--tile-threads", vec!["--tile-threads", "64"]),
                 ("--tiles-per-workgroup", vec!["--tiles-per-workgroup", "2"]),
+                ("--tile-vector", vec!["--tile-vector", "1"]),
                 ("--group-order", vec!["--group-order", "output"]),
             ],
         ),

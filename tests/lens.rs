@@ -134,9 +134,12 @@ fn tiled_bitrev_reads_and_writes_whole_segments() {
     let p = &rep.passes[0];
     let (rs, rmin, rseg, _) = per_request(p, Kind::Read);
     let (ws, wmin, wseg, _) = per_request(p, Kind::Write);
-    assert_eq!((rs, rmin, rseg), (4.0, 4.0, 1.0));
-    assert_eq!((ws, wmin, wseg), (4.0, 4.0, 1.0));
-    assert_eq!(p.shared.len(), 2);
+    // The vector kernel: a warp moves 32 vectors of 16 bytes, four whole 128-byte segments.
+    assert_eq!((rs, rmin, rseg), (16.0, 16.0, 4.0));
+    assert_eq!((ws, wmin, wseg), (16.0, 16.0, 4.0));
+    // A word of each vector at a time: four stores and four loads, each on 32 distinct banks.
+    assert_eq!(p.shared.len(), 8);
+    assert!(p.shared.iter().all(|s| s.max_ways == 1), "{:?}", p.shared);
     // 2^16 words in tiles of 2^12 (16 tiles: one a workgroup by default).
     let params = plan::Params::default();
     let spec = plan::tiled(
@@ -154,12 +157,14 @@ fn tiled_bitrev_reads_and_writes_whole_segments() {
 /// workgroup-memory write and the read of that word, then a global write at y; y must be `map(x)`.
 /// A workgroup walks `rounds` tiles one after another, reusing its workgroup memory: an
 /// invocation's accesses of each kind, in program order (sites in source order, each by instance),
-/// split evenly into the rounds.
+/// split evenly into the rounds. A vector access (the vector kernel's 4 words) counts as its words,
+/// word i paired with the i-th of the workgroup-memory sites that store or load the vector's words.
 fn check_bmmc_pass(r: &PassRecord, rounds: usize, map: &dyn Fn(u32) -> u32) {
-    // Per invocation: [global reads, shared writes, shared reads, global writes] as (site,
-    // instance, address).
-    type Kinds = [Vec<(u32, u32, u32)>; 4];
+    // Per invocation: [global reads, shared writes, shared reads, global writes] as (word of the
+    // vector, site, instance, address).
+    type Kinds = [Vec<(u32, u32, u32, u32)>; 4];
     let mut per: HashMap<(u32, u32), Kinds> = HashMap::new();
+    let mut width = 1;
     for a in &r.accesses {
         let s = &r.kernel.sites[a.site as usize];
         if s.space == Space::Global && !is_data(&s.buffer) {
@@ -171,19 +176,27 @@ fn check_bmmc_pass(r: &PassRecord, rounds: usize, map: &dyn Fn(u32) -> u32) {
             (Space::Workgroup, Kind::Read) => 2,
             (Space::Global, Kind::Write) => 3,
         };
-        per.entry((a.wg, a.lid)).or_default()[k].push((a.site, a.instance, a.addr));
+        let words = if s.space == Space::Global { s.width } else { 1 };
+        width = width.max(words);
+        for w in 0..words {
+            per.entry((a.wg, a.lid)).or_default()[k].push((w, a.site, a.instance, a.addr + w));
+        }
     }
     let mut lanes: Vec<_> = per.into_iter().collect();
     lanes.sort_unstable_by_key(|(k, _)| *k);
     for (_, l) in lanes.iter_mut() {
         l.iter_mut().for_each(|v| v.sort_unstable());
     }
-    let round = |v: &Vec<(u32, u32, u32)>, i: usize| i / (v.len() / rounds).max(1);
+    // Each kind's list holds `width` blocks (a vector's word i, or a word site i), each in rounds.
+    let round = |v: &Vec<(u32, u32, u32, u32)>, i: usize| {
+        let block = (v.len() / width as usize).max(1);
+        (i % block) / (block / rounds).max(1)
+    };
     // (wg, round, shared word) → the global read address stored there.
     let mut shared = HashMap::new();
     for ((wg, _), [reads, sw, _, _]) in &lanes {
         for (i, w) in sw.iter().enumerate() {
-            shared.insert((*wg, round(sw, i), w.2), reads[i].2);
+            shared.insert((*wg, round(sw, i), w.3), reads[i].3);
         }
     }
     let (mut seen, mut read) = (0usize, 0usize);
@@ -191,11 +204,11 @@ fn check_bmmc_pass(r: &PassRecord, rounds: usize, map: &dyn Fn(u32) -> u32) {
         read += reads.len();
         for (i, w) in writes.iter().enumerate() {
             let x = if sw.is_empty() {
-                reads[i].2
+                reads[i].3
             } else {
-                shared[&(*wg, round(sr, i), sr[i].2)]
+                shared[&(*wg, round(sr, i), sr[i].3)]
             };
-            assert_eq!(w.2, map(x), "{}: wg {wg} lane {lid}: x = {x}", r.label);
+            assert_eq!(w.3, map(x), "{}: wg {wg} lane {lid}: x = {x}", r.label);
             seen += 1;
         }
     }
@@ -206,14 +219,14 @@ fn check_bmmc_pass(r: &PassRecord, rounds: usize, map: &dyn Fn(u32) -> u32) {
 fn rounds(pass: &plan::PassSpec, n: usize, params: &plan::Params) -> usize {
     match &pass.kernel {
         plan::Kernel::Tiled { tin, threads_log } => {
-            let (_, tpb) = bmmc::kernels::tiled_shape(
+            let shape = bmmc::kernels::tiled_shape(
                 tin.len(),
                 n - tin.len(),
                 *threads_log,
                 &gpu().limits,
                 params,
             );
-            1 << tpb
+            1 << shape.tiles_log
         }
         _ => 1,
     }
@@ -222,18 +235,22 @@ fn rounds(pass: &plan::PassSpec, n: usize, params: &plan::Params) -> usize {
 #[test]
 fn every_bmmc_plan_pass_moves_elements_by_its_map() {
     let n_bits = 14usize;
-    // The default shape, and workgroups that walk 4 tiles each (workgroup memory reused).
-    for (preset, tiles) in [
-        ("bit-reverse", None),
-        ("random:3", None),
-        ("transpose:7,7", None),
-        ("bit-reverse", Some(4)),
-        ("random:3", Some(4)),
-        ("transpose:7,7", Some(4)),
+    // The default shape, workgroups that walk 4 tiles each (workgroup memory reused), and the
+    // word kernel.
+    for (preset, tiles, vector) in [
+        ("bit-reverse", None, None),
+        ("random:3", None, None),
+        ("transpose:7,7", None, None),
+        ("bit-reverse", Some(4), None),
+        ("random:3", Some(4), None),
+        ("transpose:7,7", Some(4), None),
+        ("bit-reverse", None, Some(1)),
+        ("random:3", Some(4), Some(1)),
     ] {
         let opts = bmmc::Options {
             preset: Some(preset.into()),
             tiles_per_workgroup: tiles,
+            tile_vector: vector,
             ..Default::default()
         };
         let target = opts.target(n_bits).unwrap();

@@ -30,14 +30,14 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let g0 = (wid.x + wid.y * nwg.x) << TPB;
     let xk = cols(RK, H, lid);
     let pr = cols(PK, H, lid);
-    let yk = cols(WK, H, lid) ^ tab[CC];
+    let yk = cols(WK, H, lid) ^ TAB[CC];
     let ls = cols(LM, H, lid);
     var r: array<u32, ITER>;
     let x0 = xk ^ cols(RG, GB, g0);
     var xo = 0u;
     for (var j = 0u; j < ITER; j++) {
         if (j > 0u) {
-            xo ^= tab[RK + H + countTrailingZeros(j)];
+            xo ^= TAB[RK + H + countTrailingZeros(j)];
         }
         r[j] = src[x0 ^ xo];
     }
@@ -46,7 +46,7 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         var po = 0u;
         for (var j = 0u; j < ITER; j++) {
             if (j > 0u) {
-                po ^= tab[PK + H + countTrailingZeros(j)];
+                po ^= TAB[PK + H + countTrailingZeros(j)];
             }
             tile[pr ^ po] = r[j];
         }
@@ -57,7 +57,7 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
             var xq = 0u;
             for (var j = 0u; j < ITER; j++) {
                 if (j > 0u) {
-                    xq ^= tab[RK + H + countTrailingZeros(j)];
+                    xq ^= TAB[RK + H + countTrailingZeros(j)];
                 }
                 r[j] = src[xn ^ xq];
             }
@@ -68,8 +68,8 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         for (var j = 0u; j < ITER; j++) {
             if (j > 0u) {
                 let b = H + countTrailingZeros(j);
-                yo ^= tab[WK + b];
-                lo ^= tab[LM + b];
+                yo ^= TAB[WK + b];
+                lo ^= TAB[LM + b];
             }
             dst[yw ^ yo] = tile[ls ^ lo];
         }

@@ -59,6 +59,7 @@ pub fn check(opts: &AlgoOptions, run: RunShape) -> Result<()> {
                 tiled,
                 why,
             )?;
+            only("--tile-vector", o.tile_vector.is_some(), tiled, why)?;
             only(
                 "--group-order",
                 o.group_order != bmmc::GroupOrder::Auto,

@@ -97,6 +97,8 @@ mod bmmc_flags {
         pub tile_threads: Option<u32>,
         #[arg(long, help = help::TILES_PER_WORKGROUP)]
         pub tiles_per_workgroup: Option<u32>,
+        #[arg(long, help = help::TILE_VECTOR)]
+        pub tile_vector: Option<u32>,
         #[arg(long, value_enum, default_value_t = GroupOrder::Auto, help = help::GROUP_ORDER)]
         pub group_order: GroupOrder,
     }
@@ -112,6 +114,7 @@ mod bmmc_flags {
                 tile_bits: f.tile_bits,
                 tile_threads: f.tile_threads,
                 tiles_per_workgroup: f.tiles_per_workgroup,
+                tile_vector: f.tile_vector,
                 group_order: f.group_order,
             }
         }

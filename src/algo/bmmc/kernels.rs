@@ -7,17 +7,31 @@ use super::plan::{Kernel, Params, PassSpec, T_LOW};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Plan, grid, specialize};
 
-const COMMON: &str = include_str!("../../../shaders/bmmc/common.wgsl");
-
-/// The WGSL source of one kernel (the shared prelude + its file).
+/// The WGSL source of one kernel (its buffers, the shared prelude, its file).
 pub fn shader(entry: &str) -> String {
     let body = match entry {
         "naive" => include_str!("../../../shaders/bmmc/naive.wgsl"),
         "tiled" => include_str!("../../../shaders/bmmc/tiled.wgsl"),
+        "tiled4" => include_str!("../../../shaders/bmmc/tiled4.wgsl"),
         "block" => include_str!("../../../shaders/bmmc/block.wgsl"),
         _ => include_str!("../../../shaders/bmmc/blockmove.wgsl"),
     };
-    format!("{COMMON}\n{body}")
+    let buffers = if entry == "tiled4" {
+        include_str!("../../../shaders/bmmc/vectors.wgsl")
+    } else {
+        include_str!("../../../shaders/bmmc/words.wgsl")
+    };
+    let table = if table_in_kernel(entry) {
+        include_str!("../../../shaders/bmmc/constants.wgsl")
+    } else {
+        include_str!("../../../shaders/bmmc/table.wgsl")
+    };
+    format!("{buffers}\n{table}\n{body}")
+}
+
+/// Whether a kernel holds its table as constants (no table buffer bound).
+fn table_in_kernel(entry: &str) -> bool {
+    entry.starts_with("tiled")
 }
 
 /// Threads per workgroup for one-thread-per-element kernels.
@@ -138,6 +152,58 @@ pub fn bank_swizzle(tb: usize, write_lanes: &[u32]) -> Vec<u32> {
     p
 }
 
+/// Rank over GF(2) of the low 5 bits (the bank) of `v`'s vectors.
+fn bank_rank(v: impl Iterator<Item = u32>) -> usize {
+    let mut basis: Vec<u32> = Vec::new();
+    for x in v {
+        let x = basis.iter().fold(x & 31, |x, &b| x.min(x ^ b));
+        if x != 0 {
+            basis.push(x);
+        }
+    }
+    basis.len()
+}
+
+/// The bank swizzle of the vector kernel (`tiled4`): P = I ⊕ R·high as in [`bank_swizzle`], so
+/// that both the warp's stores (tile bits 2..6: 32 consecutive vectors, a word of each at a time)
+/// and its loads (`write_lanes`, the local indices of output bits 2..6) fall in 32 distinct banks.
+/// R is found by a seeded search, the same for the same pass; where none is conflict-free in
+/// both, the one with the fewest conflicts. Returns P's columns.
+pub fn vector_swizzle(tb: usize, write_lanes: &[u32]) -> Vec<u32> {
+    let identity: Vec<u32> = (0..tb).map(|i| 1u32 << i).collect();
+    let read_lanes: Vec<u32> = (2..7).map(|i| 1u32 << i).collect();
+    let score = |p: &[u32]| {
+        let on = |lanes: &[u32]| bank_rank(lanes.iter().map(|&l| apply_cols(p, l)));
+        on(&read_lanes) + on(write_lanes)
+    };
+    let mut best = (score(&identity), identity.clone());
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..1 << 16 {
+        if best.0 == 10 {
+            break;
+        }
+        let mut p = identity.clone();
+        for col in p.iter_mut().skip(T_LOW) {
+            // xorshift64: a fixed sequence, so a pass's kernel (and its hash) never changes.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *col |= (state & 31) as u32;
+        }
+        let s = score(&p);
+        if s > best.0 {
+            best = (s, p);
+        }
+    }
+    best.1
+}
+
+/// A table as WGSL's list of u32 literals.
+fn wgsl_words(table: &[u32]) -> String {
+    let words: Vec<String> = table.iter().map(|v| format!("{v}u")).collect();
+    words.join(", ")
+}
+
 fn apply_cols(cols: &[u32], v: u32) -> u32 {
     cols.iter()
         .enumerate()
@@ -159,26 +225,56 @@ pub fn by_output(a: &BitMatrix, order: GroupOrder) -> bool {
     }
 }
 
+/// The tiled kernel's shape for one pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TiledShape {
+    /// log2 of the workgroup's threads.
+    pub threads_log: usize,
+    /// log2 of the tiles a workgroup walks.
+    pub tiles_log: usize,
+    /// Whether it moves 16-byte vectors (`tiled4`) rather than words.
+    pub vector: bool,
+}
+
+/// Words a vector of the vector kernel holds, and the smallest tile (log2 words) it takes: a warp's
+/// 32 vectors must lie in one tile.
+pub const VECTOR: u32 = 4;
+const VECTOR_MIN_TILE_BITS: usize = 7;
+
 /// The tiled kernel's shape for a tile of 2^`tb` words among 2^`gb` tiles: log2 of its threads
-/// (as asked, within the adapter, the tile and a warp) and of the tiles a workgroup walks (as
-/// asked, never more than there are; by default several only on large grids).
+/// (as asked, within the adapter, the tile and a warp), of the tiles a workgroup walks (as asked,
+/// never more than there are; by default several only on large grids) and whether it moves vectors
+/// (as asked; by default where the tile holds a warp's 32 vectors).
 pub fn tiled_shape(
     tb: usize,
     gb: usize,
     cap: Option<usize>,
     limits: &wgpu::Limits,
     p: &Params,
-) -> (usize, usize) {
+) -> TiledShape {
+    let vector = p.vector.unwrap_or(VECTOR) == VECTOR && tb >= VECTOR_MIN_TILE_BITS;
+    let per_thread = if vector { 2 } else { 0 };
     let h = adapter_threads_log(limits)
-        .min(tb)
+        .min(tb - per_thread)
         .min(p.threads_log)
         .min(cap.unwrap_or(usize::MAX))
         .max(T_LOW.min(tb));
-    let tpb = match p.tiles_log {
+    let tiles_log = match p.tiles_log {
         Some(t) => t.min(gb),
-        None => super::plan::DEFAULT_TILES_LOG.min(gb.saturating_sub(super::plan::MIN_GROUPS_LOG)),
+        None => {
+            let d = if vector {
+                super::plan::DEFAULT_VECTOR_TILES_LOG
+            } else {
+                super::plan::DEFAULT_TILES_LOG
+            };
+            d.min(gb.saturating_sub(super::plan::MIN_GROUPS_LOG))
+        }
     };
-    (h, tpb)
+    TiledShape {
+        threads_log: h,
+        tiles_log,
+        vector,
+    }
 }
 
 /// Build the GPU pass for `spec` on an array of 2^n words (`p`: the tiled kernel's threads and
@@ -213,7 +309,8 @@ pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits, p: &Params) ->
                 rest.sort_by_key(|&j| cols[j].trailing_zeros());
             }
             let gb = rest.len();
-            let (h, tpb) = tiled_shape(tb, gb, *cap, limits, p);
+            let shape = tiled_shape(tb, gb, *cap, limits, p);
+            let (h, tpb) = (shape.threads_log, shape.tiles_log);
             threads_log(limits, tb, &format!("a tile of 2^{tb} words"))?;
             let rk: Vec<u32> = tin.iter().map(|&j| 1u32 << j).collect();
             let rg: Vec<u32> = rest.iter().map(|&j| 1u32 << j).collect();
@@ -238,9 +335,18 @@ pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits, p: &Params) ->
                     spec.label
                 )));
             }
+            if shape.vector {
+                // A warp's 32 vectors write the output's lowest runs: W's columns above the low
+                // 5 bits in ascending order (output bit 5 first where the tile holds it).
+                w[t..].sort_unstable();
+            }
             let inv = a.inverse()?;
             let local: Vec<u32> = w.iter().map(|&y| extract(inv.apply(y), tin)).collect();
-            let pk = bank_swizzle(tb, &local[..t.min(tb)]);
+            let pk = if shape.vector {
+                vector_swizzle(tb, &local[2..7])
+            } else {
+                bank_swizzle(tb, &local[..t.min(tb)])
+            };
             let lm: Vec<u32> = local.iter().map(|&l| apply_cols(&pk, l)).collect();
             let wg: Vec<u32> = rest.iter().map(|&j| cols[j]).collect();
             let mut table = Vec::new();
@@ -248,14 +354,17 @@ pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits, p: &Params) ->
                 table.extend_from_slice(part);
             }
             table.push(c);
+            let per_thread = if shape.vector { tb - 2 - h } else { tb - h };
             GpuPass {
-                entry: "tiled",
+                entry: if shape.vector { "tiled4" } else { "tiled" },
                 consts: vec![
+                    ("TABLEN", table.len().to_string()),
+                    ("TAB", wgsl_words(&table)),
                     ("TB", tb.to_string()),
                     ("TILE", words.to_string()),
                     ("H", h.to_string()),
                     ("WG", (1u32 << h).to_string()),
-                    ("ITER", (1u32 << (tb - h)).to_string()),
+                    ("ITER", (1u32 << per_thread).to_string()),
                     ("GB", gb.to_string()),
                     ("TPB", tpb.to_string()),
                 ],
@@ -319,6 +428,11 @@ pub fn push(
 ) -> Result<()> {
     let source = specialize(&shader(gp.entry), &gp.consts);
     let pipeline = gpu.pipeline(&format!("bmmc {}", gp.entry), &source, gp.entry)?;
+    if table_in_kernel(gp.entry) {
+        let bg = gpu.bind(&pipeline, &[src, dst])?;
+        plan.push(label, &pipeline, bg, grid(gp.groups));
+        return Ok(());
+    }
     let table = gpu.storage_init("bmmc table", &gp.table)?;
     let bg = gpu.bind(&pipeline, &[src, dst, &table])?;
     plan.push(label, &pipeline, bg, grid(gp.groups));

@@ -55,7 +55,8 @@ pub mod help {
     pub const COMPLEMENT: &str = "The complement c, an integer below N: y = A·x ⊕ c";
     pub const TILE_BITS: &str = "Largest tile of the tiled kernel, as log2(words per workgroup), 5..=13 (default 12, capped by the adapter's workgroup memory)";
     pub const TILE_THREADS: &str = "Threads of the tiled kernel's workgroup, a power of two in 32..=1024 (default 256, capped by the adapter and the tile)";
-    pub const TILES_PER_WORKGROUP: &str = "Consecutive tiles one workgroup of the tiled kernel walks, a power of two in 1..=16 (default 4 where 2^13 workgroups remain, else 1): the next tile's loads are issued before this tile's stores";
+    pub const TILES_PER_WORKGROUP: &str = "Consecutive tiles one workgroup of the tiled kernel walks, a power of two in 1..=16 (default 2, with --tile-vector 1 4, where 2^13 workgroups remain, else 1): the next tile's loads are issued before this tile's stores";
+    pub const TILE_VECTOR: &str = "Words each invocation of the tiled kernel moves with one load or store: 4 (16-byte accesses; default, where a tile holds at least 2^7 words) or 1";
     pub const GROUP_ORDER: &str = "How a bit permutation's tiles are numbered, i.e. which tiles run side by side: by their input bits (neighbouring workgroups read neighbouring runs), by their output bits (they write neighbouring runs), or auto (output, but input for the bit reversal). Other maps always number by input";
 
     /// The values of each closed-set option.
@@ -72,6 +73,7 @@ pub mod help {
         ("tile_bits", TILE_BITS),
         ("tile_threads", TILE_THREADS),
         ("tiles_per_workgroup", TILES_PER_WORKGROUP),
+        ("tile_vector", TILE_VECTOR),
         ("group_order", GROUP_ORDER),
     ];
 }
@@ -85,6 +87,7 @@ pub struct Options {
     pub tile_bits: Option<u32>,
     pub tile_threads: Option<u32>,
     pub tiles_per_workgroup: Option<u32>,
+    pub tile_vector: Option<u32>,
     pub group_order: GroupOrder,
 }
 
@@ -266,6 +269,15 @@ impl Options {
                 "--tiles-per-workgroup must be a power of two in 1..=16; got {t}"
             )));
         }
+        if let Some(v) = self.tile_vector
+            && v != 1
+            && v != kernels::VECTOR
+        {
+            return Err(Error::Input(format!(
+                "--tile-vector must be 1 or {}; got {v}",
+                kernels::VECTOR
+            )));
+        }
         Ok(())
     }
 
@@ -279,6 +291,7 @@ impl Options {
                 .map_or(d.threads_log, |t| t.max(1).ilog2() as usize),
             tiles_log: self.tiles_per_workgroup.map(|t| t.max(1).ilog2() as usize),
             group_order: self.group_order,
+            vector: self.tile_vector,
             ..d
         }
     }
@@ -437,15 +450,16 @@ fn plan_facts(
     let pass = |p: &plan::PassSpec| {
         let mut v = p.to_json();
         if let plan::Kernel::Tiled { tin, threads_log } = &p.kernel {
-            let (h, tpb) = kernels::tiled_shape(
+            let shape = kernels::tiled_shape(
                 tin.len(),
                 log_n - tin.len(),
                 *threads_log,
                 &gpu.limits,
                 params,
             );
-            v["threads"] = serde_json::json!(1u32 << h);
-            v["tiles_per_workgroup"] = serde_json::json!(1u32 << tpb);
+            v["threads"] = serde_json::json!(1u32 << shape.threads_log);
+            v["tiles_per_workgroup"] = serde_json::json!(1u32 << shape.tiles_log);
+            v["vector"] = serde_json::json!(if shape.vector { kernels::VECTOR } else { 1 });
             // Which tiles neighbouring workgroups take (one tile holds the whole array: none).
             if log_n > tin.len() {
                 let by = kernels::by_output(&p.map.a, params.group_order);

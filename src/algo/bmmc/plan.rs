@@ -75,8 +75,10 @@ impl PassSpec {
     }
 }
 
-/// log2 of the tiles a workgroup of the tiled kernel walks by default (4: the H200's best at 2^28).
+/// log2 of the tiles a workgroup of the tiled kernel walks by default: the word kernel 4, the
+/// vector kernel 2 (the H200's best at 2^28 for each).
 pub const DEFAULT_TILES_LOG: usize = 2;
+pub const DEFAULT_VECTOR_TILES_LOG: usize = 1;
 /// ... but only while at least 2^this workgroups remain: on the H200 4 tiles a workgroup with
 /// fewer (1024 at 2^24, 64 at 2^20) left SMs idle, 2.6 % and 12 % slower than one tile.
 pub const MIN_GROUPS_LOG: usize = 13;
@@ -91,6 +93,9 @@ pub struct Params {
     pub tiles_log: Option<usize>,
     /// How a bit permutation's tiles are numbered.
     pub group_order: super::GroupOrder,
+    /// Words the tiled kernel moves with one load or store (1 or 4); None: 4 where the tile
+    /// allows.
+    pub vector: Option<u32>,
     pub m: usize,
     pub b: usize,
 }
@@ -102,6 +107,7 @@ impl Default for Params {
             threads_log: 8,
             tiles_log: None,
             group_order: super::GroupOrder::Auto,
+            vector: None,
             m: SEED_M,
             b: SEED_B,
         }
@@ -220,12 +226,14 @@ fn tiled_pass(label: String, map: Affine, p: &Params) -> Option<PassSpec> {
     })
 }
 
-/// A seed plan's tiled pass of the linear map `a`; an error naming `plan` when the adapter's tile is
-/// too small for it.
+/// A seed plan's tiled pass of the linear map `a`; an error naming `plan` when the tile (as asked,
+/// or as the adapter's workgroup memory allows) is too small for it.
 fn seed_tiled_pass(label: &str, a: BitMatrix, p: &Params, plan: &str) -> Result<PassSpec> {
     tiled_pass(label.into(), Affine { a, c: 0 }, p).ok_or_else(|| {
         Error::Limit(format!(
-            "the adapter's tile is too small for the {plan} plan"
+            "the {plan} plan needs a tile larger than 2^{} words (--tile-bits, within the \
+             adapter's workgroup memory)",
+            p.tile_bits
         ))
     })
 }

@@ -12,6 +12,7 @@ impl Options {
                     Knob::new("tile_bits", [12, 11, 13, 10]),
                     Knob::new("tile_threads", [256, 128, 512]),
                     Knob::new("tiles_per_workgroup", [4, 2, 8, 1]),
+                    Knob::new("tile_vector", [4, 1]),
                     Knob::new("group_order", ["auto", "output", "input"]),
                 ],
             },
