@@ -219,10 +219,10 @@ pub fn roofline(
     w: Option<&crate::wisdom::Loaded>,
     n: usize,
 ) -> (crate::algo::copy::Options, crate::wisdom::Applied) {
-    let applied = w.map(|w| w.apply(&AlgoOptions::Copy(base.clone()), "vec4", DType::U32, n));
+    let applied = w.map(|w| w.apply(&AlgoOptions::Copy(*base), "vec4", DType::U32, n));
     match applied {
         Some((AlgoOptions::Copy(o), applied)) => (o, applied),
-        _ => (base.clone(), Default::default()),
+        _ => (*base, Default::default()),
     }
 }
 
@@ -373,7 +373,7 @@ pub async fn run(
     on_event: &mut dyn FnMut(Event),
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Vec<BenchRow>> {
-    let copy = spec.roofline.clone();
+    let copy = spec.roofline;
     let copy_variant = &crate::algo::Algorithm::info(&copy).variants[0];
     // Per N: the copy's GB/s, its bytes and its warm-up (ms).
     let mut copy_at: HashMap<usize, (f64, u64, f64)> = HashMap::new();

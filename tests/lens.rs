@@ -308,7 +308,7 @@ fn unmarked_kernels_and_oversized_runs_are_refused() {
     let all = lens::LensOptions {
         warp: 32,
         sample: lens::sample::SampleSpec::All,
-        seed: 1,
+        ..lens::LensOptions::auto(32)
     };
     let e = pollster::block_on(lens::record_run_async(algo, g, &req, &normal, &all)).unwrap_err();
     assert!(e.to_string().contains("too large to record"), "{e}");

@@ -509,4 +509,15 @@ fn the_roofline_takes_the_copy_shape_from_wisdom() {
     // Off: the built-in shape, and nothing said.
     let v = bench(&["--no-wisdom"]);
     assert!(v.get("wisdom").is_none(), "{v}");
+    // The memory lens measures its rates with the same copy.
+    let lens = |more: &[&str]| {
+        let mut a = vec!["run", "bitrev", "--n", "1024", "--lens", "--json"];
+        a.extend(more);
+        let o = stagewise(&a, &[]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let v = serde_json::from_str::<Value>(&o.stdout).unwrap();
+        v["lens_model"]["copy_shape"]["vec4_per_thread"].clone()
+    };
+    assert_eq!(lens(&["--wisdom", w.to_str().unwrap()]), 2);
+    assert_eq!(lens(&["--no-wisdom"]), 4);
 }

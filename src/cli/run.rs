@@ -86,7 +86,8 @@ pub(super) fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
     let trace = req.trace;
     let gpu = gpu(cli.adapter.as_deref())?;
     // Wisdom fills untraced runs' unset options (a trace shows the teaching kernels as they are).
-    let (tuned, applied) = match (&opts, tune::load(cli, &gpu)) {
+    let wisdom = tune::load(cli, &gpu);
+    let (tuned, applied) = match (&opts, wisdom.as_ref()) {
         // Your kernel: its file's tuned override values (traced too: it has no teaching form).
         (AlgoOptions::Kernel(k), _) => {
             let (k, a) = super::tune_kernel::kernel_wisdom(cli, &gpu, k);
@@ -102,7 +103,9 @@ pub(super) fn run(cli: &Cli, args: &RunArgs) -> Result<i32> {
             .unwrap_or_else(|| crate::lens::default_warp(&gpu)),
         sample: args.lens_sample,
         seed: args.seed,
-    };
+        roofline: Default::default(),
+    }
+    .with_wisdom(wisdom.as_ref(), req.input.len());
     let (res, algo, applied) = match crate::algo::run(algo, &gpu, &req) {
         Ok(r) => (r, algo, applied),
         // A choice this adapter no longer allows: the built-in defaults, said once.

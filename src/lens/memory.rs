@@ -415,23 +415,30 @@ fn sweep_sizes(gpu: &Gpu) -> Vec<u64> {
         .collect()
 }
 
-/// Where the model of this adapter and driver is kept.
-fn cache_path(gpu: &Gpu) -> Option<std::path::PathBuf> {
+/// Where the model of this adapter and driver, swept with the copy of `shape`, is kept.
+fn cache_path(gpu: &Gpu, shape: (u32, u32)) -> Option<std::path::PathBuf> {
     use std::hash::{Hash, Hasher};
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache")))?;
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (&gpu.info.name, &gpu.info.driver, &gpu.info.driver_info).hash(&mut h);
+    // The built-in shape keeps the name it had before the shape was a choice.
+    if shape != crate::algo::copy::Options::default().shape() {
+        shape.hash(&mut h);
+    }
     Some(
         base.join("stagewise")
             .join(format!("memory-{:016x}.json", h.finish())),
     )
 }
 
-/// The adapter's memory model: from the cache, else measured now (a few seconds, once) and kept.
-/// None without timestamps.
-pub async fn model(gpu: &Gpu) -> Result<Option<MemoryModel>> {
+/// The adapter's memory model, swept with the copy `roofline`: from the cache, else measured now (a
+/// few seconds, once) and kept. None without timestamps.
+pub async fn model(
+    gpu: &Gpu,
+    roofline: &crate::algo::copy::Options,
+) -> Result<Option<MemoryModel>> {
     if !gpu.has_timestamps() {
         return Ok(None);
     }
@@ -441,22 +448,28 @@ pub async fn model(gpu: &Gpu) -> Result<Option<MemoryModel>> {
     static MODELS: async_lock::Mutex<Vec<(String, MemoryModel)>> =
         async_lock::Mutex::new(Vec::new());
     let key = format!(
-        "{} {} {}",
-        gpu.info.name, gpu.info.driver, gpu.info.driver_info
+        "{} {} {} {:?}",
+        gpu.info.name,
+        gpu.info.driver,
+        gpu.info.driver_info,
+        roofline.shape()
     );
     let mut models = MODELS.lock().await;
     if let Some((_, m)) = models.iter().find(|(k, _)| *k == key) {
         return Ok(Some(m.clone()));
     }
-    let m = model_uncached(gpu).await?;
+    let m = model_uncached(gpu, roofline).await?;
     if let Some(m) = &m {
         models.push((key, m.clone()));
     }
     Ok(m)
 }
 
-async fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
-    let path = cache_path(gpu);
+async fn model_uncached(
+    gpu: &Gpu,
+    roofline: &crate::algo::copy::Options,
+) -> Result<Option<MemoryModel>> {
+    let path = cache_path(gpu, roofline.shape());
     if let Some(m) = path
         .as_ref()
         .and_then(|p| std::fs::read_to_string(p).ok())
@@ -466,7 +479,7 @@ async fn model_uncached(gpu: &Gpu) -> Result<Option<MemoryModel>> {
     }
     let mut sweep = Vec::new();
     for n in sweep_sizes(gpu) {
-        if let Some(gbps) = super::copy_bandwidth(gpu, n as usize).await? {
+        if let Some(gbps) = super::copy_bandwidth(gpu, n as usize, roofline).await? {
             sweep.push((n, gbps));
         }
     }

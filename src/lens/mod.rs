@@ -34,15 +34,27 @@ pub struct LensOptions {
     pub warp: u32,
     pub sample: SampleSpec,
     pub seed: u64,
+    /// The copy the rates are measured with (the roofline: the wisdom's shape where there is one,
+    /// as `bench` times it; else the built-in).
+    pub roofline: algo::copy::Options,
 }
 
 impl LensOptions {
-    /// Warp `warp`, the sample chosen by the record log's size, seed 1.
+    /// Warp `warp`, the sample chosen by the record log's size, seed 1, the built-in copy.
     pub fn auto(warp: u32) -> Self {
         LensOptions {
             warp,
             sample: SampleSpec::Auto,
             seed: 1,
+            roofline: Default::default(),
+        }
+    }
+
+    /// The same with the copy the wisdom `w` gives for `n` words (see [`crate::bench::roofline`]).
+    pub fn with_wisdom(self, w: Option<&crate::wisdom::Loaded>, n: usize) -> Self {
+        LensOptions {
+            roofline: crate::bench::roofline(&Default::default(), w, n).0,
+            ..self
         }
     }
 }
@@ -72,6 +84,8 @@ pub struct LensReport {
     pub warp: u32,
     /// The copy kernel's bandwidth at this N on this adapter (None without timestamps).
     pub copy_gbps: Option<f64>,
+    /// The copy it was measured with (and the memory model swept).
+    pub roofline: algo::copy::Options,
     /// The adapter's memory system (None without timestamps).
     pub memory: Option<MemoryModel>,
     /// What was asked and the fraction of every grid recorded.
@@ -87,6 +101,14 @@ pub struct LensReport {
 }
 
 impl LensReport {
+    /// Options that record another run beside this one: the same warp and copy, the auto sample.
+    pub fn comparable(&self) -> LensOptions {
+        LensOptions {
+            roofline: self.roofline,
+            ..LensOptions::auto(self.warp)
+        }
+    }
+
     /// The CLI's top-level `"lens"` array.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(&self.passes).unwrap_or(Value::Null)
@@ -98,6 +120,10 @@ impl LensReport {
         json!({
             "warp": self.warp,
             "copy_gbps": self.copy_gbps,
+            "copy_shape": {
+                "workgroup_size": self.roofline.shape().0,
+                "vec4_per_thread": self.roofline.shape().1,
+            },
             "dram_gbps": m.map(|m| m.dram_gbps),
             "l2_gbps": m.map(|m| m.l2_gbps),
             "l2_bytes": m.map(|m| m.l2_bytes),
@@ -367,14 +393,15 @@ pub async fn record_run_async(
     verify(&recorded, normal)?;
     let recording_s = started.elapsed().as_secs_f64();
     let (records, sampling) = records;
-    let copy_gbps = copy_bandwidth(gpu, n).await?;
-    let memory = memory::model(gpu).await?;
+    let copy_gbps = copy_bandwidth(gpu, n, &o.roofline).await?;
+    let memory = memory::model(gpu, &o.roofline).await?;
     let times = measured(algo, gpu, req, normal, records.len()).await?;
     let started = web_time::Instant::now();
     let passes = analysis::analyse_all(&records, o.warp, memory.as_ref(), &times);
     Ok(LensReport {
         warp: o.warp,
         copy_gbps,
+        roofline: o.roofline,
         memory,
         spec: o.sample,
         sampling,
@@ -474,11 +501,14 @@ async fn measured(
 
 /// GB/s of the tuned copy kernel moving `n` words on this adapter (median of a few timed runs);
 /// None when the adapter has no timestamps.
-pub async fn copy_bandwidth(gpu: &Gpu, n: usize) -> Result<Option<f64>> {
+pub async fn copy_bandwidth(
+    gpu: &Gpu,
+    n: usize,
+    copy: &algo::copy::Options,
+) -> Result<Option<f64>> {
     if !gpu.has_timestamps() {
         return Ok(None);
     }
-    let copy = algo::copy::Options::default();
     let case = copy.bench_case(gpu, copy.info().variant(None)?, n, crate::data::DType::U32)?;
     // Past 2^16 elements, warm by time first, as long as every timed path does: after the
     // recording's seconds of CPU work the GPU has idled (with 100 ms the lens read the H100's copy

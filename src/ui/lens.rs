@@ -65,7 +65,9 @@ impl LensPanel {
         r: &RunResult,
         key: u64,
     ) {
-        let warp = self.effective_warp(gpu);
+        // The rates against the copy `bench` would time here (the wisdom's shape).
+        let o = lens::LensOptions::auto(self.effective_warp(gpu))
+            .with_wisdom(self.wisdom.as_deref(), r.input.len());
         let (gpu, algo, normal) = (gpu.clone(), algo.clone(), r.clone());
         let (tx, rx) = channel();
         let ctx = ctx.clone();
@@ -79,8 +81,7 @@ impl LensPanel {
                         input: normal.input.clone(),
                         trace: true,
                     };
-                    lens::record_run_async(a, &gpu, &req, &normal, &lens::LensOptions::auto(warp))
-                        .await
+                    lens::record_run_async(a, &gpu, &req, &normal, &o).await
                 }
                 Err(e) => Err(e),
             };
@@ -204,7 +205,8 @@ impl LensPanel {
         let Some(&p) = passes.first().filter(|&&p| p < rep.passes.len()) else {
             ui.label("Memory lens: this stage is the input (no pass ran yet).");
             table(ui, rep, None, "lens table");
-            self.compare.ui(ui, gpu, algo, result, stage, key, rep.warp);
+            self.compare
+                .ui(ui, gpu, algo, result, stage, key, rep.comparable());
             return;
         };
         let (pl, rec) = (&rep.passes[p], &rep.records[p]);
@@ -216,7 +218,7 @@ impl LensPanel {
                 );
                 table(&mut c[0], rep, Some(p), "lens table");
                 self.compare
-                    .ui(&mut c[1], gpu, algo, result, stage, key, rep.warp);
+                    .ui(&mut c[1], gpu, algo, result, stage, key, rep.comparable());
             });
         } else {
             ui.label(RichText::new(narrate(pl, rep.warp)).strong());

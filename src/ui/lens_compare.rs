@@ -68,8 +68,9 @@ impl Compare {
         result: &RunResult,
         stage: usize,
         key: u64,
-        warp: u32,
+        o: lens::LensOptions,
     ) {
+        let warp = o.warp;
         let Some(variant) = self.variant.clone().filter(|v| *v != result.variant) else {
             return;
         };
@@ -97,14 +98,7 @@ impl Compare {
                     };
                     let normal =
                         algo::run_streamed(a, &gpu, &req, &mut algo::Stages::keep()).await?;
-                    let rep = lens::record_run_async(
-                        a,
-                        &gpu,
-                        &req,
-                        &normal,
-                        &lens::LensOptions::auto(warp),
-                    )
-                    .await?;
+                    let rep = lens::record_run_async(a, &gpu, &req, &normal, &o).await?;
                     Ok((normal, rep))
                 }
                 .await;

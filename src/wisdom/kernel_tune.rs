@@ -391,7 +391,7 @@ pub async fn tune(
         .elem
         .dtype();
     // The same-run copy at this N.
-    let copy = setup.roofline.clone();
+    let copy = setup.roofline;
     let copy_variant = &copy.info().variants[0];
     let copy_case = copy.bench_case(gpu, copy_variant, setup.n, crate::data::DType::U32)?;
     let copy_ms = time_case(

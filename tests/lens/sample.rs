@@ -107,9 +107,9 @@ fn half_of_the_workgroups_counts_what_all_of_them_do() {
         let variant = algo.info().variant(None).unwrap();
         let dtype = algo.fixed_dtype().unwrap_or(DType::U32);
         let o = |sample| LensOptions {
-            warp: 32,
             sample,
             seed: 7,
+            ..LensOptions::auto(32)
         };
         // The largest of 2^16 and 2^14 elements the default takes and records whole (its grid
         // is then worth sampling), else the room's example.

@@ -29,7 +29,7 @@ pub mod help {
     ];
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {
     pub workgroup_size: u32,
