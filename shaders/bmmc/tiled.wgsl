@@ -7,19 +7,7 @@
 // per step). A workgroup walks 2^TPB consecutive tiles and keeps DRAM busy across its barriers:
 // a tile's loads all go to registers before any reaches workgroup memory, and the next tile's
 // loads are issued before this tile's stores.
-// Table: Rk[TB] Rg[GB] P[TB] W[TB] Wg[GB] Lm[TB] c.
-const TB: u32 = {{TB}}u;
-const H: u32 = {{H}}u;
-const ITER: u32 = {{ITER}}u;
-const GB: u32 = {{GB}}u;
-const TPB: u32 = {{TPB}}u;
-const RK: u32 = 0u;
-const RG: u32 = TB;
-const PK: u32 = TB + GB;
-const WK: u32 = 2u * TB + GB;
-const WGT: u32 = 3u * TB + GB;
-const LM: u32 = 3u * TB + 2u * GB;
-const CC: u32 = 4u * TB + 2u * GB;
+// Table (constants.wgsl): Rk[TB] Rg[GB] P[TB] W[TB] Wg[GB] Lm[TB] c.
 
 var<workgroup> tile: array<u32, {{TILE}}>;
 

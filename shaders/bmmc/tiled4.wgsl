@@ -5,19 +5,7 @@
 // both sides' lanes (vectors 0..31 of a warp) on 32 distinct banks. Each thread handles ITER
 // vectors of a tile, v = lid | j·WG, walked in Gray-code order; a workgroup walks 2^TPB
 // consecutive tiles, the next tile's loads issued before this tile's stores.
-// Table: Rk[TB] Rg[GB] P[TB] W[TB] Wg[GB] Lm[TB] c.
-const TB: u32 = {{TB}}u;
-const H: u32 = {{H}}u;
-const ITER: u32 = {{ITER}}u;
-const GB: u32 = {{GB}}u;
-const TPB: u32 = {{TPB}}u;
-const RK: u32 = 0u;
-const RG: u32 = TB;
-const PK: u32 = TB + GB;
-const WK: u32 = 2u * TB + GB;
-const WGT: u32 = 3u * TB + GB;
-const LM: u32 = 3u * TB + 2u * GB;
-const CC: u32 = 4u * TB + 2u * GB;
+// Table (constants.wgsl): Rk[TB] Rg[GB] P[TB] W[TB] Wg[GB] Lm[TB] c.
 // Tile bit of the thread's lowest vector bit (above the two word bits), and the first of j's.
 const VB: u32 = 2u;
 const JB: u32 = H + 2u;
