@@ -1,6 +1,7 @@
 //! The browser test's script (web/test): with `?test` in the page's address the app runs, frame
 //! by frame, a short sweep in the performance lab, then one traced run of every seed algorithm,
-//! radix and a large FFT, each checked against its CPU model by the run itself. What it sees is
+//! radix, a large FFT and the tiled bit-reversal on 2^12 words, each checked against its CPU model
+//! by the run itself. What it sees is
 //! written as JSON into the page's `#test-report` every frame (the current stage too, so the
 //! driver can press a key and see the stage change). With `?watch` it runs nothing and only
 //! reports where the app stands (the run, its stage, the lesson and step), so the driver can open a
@@ -37,8 +38,11 @@ pub struct WebTest {
 const EXERCISE: &str = "bitrev-naive";
 
 /// The runs: one per seed (bitrev 000, bmmc 001, oddeven 002, fft 003, scan 004), radix, the
-/// FFT's large plan and the workbench's editor kernel; bitrev last, so the page ends on its stages.
-fn cases() -> Vec<(AlgoOptions, &'static str)> {
+/// FFT's large plan, the workbench's editor kernel and the tiled bit-reversal on 2^12 words (the
+/// vector kernel: the seed examples' tiles are too small for it); bitrev's staged last, so the
+/// page ends on its stages. Each with log2 of its iota input, or None: the example (else small
+/// values).
+fn cases() -> Vec<(AlgoOptions, &'static str, Option<u32>)> {
     use crate::algo::fft::{Kernel, Options as Fft};
     let large = AlgoOptions::Fft(Fft {
         size: Some(4096),
@@ -46,7 +50,7 @@ fn cases() -> Vec<(AlgoOptions, &'static str)> {
         split: Some(64),
         ..Default::default()
     });
-    let mut v: Vec<(AlgoOptions, &'static str)> = [
+    let mut v: Vec<(AlgoOptions, &'static str, Option<u32>)> = [
         Algo::Bmmc,
         Algo::Oddeven,
         Algo::Fft,
@@ -57,11 +61,11 @@ fn cases() -> Vec<(AlgoOptions, &'static str)> {
     .filter_map(AlgoOptions::default_for)
     .map(|a| {
         let variant = a.algo().info().variants[0].name;
-        (a, variant)
+        (a, variant, None)
     })
     .collect();
     // The large plan is an option of the FFT's one variant.
-    v.push((large, "workgroup"));
+    v.push((large, "workgroup", None));
     // The workbench: the editor's kernel (a copy), checked against the copy model.
     let kernel = AlgoOptions::Kernel(crate::algo::kernel::Options {
         wgsl: Some("kernel.wgsl".into()),
@@ -71,9 +75,10 @@ fn cases() -> Vec<(AlgoOptions, &'static str)> {
         items_per_thread: 1,
         ..Default::default()
     });
-    v.push((kernel, "wgsl"));
+    v.push((kernel, "wgsl", None));
     if let Some(b) = AlgoOptions::default_for(Algo::Bitrev) {
-        v.push((b, "staged"));
+        v.push((b.clone(), "tiled", Some(12)));
+        v.push((b, "staged", None));
     }
     v
 }
@@ -130,12 +135,15 @@ impl WebTest {
             }
             Phase::Run(i) if i >= cases.len() => self.phase = Phase::Done,
             Phase::Run(i) => {
-                let (algo, variant) = cases[i].clone();
+                let (algo, variant, log_n) = cases[i].clone();
                 let s = &mut app.session;
-                s.fill = if algo.algo().example(s.dtype).is_some() {
-                    Fill::Example
-                } else {
-                    Fill::Small
+                s.fill = match log_n {
+                    Some(k) => {
+                        s.log_n = k;
+                        Fill::Iota
+                    }
+                    None if algo.algo().example(s.dtype).is_some() => Fill::Example,
+                    None => Fill::Small,
                 };
                 s.variant = variant.into();
                 s.typed = false;
@@ -148,7 +156,7 @@ impl WebTest {
                 if app.is_running() || matches!(app.trace, TraceState::Arriving { .. }) {
                     return;
                 }
-                let (algo, variant) = &cases[i];
+                let (algo, variant, _) = &cases[i];
                 // A run that failed leaves the previous result shown: only this run's counts.
                 let this = app
                     .result
