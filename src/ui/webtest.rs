@@ -1,9 +1,8 @@
 //! The browser test's script (web/test): with `?test` in the page's address the app runs, frame
 //! by frame, a short sweep in the performance lab, then one traced run of every seed algorithm,
 //! radix, a large FFT and the tiled bit-reversal on 2^12 words, each checked against its CPU model
-//! by the run itself. What it sees is
-//! written as JSON into the page's `#test-report` every frame (the current stage too, so the
-//! driver can press a key and see the stage change). With `?watch` it runs nothing and only
+//! by the run itself. What it sees is written as JSON into the page's `#test-report` every frame
+//! (the current stage too, so the driver can press a key and see the stage change). With `?watch` it runs nothing and only
 //! reports where the app stands (the run, its stage, the lesson and step), so the driver can open a
 //! link (`?watch#bitrev/staged?stage=2`, `?watch#lesson=bitrev&step=2`) and see it land.
 

@@ -236,6 +236,17 @@ pub struct TiledShape {
     pub vector: bool,
 }
 
+impl TiledShape {
+    /// log2 of the words one load or store moves.
+    pub fn access_log(&self) -> usize {
+        access_log(self.vector)
+    }
+}
+
+fn access_log(vector: bool) -> usize {
+    if vector { VECTOR.ilog2() as usize } else { 0 }
+}
+
 /// Words a vector of the vector kernel holds, and the smallest tile (log2 words) it takes: a warp's
 /// 32 vectors must lie in one tile.
 pub const VECTOR: u32 = 4;
@@ -253,9 +264,8 @@ pub fn tiled_shape(
     p: &Params,
 ) -> TiledShape {
     let vector = p.vector.unwrap_or(VECTOR) == VECTOR && tb >= VECTOR_MIN_TILE_BITS;
-    let per_thread = if vector { 2 } else { 0 };
     let h = adapter_threads_log(limits)
-        .min(tb - per_thread)
+        .min(tb - access_log(vector))
         .min(p.threads_log)
         .min(cap.unwrap_or(usize::MAX))
         .max(T_LOW.min(tb));
@@ -354,7 +364,7 @@ pub fn gpu_pass(spec: &PassSpec, n: usize, limits: &wgpu::Limits, p: &Params) ->
                 table.extend_from_slice(part);
             }
             table.push(c);
-            let per_thread = if shape.vector { tb - 2 - h } else { tb - h };
+            let per_thread = tb - shape.access_log() - h;
             GpuPass {
                 entry: if shape.vector { "tiled4" } else { "tiled" },
                 consts: vec![

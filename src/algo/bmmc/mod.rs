@@ -55,7 +55,7 @@ pub mod help {
     pub const COMPLEMENT: &str = "The complement c, an integer below N: y = A·x ⊕ c";
     pub const TILE_BITS: &str = "Largest tile of the tiled kernel, as log2(words per workgroup), 5..=13 (default 12, capped by the adapter's workgroup memory)";
     pub const TILE_THREADS: &str = "Threads of the tiled kernel's workgroup, a power of two in 32..=1024 (default 256, capped by the adapter and the tile)";
-    pub const TILES_PER_WORKGROUP: &str = "Consecutive tiles one workgroup of the tiled kernel walks, a power of two in 1..=16 (default 2, with --tile-vector 1 4, where 2^13 workgroups remain, else 1): the next tile's loads are issued before this tile's stores";
+    pub const TILES_PER_WORKGROUP: &str = "Consecutive tiles one workgroup of the tiled kernel walks, a power of two in 1..=16 (default 2, or 4 with --tile-vector 1, while 2^13 workgroups remain, else 1): the next tile's loads are issued before this tile's stores";
     pub const TILE_VECTOR: &str = "Words each invocation of the tiled kernel moves with one load or store: 4 (16-byte accesses, the default; a tile of fewer than 2^7 words moves words) or 1";
     pub const GROUP_ORDER: &str = "How a bit permutation's tiles are numbered, i.e. which tiles run side by side: by their input bits (neighbouring workgroups read neighbouring runs), by their output bits (they write neighbouring runs), or auto (output, but input for the bit reversal). Other maps always number by input";
 
