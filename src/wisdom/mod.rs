@@ -228,9 +228,11 @@ impl Wisdom {
             .map_err(|e| Error::Io(format!("wisdom '{}': {e}", path.display())))
     }
 
-    /// Add or replace the entry of the same case.
+    /// Add or replace the entry of the same case and size: a round at another `--n` adds its
+    /// entry beside it, and a run takes the nearest size's ([`Wisdom::entry_for`]).
     pub fn put(&mut self, e: Entry) {
-        self.entries.retain(|o| o.case != e.case);
+        self.entries
+            .retain(|o| o.case != e.case || o.log_n != e.log_n);
         self.entries.push(e);
     }
 
@@ -252,7 +254,8 @@ impl Wisdom {
             .iter()
             .filter(|e| e.algorithm == name && e.variant == variant && e.dtype == dtype)
             .filter(|e| e.key.iter().all(|(k, v)| fields.get(k) == Some(v)))
-            .min_by_key(|e| e.log_n.abs_diff(log_n))
+            // Halfway between two sizes, the larger's (the size `tune` times by default).
+            .min_by_key(|e| (e.log_n.abs_diff(log_n), std::cmp::Reverse(e.log_n)))
     }
 }
 
@@ -595,6 +598,37 @@ mod tests {
                 .1
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_round_at_another_size_keeps_the_first() {
+        let mut l = loaded();
+        let bmmc = AlgoOptions::Bmmc(Default::default());
+        // The same case tuned at 2^20 joins its 2^24 and 2^28 entries; at 2^28 again it replaces.
+        l.wisdom.merge(
+            &[entry(
+                "bmmc-24",
+                20,
+                None,
+                serde_json::json!({"tile_bits": 10}),
+            )],
+            "d1".into(),
+        );
+        l.wisdom.merge(
+            &[entry(
+                "bmmc-28",
+                28,
+                None,
+                serde_json::json!({"tile_bits": 12}),
+            )],
+            "d2".into(),
+        );
+        assert_eq!(l.wisdom.entries.len(), 4);
+        assert_eq!(l.wisdom.date, "d2");
+        for (n, want) in [(19, "10"), (21, "10"), (23, "11"), (26, "12"), (28, "12")] {
+            let (_, a) = l.apply(&bmmc, "tiled", DType::U32, 1 << n);
+            assert_eq!(a.describe(), format!("tile_bits={want}"), "2^{n}");
+        }
     }
 
     #[test]
