@@ -7,7 +7,7 @@
 //! 1. load the thread's keys (warp-segment order) and count them into the per-warp digit counters
 //!    (one workgroup atomic per key, nothing waits for its result);
 //! 2. per-warp prefixes, the tile's digit counts and their scan; onesweep publishes the counts at
-//!    once (what later tiles' look-backs wait for) and, keys only, starts its look-back walk there;
+//!    once (what later tiles' look-backs wait for) and starts its look-back walk there;
 //! 3. rank every key within its warp's digit (`rank_step`: ballots, one counter update per digit
 //!    run; onesweep touches a tile ahead halfway, `prefetch`); then, the counters done with,
 //!    scatter the keys into tile order in s_mem;
@@ -23,9 +23,6 @@ pub struct ScatterConfig {
     /// Keys per thread.
     pub kpt: u32,
     pub trace: bool,
-    /// Key-value sorts: the look-back walk starts after the keys' exchange, not before the
-    /// ranking (H100, 2^28 keys and values: 2.34 ms a digit pass against 2.40 before the ranking).
-    pub values: bool,
 }
 
 /// The peers test of `rank_step` (shaders/radix/rank_sg.wgsl), lines per digit bit:
@@ -140,11 +137,11 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     } else {
         "    tile_offsets(tile, lid);\n"
     });
-    // The look-back's walk before the ranking (keys only): the warps that own buckets walk while
-    // the others rank, so the walk's round trips hide behind the ranking and the inclusive counts
-    // go out early (H100, 2^28 keys: 1.736 -> 1.606 ms a digit pass).
-    let early_walk = onesweep && !c.values;
-    if early_walk {
+    // The look-back's walk before the ranking: the warps that own buckets walk while the others
+    // rank, so the walk's round trips hide behind the ranking and the inclusive counts go out
+    // early (H100, 2^28 keys: 1.736 -> 1.606 ms a digit pass; H200, keys and values, the sort
+    // against the walk after the keys' exchange: 2^24 0.670 -> 0.655 ms, 2^28 9.24 -> 8.99).
+    if onesweep {
         o.push_str("    var walk = walk_start(tile, lid);\n");
     }
     // Halfway through the ranking, one load a 64-byte sector of a tile ahead (`prefetch`,
@@ -164,9 +161,6 @@ fn entry(o: &mut String, c: &ScatterConfig, onesweep: bool) {
     o.push_str("    workgroupBarrier();\n");
     per_key(o, kpt, |j| format!("    atomicStore(&s_mem[p{j}], k{j});"));
     if onesweep {
-        if !early_walk {
-            o.push_str("    var walk = walk_start(tile, lid);\n");
-        }
         o.push_str("    walk_end(&walk, tile, lid, dbase);\n");
     }
     o.push_str("    workgroupBarrier();\n");

@@ -212,7 +212,6 @@ pub fn source(
     let entries = super::kernel::entries(&super::kernel::ScatterConfig {
         kpt: shape.kpt,
         trace,
-        values: opts.has_values(),
     });
     specialize(&format!("{KEYS}\n{rank}\n{SORT}{entries}"), &params)
 }
