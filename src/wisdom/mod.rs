@@ -604,7 +604,7 @@ mod tests {
     fn a_round_at_another_size_keeps_the_first() {
         let mut l = loaded();
         let bmmc = AlgoOptions::Bmmc(Default::default());
-        // The same case tuned at 2^20 joins its 2^24 and 2^28 entries; at 2^28 again it replaces.
+        // bmmc-24 tuned at 2^20 joins its 2^24 entry; bmmc-28 tuned at 2^28 again replaces its.
         l.wisdom.merge(
             &[entry(
                 "bmmc-24",
