@@ -115,6 +115,7 @@ fn tuned_wisdom_is_used_where_no_option_is_given() {
     let (v, _) = run_with(&w, &[]);
     assert_eq!(v["wisdom"]["options"]["tile_bits"], 11, "{}", v["wisdom"]);
     assert_eq!(v["wisdom"]["case"], "bmmc-transpose");
+    assert_eq!(v["wisdom"]["log_n"], 16, "the size of the entry taken");
     // ... unless the option is given, or wisdom is off.
     let (v, _) = run_with(&w, &["--tile-bits", "10"]);
     assert!(v.get("wisdom").is_none());

@@ -84,17 +84,6 @@ fn cases(args: &TuneArgs, cpu: bool) -> Result<search::Cases> {
     search::suite_cases(&super::Words, &args.algorithms, &args.only, args.n, cpu)
 }
 
-fn show_choice(c: &serde_json::Map<String, serde_json::Value>) -> String {
-    if c.is_empty() {
-        return "(built-in default)".into();
-    }
-    crate::wisdom::Applied {
-        fields: c.clone(),
-        ..Default::default()
-    }
-    .describe()
-}
-
 pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
     if let Some(TuneWhat::Kernel(k)) = &args.what {
         return super::tune_kernel::tune_kernel_cmd(cli, k);
@@ -153,7 +142,7 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
                 Outcome::Refused(m) => format!("refused: {m}"),
                 Outcome::Wrong(m) => format!("WRONG, not timed: {m}"),
             };
-            eprintln!("    {:<44} {what}", show_choice(choice));
+            eprintln!("    {:<44} {what}", crate::wisdom::describe_choice(choice));
         }
         Event::OutOfTime {
             case,
@@ -209,7 +198,7 @@ pub(super) fn tune_cmd(cli: &Cli, args: &TuneArgs) -> Result<i32> {
             out(&format!(
                 "{:<22} {:<44} {:>10.4} {:>10.4} {:>6.3}×",
                 e.case,
-                show_choice(&e.choice),
+                crate::wisdom::describe_choice(&e.choice),
                 e.ms,
                 e.default_ms,
                 e.default_ms / e.ms
@@ -255,7 +244,7 @@ pub(super) fn wisdom_cmd(cli: &Cli, cmd: &WisdomCmd) -> Result<i32> {
                         "{:<22} 2^{:<2} {:<44} {:>6.3}× the default",
                         e.case,
                         e.log_n,
-                        show_choice(&e.choice),
+                        crate::wisdom::describe_choice(&e.choice),
                         e.default_ms / e.ms
                     ));
                 }

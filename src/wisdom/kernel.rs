@@ -199,6 +199,7 @@ pub fn apply_from(
         fields,
         from: p.display().to_string(),
         case: format!("kernel {hash}"),
+        log_n: None,
     };
     (o, applied, None)
 }

@@ -148,6 +148,8 @@ pub struct Applied {
     pub fields: Map<String, Value>,
     pub from: String,
     pub case: String,
+    /// The size of the entry taken (the nearest to the run's); none for a kernel's wisdom.
+    pub log_n: Option<u32>,
 }
 
 impl Applied {
@@ -164,9 +166,14 @@ impl Applied {
             .join(" ")
     }
 
-    /// For a run's JSON: {"from": FILE, "case": ID, "options": {…}}.
+    /// For a run's JSON: {"from": FILE, "case": ID, "log_n": K (an algorithm's), "options": {…}}.
     pub fn to_json(&self) -> Value {
-        serde_json::json!({"from": self.from, "case": self.case, "options": self.fields})
+        let mut v =
+            serde_json::json!({"from": self.from, "case": self.case, "options": self.fields});
+        if let Some(k) = self.log_n {
+            v["log_n"] = k.into();
+        }
+        v
     }
 }
 
@@ -470,6 +477,7 @@ impl Loaded {
                         fields,
                         from: self.from.clone(),
                         case: e.case.clone(),
+                        log_n: Some(e.log_n),
                     },
                 )
             }
