@@ -379,6 +379,24 @@ fn sites_point_at_the_kernel_as_written() {
     }
 }
 
+/// The residency probe runs at every size up to the adapter's workgroup-memory limit, every
+/// workgroup counts itself in and out, and at least one is ever in; on a GPU, no more fit as the
+/// size grows.
+#[test]
+fn the_residency_probe_counts_every_workgroup_out_at_every_size() {
+    let g = gpu();
+    let limit = g.limits.max_compute_workgroup_storage_size;
+    let found = pollster::block_on(lens::memory::residency(g)).unwrap();
+    let sizes: Vec<u32> = found.iter().map(|&(b, _)| b).collect();
+    assert_eq!(sizes.first(), Some(&1024));
+    assert!(*sizes.last().unwrap() <= limit && *sizes.last().unwrap() + 2048 > limit);
+    assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
+    assert!(found.iter().all(|&(_, n)| n >= 1), "{found:?}");
+    if g.info.device_type != wgpu::DeviceType::Cpu {
+        assert!(found.windows(2).all(|w| w[0].1 >= w[1].1), "{found:?}");
+    }
+}
+
 #[test]
 fn cli_lens_json_has_one_entry_per_pass() {
     let v = run_ok(&[
@@ -425,6 +443,13 @@ fn cli_lens_json_has_one_entry_per_pass() {
         }
     }
     assert_eq!(v["lens_model"]["warp"], 32);
+    // The residency probe's table: present (empty on a CPU adapter), every row a size and a count.
+    for r in v["lens_model"]["residency"].as_array().unwrap() {
+        assert!(
+            r["workgroup_bytes"].as_u64().unwrap() >= 1024
+                && r["workgroups"].as_u64().unwrap() >= 1
+        );
+    }
     // --lens-warp needs --lens: refused with a one-line error.
     let out = bin()
         .args(["run", "bitrev", "--n", "16", "--lens-warp", "32"])

@@ -474,6 +474,7 @@ mod tests {
             launch_per_us: 1e12,
             warps_per_us: 1e12,
             fixed_ms: 0.0,
+            residency: Vec::new(),
         };
         let l = analyse(0, &p, 32, Some(&mem(1 << 20)), Some(1.0));
         assert_eq!(l.global.len(), 2);

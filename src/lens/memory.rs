@@ -69,10 +69,27 @@ pub struct MemoryModel {
     pub warps_per_us: f64,
     /// What every pass costs besides its work (ms): the sweep's fitted time at zero bytes.
     pub fixed_ms: f64,
+    /// Workgroups of 64 threads that the adapter runs at once, each holding the first number's
+    /// bytes of workgroup memory (the residency probe, [`RESIDENCY_WGSL`]), smallest first; empty
+    /// where it was not measured. wgpu reports a workgroup's limit, not how much an SM holds.
+    #[serde(default)]
+    pub residency: Vec<(u32, u32)>,
+}
+
+/// Bounds on how many workgroups of one size the adapter runs at once, each (workgroups, the
+/// probed size they were counted at): at least the count at the smallest probed size of at least
+/// it, at most the count at the largest of at most it (none below the smallest probed size).
+/// Equal where the size was probed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AtOnce {
+    pub at_least: (u32, u32),
+    pub at_most: Option<(u32, u32)>,
 }
 
 /// The scatter and gather kernels of the model's measurement.
 pub const SCATTER_WGSL: &str = include_str!("../../shaders/lens/scatter.wgsl");
+/// The residency probe's kernel, its array's words a `{{WORDS}}` placeholder.
+pub const RESIDENCY_WGSL: &str = include_str!("../../shaders/lens/residency.wgsl");
 
 /// Whether a global site's requests are scattered: each touches at least 4× the sectors its bytes
 /// need, nearly every one in its own 128-byte segment.
@@ -178,7 +195,34 @@ impl MemoryModel {
             self.gather_gbps,
             self.launch_per_us,
             self.warps_per_us
-        )
+        ) + &self
+            .workgroup_memory_at_once()
+            .map(|b| {
+                format!(
+                    ", {:.1} MiB of workgroup memory held at once",
+                    b as f64 / f64::from(1 << 20)
+                )
+            })
+            .unwrap_or_default()
+    }
+
+    /// How many workgroups holding `bytes` of workgroup memory each the adapter runs at once, as
+    /// bounds from the probe; None past the largest probed size.
+    pub fn at_once(&self, bytes: u32) -> Option<AtOnce> {
+        let above = self.residency.iter().find(|(b, _)| *b >= bytes)?;
+        let below = self.residency.iter().rev().find(|(b, _)| *b <= bytes);
+        Some(AtOnce {
+            at_least: (above.1, above.0),
+            at_most: below.map(|&(b, n)| (n, b)),
+        })
+    }
+
+    /// The most workgroup memory the probe found held at once (bytes), over every probed size.
+    pub fn workgroup_memory_at_once(&self) -> Option<u64> {
+        self.residency
+            .iter()
+            .map(|&(b, n)| b as u64 * n as u64)
+            .max()
     }
 
     pub fn predict(&self, p: &PassLens) -> Prediction {
@@ -245,11 +289,34 @@ impl MemoryModel {
             if r > 1.25 {
                 // What the lens knows of the rest: the workgroups and their workgroup memory.
                 let held = if p.workgroup_bytes > 0 {
+                    let kib = |b: u32| b as f64 / 1024.0;
+                    let at_once = match self.at_once(p.workgroup_bytes) {
+                        Some(AtOnce {
+                            at_least: (n, _),
+                            at_most: Some((m, _)),
+                        }) if n == m => format!(": this adapter runs {n} such at once (measured)"),
+                        Some(AtOnce {
+                            at_least: (n, a),
+                            at_most: Some((m, b)),
+                        }) => format!(
+                            ": this adapter runs {n} to {m} such at once (measured at {:.1} and \
+                             {:.1} KiB)",
+                            kib(a),
+                            kib(b)
+                        ),
+                        Some(AtOnce {
+                            at_least: (n, a),
+                            at_most: None,
+                        }) => format!(
+                            ": this adapter runs at least {n} such at once (measured at {:.1} KiB)",
+                            kib(a)
+                        ),
+                        None => " (wgpu does not report how many an SM holds)".into(),
+                    };
                     format!(
-                        "; its {} workgroups hold {:.1} KiB of workgroup memory each, which caps \
-                         how many share an SM (wgpu does not report the SM's)",
+                        "; its {} workgroups hold {:.1} KiB of workgroup memory each{at_once}",
                         p.workgroups,
-                        p.workgroup_bytes as f64 / 1024.0
+                        kib(p.workgroup_bytes)
                     )
                 } else {
                     String::new()
@@ -344,6 +411,7 @@ impl MemoryModel {
             launch_per_us: 1e12,
             warps_per_us: 1e12,
             fixed_ms,
+            residency: Vec::new(),
         })
     }
 }
@@ -470,11 +538,16 @@ async fn model_uncached(
     roofline: &crate::algo::copy::Options,
 ) -> Result<Option<MemoryModel>> {
     let path = cache_path(gpu, roofline.shape());
-    if let Some(m) = path
+    let cached = path
         .as_ref()
         .and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|t| serde_json::from_str::<MemoryModel>(&t).ok())
-    {
+        .and_then(|t| serde_json::from_str::<MemoryModel>(&t).ok());
+    if let Some(mut m) = cached {
+        // A model cached before the residency probe gains it once.
+        if m.residency.is_empty() && !cpu_adapter(gpu) {
+            m.residency = residency(gpu).await?;
+            keep(&m, path);
+        }
         return Ok(Some(m));
     }
     let mut sweep = Vec::new();
@@ -508,13 +581,70 @@ async fn model_uncached(
         if let Some(t) = scatter_ms(gpu, g * 256, "launch").await? {
             m.launch_per_us = g as f64 / (work(t, 0.0) * 1e3);
         }
+        if !cpu_adapter(gpu) {
+            m.residency = residency(gpu).await?;
+        }
     }
-    if let (Some(m), Some(p)) = (&m, path) {
-        // A cache that cannot be written only costs the next run the sweep again.
+    if let Some(m) = &m {
+        keep(m, path);
+    }
+    Ok(m)
+}
+
+/// A software adapter (lavapipe) runs a workgroup a thread, and has no SM to fill.
+fn cpu_adapter(gpu: &Gpu) -> bool {
+    gpu.info.device_type == wgpu::DeviceType::Cpu
+}
+
+/// Keep the model at `path`; a cache that cannot be written only costs the next run the sweep
+/// again.
+fn keep(m: &MemoryModel, path: Option<std::path::PathBuf>) {
+    if let Some(p) = path {
         let _ = std::fs::create_dir_all(p.parent().unwrap_or(&p))
             .and_then(|_| std::fs::write(&p, serde_json::to_string_pretty(m).unwrap_or_default()));
     }
-    Ok(m)
+}
+
+/// Bytes of workgroup memory a probe workgroup holds: every KiB to 8 KiB, then every 2 KiB, up to
+/// the adapter's limit.
+fn residency_sizes(limit: u32) -> Vec<u32> {
+    (1..=8)
+        .map(|k| k << 10)
+        .chain((5..).map(|k| k << 11).take_while(|&b| b <= limit))
+        .filter(|&b| b <= limit)
+        .collect()
+}
+
+/// How many workgroups of 64 threads run at once, each holding each of [`residency_sizes`] bytes
+/// of workgroup memory ([`RESIDENCY_WGSL`]): (bytes, workgroups) for every size at which every
+/// workgroup counted itself out. A GPU gets enough workgroups to fill many times the most any GPU
+/// holds (32 an SM, 144 SMs); a CPU adapter fewer and shorter ones, and its counts say only how
+/// its threads happened to overlap (the model leaves them out).
+pub async fn residency(gpu: &Gpu) -> Result<Vec<(u32, u32)>> {
+    let (groups, spins) = if cpu_adapter(gpu) {
+        (256u32, 16u32)
+    } else {
+        (16384, 300)
+    };
+    let out = gpu.storage_zeroed("residency out", groups as usize)?;
+    let mut found = Vec::new();
+    for bytes in residency_sizes(gpu.limits.max_compute_workgroup_storage_size) {
+        let words = (bytes / 4).to_string();
+        let source = crate::gpu::specialize(RESIDENCY_WGSL, &[("WORDS", words)]);
+        let p = gpu.pipeline(&format!("residency {bytes}"), &source, "main")?;
+        let count = gpu.storage_init("residency count", &[0, 0, 0, spins])?;
+        let bg = gpu.bind(&p, &[&count, &out])?;
+        let mut plan = crate::gpu::Plan::default();
+        plan.push("residency", &p, bg, crate::gpu::grid(groups));
+        plan.output = Some(crate::gpu::Region::words(&count, 4));
+        plan.keep.push(count);
+        let words = crate::gpu::execute(gpu, &plan, false).await?.output;
+        // Every workgroup counted itself out, or the count means nothing.
+        if let [0, most, ..] = words[..] {
+            found.push((bytes, most));
+        }
+    }
+    Ok(found)
 }
 
 /// Milliseconds of one probe `entry` ([`probe_plan`]) over `n` words (a power of two), warmed
@@ -588,6 +718,49 @@ mod tests {
                 "{sectors} {min} {segments}"
             );
         }
+    }
+
+    #[test]
+    fn residency_sizes_and_what_they_say() {
+        assert_eq!(
+            residency_sizes(16 << 10),
+            [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16].map(|k| k << 10)
+        );
+        assert_eq!(residency_sizes(4 << 10), [1, 2, 3, 4].map(|k| k << 10));
+        assert_eq!(residency_sizes(49152).len(), 28);
+        // The H200's probe (132 SMs, 48 KiB an SM), a part of it: a size between two probed ones
+        // lies between their counts.
+        let mut m =
+            MemoryModel::from_sweep("a", "d", vec![(1 << 14, 1.0), (1 << 15, 2.0)]).unwrap();
+        assert_eq!(
+            (m.at_once(1024), m.workgroup_memory_at_once()),
+            (None, None)
+        );
+        m.residency = vec![
+            (1 << 10, 4224),
+            (16 << 10, 396),
+            (18 << 10, 264),
+            (48 << 10, 132),
+        ];
+        let at = |least, most| {
+            Some(AtOnce {
+                at_least: least,
+                at_most: most,
+            })
+        };
+        assert_eq!(m.at_once(1024), at((4224, 1024), Some((4224, 1024))));
+        assert_eq!(m.at_once(512), at((4224, 1024), None));
+        assert_eq!(
+            m.at_once(16 << 10),
+            at((396, 16 << 10), Some((396, 16 << 10)))
+        );
+        assert_eq!(m.at_once(16896), at((264, 18 << 10), Some((396, 16 << 10))));
+        assert_eq!(m.at_once(49153), None);
+        assert_eq!(m.workgroup_memory_at_once(), Some(132 * (48 << 10)));
+        assert!(
+            m.cache_and_rates()
+                .ends_with("6.2 MiB of workgroup memory held at once")
+        );
     }
 
     #[test]
