@@ -617,9 +617,9 @@ fn residency_sizes(limit: u32) -> Vec<u32> {
 
 /// How many workgroups of 64 threads run at once, each holding each of [`residency_sizes`] bytes
 /// of workgroup memory ([`RESIDENCY_WGSL`]): (bytes, workgroups) for every size at which every
-/// workgroup counted itself out. A GPU gets enough workgroups to fill many times the most any GPU
-/// holds (32 an SM, 144 SMs); a CPU adapter fewer and shorter ones, and its counts say only how
-/// its threads happened to overlap (the model leaves them out).
+/// workgroup counted itself out. A GPU gets 16384 workgroups, over three times what 144 SMs hold
+/// at 32 an SM; a CPU adapter fewer and shorter ones, and its counts say only how its threads
+/// happened to overlap (the model leaves them out).
 pub async fn residency(gpu: &Gpu) -> Result<Vec<(u32, u32)>> {
     let (groups, spins) = if cpu_adapter(gpu) {
         (256u32, 16u32)
