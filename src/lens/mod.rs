@@ -133,7 +133,12 @@ impl LensReport {
             "launch_per_us": m.map(|m| m.launch_per_us),
             "warps_per_us": m.map(|m| m.warps_per_us),
             "fixed_ms": m.map(|m| m.fixed_ms),
-            "residency": m.map(|m| m.residency.iter().map(|&(b, n)| json!({"workgroup_bytes": b, "workgroups": n})).collect::<Vec<_>>()),
+            "residency": m.map(|m| {
+                m.residency
+                    .iter()
+                    .map(|&(b, n)| json!({"workgroup_bytes": b, "workgroups": n}))
+                    .collect::<Vec<_>>()
+            }),
             "workgroup_memory_at_once": m.and_then(|m| m.workgroup_memory_at_once()),
             "sector_bytes": analysis::SECTOR,
             "segment_bytes": analysis::SEGMENT,
