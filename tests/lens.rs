@@ -386,7 +386,7 @@ fn sites_point_at_the_kernel_as_written() {
 fn the_residency_probe_counts_every_workgroup_out_at_every_size() {
     let g = gpu();
     let limit = g.limits.max_compute_workgroup_storage_size;
-    let found = pollster::block_on(lens::memory::residency(g)).unwrap();
+    let found = pollster::block_on(lens::probe::residency(g)).unwrap();
     let sizes: Vec<u32> = found.iter().map(|&(b, _)| b).collect();
     assert_eq!(sizes.first(), Some(&1024));
     assert!(*sizes.last().unwrap() <= limit && *sizes.last().unwrap() + 2048 > limit);
@@ -764,7 +764,7 @@ fn the_memory_models_probes_scatter_and_gather_a_permutation() {
         let run = |entry: &str| {
             let src = g.storage_init("src", &x).unwrap();
             let dst = g.storage_poisoned("dst", n, 0xDEAD_BEEF).unwrap();
-            let mut plan = lens::memory::probe_plan(g, entry, &src, &dst, n).unwrap();
+            let mut plan = lens::probe::probe_plan(g, entry, &src, &dst, n).unwrap();
             plan.output = Some(stagewise::gpu::Region::words(&dst, n));
             plan.keep.extend([src, dst]);
             stagewise::gpu::execute_blocking(g, &plan, false)

@@ -1,4 +1,4 @@
-// The memory model's residency probe (src/lens/memory.rs): how many workgroups that each hold
+// The memory model's residency probe (src/lens/probe.rs): how many workgroups that each hold
 // {{WORDS}} words of workgroup memory the adapter runs at once. Each workgroup counts itself in,
 // keeps the most counted in at once, holds on for `spins` round trips to one word (far longer
 // than the launch of a whole GPU's worth of workgroups) and counts itself out, so `live` ends at 0.

@@ -1,4 +1,4 @@
-// The memory model's scattered accesses (src/lens/memory.rs): one word a thread, every lane of a
+// The memory model's scattered accesses (src/lens/probe.rs): one word a thread, every lane of a
 // warp in its own sector and DRAM page. i -> (i * 0x9E3779B1) mod n is a bijection for n a power
 // of two (the multiplier is odd); consecutive threads land ~14 MiB apart at n = 2^26.
 //   scatter: dst[perm(i)] = src[i]   (coalesced reads, partial-sector writes)

@@ -9,6 +9,7 @@ mod entry;
 mod estimate;
 pub mod ir;
 pub mod memory;
+pub mod probe;
 pub mod record;
 pub mod sample;
 pub mod sites;
@@ -401,7 +402,7 @@ pub async fn record_run_async(
     let recording_s = started.elapsed().as_secs_f64();
     let (records, sampling) = records;
     let copy_gbps = copy_bandwidth(gpu, n, &o.roofline).await?;
-    let memory = memory::model(gpu, &o.roofline).await?;
+    let memory = probe::model(gpu, &o.roofline).await?;
     let times = measured(algo, gpu, req, normal, records.len()).await?;
     let started = web_time::Instant::now();
     let passes = analysis::analyse_all(&records, o.warp, memory.as_ref(), &times);
